@@ -1,0 +1,3 @@
+from fedtheory.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,43 @@
+r"""Base class of availability processes.
+
+A process samples a boolean mask ``[R, T, N]`` (replicates, rounds, clients) where
+``mask[r, t, k]`` says that client ``k`` is available in round ``start + t`` of replicate
+``r``. The randomness of round ``t`` is a pure function of ``(seed, t)``, so sampling
+from ``start = t0`` gives exactly rows ``t0:`` of a sample from ``start = 0``.
+``marginals`` are the long-run availability probabilities :math:`\pi_k` the theory uses.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import torch
+
+from fedtheory.params import check_int, check_seed
+
+
+class AvailabilityProcess(ABC):
+    """Abstract availability process over ``num_clients`` clients."""
+
+    num_clients: int
+
+    @property
+    @abstractmethod
+    def marginals(self) -> np.ndarray:
+        r"""Long-run probability :math:`\pi_k` that client ``k`` is available, ``[N]``."""
+
+    @abstractmethod
+    def _sample(self, rounds: int, replicates: int, seed: int, start: int) -> np.ndarray:
+        """Boolean array ``[R, T, N]`` for rounds ``start .. start+rounds-1``."""
+
+    def sample(
+        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
+    ) -> torch.Tensor:
+        """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool)."""
+        owner = f"{type(self).__name__}.sample"
+        rounds = check_int(rounds, "rounds", owner, low=1)
+        replicates = check_int(replicates, "replicates", owner, low=1)
+        seed = check_seed(seed, owner)
+        start = check_int(start, "start", owner, low=0)
+        return torch.from_numpy(self._sample(rounds, replicates, seed, start))

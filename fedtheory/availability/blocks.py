@@ -1,0 +1,52 @@
+r"""Alternating availability blocks (FedLaAvg, Yan et al., Example 1 and §2.7 of SPEC).
+
+Time is cut into periods of :math:`t_1+t_2` rounds. Clients of group 1 are available in
+the first :math:`t_1` rounds of every period, clients of group 2 in the next :math:`t_2`.
+The process is deterministic: the seed is accepted for a uniform interface and unused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.params import check_bool_array, check_int
+
+
+class AlternatingBlocks(AvailabilityProcess):
+    """Group 1 available for ``t1`` rounds, then group 2 for ``t2`` rounds, periodically.
+
+    Parameters
+    ----------
+    t1, t2 : int
+        Block lengths (>= 1).
+    group1 : bool array [N], optional
+        Which clients belong to group 1 (default: two clients, client 0 in group 1).
+
+    Examples
+    --------
+    >>> AlternatingBlocks(2, 1).sample(4)[0].int().tolist()
+    [[1, 0], [1, 0], [0, 1], [1, 0]]
+    """
+
+    def __init__(self, t1: int, t2: int, *, group1=None) -> None:
+        owner = "AlternatingBlocks"
+        self.t1 = check_int(t1, "t1", owner, low=1)
+        self.t2 = check_int(t2, "t2", owner, low=1)
+        g = [True, False] if group1 is None else group1
+        self.group1 = check_bool_array(g, "group1", owner, ndim=1)
+        self.num_clients = self.group1.size
+
+    @property
+    def marginals(self) -> np.ndarray:
+        period = self.t1 + self.t2
+        return np.where(self.group1, self.t1 / period, self.t2 / period)
+
+    def _sample(self, rounds, replicates, seed, start):
+        t = np.arange(start, start + rounds) % (self.t1 + self.t2)
+        first = (t < self.t1)[:, None]  # [T, 1]
+        mask = np.where(first, self.group1[None, :], ~self.group1[None, :])
+        return np.broadcast_to(mask, (replicates, rounds, self.num_clients)).copy()
+
+    def __repr__(self) -> str:
+        return f"AlternatingBlocks(t1={self.t1}, t2={self.t2}, N={self.num_clients})"

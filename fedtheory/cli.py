@@ -1,0 +1,65 @@
+"""Command line: ``fedtheory list`` and ``fedtheory validate``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _list(_args) -> int:
+    from fedtheory.bounds import CATALOGUE
+    from validation import CHECKS
+
+    print("Theorems (fedtheory.bounds.CATALOGUE):")
+    for key, thm in CATALOGUE.items():
+        print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
+    print("\nValidations (fedtheory validate --check NAME):")
+    for name, check in CHECKS.items():
+        print(f"  {name:45s} {check.title}")
+    return 0
+
+
+def _validate(args) -> int:
+    from validation import CHECKS
+    from validation.runner import run
+
+    names = args.check or list(CHECKS)
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown:
+        print(
+            f"fedtheory: unknown validation(s) {unknown}; choose from {list(CHECKS)}",
+            file=sys.stderr,
+        )
+        return 2
+    out = Path(args.out)
+    outcomes = run(
+        names, out, quick=args.quick, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
+    )
+    violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
+    print(f"report: {out / 'report.md'}  ({violated} violated statement(s))")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="fedtheory", description="Check federated-learning theory."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list theorems and validations").set_defaults(func=_list)
+    v = sub.add_parser("validate", help="run validations and write the report")
+    v.add_argument(
+        "--check",
+        action="append",
+        metavar="NAME",
+        help="run only this validation (repeatable; default: all)",
+    )
+    v.add_argument("--out", default="results", help="output folder (default: results)")
+    mode = v.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="small sizes (minutes on 2 cores)")
+    mode.add_argument(
+        "--full", dest="quick", action="store_false", help="paper-scale sizes (default)"
+    )
+    v.set_defaults(func=_validate)
+    args = parser.parse_args(argv)
+    return args.func(args)

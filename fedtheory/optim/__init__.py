@@ -1,0 +1,1 @@
+"""Convex programs for aggregation weights (cvxpy, DPP)."""

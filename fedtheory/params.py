@@ -1,0 +1,163 @@
+r"""Declarative checks of public inputs, with one uniform error message.
+
+Every public function validates its inputs with these helpers, so that a bad value gives
+``The '<name>' parameter of <owner> must be <constraint>. Got <value> instead.`` and
+nothing is ever clipped or rewritten silently.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+from fedtheory.errors import ParameterError
+
+__all__ = [
+    "check_array",
+    "check_bool_array",
+    "check_int",
+    "check_real",
+    "check_seed",
+    "check_simplex",
+    "check_stochastic_matrix",
+    "interval",
+]
+
+STOCHASTIC_ATOL = 1e-9
+"""Tolerance on row sums of a stochastic matrix and on the sum of simplex weights."""
+
+
+def interval(low: float | None, high: float | None, *, low_open: bool, high_open: bool) -> str:
+    """Format an interval such as ``(0, 1]`` or ``[1, inf)``."""
+    left = "(" if low_open or low is None else "["
+    right = ")" if high_open or high is None else "]"
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _fail(name: str, owner: str, constraint: str, got: object) -> ParameterError:
+    shown = got if not isinstance(got, np.ndarray) else _summarise(got)
+    return ParameterError(
+        f"The '{name}' parameter of {owner} must be {constraint}. Got {shown} instead."
+    )
+
+
+def _summarise(a: np.ndarray) -> str:
+    if a.size <= 6:
+        return np.array2string(a, precision=6)
+    return f"an array of shape {a.shape} with values in [{np.nanmin(a):g}, {np.nanmax(a):g}]"
+
+
+def _in_range(x, low, high, low_open, high_open):
+    ok = np.ones(np.shape(x), dtype=bool)
+    if low is not None:
+        ok &= (x > low) if low_open else (x >= low)
+    if high is not None:
+        ok &= (x < high) if high_open else (x <= high)
+    return ok
+
+
+def check_real(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a float after checking it is a finite real in the interval."""
+    where = interval(low, high, low_open=low_open, high_open=high_open)
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise _fail(name, owner, f"a real number in {where}", repr(value))
+    x = float(value)
+    if not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
+        raise _fail(name, owner, f"a finite real number in {where}", x)
+    return x
+
+
+def check_int(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+) -> int:
+    """Return ``value`` as an int after checking it is an integer in ``[low, high]``."""
+    where = interval(low, high, low_open=False, high_open=False)
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise _fail(name, owner, f"an integer in {where}", repr(value))
+    if not _in_range(int(value), low, high, False, False):
+        raise _fail(name, owner, f"an integer in {where}", int(value))
+    return int(value)
+
+
+def check_seed(value: object, owner: str) -> int:
+    """A seed is a non-negative integer (no global random state is ever used)."""
+    return check_int(value, "seed", owner, low=0)
+
+
+def check_array(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    ndim: int | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> np.ndarray:
+    """Return a float64 copy of ``value`` after checking shape, finiteness and range."""
+    try:
+        a = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _fail(name, owner, "an array of real numbers", repr(value)) from None
+    if ndim is not None and a.ndim != ndim:
+        raise _fail(name, owner, f"an array with {ndim} dimension(s)", f"shape {a.shape}")
+    if shape is not None:
+        wrong = a.ndim != len(shape) or any(
+            s is not None and s != n for s, n in zip(shape, a.shape, strict=True)
+        )
+        if wrong:
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise _fail(name, owner, f"an array of shape {want}", f"shape {a.shape}")
+    where = interval(low, high, low_open=low_open, high_open=high_open)
+    if not np.all(np.isfinite(a)):
+        raise _fail(name, owner, f"finite, with entries in {where}", a)
+    if not np.all(_in_range(a, low, high, low_open, high_open)):
+        raise _fail(name, owner, f"an array with entries in {where}", a)
+    return a
+
+
+def check_bool_array(value: object, name: str, owner: str, *, ndim: int) -> np.ndarray:
+    """Return a boolean array of ``ndim`` dimensions (0/1 integers are accepted)."""
+    a = np.asarray(value)
+    if a.ndim != ndim or not (a.dtype == bool or np.isin(a, (0, 1)).all()):
+        raise _fail(name, owner, f"a boolean (0/1) array with {ndim} dimension(s)", a)
+    return a.astype(bool)
+
+
+def check_simplex(value: object, name: str, owner: str, *, positive: bool = False) -> np.ndarray:
+    """Weights that are non-negative (or positive) and sum to one."""
+    a = check_array(value, name, owner, ndim=1, low=0.0, low_open=positive)
+    if abs(a.sum() - 1.0) > STOCHASTIC_ATOL * max(1, a.size):
+        raise _fail(name, owner, "a weight vector summing to 1", a)
+    return a
+
+
+def check_stochastic_matrix(value: object, name: str, owner: str) -> np.ndarray:
+    """A square matrix with entries in [0, 1] and rows summing to one."""
+    a = check_array(value, name, owner, ndim=2, low=0.0, high=1.0)
+    if a.shape[0] != a.shape[1]:
+        raise _fail(name, owner, "a square stochastic matrix", f"shape {a.shape}")
+    rows = a.sum(axis=1)
+    if np.any(np.abs(rows - 1.0) > STOCHASTIC_ATOL * a.shape[0]):
+        raise _fail(name, owner, "a stochastic matrix (every row sums to 1)", f"row sums {rows}")
+    return a

@@ -1,0 +1,138 @@
+r"""Verdicts: a measured quantity next to what a theorem says, and whether it holds.
+
+* ``holds`` -- measured respects the statement (for random quantities: the upper
+  confidence limit of the mean is below the bound);
+* ``violated`` -- it does not, on the instance reported;
+* ``outside assumptions`` -- the instance does not satisfy the theorem's hypotheses; the
+  comparison is still reported, but it neither confirms nor refutes the statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+import numpy as np
+from scipy import stats
+
+from fedtheory.params import check_real
+
+BOUND_RTOL = 1e-9
+"""Relative slack for ``measured <= bound`` (floating-point rounding only)."""
+
+
+class Verdict(str, Enum):
+    HOLDS = "holds"
+    VIOLATED = "violated"
+    OUTSIDE = "outside assumptions"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row of the verdict table."""
+
+    claim: str
+    reference: str
+    relation: str  # "<=" (upper bound) or "==" (exact statement)
+    measured: float
+    bound: float
+    verdict: Verdict
+    detail: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """measured / bound (tightness of an upper bound; 1 for an exact match)."""
+        return float(self.measured / self.bound) if self.bound != 0 else float("nan")
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        d["ratio"] = self.ratio
+        return d
+
+
+def mean_confidence_interval(samples, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and two-sided Student-t confidence interval of ``samples [n]`` (n >= 2)."""
+    x = np.asarray(samples, dtype=float).ravel()
+    confidence = check_real(
+        confidence,
+        "confidence",
+        "mean_confidence_interval",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
+    m = float(x.mean())
+    if x.size < 2:
+        return m, m, m
+    half = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return m, m - half, m + half
+
+
+def _verdict(ok: bool, assumptions_hold: bool) -> Verdict:
+    if not assumptions_hold:
+        return Verdict.OUTSIDE
+    return Verdict.HOLDS if ok else Verdict.VIOLATED
+
+
+def compare_upper_bound(
+    claim: str, reference: str, measured, bound, *, assumptions_hold: bool = True
+) -> Comparison:
+    """Deterministic ``measured <= bound`` checked at every point of two broadcastable
+    arrays; the row reports the point of largest ratio measured/bound."""
+    m, b = np.broadcast_arrays(np.asarray(measured, float), np.asarray(bound, float))
+    ok = bool(np.all(m <= b + BOUND_RTOL * np.abs(b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(b != 0, m / b, np.where(m > 0, np.inf, 0.0))
+    i = np.unravel_index(np.nanargmax(ratio), ratio.shape)
+    detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}"
+    return Comparison(
+        claim, reference, "<=", float(m[i]), float(b[i]), _verdict(ok, assumptions_hold), detail
+    )
+
+
+def compare_mean_upper_bound(
+    claim: str,
+    reference: str,
+    samples,
+    bound: float,
+    *,
+    assumptions_hold: bool = True,
+    confidence: float = 0.95,
+) -> Comparison:
+    """``E[X] <= bound`` from i.i.d. replicates: judged on the upper confidence limit."""
+    mean, low, high = mean_confidence_interval(samples, confidence)
+    ok = high <= bound + BOUND_RTOL * abs(bound)
+    detail = (
+        f"mean over {np.size(samples)} replicates, {confidence:.0%} CI "
+        f"[{low:.4g}, {high:.4g}]; judged on the upper limit"
+    )
+    return Comparison(
+        claim, reference, "<=", mean, float(bound), _verdict(ok, assumptions_hold), detail
+    )
+
+
+def compare_equal(
+    claim: str,
+    reference: str,
+    measured,
+    predicted,
+    *,
+    rtol: float,
+    atol: float = 0.0,
+    assumptions_hold: bool = True,
+) -> Comparison:
+    """Exact statement ``measured == predicted`` up to ``atol + rtol*|predicted|``,
+    checked at every point; the row reports the point of largest deviation."""
+    m, p = np.broadcast_arrays(np.asarray(measured, float), np.asarray(predicted, float))
+    dev = np.abs(m - p)
+    ok = bool(np.all(dev <= atol + rtol * np.abs(p)))
+    i = np.unravel_index(np.argmax(dev), dev.shape)
+    detail = (
+        f"checked at {m.size} point(s); largest |measured - predicted| = "
+        f"{float(dev[i]):.3g} (tolerance {atol:g} + {rtol:g}*|predicted|)"
+    )
+    return Comparison(
+        claim, reference, "==", float(m[i]), float(p[i]), _verdict(ok, assumptions_hold), detail
+    )

@@ -1,0 +1,38 @@
+"""Shared tolerances (the three kinds of numerical assertion) and the hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+TIGHT_RTOL = 1e-9  # exact statements evaluated in float64
+BOUND_RTOL = 1e-9  # slack for "a <= b" (rounding only)
+ZERO_ATOL = 1e-12
+
+
+def assert_tight(a, b, rtol: float = TIGHT_RTOL) -> None:
+    """|a - b| <= rtol * |b| (elementwise), with ZERO_ATOL for b = 0."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert np.all(np.abs(a - b) <= rtol * np.abs(b) + ZERO_ATOL), (a, b)
+
+
+def assert_upper_bound(a, b, rtol: float = BOUND_RTOL) -> None:
+    """a <= b * (1 + rtol) (elementwise)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert np.all(a <= b + rtol * np.abs(b)), (a, b)
+
+
+def assert_near_zero(a, atol: float = ZERO_ATOL) -> None:
+    assert np.all(np.abs(np.asarray(a, float)) <= atol), a

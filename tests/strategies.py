@@ -1,0 +1,31 @@
+"""Hypothesis strategies shared by the tests, bounded to where the theorems are claimed."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from fedtheory.problems import QuadraticProblem
+
+probabilities = st.floats(0.02, 0.98, allow_nan=False)
+
+
+@st.composite
+def simplex(draw, n: int, *, low: float = 1e-3):
+    """Positive weights summing to one."""
+    raw = np.array(draw(st.lists(st.floats(low, 1.0), min_size=n, max_size=n)))
+    return raw / raw.sum()
+
+
+@st.composite
+def quadratic_problems(draw, max_clients: int = 5, max_dim: int = 3):
+    """Random strongly convex quadratic problems with exact constants."""
+    n = draw(st.integers(2, max_clients))
+    d = draw(st.integers(1, max_dim))
+    mu = draw(st.floats(0.1, 2.0))
+    L = mu * draw(st.floats(1.0, 20.0))
+    seed = draw(st.integers(0, 2**31 - 1))
+    alpha = draw(simplex(n))
+    return QuadraticProblem.random(
+        n, d, mu=mu, L=L, spread=draw(st.floats(0.0, 3.0)), alpha=alpha, seed=seed
+    )

@@ -1,0 +1,128 @@
+"""Theorem objects: closed forms vs direct iteration, bounds on random instances,
+totals equal to the declared combination, sympy against hand transcriptions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, target
+from hypothesis import strategies as st
+
+from fedtheory.bounds import CATALOGUE, cafed, fedlaavg
+from fedtheory.bounds.divergences import chi_square, total_variation
+from fedtheory.bounds.symbols import symbol
+from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
+from tests.strategies import quadratic_problems, simplex
+
+
+def _iterate_example1(e1, e2, gamma, t1, t2, periods):
+    """Plain FedAvg on Example 1: x <- x - gamma * 2 (x - e_i)."""
+    x, ends, afters, cycle = 5.0, [], [], []
+    for _ in range(periods):
+        cycle = []
+        for t in range(t1 + t2):
+            cycle.append(x)
+            e = e1 if t < t1 else e2
+            x = x - gamma * 2 * (x - e)
+            if t == t1 - 1:
+                afters.append(x)
+        ends.append(x)
+    return ends[-1], afters[-1], float(np.mean(cycle))
+
+
+@pytest.mark.parametrize("gamma", [0.1, 0.01, 0.6])
+@pytest.mark.parametrize("t1, t2", [(1, 1), (5, 5), (9, 1), (50, 10)])
+def test_example1_closed_forms_equal_direct_iteration(gamma, t1, t2):
+    periods = int(np.ceil(40 / (-np.log(abs(1 - 2 * gamma)) * (t1 + t2)))) + 2
+    end, after, avg = _iterate_example1(-1.0, 2.0, gamma, t1, t2, periods)
+    kw = {"e1": -1.0, "e2": 2.0, "gamma": gamma, "t1": t1, "t2": t2}
+    assert_tight(end, fedlaavg.end_of_period.evaluate(**kw).total, rtol=1e-9)
+    assert_tight(after, fedlaavg.after_block1.evaluate(**kw).total, rtol=1e-9)
+    assert_tight(avg, fedlaavg.time_average.evaluate(**kw).total, rtol=1e-9)
+
+
+def test_example1_small_step_limit_and_equal_blocks_symbolically():
+    g, tau = symbol("gamma"), symbol("tau")
+    for t1, t2 in [(3, 1), (9, 1), (2, 5)]:
+        xb = fedlaavg.X_B.subs({symbol("t1"): t1, symbol("t2"): t2})
+        lim = sp.limit(xb, g, 0, "+")
+        want = fedlaavg.small_step_limit.expression.subs({symbol("t1"): t1, symbol("t2"): t2})
+        assert sp.simplify(lim - want) == 0
+    equal = {symbol("t1"): tau, symbol("t2"): tau}
+    diff = (fedlaavg.X_A - fedlaavg.X_B).subs(equal).subs(tau, 4)
+    amp = fedlaavg.equal_block_amplitude.expression.subs(tau, 4)
+    for val in (0.05, 0.3):
+        assert (
+            abs(
+                float(sp.Abs(diff).subs({g: val, symbol("e1"): 0, symbol("e2"): 3}))
+                - float(amp.subs({g: val, symbol("e1"): 0, symbol("e2"): 3}))
+            )
+            < 1e-12
+        )
+
+
+@given(quadratic_problems(), simplex(5), st.integers(0, 2**31 - 1))
+def test_cafed_theorems_1_and_3_hold_on_random_quadratics(problem, raw, seed):
+    n = problem.num_clients
+    p = raw[:n] / raw[:n].sum()
+    w = np.random.default_rng(seed).normal(scale=3.0, size=(8, problem.dim))
+    dec = cafed.decomposition(problem, w, p)
+    target(float(np.max(dec.measured / dec.theorem1.total)), label="thm1 ratio")
+    target(float(np.max(dec.measured / dec.theorem3.total)), label="thm3 ratio")
+    assert_upper_bound(dec.measured, dec.theorem1.total)
+    assert_upper_bound(dec.measured, dec.theorem3.total)
+
+
+def test_cafed_limit_cases_identical_clients_and_p_equal_alpha():
+    from tests.strategies import QuadraticProblem
+
+    same = QuadraticProblem(np.tile(np.diag([1.0, 3.0]), (4, 1, 1)), np.ones((4, 2)))
+    dec = cafed.decomposition(same, np.zeros((1, 2)), [0.7, 0.1, 0.1, 0.1])
+    assert_near_zero(dec.theorem1.terms["bias"])  # identical clients: Gamma = 0
+    prob = QuadraticProblem.random(4, 2, seed=1)
+    dec = cafed.decomposition(prob, np.zeros((1, 2)), prob.alpha)
+    assert_near_zero(dec.theorem1.terms["bias"])  # p = alpha: chi2 = 0
+    assert_near_zero(dec.theorem3.terms["bias"])
+
+
+@given(
+    st.floats(1.0, 50.0),
+    st.floats(0.0, 10.0),
+    st.floats(0.0, 5.0),
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 1.0),
+)
+def test_cafed_numeric_equals_hand_transcription(kappa, gap, chi2, gam, dtv):
+    t1 = cafed.theorem1.evaluate(kappa=kappa, gap_B=gap, chi2=chi2, Gamma=gam)
+    assert_tight(t1.total, 2 * kappa**2 * gap + 2 * kappa**4 * chi2 * gam)
+    t3 = cafed.theorem3.evaluate(kappa=kappa, gap_B=gap, d_tv=dtv, Gamma_prime=gam)
+    assert_tight(t3.total, 2 * kappa**2 * gap + 8 * kappa**4 * dtv**2 * gam)
+
+
+@given(simplex(6), simplex(6))
+def test_tv_squared_at_most_quarter_chi_square(a, p):
+    assert_upper_bound(total_variation(a, p) ** 2, chi_square(a, p) / 4)
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_every_theorem_total_is_sum_of_terms_and_renders(key):
+    thm = CATALOGUE[key]
+    rng = np.random.default_rng(0)
+    values = {}
+    for p in thm.parameters:
+        values[p] = {"t1": 3, "t2": 2, "tau": 3, "kappa": 2.0, "gamma": 0.2, "d_tv": 0.3}.get(
+            p, float(rng.uniform(0.1, 2.0))
+        )
+    res = thm.evaluate(**values)
+    assert_tight(res.total, sum(res.terms.values()))
+    assert thm.reference and thm.kind and "$" in thm._repr_latex_()
+    assert thm.title in repr(res)
+
+
+def test_evaluation_broadcasts_over_grids():
+    grid = np.linspace(0.01, 0.4, 7)[:, None]
+    res = fedlaavg.end_of_period.evaluate(e1=0.0, e2=1.0, gamma=grid, t1=np.array([1, 3, 9]), t2=1)
+    assert res.total.shape == (7, 3)
+    assert torch.is_tensor(torch.as_tensor(res.total))

@@ -1,0 +1,104 @@
+"""Every public function rejects bad input with an error naming the parameter and range."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
+from fedtheory.bounds import cafed, fedlaavg
+from fedtheory.bounds.divergences import chi_square, effective_weights, total_variation
+from fedtheory.errors import HypothesisViolation, ParameterError
+from fedtheory.params import check_stochastic_matrix
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import AverageParticipating, FedAvg, FixedWeights, simulate, unbiased_weights
+
+P2 = QuadraticProblem.example1(0.0, 1.0)
+
+BAD_CALLS = [
+    # (callable, parameter name, allowed range shown in the message)
+    (lambda: TwoStateMarkov([0.5, 1.5], 0.0), "'pi'", "(0, 1)"),
+    (lambda: TwoStateMarkov([0.5, math.nan], 0.0), "'pi'", "(0, 1)"),
+    (lambda: TwoStateMarkov([0.9, 0.5], -0.5), "'lam'", "1 - 1/max(pi, 1-pi)"),
+    (lambda: TwoStateMarkov("abc", 0.0), "'pi'", "real numbers"),
+    (lambda: AlternatingBlocks(0, 1), "'t1'", "[1, inf)"),
+    (lambda: AlternatingBlocks(1.5, 1), "'t1'", "integer"),
+    (lambda: AlternatingBlocks(1, 1, group1=[0, 2]), "'group1'", "boolean"),
+    (lambda: QuadraticProblem(np.full((2, 1, 1), -1.0), np.zeros((2, 1))), "'A'", "positive"),
+    (lambda: QuadraticProblem(np.ones((2, 1, 1)), np.zeros((3, 1))), "'c'", "shape"),
+    (lambda: QuadraticProblem.random(3, 2, mu=2.0, L=1.0), "'L'", "[2, inf)"),
+    (lambda: QuadraticProblem.random(0, 2), "'num_clients'", "[1, inf)"),
+    (lambda: P2.optimum([0.5, 0.6]), "'weights'", "summing to 1"),
+    (lambda: FedAvg(AverageParticipating(), lr=-1.0), "'lr'", "(0, inf)"),
+    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, inf)"),
+    (lambda: FixedWeights([-1.0, 1.0]), "'q'", "[0, inf)"),
+    (lambda: unbiased_weights([0.5, 0.5], [0.0, 0.5]), "'pi'", "(0, 1]"),
+    (
+        lambda: simulate(P2, AlternatingBlocks(1, 1), FedAvg(AverageParticipating()), rounds=0),
+        "'rounds'",
+        "[1, inf)",
+    ),
+    (
+        lambda: simulate(
+            P2, AlternatingBlocks(1, 1), FedAvg(AverageParticipating()), rounds=2, seed=-1
+        ),
+        "'seed'",
+        "[0, inf)",
+    ),
+    (
+        lambda: simulate(
+            P2, AlternatingBlocks(1, 1, group1=[1, 0, 1]), FedAvg(AverageParticipating()), rounds=2
+        ),
+        "'availability'",
+        "N=2",
+    ),
+    (lambda: check_stochastic_matrix([[0.5, 0.4], [0.5, 0.5]], "P", "f"), "'P'", "row sums"),
+    (lambda: chi_square([0.5, 0.5], [0.7, 0.7]), "'p'", "summing to 1"),
+    (lambda: total_variation([1.5, -0.5], [0.5, 0.5]), "'alpha'", "[0, inf)"),
+    (lambda: effective_weights([0.0, 0.0], [0.5, 0.5]), "'q'", "(0, inf)"),
+    (
+        lambda: cafed.theorem1.evaluate(kappa=2.0, gap_B=-1.0, chi2=0.1, Gamma=1.0),
+        "'gap_B'",
+        "[0, inf)",
+    ),
+    (
+        lambda: cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=math.inf, Gamma=1.0),
+        "'chi2'",
+        "finite",
+    ),
+    (
+        lambda: cafed.theorem3.evaluate(kappa=2.0, gap_B=1.0, d_tv=1.5, Gamma_prime=1.0),
+        "'d_tv'",
+        "[0, 1]",
+    ),
+    (
+        lambda: fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=0.1, t1=1.5, t2=1),
+        "'t1'",
+        "integer",
+    ),
+]
+
+
+@pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
+def test_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)
+
+
+def test_missing_or_unknown_theorem_parameters_are_named():
+    with pytest.raises(ParameterError, match="missing: \\['Gamma'\\]"):
+        cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1)
+    with pytest.raises(ParameterError, match="unknown: \\['foo'\\]"):
+        cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1, Gamma=1.0, foo=1)
+
+
+def test_hypothesis_violation_is_a_different_error_naming_both_sides():
+    with pytest.raises(HypothesisViolation) as err:
+        fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=1.5, t1=2, t2=1)
+    msg = str(err.value)
+    assert "FedLaAvg Example 1" in msg and "gamma < 1" in msg and "1.5" in msg
+    res = fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=1.5, t1=2, t2=1, strict=False)
+    assert not res.valid and "gamma < 1" in res.reason
