@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
 from fedtheory.params import check_int, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.local import local_sgd
+
+
+class FedAvgState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+
 
 Aggregator = Callable[[torch.Tensor], torch.Tensor]
 """Maps the participation mask ``[R, N]`` to aggregation weights ``[R, N]``."""
@@ -36,22 +42,27 @@ class FedAvg:
         check_real(self.lr, "lr", "FedAvg", low=0.0, low_open=True)
         check_real(self.server_lr, "server_lr", "FedAvg", low=0.0, low_open=True)
 
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
+        return FedAvgState(w0)
+
     def step(
         self,
         problem: FederatedProblem,
-        w: torch.Tensor,
+        state: FedAvgState,
         mask: torch.Tensor,
+        t: int,
         generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
-        """One round: ``w [R, d]``, ``mask [R, N]`` -> ``w_next [R, d]``.
+    ) -> FedAvgState:
+        """One round: ``state.w [R, d]``, ``mask [R, N]`` -> next state.
 
         Only the participating (replicate, client) pairs do local work."""
+        w = state.w
         rep, cli = mask.nonzero(as_tuple=True)  # [M], [M]
         if rep.numel() == 0:
-            return w
+            return state
         delta = local_sgd(
             problem, w[rep], cli, steps=self.local_steps, lr=self.lr, generator=generator
         )
         q = self.aggregator(mask)[rep, cli]  # [M]
         step = torch.zeros_like(w).index_add_(0, rep, q[:, None] * delta)
-        return w + self.server_lr * step
+        return FedAvgState(w + self.server_lr * step)

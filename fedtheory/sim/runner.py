@@ -15,13 +15,14 @@ from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.params import check_array, check_int, check_seed
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import Algorithm
 from fedtheory.sim.record import RunRecord
 
 
 def simulate(
     problem: FederatedProblem,
     availability: AvailabilityProcess,
-    algorithm,
+    algorithm: Algorithm,
     *,
     rounds: int,
     replicates: int = 1,
@@ -35,7 +36,8 @@ def simulate(
     problem : FederatedProblem
     availability : AvailabilityProcess
         Must have ``problem.num_clients`` clients.
-    algorithm : object with ``step(problem, w [R, d], mask [R, N], generator) -> [R, d]``
+    algorithm : Algorithm
+        ``init``/``step`` protocol of :mod:`fedtheory.sim.algorithm`.
     rounds, replicates : int
     seed : int
         Same seed, same numbers: availability and gradient noise of round ``t`` depend only
@@ -66,19 +68,20 @@ def simulate(
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
     mask = availability.sample(rounds, replicates=replicates, seed=seed)  # [R, T, N]
-    w = torch.from_numpy(start).expand(replicates, -1).clone()  # [R, d]
+    state = algorithm.init(problem, torch.from_numpy(start).expand(replicates, -1).clone())
     iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64)
-    iterates[:, 0] = w
+    iterates[:, 0] = state.w
     name = getattr(algorithm, "name", type(algorithm).__name__)
     for t in range(rounds):
-        w = algorithm.step(problem, w, mask[:, t], rng.torch_generator(seed, t, rng.GRADIENT_NOISE))
-        bad = ~torch.isfinite(w).all(dim=-1)
+        gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+        state = algorithm.step(problem, state, mask[:, t], t, gen)
+        bad = ~torch.isfinite(state.w).all(dim=-1)
         if bad.any():
             r = int(bad.nonzero()[0, 0])
             raise DivergenceError(
                 f"{name} diverged in round {t} of replicate {r}: the model is not finite."
             )
-        iterates[:, t + 1] = w
+        iterates[:, t + 1] = state.w
     it = iterates.numpy()
     _, f_star = problem.optimum()
     config = {
