@@ -38,6 +38,7 @@ class Comparison:
     bound: float
     verdict: Verdict
     detail: str = ""
+    interval: tuple[float, float] | None = None  # confidence interval of a random measured
 
     @property
     def ratio(self) -> float:
@@ -48,6 +49,7 @@ class Comparison:
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["ratio"] = self.ratio
+        d["interval"] = None if self.interval is None else list(self.interval)
         return d
 
 
@@ -96,20 +98,39 @@ def compare_mean_upper_bound(
     claim: str,
     reference: str,
     samples,
-    bound: float,
+    bound,
     *,
     assumptions_hold: bool = True,
     confidence: float = 0.95,
 ) -> Comparison:
-    """``E[X] <= bound`` from i.i.d. replicates: judged on the upper confidence limit."""
-    mean, low, high = mean_confidence_interval(samples, confidence)
-    ok = high <= bound + BOUND_RTOL * abs(bound)
+    """``E[X] <= bound`` from i.i.d. replicates, judged on the upper confidence limit.
+
+    ``samples [n, ...]`` holds ``n`` replicates of the quantity at every point ``[...]``
+    and ``bound`` broadcasts against ``[...]``; the statement is checked at every point and
+    the row reports the point where (upper confidence limit)/bound is largest."""
+    x = np.asarray(samples, dtype=float)
+    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
+    b = np.broadcast_to(np.asarray(bound, dtype=float).ravel(), x.shape[1:])  # [P]
+    ci = np.array([mean_confidence_interval(x[:, j], confidence) for j in range(x.shape[1])])
+    mean, low, high = ci.T  # [P] each
+    ok = bool(np.all(high <= b + BOUND_RTOL * np.abs(b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(b != 0, high / b, np.where(high > 0, np.inf, 0.0))
+    i = int(np.nanargmax(ratio))
+    where = "" if b.size == 1 else f" at point {i} of {b.size}"
     detail = (
-        f"mean over {np.size(samples)} replicates, {confidence:.0%} CI "
-        f"[{low:.4g}, {high:.4g}]; judged on the upper limit"
+        f"mean over {x.shape[0]} replicates{where}, {confidence:.0%} CI "
+        f"[{low[i]:.4g}, {high[i]:.4g}]; judged on the upper limit"
     )
     return Comparison(
-        claim, reference, "<=", mean, float(bound), _verdict(ok, assumptions_hold), detail
+        claim,
+        reference,
+        "<=",
+        float(mean[i]),
+        float(b[i]),
+        _verdict(ok, assumptions_hold),
+        detail,
+        (float(low[i]), float(high[i])),
     )
 
 

@@ -15,10 +15,10 @@ from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, simulate
 from fedtheory.verdict import compare_upper_bound
-from validation.registry import Check, register
+from validation.registry import Check, Size, register
 
 
-def settings(quick: bool) -> dict:
+def settings(size: Size) -> dict:
     return {
         "num_clients": 8,
         "dim": 3,
@@ -31,8 +31,8 @@ def settings(quick: bool) -> dict:
         "pi_high": 0.9,
         "lr": 0.05,
         "local_steps": 2,
-        "rounds": 150 if quick else 1000,
-        "replicates": 16 if quick else 64,
+        "rounds": {"tiny": 40, "quick": 150, "full": 1000}[size],
+        "replicates": {"tiny": 4, "quick": 16, "full": 64}[size],
         "seed": 0,
     }
 
@@ -136,5 +136,6 @@ register(
         compute,
         judge,
         plot,
+        bounds=("theorem1", "theorem3"),
     )
 )
