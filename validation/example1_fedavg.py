@@ -145,7 +145,7 @@ def plot(data, s, fig):
     ax3.set(
         xlabel="learning rate gamma",
         ylabel="oscillation amplitude (model units)",
-        title=f"Equal blocks tau={s['tau']}: time average = x*, yet oscillates",
+        title=f"Equal blocks tau={s['tau']}: oscillation around x*",
     )
     ax3.legend(fontsize=7)
 
