@@ -150,7 +150,9 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         Heading(f"fedtheory validation report ({size} mode)", 1),
         Paragraph(
             ", ".join(f"{n} {v.value}" for v, n in counts.items())
-            + ". Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
+            + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
+            + (", some data reused from an earlier run" if any(o.reused for o in outcomes) else "")
+            + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
             "statement). Random quantities: mean over replicates with its 95% confidence "
             "interval; `<=` is judged on the upper confidence limit. *outside assumptions*: "
             "the instance breaks a hypothesis of the theorem, so the row neither confirms "
