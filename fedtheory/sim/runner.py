@@ -31,21 +31,15 @@ def evaluate_metrics(
 
     ``gap`` = :math:`F(w)-F^*`; ``gap_B`` = :math:`F_B(w)-F_B^*` with
     :math:`F_B=\sum_kp_kF_k` for ``biased_weights`` :math:`p` (CA-Fed (4)); ``grad_sq`` =
-    :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has an exact
-    ``full_grad(w [M, d], clients [M])``; ``accuracy`` if it has ``accuracy(w)``."""
+    :math:`\|\nabla F(w)\|^2` if the problem has an exact ``full_grad(w [d]) -> [d]``
+    (data-backed problems); ``accuracy`` if it has ``accuracy(w [..., d]) -> [...]``."""
     out = {"gap": problem.loss(w) - problem.optimum()[1]}
     if biased_weights is not None:
         out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
     if hasattr(problem, "full_grad"):
-        flat = torch.from_numpy(np.ascontiguousarray(w.reshape(-1, w.shape[-1])))  # [P, d]
-        n = problem.num_clients
-        grads = problem.full_grad(flat.repeat_interleave(n, 0), torch.arange(n).repeat(len(flat)))
-        total = torch.einsum(
-            "pnd,n->pd",
-            grads.reshape(len(flat), n, -1),
-            torch.from_numpy(np.asarray(problem.alpha, dtype=np.float64)),
-        )
-        out["grad_sq"] = (total**2).sum(-1).numpy().reshape(w.shape[:-1])
+        points = w.reshape(-1, w.shape[-1])  # [P, d]
+        sq = [float(np.sum(np.square(problem.full_grad(x)))) for x in points]
+        out["grad_sq"] = np.array(sq).reshape(w.shape[:-1])
     if hasattr(problem, "accuracy"):
         out["accuracy"] = np.asarray(problem.accuracy(w))
     return out
