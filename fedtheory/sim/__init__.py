@@ -25,6 +25,9 @@ from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
 from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
+from fedtheory.sim.selection_fedavg import SelectedFedAvg
+from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection_runner import SelectionRecord, run_selection
 
 __all__ = [
     "MIFA",
@@ -32,11 +35,13 @@ __all__ = [
     "AverageAll",
     "AverageParticipating",
     "Constant",
+    "E3CS",
     "ExponentialDecay",
     "FedAU",
     "FedAUState",
     "FedAvg",
     "FedAvgState",
+    "FedCS",
     "FedLaAvg",
     "FedLaAvgState",
     "FedVARP",
@@ -47,7 +52,11 @@ __all__ = [
     "MIFAState",
     "MimiC",
     "MimiCState",
+    "PowD",
+    "RandomSelection",
     "RunRecord",
+    "SelectedFedAvg",
+    "SelectionRecord",
     "StatefulAggregator",
     "absent_longest",
     "average_all",
@@ -59,6 +68,7 @@ __all__ = [
     "local_sgd",
     "project_ball",
     "reference",
+    "run_selection",
     "simulate",
     "unbiased_weights",
 ]
