@@ -4,7 +4,11 @@ A check computes its data (no plotting), judges it (verdict rows with measured a
 side by side) and plots it; ``validation.runner`` saves, resumes and writes the report.
 """
 
-from validation import cafed_decomposition, example1_fedavg  # noqa: F401  (registration)
+from validation import (  # noqa: F401  (registration)
+    cafed_decomposition,
+    example1_algorithms,
+    example1_fedavg,
+)
 from validation.registry import CHECKS, Check
 
 __all__ = ["CHECKS", "Check"]
