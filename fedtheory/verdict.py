@@ -78,6 +78,12 @@ def _verdict(ok: bool, assumptions_hold: bool) -> Verdict:
     return Verdict.HOLDS if ok else Verdict.VIOLATED
 
 
+def _outside_note(ok: bool, assumptions_hold: bool) -> str:
+    if assumptions_hold:
+        return ""
+    return "; outside the assumptions the inequality " + ("still holds" if ok else "fails")
+
+
 def compare_upper_bound(
     claim: str, reference: str, measured, bound, *, assumptions_hold: bool = True
 ) -> Comparison:
@@ -88,7 +94,9 @@ def compare_upper_bound(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(b != 0, m / b, np.where(m > 0, np.inf, 0.0))
     i = np.unravel_index(np.nanargmax(ratio), ratio.shape)
-    detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}"
+    detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}" + _outside_note(
+        ok, assumptions_hold
+    )
     return Comparison(
         claim, reference, "<=", float(m[i]), float(b[i]), _verdict(ok, assumptions_hold), detail
     )
@@ -121,7 +129,7 @@ def compare_mean_upper_bound(
     detail = (
         f"mean over {x.shape[0]} replicates{where}, {confidence:.0%} CI "
         f"[{low[i]:.4g}, {high[i]:.4g}]; judged on the upper limit"
-    )
+    ) + _outside_note(ok, assumptions_hold)
     return Comparison(
         claim,
         reference,
@@ -153,7 +161,7 @@ def compare_equal(
     detail = (
         f"checked at {m.size} point(s); largest |measured - predicted| = "
         f"{float(dev[i]):.3g} (tolerance {atol:g} + {rtol:g}*|predicted|)"
-    )
+    ) + _outside_note(ok, assumptions_hold)
     return Comparison(
         claim, reference, "==", float(m[i]), float(p[i]), _verdict(ok, assumptions_hold), detail
     )

@@ -8,6 +8,7 @@ from validation import (  # noqa: F401  (registration)
     cafed_decomposition,
     example1_algorithms,
     example1_fedavg,
+    fedau_weights,
 )
 from validation.registry import CHECKS, Check
 

@@ -27,7 +27,9 @@ class Check:
     side with what was measured, every bound or prediction the verdicts use, under the
     keys listed in ``bounds``; ``judge(data, settings)`` the verdict rows (reading bounds
     from ``data`` only, so that :func:`with_wrong_bounds` can break them);
-    ``plot(data, settings, fig)`` draws measured and bound in the same axes.
+    ``plot(data, settings, fig)`` draws measured and bound in the same axes; the optional
+    ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
+    empirical ordering), shown in the report without a verdict.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Check:
     judge: Callable[[Data, dict], list[Comparison]]
     plot: Callable[[Data, dict, Figure], None]
     bounds: tuple[str, ...] = ()
+    notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
 
 
 def with_wrong_bounds(check: Check, data: Data) -> Data:

@@ -46,6 +46,7 @@ class Outcome:
     check: Check
     settings: dict
     rows: list[Comparison]
+    data: dict
     reused: bool
     folder: Path
     seconds: float  # compute time (0 when the data was reused)
@@ -92,7 +93,7 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
     _save_figure(folder / "figure.png", check, data, settings, rows)
-    return Outcome(check, settings, rows, reused, folder, seconds)
+    return Outcome(check, settings, rows, data, reused, folder, seconds)
 
 
 def run(
@@ -171,6 +172,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
                     f"**{r.verdict.value}** ({r.detail})"
                     for r in o.rows
                 )
+            ),
+            *(
+                [
+                    Paragraph("Observations (measured, no theorem claims them):"),
+                    Bullets(tuple(notes)),
+                ]
+                if (notes := c.notes(o.data, o.settings) if c.notes else [])
+                else []
             ),
             Image(c.name, f"{c.name}/figure.png"),
             Paragraph("Reproduce alone:"),
