@@ -25,6 +25,9 @@ from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
 from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
+from fedtheory.sim.selection_fedavg import SelectedFedAvg
+from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection_runner import SelectionRecord, run_selection
 
 __all__ = [
     "MIFA",
@@ -59,6 +62,13 @@ __all__ = [
     "local_sgd",
     "project_ball",
     "reference",
+    "E3CS",
+    "FedCS",
+    "PowD",
+    "RandomSelection",
+    "SelectedFedAvg",
+    "SelectionRecord",
+    "run_selection",
     "simulate",
     "unbiased_weights",
 ]
