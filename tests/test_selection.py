@@ -313,6 +313,7 @@ def _reference_e3cs_run(problem, mask, *, k, sigma, eta, omega, lr, steps, seed,
     reps, rounds, n = mask.shape
     out = np.empty((reps, rounds + 1, len(w0)))
     logs = np.empty((reps, n))
+    returned = np.zeros((reps, rounds), dtype=int)
     for r in range(reps):
         w, log_w = np.array(w0, float), [0.0] * n
         out[r, 0] = w
@@ -329,6 +330,7 @@ def _reference_e3cs_run(problem, mask, *, k, sigma, eta, omega, lr, steps, seed,
             new_w = w.copy()
             for i in selected:
                 if mask[r, t, i]:
+                    returned[r, t] += 1
                     y = w.copy()
                     for _ in range(steps):
                         y = y - lr * problem.A[i] @ (y - problem.c[i])
@@ -338,7 +340,7 @@ def _reference_e3cs_run(problem, mask, *, k, sigma, eta, omega, lr, steps, seed,
             w = new_w
             out[r, t + 1] = w
         logs[r] = log_w
-    return out, logs
+    return out, logs, returned
 
 
 @pytest.mark.parametrize("sigma", [0.0, 0.1])
@@ -347,7 +349,7 @@ def test_selected_fedavg_e3cs_equals_plain_loop(sigma):
     alg = SelectedFedAvg(sel, omega=OMEGA, local_steps=2, lr=0.1, seed=5)
     proc = TwoStateMarkov(RHO6, 0.0)
     rec = simulate(PROB, proc, alg, rounds=25, replicates=3, seed=2, w0=np.ones(3))
-    ref, log_w = _reference_e3cs_run(
+    ref, log_w, returned = _reference_e3cs_run(
         PROB,
         rec.participation,
         k=3,
@@ -360,6 +362,7 @@ def test_selected_fedavg_e3cs_equals_plain_loop(sigma):
         w0=np.ones(3),
     )
     assert_tight(rec.iterates, ref, rtol=1e-12)
+    np.testing.assert_array_equal(rec.participants, returned)  # per-round CEP increments
     state = alg.init(PROB, torch.ones(3, 3, dtype=torch.float64))
     for t in range(25):
         state = alg.step(PROB, state, torch.from_numpy(rec.participation[:, t]), t)
@@ -367,15 +370,22 @@ def test_selected_fedavg_e3cs_equals_plain_loop(sigma):
     assert np.all(state.selections.numpy().sum(axis=1) == 25 * 3)
 
 
-def test_selecting_every_reliable_client_is_full_participation_fedavg():
+def test_selecting_every_reliable_client_is_full_participation_fedavg_or_fedprox():
     always = TwoStateMarkov(np.full(6, 0.999999), 0.0)
     for selector in (E3CS(6, sigma=0.5), FedCS(RHO6, 6), RandomSelection(6)):
         rec = simulate(
-            PROB, always, SelectedFedAvg(selector, local_steps=2, lr=0.1), rounds=10, seed=0
+            PROB,
+            always,
+            SelectedFedAvg(selector, local_steps=2, lr=0.1, prox=0.3),
+            rounds=10,
+            seed=0,
         )
-        assert rec.participation.all()
+        assert rec.participation.all() and np.all(rec.participants == 6)
         ref = simulate(
-            PROB, always, FedAvg(FixedWeights(PROB.alpha), local_steps=2, lr=0.1), rounds=10
+            PROB,
+            always,
+            FedAvg(FixedWeights(PROB.alpha), local_steps=2, lr=0.1, prox=0.3),
+            rounds=10,
         )
         assert_tight(rec.iterates, ref.iterates, rtol=1e-12)
 
