@@ -91,3 +91,17 @@ def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int
     xs = [scale * gen.standard_normal((m, p)) for m in counts]
     ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
     return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
+
+
+@st.composite
+def e3cs_allocation_inputs(draw, max_clients: int = 12):
+    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
+    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+    n = draw(st.integers(2, max_clients))
+    k = draw(st.integers(1, n))
+    reps = draw(st.integers(1, 3))
+    spread = draw(st.sampled_from([1.0, 10.0, 1e4]))
+    raw = draw(st.lists(st.floats(-1.0, 1.0), min_size=reps * n, max_size=reps * n))
+    log_w = spread * np.array(raw).reshape(reps, n)
+    fraction = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
+    return log_w, k, fraction * k / n
