@@ -34,6 +34,7 @@ from fedtheory.availability.sampling import (
 )
 from fedtheory.errors import ParameterError
 from fedtheory.markov import kron_chain, product_mixing_constants, stationary_distribution
+from fedtheory.sim.selection import successive_inclusion_probabilities
 from tests.conftest import assert_tight
 from tests.strategies import probabilities
 
@@ -216,6 +217,7 @@ def test_systematic_sampling_hits_the_inclusion_probabilities_and_successive_doe
     succ = successive_sample(np.tile(w, (reps, 1)), 2, gen)
     assert np.all(exact.sum(axis=1) == 2) and np.all(succ.sum(axis=1) == 2)
     theory = successive_inclusion_exact(w, 2)
+    assert_tight(theory, successive_inclusion_probabilities(w, 2))  # E3CS's enumeration agrees
     for k in range(4):
         assert stats.binomtest(int(exact[:, k].sum()), reps, target[k]).pvalue > P_VALUE
         assert stats.binomtest(int(succ[:, k].sum()), reps, theory[k]).pvalue > P_VALUE
