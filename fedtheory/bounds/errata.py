@@ -187,8 +187,10 @@ def cafed_upsilon_uses_w_star() -> Erratum:
 def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -> Erratum:
     r"""CA-Fed code (``BayesianActivityEstimator``) divides joint transition counts by
     :math:`t+H` instead of the visits to the origin state, so
-    :math:`\hat\lambda\to\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)`, not :math:`\lambda`."""
-    from fedtheory.availability import TwoStateMarkov
+    :math:`\hat\lambda\to\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)`, not :math:`\lambda`.
+    The estimator is the availability layer's faithful copy
+    (:func:`fedtheory.availability.estimators.cafed_code_estimate`, prior horizon 100)."""
+    from fedtheory.availability import TwoStateMarkov, estimators
 
     pi_s, lam_s = sp.symbols("pi lambda", positive=True)
     a = lam_s + (1 - lam_s) * pi_s
@@ -196,21 +198,23 @@ def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -
     limit = pi_s * a + (1 - pi_s) * b - 1
     identity = sp.simplify(limit + 2 * pi_s * (1 - pi_s) * (1 - lam_s)) == 0
     pi, lam = 0.9, 0.9
-    closed = float(-2 * pi * (1 - pi) * (1 - lam))
+    closed = float(estimators.cafed_code_lambda_limit(pi, lam))
     mask = TwoStateMarkov([pi], lam).sample(rounds, replicates=replicates, seed=0).numpy()
-    x = mask[:, :, 0]
-    n11 = np.sum(x[:, 1:] & x[:, :-1], 1)
-    n00 = np.sum(~x[:, 1:] & ~x[:, :-1], 1)
-    est = (n11 + n00) / (rounds - 1) - 1.0  # the joint-count estimator, prior washed out
+    counts = estimators.init((replicates, 1))
+    for t in range(rounds):
+        counts = estimators.update(counts, mask[:, t])
+    est = estimators.cafed_code_estimate(counts).lam[:, 0]  # [R]
     mean, se = float(est.mean()), float(est.std(ddof=1) / np.sqrt(replicates))
-    ok = identity and abs(mean - closed) <= 4 * se + 1e-3 and abs(mean - lam) > 0.5
+    prior_shift = 100 / (rounds + 100)  # the prior (weight H = 100) is not yet washed out
+    ok = identity and abs(mean - closed) <= 4 * se + prior_shift and abs(mean - lam) > 0.5
     return Erratum(
         "cafed.code.lambda_estimator",
         "CA-Fed code: the Bayesian activity estimator estimates lambda_k",
         "it converges to pi a + (1-pi) b - 1 = -2 pi (1-pi) (1-lambda) instead",
-        f"one two-state chain pi={pi}, lambda={lam}, {rounds} rounds, {replicates} replicates",
-        f"sympy identity holds: {identity}; closed form {closed:.4f}; joint-count estimate "
-        f"{mean:.4f} +- {se:.4f} (s.e.); true lambda {lam}",
+        f"one two-state chain pi={pi}, lambda={lam}, {rounds} rounds, {replicates} replicates, "
+        "code defaults (H=100, priors 1/2)",
+        f"sympy identity holds: {identity}; closed-form limit {closed:.4f}; code estimator "
+        f"{mean:.4f} +- {se:.4f} (s.e.; prior weight {prior_shift:.4f}); true lambda {lam}",
         _verdict(ok),
         {"closed_form": closed, "estimate": mean, "lambda": lam},
     )
