@@ -49,7 +49,8 @@ def cafed_clustered(
         ``False`` (the code): the first :math:`\lfloor N/2\rfloor` clients form group 0, the
         others group 1. ``True`` (the paper): group ids i.i.d. Bernoulli(1/2).
     seed : int
-        All draws come from ``fedtheory.rng.numpy_rng(seed, 0, DATA)``.
+        All draws come from ``fedtheory.rng.numpy_rng(seed, 0, DATA)``; :math:`w^\star` is
+        its first draw (``.standard_normal(dim)``).
 
     Returns
     -------
