@@ -5,6 +5,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.problems.data_backed import SAMPLING, ClassificationProblem, DataProblem
 from fedtheory.problems.least_squares import LeastSquaresProblem
 from fedtheory.problems.logistic import LogisticRegressionProblem, MultinomialLogisticProblem
+from fedtheory.problems.mlp import MLPProblem
 from fedtheory.problems.quadratic import QuadraticProblem
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "Ball",
     "LemmaOneConstants",
     "LeastSquaresProblem",
+    "MLPProblem",
     "QuadraticForms",
     "max_quadratic_on_ball",
     "ClassificationProblem",

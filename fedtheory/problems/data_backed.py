@@ -239,7 +239,7 @@ class DataProblem(ABC):
         return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
 
     # -- minimisers -------------------------------------------------------------------------
-    def _newton(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
+    def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
         r"""Damped Newton on :math:`J` problems at once: ``X [J, s, p]``, ``y [J, s]``,
         ``c [J, s]`` -> minimisers ``[J, d]`` and final gradient norms ``[J]``."""
         rho = self.ridge
@@ -286,7 +286,7 @@ class DataProblem(ABC):
         if key not in self._optima:
             c = (torch.from_numpy(p)[:, None] * self._mean_weight).reshape(1, -1)
             X = self._X.reshape(1, -1, self._X.shape[-1])
-            w, norm = self._newton(X, self._y.reshape(1, -1), c)
+            w, norm = self._minimise(X, self._y.reshape(1, -1), c)
             w = w[0].numpy()
             self._optima[key] = (w, float(self.loss(w, p)), float(norm[0]))
         return self._optima[key]
@@ -310,7 +310,7 @@ class DataProblem(ABC):
         r"""Local minimisers :math:`w_k^*` ``[N, d]`` and minima :math:`F_k^*` ``[N]``."""
         key = b"clients"
         if key not in self._optima:
-            w, norm = self._newton(self._X, self._y, self._mean_weight)
+            w, norm = self._minimise(self._X, self._y, self._mean_weight)
             w = w.numpy()
             values = np.diagonal(self.client_losses(w)).copy()
             self._optima[key] = (w, values, float(norm.max()))
