@@ -47,3 +47,31 @@ def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int
     xs = [scale * gen.standard_normal((m, p)) for m in counts]
     ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
     return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
+
+
+@st.composite
+def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
+    """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``.
+
+    A cycle ``i -> i+1 (mod n)`` and a self-loop at state 0 are kept positive, which makes
+    the chain irreducible and aperiodic; the other entries are random and may be zero.
+    """
+    n = draw(st.integers(2, max_states))
+    values = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=n * n, max_size=n * n)))
+    values = values.reshape(n, n)
+    if sparse:
+        keep = np.array(draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n)))
+        values = values * keep.reshape(n, n)
+    floor = draw(st.floats(1e-3, 1.0))
+    values[np.arange(n), (np.arange(n) + 1) % n] += floor
+    values[0, 0] += floor
+    return values / values.sum(axis=1, keepdims=True)
+
+
+@st.composite
+def two_state_chains(draw):
+    """Feasible CA-Fed pairs ``(pi, lam)`` with ``lam`` in the open interval (-1, 1)."""
+    pi = draw(probabilities)
+    low = 1.0 - 1.0 / max(pi, 1.0 - pi)
+    lam = draw(st.floats(max(low, -0.98), 0.98))
+    return pi, lam

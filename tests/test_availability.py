@@ -7,7 +7,10 @@ import pytest
 import torch
 from scipy import stats
 
-from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov, estimators
+from fedtheory.errors import ParameterError
+from fedtheory.markov import two_state_transitions
+from tests.conftest import assert_tight
 
 PROCESSES = [
     AlternatingBlocks(3, 2, group1=[True, False, True]),
@@ -48,3 +51,88 @@ def test_markov_frequencies_and_lag1_correlation_match_within_confidence():
     lag1 = (c[:, 1:] * c[:, :-1]).mean(axis=1) / (pi * (1 - pi))  # [R, N]
     for k in range(4):
         assert stats.ttest_1samp(lag1[:, k], lam[k]).pvalue > 1e-3, (k, lag1[:, k].mean())
+
+
+# --- Online estimators (CA-Fed §IV, SPEC §3.4) --------------------------------------------------
+
+EST_PI = np.array([0.9, 0.1, 0.5, 0.3])
+EST_LAM = np.array([0.9, 0.9, -0.5, 0.0])
+
+
+def run_estimator(proc, rounds: int, replicates: int, seed: int):
+    mask = proc.sample(rounds, replicates=replicates, seed=seed).numpy()  # [R, T, N]
+    state = estimators.init((replicates, proc.num_clients))
+    for t in range(rounds):
+        state = estimators.update(state, mask[:, t])
+    return state, mask
+
+
+def test_counts_match_a_direct_count_and_update_is_pure():
+    proc = TwoStateMarkov(EST_PI, EST_LAM)
+    state, mask = run_estimator(proc, 50, 3, 0)
+    prev, nxt = mask[:, :-1], mask[:, 1:]
+    assert state.rounds == 50 and state.transitions == 49
+    np.testing.assert_array_equal(state.on, mask.sum(axis=1))
+    np.testing.assert_array_equal(state.n11, (prev & nxt).sum(axis=1))
+    np.testing.assert_array_equal(state.n10, (prev & ~nxt).sum(axis=1))
+    np.testing.assert_array_equal(state.n00, (~prev & ~nxt).sum(axis=1))
+    np.testing.assert_array_equal(state.n01, (~prev & nxt).sum(axis=1))
+    before = state.on.copy()
+    estimators.update(state, torch.ones(3, 4, dtype=torch.bool))
+    np.testing.assert_array_equal(state.on, before)
+
+
+def test_prior_alone_gives_the_prior_means():
+    est = estimators.estimate(estimators.init((1, 2)), estimators.BetaPrior(on=3.0, off=1.0))
+    assert_tight(est.pi, np.full((1, 2), 0.75))
+    assert_tight(est.lam, np.zeros((1, 2)))
+
+
+@pytest.mark.slow
+def test_conditional_estimator_converges_and_published_estimator_has_its_biased_limit():
+    T, R = 20_000, 40
+    state, _ = run_estimator(TwoStateMarkov(EST_PI, EST_LAM), T, R, seed=12)
+    good = estimators.estimate(state)
+    code = estimators.cafed_code_estimate(state, horizon=100.0, pi0=0.5, a0=0.5, b0=0.5)
+    a, c = two_state_transitions(EST_PI, EST_LAM)  # a = P(on->on), c = P(off->on)
+    b = 1 - c
+    n, H = T - 1, 100.0
+    # The code's estimate is linear in the counts, so its mean at finite T is exact:
+    # E[n11] = n pi a and E[n00] = n (1 - pi) b under the stationary start.
+    code_mean = (n * EST_PI * a + 0.5 * H) / (n + H) + (n * (1 - EST_PI) * b + 0.5 * H) / (n + H)
+    for k in range(4):
+        assert stats.ttest_1samp(good.lam[:, k], EST_LAM[k]).pvalue > 1e-3, k
+        assert stats.ttest_1samp(good.pi_chain[:, k], EST_PI[k]).pvalue > 1e-3, k
+        assert stats.ttest_1samp(good.pi[:, k], EST_PI[k]).pvalue > 1e-3, k
+        assert stats.ttest_1samp(code.lam[:, k], code_mean[k] - 1).pvalue > 1e-3, k
+    limit = estimators.cafed_code_lambda_limit(EST_PI, EST_LAM)
+    assert_tight(limit, EST_PI * a + (1 - EST_PI) * b - 1)
+    assert_tight(limit[0], -0.018)  # SPEC §3.4's example: pi = lambda = 0.9
+    assert np.all(np.abs(code.lam.mean(axis=0) - limit) < 0.01)  # finite-T prior weight 0.5%
+    assert np.all(np.abs(code.lam.mean(axis=0) - EST_LAM) > 0.2)  # far from the truth
+
+
+BAD_ESTIMATOR_CALLS = [
+    (lambda: estimators.BetaPrior(on=0.0), "'on'", "(0, inf)"),
+    (lambda: estimators.init((0, 3)), "'shape[0]'", "[1, inf)"),
+    (
+        lambda: estimators.update(estimators.init((2, 3)), np.ones((2, 4), bool)),
+        "'mask_t'",
+        "(2, 3)",
+    ),
+    (lambda: estimators.update(estimators.init((1, 2)), [[0, 2]]), "'mask_t'", "boolean"),
+    (
+        lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), horizon=0.0),
+        "'horizon'",
+        "(0, inf)",
+    ),
+    (lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), a0=2.0), "'a0'", "[0, 1]"),
+    (lambda: estimators.cafed_code_lambda_limit(1.5, 0.0), "'pi'", "[0, 1]"),
+]
+
+
+@pytest.mark.parametrize("call, name, allowed", BAD_ESTIMATOR_CALLS)
+def test_estimator_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)

@@ -1,0 +1,172 @@
+r"""One instance of CA-Fed's aggregation-weight problem (App. D form plus a bias term).
+
+The objective over weights :math:`q\ge0`, :math:`\|q\|_1=Q` (Rodio et al. 2023, App. D and
+problem (III-C)) is
+
+.. math:: f(q)=\frac{\tfrac12q^\top Aq+B}{\pi^\top q}+C+w\,D(\alpha,p(q)),\qquad
+          p_k(q)=\frac{\pi_kq_k}{\pi^\top q}\ \text{(eq. (4))},
+
+with :math:`A=\mathrm{diag}(a)` and :math:`D` one of
+
+* ``"none"``: :math:`0` (minimise :math:`\epsilon_{\rm opt}` only, App. D);
+* ``"chi2"``: :math:`\chi^2_{\alpha\|p}=\sum_k\alpha_k^2/p_k-1` (Theorem 1, weight
+  :math:`w=2\kappa^4\Gamma\bar\kappa^2`);
+* ``"tv"``: :math:`d_{TV}^2(\alpha,p)` (Theorem 3 for a given :math:`\Gamma'`, weight
+  :math:`w=8\kappa^4\Gamma'\bar\kappa^2`).
+
+:math:`\bar\kappa^2` is the trade-off multiplier of CA-Fed §VI-A (``trade_off``; 1 gives the
+theorems' bounds). With Theorem 2, :math:`A,B,C` are the numerator's
+:math:`\Sigma,\upsilon,\psi+\phi/\ln(1/\lambda(P))` times :math:`2\kappa^2/\sum_t\eta_t`, so that
+:math:`f` is an upper bound on :math:`\epsilon=F(\bar w_T)-F^*`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_bool_array, check_real, check_simplex
+
+__all__ = ["BIAS_KINDS", "WeightInstance", "weight_objective"]
+
+BiasKind = Literal["none", "chi2", "tv"]
+BIAS_KINDS: tuple[str, ...] = ("none", "chi2", "tv")
+
+
+@dataclass(frozen=True)
+class WeightInstance:
+    r"""Data of the weight program :math:`\min_q f(q)` (see the module docstring).
+
+    Parameters
+    ----------
+    a : array [N]
+        Diagonal of :math:`A` (App. D), entries :math:`\ge0`.
+    B, C : float
+        :math:`B\ge0` and the constant :math:`C`.
+    pi : array [N]
+        Availability :math:`\pi_k\in(0,1]`.
+    alpha : array [N]
+        Target weights :math:`\alpha` on the simplex (used by the bias term).
+    Q : float
+        Total weight :math:`\|q\|_1=Q>0`.
+    bias : {"none", "chi2", "tv"}
+    bias_weight : float
+        :math:`w\ge0` multiplying the divergence.
+    excluded : bool array [N], optional
+        Clients forced to weight zero (e.g. by Guideline B); default none.
+
+    Examples
+    --------
+    >>> inst = WeightInstance.theorem1([1.0, 1.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5],
+    ...                                kappa=1.0, Gamma=0.1)
+    >>> round(inst.objective([0.5, 0.5]), 6)  # 1.25/0.5 + 0.2*(0.25/0.9 + 0.25/0.1 - 1)
+    2.855556
+    """
+
+    a: np.ndarray
+    B: float
+    C: float
+    pi: np.ndarray
+    alpha: np.ndarray
+    Q: float = 1.0
+    bias: BiasKind = "none"
+    bias_weight: float = 0.0
+    excluded: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        owner = "WeightInstance"
+        a = check_array(self.a, "a", owner, ndim=1, low=0.0)
+        n = a.size
+        if n < 1:
+            raise ParameterError(f"The 'a' parameter of {owner} must be non-empty. Got [] instead.")
+        set_ = object.__setattr__
+        set_(self, "a", a)
+        set_(self, "B", check_real(self.B, "B", owner, low=0.0))
+        set_(self, "C", check_real(self.C, "C", owner))
+        set_(
+            self,
+            "pi",
+            check_array(self.pi, "pi", owner, shape=(n,), low=0.0, high=1.0, low_open=True),
+        )
+        alpha = check_simplex(self.alpha, "alpha", owner)
+        if alpha.shape != (n,):
+            raise ParameterError(
+                f"The 'alpha' parameter of {owner} must have length N={n}. "
+                f"Got length {alpha.size} instead."
+            )
+        set_(self, "alpha", alpha)
+        set_(self, "Q", check_real(self.Q, "Q", owner, low=0.0, low_open=True))
+        if self.bias not in BIAS_KINDS:
+            raise ParameterError(
+                f"The 'bias' parameter of {owner} must be one of {BIAS_KINDS}. "
+                f"Got {self.bias!r} instead."
+            )
+        set_(self, "bias_weight", check_real(self.bias_weight, "bias_weight", owner, low=0.0))
+        ex = np.zeros(n, bool) if self.excluded is None else self.excluded
+        ex = check_bool_array(ex, "excluded", owner, ndim=1)
+        if ex.shape != (n,):
+            raise ParameterError(
+                f"The 'excluded' parameter of {owner} must have length N={n}. "
+                f"Got length {ex.size} instead."
+            )
+        set_(self, "excluded", ex)
+
+    @property
+    def num_clients(self) -> int:
+        return self.a.size
+
+    @classmethod
+    def theorem1(
+        cls, a, B, C, pi, alpha, *, kappa: float, Gamma: float, trade_off: float = 1.0, Q=1.0
+    ) -> WeightInstance:
+        r""":math:`\epsilon_{\rm opt}+\bar\kappa^2\epsilon_{\rm bias}` with Theorem 1's
+        :math:`\epsilon_{\rm bias}=2\kappa^4\chi^2_{\alpha\|p}\Gamma` (Rodio et al. 2023,
+        Theorem 1 and problem (III-C); an upper bound on :math:`F(w)-F^*`)."""
+        owner = "WeightInstance.theorem1"
+        k = check_real(kappa, "kappa", owner, low=1.0)
+        g = check_real(Gamma, "Gamma", owner, low=0.0)
+        kb = check_real(trade_off, "trade_off", owner, low=0.0)
+        return cls(a, B, C, pi, alpha, Q, "chi2", 2.0 * k**4 * g * kb)
+
+    @classmethod
+    def theorem3(
+        cls, a, B, C, pi, alpha, *, kappa: float, Gamma_prime: float, trade_off: float = 1.0, Q=1.0
+    ) -> WeightInstance:
+        r""":math:`\epsilon_{\rm opt}+\bar\kappa^2\epsilon'_{\rm bias}` with Theorem 3's
+        :math:`\epsilon'_{\rm bias}=8\kappa^4d_{TV}^2(\alpha,p)\Gamma'` for a given
+        :math:`\Gamma'` (Rodio et al. 2023, Theorem 3, eq. (13); an upper bound)."""
+        owner = "WeightInstance.theorem3"
+        k = check_real(kappa, "kappa", owner, low=1.0)
+        g = check_real(Gamma_prime, "Gamma_prime", owner, low=0.0)
+        kb = check_real(trade_off, "trade_off", owner, low=0.0)
+        return cls(a, B, C, pi, alpha, Q, "tv", 8.0 * k**4 * g * kb)
+
+    def objective(self, q) -> float:
+        r""":math:`f(q)` for weights ``q [N]`` (scale matters: use :math:`\|q\|_1=Q`)."""
+        q = check_array(q, "q", "WeightInstance.objective", shape=(self.num_clients,), low=0.0)
+        return float(weight_objective(torch.from_numpy(q), self))
+
+
+def weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
+    r""":math:`f(q)` of ``inst`` for a batch ``q [..., N]`` -> ``[...]`` (float64).
+
+    Infinite where :math:`\pi^\top q=0` or where :math:`\chi^2` is (some :math:`p_k=0<\alpha_k`)."""
+    pi = torch.from_numpy(inst.pi)
+    a = torch.from_numpy(inst.a)
+    alpha = torch.from_numpy(inst.alpha)
+    mass = (q * pi).sum(-1)  # [...]
+    quad = 0.5 * (a * q * q).sum(-1) + inst.B
+    value = torch.where(mass > 0, quad / mass, torch.full_like(mass, torch.inf)) + inst.C
+    if inst.bias == "none" or inst.bias_weight == 0.0:
+        return value
+    p = pi * q / mass[..., None]  # [..., N]
+    if inst.bias == "chi2":
+        ratio = torch.where(alpha > 0, alpha**2 / p, torch.zeros_like(p))
+        div = ratio.sum(-1) - 1.0
+    else:
+        div = (0.5 * (alpha - p).abs().sum(-1)) ** 2
+    return value + inst.bias_weight * div
