@@ -91,3 +91,17 @@ def two_state_chains(draw):
     low = 1.0 - 1.0 / max(pi, 1.0 - pi)
     lam = draw(st.floats(max(low, -0.98), 0.98))
     return pi, lam
+
+
+@st.composite
+def e3cs_allocation_inputs(draw, max_clients: int = 12):
+    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
+    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+    n = draw(st.integers(2, max_clients))
+    k = draw(st.integers(1, n))
+    reps = draw(st.integers(1, 3))
+    spread = draw(st.sampled_from([1.0, 10.0, 1e4]))
+    raw = draw(st.lists(st.floats(-1.0, 1.0), min_size=reps * n, max_size=reps * n))
+    log_w = spread * np.array(raw).reshape(reps, n)
+    fraction = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
+    return log_w, k, fraction * k / n
