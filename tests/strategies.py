@@ -48,6 +48,24 @@ def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50):
 
 
 @st.composite
+def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
+    """Small federated data sets with uneven client sizes (padding exercised).
+
+    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
+    from fedtheory.data import FederatedDataset
+
+    n = draw(st.integers(1, max_clients))
+    p = draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    gen = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    scale = draw(st.floats(0.1, 3.0))
+    classes = 2 if num_classes is None else num_classes
+    xs = [scale * gen.standard_normal((m, p)) for m in counts]
+    ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
+    return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
+
+
+@st.composite
 def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
     """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``.
 
@@ -73,24 +91,6 @@ def two_state_chains(draw):
     low = 1.0 - 1.0 / max(pi, 1.0 - pi)
     lam = draw(st.floats(max(low, -0.98), 0.98))
     return pi, lam
-
-
-@st.composite
-def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
-    """Small federated data sets with uneven client sizes (padding exercised).
-
-    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
-    from fedtheory.data import FederatedDataset
-
-    n = draw(st.integers(1, max_clients))
-    p = draw(st.integers(1, 4))
-    counts = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
-    gen = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
-    scale = draw(st.floats(0.1, 3.0))
-    classes = 2 if num_classes is None else num_classes
-    xs = [scale * gen.standard_normal((m, p)) for m in counts]
-    ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
-    return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
 
 
 @st.composite

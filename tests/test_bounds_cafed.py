@@ -141,3 +141,21 @@ def test_lemma1_constants_hold_on_a_ball_for_quadratics(problem, raw, radius, se
     assert_upper_bound(np.linalg.norm(grads, axis=-1), D)
     gap = np.abs(problem.client_losses(w) - problem.client_losses(centre))
     assert_upper_bound(gap, consts.H)
+
+
+def test_theorem2_takes_the_chain_constants_of_the_markov_tools():
+    from fedtheory.markov import product_mixing_constants
+
+    pi, lam2 = np.array([0.9, 0.5, 0.1]), np.array([0.9, 0.0, 0.5])
+    chain = product_mixing_constants(pi, lam2)
+    assert_tight(chain.rate, (1 + 0.9) / 2)
+    eta = 0.01 / np.sqrt(1 + np.arange(301))
+    consts = {k: v for k, v in CONSTANTS.items() if k != "T_P"}
+    prog = cafed.theorem2_program(
+        eta, sigma2=np.ones(3), pi=pi, lam=chain.rate, C_P=chain.C_P, T_P=chain.T_P, **consts
+    )
+    weaker = cafed.theorem2_program(
+        eta, sigma2=np.ones(3), pi=pi, lam=chain.rate, C_P=2 * chain.C_P, T_P=chain.T_P, **consts
+    )
+    q = np.full(3, 1 / 3)
+    assert prog.bound(q) < weaker.bound(q)  # a larger C_P only loosens the bound

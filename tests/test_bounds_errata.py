@@ -38,6 +38,7 @@ def test_app_d_e_convex_in_y_s_and_water_filling_needs_equal_A():
     "check",
     [
         errata.cafed_upsilon_uses_w_star,
+        errata.cafed_theorem2_versus_its_proof,
         errata.e3cs_fact8,
         errata.e3cs_successive_sampling,
         errata.fedlaavg_equal_blocks,

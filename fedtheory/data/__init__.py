@@ -4,12 +4,13 @@ a real data set shipped inside a PyPI package (scikit-learn's digits; never down
 from fedtheory.data.digits import load_digits, load_digits_federated
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.data.splits import dirichlet_label_split, one_label_per_client_split, partition
-from fedtheory.data.synthetic import cafed_clustered
+from fedtheory.data.synthetic import cafed_clustered, gaussian_linear
 
 __all__ = [
     "FederatedDataset",
     "cafed_clustered",
     "dirichlet_label_split",
+    "gaussian_linear",
     "load_digits",
     "load_digits_federated",
     "one_label_per_client_split",

@@ -1,5 +1,7 @@
-r"""CA-Fed's synthetic clustered logistic data (Rodio et al., INFOCOM 2023, App. F).
+r"""Synthetic federated data.
 
+:func:`cafed_clustered` -- CA-Fed's clustered logistic data (Rodio et al., INFOCOM 2023,
+App. F).
 A common :math:`w^\star\sim\mathcal N(0,I_d)`; client :math:`k` draws
 :math:`x^{(j)}\sim\mathcal N(0,I_d)` for :math:`j=1..n` and, with
 :math:`s=\sigma(\langle w^\star,x\rangle)`,
@@ -7,6 +9,11 @@ A common :math:`w^\star\sim\mathcal N(0,I_d)`; client :math:`k` draws
 * group 0: :math:`y\sim\mathrm{Bern}(s)`;
 * group 1: :math:`y\sim\mathrm{Bern}\big((1-h)s+h(1-s)\big)` with ``hetero`` :math:`h=0.2`
   (the labels of group 1 are flipped with probability :math:`h`).
+
+:func:`gaussian_linear` -- heterogeneous linear regression (no paper: a generic instance
+for least squares): client :math:`k` has :math:`w_k=w^\star+s\,\zeta_k`,
+:math:`x\sim\mathcal N(0,I_d)`, :math:`y=\langle w_k,x\rangle+\epsilon` with
+:math:`\zeta_k\sim\mathcal N(0,I_d)`, :math:`\epsilon\sim\mathcal N(0,\text{noise}^2)`.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.params import check_int, check_real, check_seed
 
-__all__ = ["cafed_clustered"]
+__all__ = ["cafed_clustered", "gaussian_linear"]
 
 
 def cafed_clustered(
@@ -42,7 +49,8 @@ def cafed_clustered(
         ``False`` (the code): the first :math:`\lfloor N/2\rfloor` clients form group 0, the
         others group 1. ``True`` (the paper): group ids i.i.d. Bernoulli(1/2).
     seed : int
-        All draws come from ``fedtheory.rng.numpy_rng(seed, 0, DATA)``.
+        All draws come from ``fedtheory.rng.numpy_rng(seed, 0, DATA)``; :math:`w^\star` is
+        its first draw (``.standard_normal(dim)``).
 
     Returns
     -------
@@ -71,3 +79,32 @@ def cafed_clustered(
     prob = np.where(groups[:, None] == 1, (1 - h) * s + h * (1 - s), s)
     y = (gen.random((n, m)) < prob).astype(np.float64)
     return FederatedDataset(x, y, np.full(n, m, dtype=np.int64), None, groups)
+
+
+def gaussian_linear(
+    num_clients: int,
+    dim: int,
+    samples: int,
+    *,
+    heterogeneity: float = 1.0,
+    noise: float = 0.1,
+    seed: int = 0,
+) -> FederatedDataset:
+    r"""Heterogeneous Gaussian linear-regression data (module docstring).
+
+    Examples
+    --------
+    >>> gaussian_linear(3, 2, 4, seed=0).features.shape
+    (3, 4, 2)
+    """
+    owner = "gaussian_linear"
+    n = check_int(num_clients, "num_clients", owner, low=1)
+    d = check_int(dim, "dim", owner, low=1)
+    m = check_int(samples, "samples", owner, low=1)
+    s = check_real(heterogeneity, "heterogeneity", owner, low=0.0)
+    sd = check_real(noise, "noise", owner, low=0.0)
+    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    w_k = gen.standard_normal(d) + s * gen.standard_normal((n, d))  # [N, d]
+    x = gen.standard_normal((n, m, d))
+    y = np.einsum("nsd,nd->ns", x, w_k) + sd * gen.standard_normal((n, m))
+    return FederatedDataset(x, y, np.full(n, m, dtype=np.int64))

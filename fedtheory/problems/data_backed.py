@@ -208,32 +208,38 @@ class DataProblem(ABC):
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
         return self.client_losses(w) @ self._weights(weights)
 
+    def client_grads(self, w) -> np.ndarray:
+        r"""Exact :math:`\nabla F_k(w)` (full data, with ridge) for ``w [d]`` -> ``[N, d]``."""
+        w = self._points(w)
+        g = self._weighted_grad(torch.from_numpy(w), self._X, self._y, self._mean_weight)
+        return g.numpy() + self.ridge * w
+
     def full_grad(self, w, weights=None) -> np.ndarray:
         r"""Exact :math:`\nabla\sum_kp_kF_k(w)` for ``w [d]`` -> ``[d]``."""
-        w = self._points(w)
-        p = torch.from_numpy(self._weights(weights))
-        g = self._weighted_grad(torch.from_numpy(w), self._X, self._y, self._mean_weight)
-        return (p @ g).numpy() + self.ridge * w
+        return self._weights(weights) @ self.client_grads(w)
+
+    def noise_factor(self) -> np.ndarray:
+        r"""``[N]`` factors :math:`\sigma_k^2(w)/S_k^2(w)`: :math:`(n_k-b_k)/(b_k(n_k-1))`
+        without replacement, :math:`1/b` with replacement, 0 for full batches."""
+        n = self.data.counts.astype(np.float64)
+        if self.batch_size is None:
+            return np.zeros_like(n)
+        if self.sampling == "with_replacement":
+            return np.full_like(n, 1.0 / self.batch_size)
+        b = np.minimum(n, self.batch_size)
+        return np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
 
     def noise_variance(self, w) -> np.ndarray:
         r"""Exact mini-batch gradient-noise variance :math:`\sigma_k^2(w)` ``[N]`` at ``w [d]``
-        (module docstring; CA-Fed Assumption 5). Zero for full batches."""
+        (module docstring; CA-Fed Assumption 5)."""
         w = self._points(w)
-        if self.batch_size is None:
-            return np.zeros(self.num_clients)
         g = self._per_sample_grads(torch.from_numpy(w)[None], self._X, self._y)  # [N, n, d]
-        n = self._counts.to(torch.float64)  # [N]
         mean = torch.einsum("ns,nsd->nd", self._mean_weight, g)
-        dev = ((g - mean[:, None]) ** 2).sum(-1) * self._valid  # [N, n]
-        s2 = dev.sum(-1) / n  # population variance S_k^2
-        if self.sampling == "with_replacement":
-            return (s2 / self.batch_size).numpy()
-        b = n.clamp(max=self.batch_size)
-        fpc = torch.where(n > 1, (n - b) / (n - 1).clamp(min=1), torch.zeros_like(n))
-        return (s2 / b * fpc).numpy()
+        dev = ((g - mean[:, None]) ** 2).sum(-1) * self._mean_weight  # [N, n]
+        return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
 
     # -- minimisers -------------------------------------------------------------------------
-    def _newton(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
+    def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
         r"""Damped Newton on :math:`J` problems at once: ``X [J, s, p]``, ``y [J, s]``,
         ``c [J, s]`` -> minimisers ``[J, d]`` and final gradient norms ``[J]``."""
         rho = self.ridge
@@ -280,7 +286,7 @@ class DataProblem(ABC):
         if key not in self._optima:
             c = (torch.from_numpy(p)[:, None] * self._mean_weight).reshape(1, -1)
             X = self._X.reshape(1, -1, self._X.shape[-1])
-            w, norm = self._newton(X, self._y.reshape(1, -1), c)
+            w, norm = self._minimise(X, self._y.reshape(1, -1), c)
             w = w[0].numpy()
             self._optima[key] = (w, float(self.loss(w, p)), float(norm[0]))
         return self._optima[key]
@@ -295,13 +301,16 @@ class DataProblem(ABC):
     def optimality_gap_bound(self, weights=None) -> float:
         r"""Certificate :math:`F_p(\hat w)-F_p^*\le\|\nabla F_p(\hat w)\|^2/(2\mu)` of the
         computed optimum (:math:`\mu`-strong convexity)."""
-        return self._solve(weights)[2] ** 2 / (2 * self.mu)
+        norm = self._solve(weights)[2]
+        if norm == 0.0:
+            return 0.0
+        return norm**2 / (2 * self.mu) if self.mu > 0 else float("inf")
 
     def client_optima(self) -> tuple[np.ndarray, np.ndarray]:
         r"""Local minimisers :math:`w_k^*` ``[N, d]`` and minima :math:`F_k^*` ``[N]``."""
         key = b"clients"
         if key not in self._optima:
-            w, norm = self._newton(self._X, self._y, self._mean_weight)
+            w, norm = self._minimise(self._X, self._y, self._mean_weight)
             w = w.numpy()
             values = np.diagonal(self.client_losses(w)).copy()
             self._optima[key] = (w, values, float(norm.max()))

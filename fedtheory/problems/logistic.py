@@ -15,6 +15,18 @@ The Hessian of :math:`\ell` in :math:`z` is :math:`\mathrm{diag}(s)-ss^\top\prec
 (Gershgorin: row :math:`c` gives :math:`s_c(1-s_c)+s_c\sum_{c'\ne c}s_{c'}=2s_c(1-s_c)\le\frac12`),
 hence :math:`L=\max_k\lambda_{\max}(X_k^\top X_k)/(2n_k)+\rho` (upper bound) and
 :math:`\mu=\rho`.
+
+**CA-Fed Lemma 1 on a ball** :math:`W` (certified upper bounds, not suprema). The residual
+:math:`r_i=\partial\ell/\partial z` satisfies :math:`\|r_i\|\le\beta` with
+:math:`\beta=1` (binary, :math:`|s-y|\le1`) or :math:`\sqrt2`
+(multinomial, :math:`\|s-e_y\|^2\le2(1-s_y)^2`). With :math:`R_W=\|c\|+r`,
+:math:`\lambda_k=\lambda_{\max}(X_k^\top X_k/n_k)` and :math:`\nu_k=\max_i\|x_i\|`:
+
+.. math:: D_k=\beta\min\big(\sqrt{\lambda_k},\tfrac1{n_k}\textstyle\sum_i\|x_i\|\big)+\rho R_W,
+          \quad \sup_W\sigma_k^2\le\text{factor}_k\,\beta^2\tfrac1{n_k}\textstyle\sum_i\|x_i\|^2,
+
+:math:`G_k^2=\min\{(\beta\nu_k+\rho R_W)^2,\ D_k^2+\sup_W\sigma_k^2\}` and
+:math:`H_k=D_k(\|c-w_B^*\|+r)` (mean-value theorem).
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
+from fedtheory.problems.ball import Ball, LemmaOneConstants
 from fedtheory.problems.data_backed import ClassificationProblem
 
 __all__ = ["LogisticRegressionProblem", "MultinomialLogisticProblem"]
@@ -35,7 +48,36 @@ def _max_gram_eigenvalue(data: FederatedDataset) -> float:
     return float(np.linalg.eigvalsh(gram)[:, -1].max())
 
 
-class LogisticRegressionProblem(ClassificationProblem):
+class _GLMBallBounds(ClassificationProblem):
+    """Certified CA-Fed Lemma 1 bounds for generalised linear models (module docstring)."""
+
+    _RESIDUAL_BOUND: float
+
+    def max_noise_variance(self, ball: Ball) -> np.ndarray:
+        r"""Upper bound on :math:`\max_{w\in W}\sigma_k^2(w)` ``[N]`` (holds on all of
+        :math:`\mathbb R^d`)."""
+        ball.check_dim(self.dim, self._owner)
+        m2 = np.sum(self.data.features**2, axis=(1, 2)) / self.data.counts
+        return self.noise_factor() * self._RESIDUAL_BOUND**2 * m2
+
+    def lemma1_constants(self, ball: Ball, weights=None) -> LemmaOneConstants:
+        r"""Certified upper bounds :math:`D_k,G_k,H_k` on ``ball`` (``exact=False``), with
+        :math:`H` relative to :math:`w_B^*`, the optimum for ``weights``."""
+        ball.check_dim(self.dim, self._owner)
+        X, n, beta = self.data.features, self.data.counts, self._RESIDUAL_BOUND
+        norms = np.linalg.norm(X, axis=-1)  # [N, n_max], 0 on padding
+        gram = np.einsum("nsp,nsq->npq", X, X) / n[:, None, None]
+        data_grad = beta * np.minimum(np.sqrt(np.linalg.eigvalsh(gram)[:, -1]), norms.sum(1) / n)
+        ridge_grad = self.ridge * ball.farthest_distance(np.zeros(self.dim))
+        D = data_grad + ridge_grad
+        G2 = np.minimum(
+            (beta * norms.max(1) + ridge_grad) ** 2, D**2 + self.max_noise_variance(ball)
+        )
+        w_ref, _ = self.optimum(weights)
+        return LemmaOneConstants(D, np.sqrt(G2), D * ball.farthest_distance(w_ref), exact=False)
+
+
+class LogisticRegressionProblem(_GLMBallBounds):
     r"""Binary logistic regression with ridge :math:`\rho>0` on federated data.
 
     Parameters
@@ -58,6 +100,8 @@ class LogisticRegressionProblem(ClassificationProblem):
     >>> bool(prob.optimality_gap_bound() < 1e-18)
     True
     """
+
+    _RESIDUAL_BOUND = 1.0
 
     def __init__(
         self,
@@ -116,7 +160,7 @@ class LogisticRegressionProblem(ClassificationProblem):
         )
 
 
-class MultinomialLogisticProblem(ClassificationProblem):
+class MultinomialLogisticProblem(_GLMBallBounds):
     r"""Multinomial (softmax) logistic regression with ridge :math:`\rho>0`.
 
     Parameters are those of :class:`LogisticRegressionProblem`; ``data.num_classes`` gives
@@ -129,6 +173,8 @@ class MultinomialLogisticProblem(ClassificationProblem):
     >>> prob.dim
     650
     """
+
+    _RESIDUAL_BOUND = float(np.sqrt(2.0))
 
     def __init__(
         self,
