@@ -46,7 +46,8 @@ def settings(size: Size) -> dict:
     }
 
 
-def _problem(s: dict) -> tuple[QuadraticProblem, float]:
+def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
+    """The quadratic problem of settings ``s`` and the radius of the ball ``W``."""
     problem = QuadraticProblem.random(
         s["num_clients"],
         s["dim"],
@@ -60,30 +61,53 @@ def _problem(s: dict) -> tuple[QuadraticProblem, float]:
     return problem, radius
 
 
-def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
-    """Theorem 2 at horizon ``T`` (value, hypotheses hold)."""
-    mix = process.mixing_constants()
+def schedule(s: dict, horizon: int) -> np.ndarray:
+    """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b))."""
     eta = InverseTime(s["a"], s["b"])
-    sched = np.array([eta(t) for t in range(horizon + 1)])
+    return np.array([eta(t) for t in range(horizon + 1)])
+
+
+def _constants(s, problem, radius, process, horizon):
+    """Everything Theorem 2 needs except the weights, as ``theorem2.evaluate`` keywords."""
+    mix = process.mixing_constants()
     norm_c = np.linalg.norm(problem.c, axis=1)
     L_k = np.linalg.eigvalsh(problem.A)[:, -1]
     D = float(np.max(L_k * (radius + norm_c)))  # sup of ||grad F_k|| on W (upper estimate)
     sigma2 = np.full(problem.num_clients, problem.dim * problem.noise_std**2)
     lemma = cafed.lemma1_constants(D, sigma2, 2 * radius)
-    agg = cafed.theorem2_aggregates(sched, lam=mix.rate, C_P=mix.C_P, T_P=mix.T_P, H=lemma.H)
     w_star, _ = problem.optimum()
+    kw = {
+        "E": s["local_steps"],
+        "M": 2**problem.num_clients,
+        "L": problem.L,
+        "Gamma": problem.gamma(),
+        "G": lemma.G,
+        "D": lemma.D,
+        "H": lemma.H,
+        "lam": mix.rate,
+        "C_P": mix.C_P,
+        "T_P": mix.T_P,
+        "dist0_sq": float(w_star @ w_star),  # w_0 = 0
+    }
+    return kw, sigma2
+
+
+def program(s, problem, radius, process, horizon: int, Q: float) -> cafed.Theorem2Program:
+    """CA-Fed Theorem 2 as a function of the weights (App. D form) on this instance."""
+    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    return cafed.theorem2_program(schedule(s, horizon), sigma2=sigma2, pi=process.pi, Q=Q, **kw)
+
+
+def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
+    """Theorem 2 at horizon ``T`` (value, hypotheses hold)."""
+    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    agg = cafed.theorem2_aggregates(
+        schedule(s, horizon), lam=kw["lam"], C_P=kw.pop("C_P"), T_P=kw["T_P"], H=kw.pop("H")
+    )
     res = cafed.theorem2.evaluate(
         **agg.as_kwargs(),
+        **kw,
         Q=float(q.sum()),
-        E=s["local_steps"],
-        M=2**problem.num_clients,
-        L=problem.L,
-        Gamma=problem.gamma(),
-        G=lemma.G,
-        D=lemma.D,
-        lam=mix.rate,
-        T_P=mix.T_P,
-        dist0_sq=float(w_star @ w_star),  # w_0 = 0
         pi_q=float(process.pi @ q),
         noise_q=float(np.sum(sigma2 * process.pi * q**2)),
         strict=False,
@@ -92,13 +116,13 @@ def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
 
 
 def compute(s: dict) -> dict[str, np.ndarray]:
-    problem, radius = _problem(s)
+    problem, radius = problem_on_ball(s)
     pi = np.array(s["pi"])
     q = problem.alpha.copy()  # biased weights q = alpha (F_B != F)
     horizons = np.array(s["horizons"])
     rounds = int(horizons.max())
     eta = InverseTime(s["a"], s["b"])
-    weights = np.array([eta(t) for t in range(rounds + 1)])  # eta_0..eta_T
+    weights = schedule(s, rounds)  # eta_0..eta_T
     measured = np.empty((len(s["lams"]), s["replicates"], horizons.size))
     bound = np.empty((len(s["lams"]), horizons.size))
     inside = np.empty((len(s["lams"]), horizons.size))
