@@ -9,6 +9,7 @@ Modules are imported in the order of the report (SPEC §8 / issue 7 item 1).
 from validation import example1_fedavg, example1_algorithms
 from validation import cafed_decomposition
 from validation import cafed_theorem2
+from validation import cafed_weights
 from validation import fedau_weights
 from validation import e3cs_regret
 from validation import errata
