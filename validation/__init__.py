@@ -12,6 +12,7 @@ from validation import cafed_theorem2
 from validation import cafed_weights
 from validation import fedau_weights
 from validation import e3cs_regret
+from validation import mimic_dropout
 from validation import errata
 from validation.registry import CHECKS, Check
 
