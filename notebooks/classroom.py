@@ -23,10 +23,10 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
-from fedtheory.bounds import cafed, fedlaavg
+from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
+from fedtheory.bounds import cafed, fedau, fedlaavg
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import AverageParticipating, FedAvg, FixedWeights, simulate
+from fedtheory.sim import AverageParticipating, FedAU, FedAvg, FixedWeights, simulate
 
 # %% [markdown]
 # ## 1. FedAvg on FedLaAvg's Example 1
@@ -109,3 +109,40 @@ ax.axhline(float(dec.theorem1.terms["bias"].flat[0]), ls=":", label="Theorem 1 b
 ax.set(xlabel="round t", ylabel="error (objective units)", title="CA-Fed Theorems 1 and 3")
 ax.legend(fontsize=8)
 assert np.all(dec.measured <= dec.theorem1.total * (1 + 1e-9))
+
+# %% [markdown]
+# ## 3. FedAU's online weights
+#
+# FedAU does not know the participation probability $p_n$ of client $n$: it uses the mean of
+# the observed participation intervals, each cut off at $K$ (Algorithm 2). An interval is
+# $\min(G, K)$ with $G\sim\mathrm{Geom}(p)$, whose mean is
+
+# %%
+fedau.cutoff_mean  # noqa: B018  (Jupyter renders the formula)
+
+# %% [markdown]
+# so $p\,\omega_t\to1-(1-p)^K$: nearly unbiased for large $K$. The proof of Theorem 3 bounds
+# the per-round weight error $\mathbb E[(p\,\omega_t-1)^2]$ by
+
+# %%
+fedau.theorem3_per_round  # noqa: B018  (Jupyter renders the formula)
+
+# %%
+p_n, cutoff, rounds = np.array([0.05, 0.2, 0.6]), 10, 80
+mask = Bernoulli(p_n).sample(rounds, replicates=4000, seed=0)  # [R, T, N]
+rule = FedAU(cutoff=cutoff)
+state = rule.init(mask.shape[0], mask.shape[2])
+error = np.empty((rounds, p_n.size))  # Monte-Carlo E[(p omega_t - 1)^2]
+for t in range(rounds):
+    error[t] = ((p_n * state.omega.numpy() - 1.0) ** 2).mean(axis=0)
+    state = rule.update(state, mask[:, t])
+t = np.arange(1, rounds)
+fig, ax = plt.subplots(figsize=(6, 4))
+for i, p in enumerate(p_n):
+    bound = fedau.theorem3_per_round.evaluate(p=p, K=cutoff, t=t).total
+    exact = fedau.weight_error_exact(p, cutoff, rounds)
+    ax.loglog(t, error[1:, i], color=f"C{i}", label=f"Monte Carlo, p={p:g}")
+    ax.loglog(t, exact[1:], ":", color=f"C{i}", label=f"exact, p={p:g}")
+    ax.loglog(t, bound, "--", color=f"C{i}", label=f"Theorem 3 bound, p={p:g}")
+ax.set(xlabel="round t", ylabel="E[(p omega_t - 1)^2]", title=f"FedAU weights, K={cutoff}")
+ax.legend(fontsize=7)
