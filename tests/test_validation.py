@@ -84,6 +84,16 @@ def test_changed_settings_are_recomputed(tmp_path):
     assert "data reused" not in messages[-1]
 
 
+def test_changed_code_is_recomputed(tmp_path, monkeypatch):
+    import validation.runner as runner
+
+    run(["example1-fedavg"], tmp_path, size="tiny", progress=lambda m: None)
+    monkeypatch.setattr(runner, "fingerprint", lambda check: "another version of the code")
+    messages = []
+    run(["example1-fedavg"], tmp_path, size="tiny", progress=messages.append)
+    assert "data reused" not in messages[-1]
+
+
 def test_a_crashing_validation_is_not_swallowed(tmp_path, monkeypatch):
     check = CHECKS["example1-fedavg"]
 

@@ -8,17 +8,22 @@ Layout of the output folder::
     <name>/figure.png
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
-settings is not recomputed, so an interrupted run resumes where it stopped. An exception
+settings and the same code fingerprint (hash of the ``fedtheory`` sources and of the
+validation's module) is not recomputed, so an interrupted run resumes where it stopped and
+a code change is never answered with stale data. An exception
 inside a validation propagates (a crashed validation is a bug, never a silent gap).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -52,18 +57,38 @@ class Outcome:
     seconds: float  # compute time (0 when the data was reused)
 
 
-def _load_if_current(path: Path, settings: dict) -> dict | None:
+@cache
+def _library_digest() -> str:
+    import fedtheory
+
+    h = hashlib.sha256()
+    for path in sorted(Path(fedtheory.__file__).parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def fingerprint(check: Check) -> str:
+    """Hash of the ``fedtheory`` sources and of the module defining ``check``."""
+    module = Path(sys.modules[check.compute.__module__].__file__)
+    return hashlib.sha256((_library_digest() + module.read_text()).encode()).hexdigest()
+
+
+def _load_if_current(path: Path, settings: dict, code: str) -> dict | None:
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as z:
-        if json.loads(str(z["__settings__"])) != settings:
+        if json.loads(str(z["__settings__"])) != settings or "__code__" not in z.files:
             return None
-        return {k: z[k] for k in z.files if k != "__settings__"}
+        if str(z["__code__"]) != code:
+            return None
+        return {k: z[k] for k in z.files if k not in ("__settings__", "__code__")}
 
 
-def _save_data(path: Path, data: dict, settings: dict) -> None:
+def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
     buf = io.BytesIO()
-    np.savez_compressed(buf, __settings__=np.array(json.dumps(settings)), **data)
+    np.savez_compressed(
+        buf, __settings__=np.array(json.dumps(settings)), __code__=np.array(code), **data
+    )
     atomic_write_bytes(path, buf.getvalue())
 
 
@@ -84,12 +109,13 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
     """Compute (or reuse), judge and plot one validation."""
     settings = check.settings(size)
     folder = out / check.name
-    data = _load_if_current(folder / "data.npz", settings)
+    code = fingerprint(check)
+    data = _load_if_current(folder / "data.npz", settings, code)
     reused = data is not None
     start = time.perf_counter()
     if data is None:
         data = check.compute(settings)
-        _save_data(folder / "data.npz", data, settings)
+        _save_data(folder / "data.npz", data, settings, code)
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
     _save_figure(folder / "figure.png", check, data, settings, rows)
