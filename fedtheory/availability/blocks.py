@@ -3,6 +3,10 @@ r"""Alternating availability blocks (FedLaAvg, Yan et al., Example 1 and §2.7 o
 Time is cut into periods of :math:`t_1+t_2` rounds. Clients of group 1 are available in
 the first :math:`t_1` rounds of every period, clients of group 2 in the next :math:`t_2`.
 The process is deterministic: the seed is accepted for a uniform interface and unused.
+
+FedLaAvg's MNIST day/night pattern (strategy ``number``, SPEC §2.7) is the case
+:math:`t_1=t_2=E` where group 1 holds the clients of digits :math:`0..D-1`
+(:meth:`AlternatingBlocks.fedlaavg_digits`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool_array, check_int
 
 
@@ -36,6 +41,23 @@ class AlternatingBlocks(AvailabilityProcess):
         g = [True, False] if group1 is None else group1
         self.group1 = check_bool_array(g, "group1", owner, ndim=1)
         self.num_clients = self.group1.size
+
+    @classmethod
+    def fedlaavg_digits(
+        cls, digits: int, *, num_clients: int = 1000, E: int = 100
+    ) -> AlternatingBlocks:
+        r"""FedLaAvg's MNIST pattern (SPEC §2.7): clients ``0 .. N/10*D - 1`` (digits
+        :math:`0..D-1`, :math:`N/10` clients per digit) are available in rounds
+        :math:`[0,E)` of every period :math:`2E`, the others in :math:`[E,2E)`."""
+        owner = "AlternatingBlocks.fedlaavg_digits"
+        n = check_int(num_clients, "num_clients", owner, low=10)
+        if n % 10:
+            raise ParameterError(
+                f"The 'num_clients' parameter of {owner} must be a multiple of 10 "
+                f"(clients per digit). Got {n} instead."
+            )
+        d = check_int(digits, "digits", owner, low=1, high=9)
+        return cls(E, E, group1=np.arange(n) < n // 10 * d)
 
     @property
     def marginals(self) -> np.ndarray:

@@ -20,7 +20,7 @@ import sympy as sp
 
 from fedtheory.bounds.symbols import NOTATION, keyword_of
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_array
+from fedtheory.params import check_array, interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {
@@ -133,8 +133,9 @@ class Theorem:
                 high_open=n.high_open,
             )
             if n.integer and np.any(a != np.round(a)):
+                where = interval(n.low, n.high, low_open=n.low_open, high_open=n.high_open)
                 raise ParameterError(
-                    f"The '{p}' parameter of {owner} must be an integer in [1, inf). "
+                    f"The '{p}' parameter of {owner} must be an integer in {where}. "
                     f"Got {values[p]} instead."
                 )
             arrays.append(a)

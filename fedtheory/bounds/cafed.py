@@ -12,8 +12,19 @@ availability :math:`\pi` make FedAvg minimise :math:`F_B=\sum_kp_kF_k` with
   :math:`F(w)-F^*\le 2\kappa^2(F_B(w)-F_B^*)+8\kappa^4d_{TV}^2(\alpha,p)\Gamma'`,
   :math:`\Gamma'=\max_k\{F_k(w_B^*)-F_k^*\}`.
 
+* ``cafed.lemma1.G_squared`` / ``cafed.lemma1.H`` -- Lemma 1 (eqs. (6)-(8), proof in
+  App. B): :math:`G^2:=D^2+\max_k\sigma_k^2` and :math:`H\le D\,\mathrm{diam}(W)`.
+* ``cafed.theorem2`` -- upper bound (Theorem 2) on :math:`\mathbb E[F_B(\bar w_{T,0})-F_B^*]`,
+  written over aggregates of the step-size schedule (see :func:`theorem2_aggregates`);
+  :func:`theorem2_program` gives its App. D form for the weight optimisation.
+
 Python names: ``kappa, gap_B, chi2, d_tv, Gamma, Gamma_prime`` denote
-:math:`\kappa, F_B(w)-F_B^*, \chi^2_{\alpha\|p}, d_{TV}, \Gamma, \Gamma'`.
+:math:`\kappa, F_B(w)-F_B^*, \chi^2_{\alpha\|p}, d_{TV}, \Gamma, \Gamma'`; Theorem 2's
+``sum_eta, sum_eta_sq, sum_eta_sq_inv, sum_phi`` denote :math:`S_1=\sum_t\eta_t`,
+:math:`S_2=\sum_t\eta_t^2`, :math:`S_2'=\sum_t(\eta_t^2+1/t^2)`,
+:math:`S_\phi=\sum_t\ln(2C_PHt)\eta_{t-\mathcal J_t}^2`; ``pi_q`` is :math:`\pi^\top q`,
+``noise_q`` is :math:`\sum_k\sigma_k^2\pi_kq_k^2` (so :math:`q^\top\Sigma q=S_2V_q`),
+``dist0_sq`` is :math:`\|w_{0,0}-w^*\|^2`, ``lam`` is :math:`\lambda(P)`.
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
-from fedtheory.params import check_simplex
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real, check_simplex
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -83,3 +95,243 @@ def decomposition(problem, w, p) -> Decomposition:
         kappa=k, gap_B=gap, d_tv=total_variation(alpha, p), Gamma_prime=problem.gamma(p)
     )
     return Decomposition(np.asarray(measured), t1, t3)
+
+
+# --- Lemma 1 ---------------------------------------------------------------------------------
+D, G, H, diam_W, sigma2_max = (symbol(n) for n in ("D", "G", "H", "diam_W", "sigma2_max"))
+
+lemma1_G_squared = register(
+    Theorem(
+        "cafed.lemma1.G_squared",
+        title="CA-Fed Lemma 1 (7): G^2",
+        reference="Rodio et al. 2023, Lemma 1 eq. (7), proof in App. B",
+        kind="exact",
+        terms={"gradient": D**2, "noise": sigma2_max},
+        statement="G^2 := D^2 + max_k sigma_k^2 bounds E||grad F_k(w, xi)||^2 on W",
+    )
+)
+lemma1_H = register(
+    Theorem(
+        "cafed.lemma1.H",
+        title="CA-Fed Lemma 1 (8): H",
+        reference="Rodio et al. 2023, Lemma 1 eq. (8), App. B eq. (21)",
+        kind="upper bound",
+        terms={"H": D * diam_W},
+        statement="|F_k(w) - F_k(w_B^*)| <= D ||w - w_B^*|| <= D diam(W) =: H",
+    )
+)
+
+
+@dataclass(frozen=True)
+class Lemma1Constants:
+    """CA-Fed Lemma 1's constants on a set ``W`` of diameter ``diameter``."""
+
+    D: float  # sup_{w in W, k} ||grad F_k(w)||
+    G: float  # sqrt(D^2 + max_k sigma_k^2)
+    H: float  # D * diam(W)
+
+
+def lemma1_constants(D: float, sigma2, diameter: float) -> Lemma1Constants:
+    r"""CA-Fed Lemma 1 (App. B): from the gradient bound :math:`D` on :math:`W`, the
+    per-client noise variances ``sigma2 [N]`` and :math:`\mathrm{diam}(W)`, return
+    :math:`G=\sqrt{D^2+\max_k\sigma_k^2}` (exact, eq. (7)) and :math:`H=D\,\mathrm{diam}(W)`
+    (upper bound, eq. (8) via (21))."""
+    owner = "cafed.lemma1_constants"
+    D = check_real(D, "D", owner, low=0.0)
+    s2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0)
+    diameter = check_real(diameter, "diameter", owner, low=0.0)
+    g2 = lemma1_G_squared.evaluate(D=D, sigma2_max=float(s2.max())).total
+    h = lemma1_H.evaluate(D=D, diam_W=diameter).total
+    return Lemma1Constants(D, float(np.sqrt(g2)), float(h))
+
+
+# --- Theorem 2 -------------------------------------------------------------------------------
+L, E, M, Q, lam = (symbol(n) for n in ("L", "E", "M", "Q", "lam"))
+T, T_P, C_P = symbol("T"), symbol("T_P"), symbol("C_P")
+pi_q, noise_q, dist0_sq = symbol("pi_q"), symbol("noise_q"), symbol("dist0_sq")
+S1, S2 = symbol("sum_eta"), symbol("sum_eta_sq")
+S2_inv, S_phi, eta_max = symbol("sum_eta_sq_inv"), symbol("sum_phi"), symbol("eta_max")
+
+UPSILON = 2 * dist0_sq / E + sp.Rational(1, 4) * M * Q * S2_inv
+PSI = 4 * L * (E * Q + 2) * Gamma * S2 + sp.Rational(2, 3) * (E - 1) * (2 * E - 1) * G**2 * S2
+PHI = 2 * E * D * G * Q * S_phi
+
+theorem2 = register(
+    Theorem(
+        "cafed.theorem2",
+        title="CA-Fed Theorem 2",
+        reference="Rodio et al. 2023, Theorem 2 (convergence of F_B under Markov availability)",
+        kind="upper bound",
+        terms={
+            "noise": S2 * noise_q / (2 * pi_q * S1),
+            "upsilon": UPSILON / (pi_q * S1),
+            "psi": PSI / S1,
+            "phi": PHI / (sp.log(1 / lam) * S1),
+        },
+        conditions=[
+            Condition(
+                "eta_t <= 1/(2L(EQ+1)) (Lemma 2, App. B)",
+                eta_max,
+                "<=",
+                1 / (2 * L * (E * Q + 1)),
+            ),
+            Condition("T >= T_P", T, ">=", T_P),
+        ],
+        statement=(
+            "E[F_B(wbar_T) - F_B^*] <= ((q^T Sigma q / 2 + upsilon)/(pi^T q) + psi"
+            " + phi/ln(1/lambda(P))) / sum_t eta_t"
+        ),
+    )
+)
+
+
+@dataclass(frozen=True)
+class ScheduleAggregates:
+    r"""Sums over :math:`t=1..T` of a step-size schedule that CA-Fed Theorem 2 needs."""
+
+    T: int
+    sum_eta: np.ndarray  # [...] S_1
+    sum_eta_sq: np.ndarray  # [...] S_2
+    sum_eta_sq_inv: np.ndarray  # [...] S_2'
+    sum_phi: np.ndarray  # [...] S_phi
+    eta_max: np.ndarray  # [...] max_{t<=T} eta_t
+    J: np.ndarray  # [T] the look-back J_t, t = 1..T
+
+    def as_kwargs(self) -> dict:
+        """The keyword arguments of ``theorem2.evaluate`` this record provides."""
+        names = ("T", "sum_eta", "sum_eta_sq", "sum_eta_sq_inv", "sum_phi", "eta_max")
+        return {n: getattr(self, n) for n in names}
+
+
+def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> ScheduleAggregates:
+    r"""Aggregates of the schedule ``eta [..., T+1]`` (entries :math:`\eta_0..\eta_T`) for
+    CA-Fed Theorem 2:
+
+    .. math:: \mathcal J_t=\min\{\max\{\lceil\ln(2C_PHt)/\ln(1/\lambda)\rceil,T_P\},t\},\quad
+              S_\phi=\sum_{t=1}^T\ln(2C_PHt)\,\eta_{t-\mathcal J_t}^2 .
+
+    The asymptotic hypotheses :math:`\sum\eta_t=\infty`, :math:`\sum\ln(t)\eta_t^2<\infty`
+    concern the infinite schedule and cannot be checked on a finite prefix. When
+    :math:`2C_PHt<1` the logarithm is negative and is summed as written."""
+    owner = "cafed.theorem2_aggregates"
+    eta = check_array(eta, "eta", owner, low=0.0, low_open=True)
+    if eta.ndim < 1 or eta.shape[-1] < 2:
+        raise ParameterError(
+            f"The 'eta' parameter of {owner} must be an array [..., T+1] with T >= 1. "
+            f"Got shape {eta.shape} instead."
+        )
+    lam = check_real(lam, "lam", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    C_P = check_real(C_P, "C_P", owner, low=0.0, low_open=True)
+    T_P = check_int(T_P, "T_P", owner, low=0)
+    H = check_real(H, "H", owner, low=0.0, low_open=True)
+    T = eta.shape[-1] - 1
+    t = np.arange(1, T + 1)
+    log_term = np.log(2 * C_P * H * t)  # [T]
+    J = np.minimum(np.maximum(np.ceil(log_term / np.log(1 / lam)), T_P), t).astype(int)
+    run = eta[..., 1:]  # [..., T]
+    return ScheduleAggregates(
+        T=T,
+        sum_eta=run.sum(-1),
+        sum_eta_sq=(run**2).sum(-1),
+        sum_eta_sq_inv=(run**2 + 1.0 / t**2).sum(-1),
+        sum_phi=(log_term * eta[..., t - J] ** 2).sum(-1),
+        eta_max=run.max(-1),
+        J=J,
+    )
+
+
+@dataclass(frozen=True)
+class Theorem2Numerator:
+    r"""The numerator of CA-Fed Theorem 2 at weights ``q``, term by term."""
+
+    noise: float  # q^T Sigma q / (2 pi^T q)
+    upsilon: float  # upsilon / pi^T q
+    psi: float
+    phi: float  # phi / ln(1/lambda(P))
+    total: float
+
+
+@dataclass(frozen=True)
+class Theorem2Program:
+    r"""CA-Fed Theorem 2 in the form of App. D, for a fixed :math:`\|q\|_1=Q`:
+
+    .. math:: \text{bound}(q)=\frac1{S_1}\Big(\frac{\tfrac12q^\top\mathrm{diag}(A)q+B}
+              {\pi^\top q}+C\Big),\quad A_k=\sigma_k^2\pi_kS_2,\ B=\upsilon,\
+              C=\psi+\frac{\phi}{\ln(1/\lambda(P))} .
+
+    ``psi`` and ``phi_over_log`` are kept apart; ``C`` is their sum. The formulas are those of
+    ``cafed.theorem2`` (evaluated once, with its hypotheses checked)."""
+
+    A: np.ndarray  # [N]
+    B: float
+    psi: float
+    phi_over_log: float
+    pi: np.ndarray  # [N]
+    Q: float
+    sum_eta: float
+
+    @property
+    def C(self) -> float:
+        return self.psi + self.phi_over_log
+
+    def numerator(self, q) -> Theorem2Numerator:
+        """The four terms of the numerator at weights ``q [N]`` (with ``sum(q) = Q``)."""
+        q = check_array(q, "q", "Theorem2Program.numerator", shape=self.A.shape, low=0.0)
+        if abs(q.sum() - self.Q) > 1e-9 * max(1.0, self.Q) or self.pi @ q <= 0:
+            raise ParameterError(
+                "The 'q' parameter of Theorem2Program.numerator must be non-negative with "
+                f"sum Q = {self.Q:g} and pi^T q > 0. Got sum {q.sum():g} instead."
+            )
+        mass = float(self.pi @ q)
+        noise = 0.5 * float(q @ (self.A * q)) / mass
+        up = self.B / mass
+        return Theorem2Numerator(noise, up, self.psi, self.phi_over_log, noise + up + self.C)
+
+    def bound(self, q) -> float:
+        """Theorem 2's right-hand side at ``q``."""
+        return self.numerator(q).total / self.sum_eta
+
+
+def theorem2_program(
+    eta,
+    *,
+    sigma2,
+    pi,
+    Q: float,
+    E: int,
+    M: int,
+    L: float,
+    Gamma: float,
+    G: float,
+    D: float,
+    H: float,
+    lam: float,
+    C_P: float,
+    T_P: int,
+    dist0_sq: float,
+) -> Theorem2Program:
+    r"""Coefficients of CA-Fed Theorem 2 as a function of the weights :math:`q` (App. D form,
+    see :class:`Theorem2Program`), for the schedule ``eta [T+1]``, noise ``sigma2 [N]``,
+    availability ``pi [N]`` and the problem and chain constants (Lemma 1's ``D, G, H``;
+    ``C_P, T_P, lam`` of (5)). Raises ``HypothesisViolation`` if the schedule breaks
+    :math:`\eta_t\le1/(2L(EQ+1))` or :math:`T<T_P`."""
+    owner = "cafed.theorem2_program"
+    eta = check_array(eta, "eta", owner, ndim=1)
+    sigma2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0)
+    pi = check_array(pi, "pi", owner, shape=sigma2.shape, low=0.0, high=1.0)
+    agg = theorem2_aggregates(eta, lam=lam, C_P=C_P, T_P=T_P, H=H)
+    res = theorem2.evaluate(
+        **agg.as_kwargs(),
+        Q=Q, E=E, M=M, L=L, Gamma=Gamma, G=G, D=D, lam=lam, T_P=T_P,
+        dist0_sq=dist0_sq, pi_q=1.0, noise_q=0.0,
+    )  # fmt: skip
+    s1 = float(agg.sum_eta)
+    return Theorem2Program(
+        A=sigma2 * pi * float(agg.sum_eta_sq),
+        B=float(res.terms["upsilon"]) * s1,
+        psi=float(res.terms["psi"]) * s1,
+        phi_over_log=float(res.terms["phi"]) * s1,
+        pi=pi,
+        Q=float(Q),
+        sum_eta=s1,
+    )

@@ -5,12 +5,25 @@ r"""Divergences between the target weights :math:`\alpha` and the effective weig
 
 with :math:`d_{TV}^2\le\tfrac14\chi^2` (Cauchy-Schwarz), so Theorem 3's bias term
 :math:`8\kappa^4d_{TV}^2\Gamma'` never exceeds :math:`2\kappa^4\chi^2\Gamma'`.
+
+Inequalities between them (``divergences.tv_chi_square`` in the catalogue and
+:func:`chi_square_max_ratio_bound`):
+
+* :math:`d_{TV}\le\tfrac12\sqrt{\chi^2}` (Cauchy-Schwarz:
+  :math:`\sum|\alpha-p|=\sum\sqrt p\,|\alpha-p|/\sqrt p\le\sqrt{\chi^2}`), tight when
+  :math:`|\alpha_k-p_k|/p_k` is constant on the support;
+* :math:`d_{TV}\le1`;
+* :math:`\chi^2=\sum_k\alpha_k^2/p_k-1\le\max_k\alpha_k/p_k-1`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
+from fedtheory.bounds.base import Theorem
+from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_simplex
 
@@ -44,3 +57,26 @@ def effective_weights(q, pi) -> np.ndarray:
             "Got pi^T q = 0 instead."
         )
     return pi * q / mass
+
+
+tv_chi_square = register(
+    Theorem(
+        "divergences.tv_chi_square",
+        title="TV vs chi-square",
+        reference="Cauchy-Schwarz; used by Rodio et al. 2023 to compare Theorems 1 and 3",
+        kind="upper bound",
+        terms={"bound": sp.sqrt(symbol("chi2")) / 2},
+        statement="d_TV(alpha, p) <= sqrt(chi2(alpha||p)) / 2",
+    )
+)
+
+
+def chi_square_max_ratio_bound(alpha, p) -> float:
+    r"""Upper bound :math:`\chi^2_{\alpha\|p}\le\max_k\alpha_k/p_k-1` (from
+    :math:`\chi^2=\sum_k\alpha_k\cdot\alpha_k/p_k-1`); infinite if some
+    :math:`p_k=0<\alpha_k`."""
+    a = check_simplex(alpha, "alpha", "chi_square_max_ratio_bound")
+    q = check_simplex(p, "p", "chi_square_max_ratio_bound")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(q > 0, a / q, np.where(a > 0, np.inf, 0.0))
+    return float(ratio.max() - 1.0)

@@ -19,15 +19,33 @@ Statements (SPEC §2.2), all *exact* (not bounds):
 
 The paper states the divergence for :math:`\gamma<1/2`; the limit cycle exists whenever
 :math:`|r|<1`, i.e. :math:`0<\gamma<1`, which is the hypothesis checked here.
+
+FedLaAvg's own guarantees (SPEC §2.3-2.6; journal numbering in brackets):
+
+* ``fedlaavg.example1.fedlaavg_bound`` -- upper bound (arXiv Theorem 1 [App. G, Theorem 4]):
+  with :math:`\gamma=1/(2\sqrt T)`, :math:`(\hat x-x^*)^2\le\frac{f(x_0)-f(x^*)}{\sqrt T}
+  +\frac{I^2G^2}{4T}`, :math:`I=\max\{t_1,t_2\}`, :math:`G=\max\{2|x_0-x^*|,|e_1-e_2|\}`,
+  :math:`\hat x=\arg\min_{x_t}f(x_t)`.
+* ``fedlaavg.round_bound`` -- upper bound (App. H eq. (41) [Theorem 3]) with staleness
+  :math:`I`, for :math:`\gamma\le1/(4L)`.
+* ``fedlaavg.corollary_step`` / ``fedlaavg.corollary_step_rounds`` -- the Corollary's step
+  sizes (App. F eqs. (26)-(27)), with the hypothesis :math:`\gamma\le1/(4L)`;
+  :func:`staleness_bound` gives :math:`I=\lceil N/K\rceil E` (Lemma 5 [Lemma 1]).
+
+Python names: ``x0, F_gap, R, C, N, I, G, sigma2, L, beta, E_avail, T`` denote
+:math:`x_0, B=f(x^0)-f^*, R, C, N, I, G, \sigma^2, L, \beta=K/N, E, T`.
 """
 
 from __future__ import annotations
+
+import math
 
 import sympy as sp
 
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
+from fedtheory.params import check_int
 
 e1, e2, gamma = symbol("e1"), symbol("e2"), symbol("gamma")
 t1, t2, tau = symbol("t1"), symbol("t2"), symbol("tau")
@@ -96,3 +114,93 @@ equal_block_amplitude = register(
         statement="t1 = t2 = tau: |X_A - X_B| = (1 - rho)/(1 + rho) |e1 - e2|",
     )
 )
+
+
+# --- FedLaAvg on Example 1 (arXiv Theorem 1, App. G Theorem 4) -------------------------------
+x0, T = symbol("x0"), symbol("T")
+x_star = (e1 + e2) / 2
+STALENESS = sp.Max(t1, t2)
+GRADIENT_BOUND = sp.Max(2 * sp.Abs(x0 - x_star), sp.Abs(e1 - e2))
+
+fedlaavg_bound = register(
+    Theorem(
+        "fedlaavg.example1.fedlaavg_bound",
+        title="FedLaAvg on Example 1",
+        reference="Yan et al. 2020 (FedLaAvg), arXiv Theorem 1; journal App. G Theorem 4",
+        kind="upper bound",
+        terms={
+            "initial": (x0 - x_star) ** 2 / sp.sqrt(T),
+            "staleness": STALENESS**2 * GRADIENT_BOUND**2 / (4 * T),
+        },
+        statement="gamma = 1/(2 sqrt T): (xhat - x^*)^2 <= (f(x_0) - f(x^*))/sqrt(T) + "
+        "I^2 G^2/(4T), I = max(t1, t2), G = max(2|x_0 - x^*|, |e1 - e2|)",
+    )
+)
+
+# --- General non-convex bound, round-based (App. H eq. (41), journal Theorem 3) -------------
+L, G, sigma2, B = symbol("L"), symbol("G"), symbol("sigma2"), symbol("F_gap")
+R, C, N, I = symbol("R"), symbol("C"), symbol("N"), symbol("I")
+beta, E_avail = symbol("beta"), symbol("E_avail")
+_SMALL_STEP = Condition("gamma <= 1/(4L)", gamma, "<=", 1 / (4 * L))
+
+round_bound = register(
+    Theorem(
+        "fedlaavg.round_bound",
+        title="FedLaAvg round-based bound (41)",
+        reference="Yan et al. 2020 (FedLaAvg), journal Theorem 3, App. H eq. (41)",
+        kind="upper bound",
+        terms={
+            "optimisation": 4 * B / (gamma * R * C),
+            "noise": 4 * gamma * sigma2 * L / N,
+            "staleness": 2 * gamma * I * C * L * (G**2 + sigma2) / sp.sqrt(N),
+            "drift": (2 * I**2 / (1 - 2 * gamma * L) + 4 * I**2 + 4 * I + 2)
+            * gamma**2
+            * C**2
+            * L**2
+            * G**2,
+        },
+        conditions=[_SMALL_STEP],
+        statement="(1/R) sum_r E||grad f(x^{rC-1})||^2 <= 4B/(gamma R C) + 4 gamma sigma^2 L/N"
+        " + 2 gamma I C L (G^2 + sigma^2)/sqrt(N) + (2I^2/(1 - 2 gamma L) + 4I^2 + 4I + 2)"
+        " gamma^2 C^2 L^2 G^2",
+    )
+)
+
+CORO_STEP = sp.sqrt(beta) * N ** sp.Rational(1, 4) / (2 * L * sp.sqrt(E_avail) * sp.sqrt(T))
+CORO_STEP_ROUNDS = (
+    sp.sqrt(beta) * N ** sp.Rational(1, 4) / (2 * L * C * sp.sqrt(E_avail) * sp.sqrt(R))
+)
+corollary_step = register(
+    Theorem(
+        "fedlaavg.corollary_step",
+        title="FedLaAvg Corollary step size",
+        reference="Yan et al. 2020 (FedLaAvg), journal Corollary 2, App. F eq. (26)",
+        kind="exact",
+        terms={"gamma": CORO_STEP},
+        conditions=[Condition("gamma <= 1/(4L)", CORO_STEP, "<=", 1 / (4 * L))],
+        statement="gamma = beta^{1/2} N^{1/4} / (2 L E^{1/2} T^{1/2}), requires gamma <= 1/(4L)",
+    )
+)
+corollary_step_rounds = register(
+    Theorem(
+        "fedlaavg.corollary_step_rounds",
+        title="FedLaAvg Corollary step size (rounds)",
+        reference="Yan et al. 2020 (FedLaAvg), journal Corollary 2 (round-based), App. F",
+        kind="exact",
+        terms={"gamma": CORO_STEP_ROUNDS},
+        conditions=[Condition("gamma <= 1/(4L)", CORO_STEP_ROUNDS, "<=", 1 / (4 * L))],
+        statement="gamma = beta^{1/2} N^{1/4} / (2 L C E^{1/2} R^{1/2}), requires gamma <= 1/(4L)",
+    )
+)
+
+
+def staleness_bound(N: int, K: int, E: int) -> int:
+    r"""FedLaAvg Lemma 5 [journal Lemma 1]: with the "absent-longest" selection of :math:`K`
+    of :math:`N` clients and every client available once in each window of :math:`E`
+    iterations, the staleness is at most :math:`I=\lceil N/K\rceil E` (upper bound; the
+    lemma's own statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
+    owner = "fedlaavg.staleness_bound"
+    N = check_int(N, "N", owner, low=1)
+    K = check_int(K, "K", owner, low=1, high=N)
+    E = check_int(E, "E", owner, low=1)
+    return math.ceil(N / K) * E

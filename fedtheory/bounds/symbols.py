@@ -39,6 +39,16 @@ def _count(latex: str, meaning: str) -> Notation:
     return Notation(sp.Symbol(latex, positive=True, integer=True), meaning, low=1.0, integer=True)
 
 
+def _natural(latex: str, meaning: str) -> Notation:
+    return Notation(
+        sp.Symbol(latex, nonnegative=True, integer=True), meaning, low=0.0, integer=True
+    )
+
+
+def _prob(latex: str, meaning: str) -> Notation:
+    return Notation(sp.Symbol(latex, positive=True), meaning, low=0.0, high=1.0, low_open=True)
+
+
 NOTATION: dict[str, Notation] = {
     # FedLaAvg Example 1
     "e1": _real("e_1", "mean of client 1's data (its minimiser)"),
@@ -54,6 +64,55 @@ NOTATION: dict[str, Notation] = {
     "d_tv": _nonneg("d_TV", "total-variation distance between alpha and p", high=1.0),
     "Gamma": _nonneg("Gamma", "heterogeneity max_k F_k(w^*) - F_k^*"),
     "Gamma_prime": _nonneg("Gamma'", "heterogeneity max_k F_k(w_B^*) - F_k^*"),
+    # shared problem constants
+    "L": _pos("L", "smoothness constant"),
+    "G": _nonneg("G", "bound on (stochastic) gradient norms"),
+    "sigma2": _nonneg("sigma^2", "stochastic-gradient variance"),
+    "F_gap": _nonneg(r"\mathcal{F}", "initial sub-optimality f(x_0) - f^*"),
+    "T": _count("T", "number of rounds or iterations"),
+    "N": _count("N", "number of clients"),
+    "eta": _pos("eta", "step size (FedAU global rate; E3CS exponential-weights rate)"),
+    # CA-Fed Lemma 1 and Theorem 2
+    "D": _nonneg("D", "bound on the gradient norm over W (CA-Fed Lemma 1)"),
+    "H": _pos("H", "bound on |F_k(w) - F_k(w_B^*)| over W (CA-Fed Lemma 1)"),
+    "diam_W": _nonneg("diam_W", "diameter of the feasible set W"),
+    "sigma2_max": _nonneg("sigma^2_max", "largest per-client gradient-noise variance"),
+    "E": _count("E", "local steps per round (CA-Fed)"),
+    "M": _count("M", "number of states of the availability chain"),
+    "Q": _pos("Q", "total aggregation weight ||q||_1"),
+    "lam": _pos(r"\lambda_P", "chain correlation (1 + |lambda_2|)/2", high=1.0, high_open=True),
+    "C_P": _pos("C_P", "mixing constant of the chain (CA-Fed (5))"),
+    "T_P": _natural("T_P", "round from which the mixing bound (5) holds"),
+    "dist0_sq": _nonneg("R_0^2", "squared initial distance ||w_{0,0} - w^*||^2"),
+    "pi_q": _pos(r"\pi^{\top}q", "availability-weighted aggregation mass pi^T q"),
+    "noise_q": _nonneg("V_q", "sum_k sigma_k^2 pi_k q_k^2 (so q^T Sigma q = S_2 V_q)"),
+    "sum_eta": _pos("S_1", "sum_{t=1}^T eta_t"),
+    "sum_eta_sq": _nonneg("S_2", "sum_{t=1}^T eta_t^2"),
+    "sum_eta_sq_inv": _nonneg("S_2'", "sum_{t=1}^T (eta_t^2 + 1/t^2)"),
+    "sum_phi": _real("S_phi", "sum_{t=1}^T ln(2 C_P H t) eta_{t - J_t}^2"),
+    "eta_max": _pos("eta_max", "largest step size of the schedule"),
+    # FedAU
+    "p": _prob("p", "participation probability p_n"),
+    "K": _count("K", "FedAU cutoff on the interval length"),
+    "t": _count("t", "round index"),
+    "I": _count("I", "local steps per round (FedAU) / staleness bound (FedLaAvg)"),
+    "Psi_G": _nonneg("Psi_G", "FedAU Assumption 5 constant (0 or G^2)"),
+    "delta2": _nonneg("delta^2", "gradient dissimilarity ||grad F_n - grad f||^2 bound"),
+    "Q_w": _pos("Q_omega", "max_t (1/N) sum_n p_n (omega_t^n)^2 (FedAU Theorem 2)"),
+    "weight_error": _nonneg("W_err", "weight error (1/(NT)) sum_{t,n} E[(p_n omega_t^n - 1)^2]"),
+    "omega_n": _nonneg("omega_n", "time-constant aggregation weight of client n (FedAU)"),
+    "P_mass": _pos("P", "P = sum_n omega_n p_n (FedAU Theorem 1)"),
+    "R_c": _pos("R", "1/log c with c = (1 - min_n p_n)^{-2} (FedAU Corollary 4)"),
+    # E3CS
+    "K_pool": _count("K_{pool}", "number of clients K (E3CS)"),
+    "k_sel": _count("k", "clients selected per round k (E3CS)"),
+    "sum_quota": _nonneg("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
+    # FedLaAvg
+    "x0": _real("x_0", "initial point (FedLaAvg Example 1)"),
+    "R": _count("R", "number of rounds (FedLaAvg round-based bound)"),
+    "C": _count("C", "local iterations per round (FedLaAvg)"),
+    "E_avail": _count("E_a", "availability window: every client is available once per E_a"),
+    "beta": _prob("beta", "participation ratio K/N (FedLaAvg)"),
 }
 
 

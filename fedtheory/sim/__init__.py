@@ -1,15 +1,74 @@
 """Vectorised federated simulator: clients and replicate seeds are tensor dimensions."""
 
-from fedtheory.sim.aggregation import AverageParticipating, FixedWeights, unbiased_weights
-from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim import reference
+from fedtheory.sim.aggregation import (
+    AverageAll,
+    AverageParticipating,
+    FedAU,
+    FedAUState,
+    FixedWeights,
+    StatefulAggregator,
+    average_all,
+    average_participating,
+    fedau_init,
+    fedau_update,
+    fedau_weights,
+    unbiased_weights,
+)
+from fedtheory.sim.algorithm import Algorithm, LocalTraining
+from fedtheory.sim.fedavg import FedAvg, FedAvgState
+from fedtheory.sim.fedlaavg import FedLaAvg, FedLaAvgState, absent_longest
+from fedtheory.sim.fedvarp import FedVARP, FedVARPState
+from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.mifa import MIFA, MIFAState
+from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
-from fedtheory.sim.runner import simulate
+from fedtheory.sim.runner import evaluate_metrics, simulate
+from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
+from fedtheory.sim.selection_fedavg import SelectedFedAvg
+from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection_runner import SelectionRecord, run_selection
 
 __all__ = [
+    "MIFA",
+    "Algorithm",
+    "AverageAll",
     "AverageParticipating",
+    "Constant",
+    "ExponentialDecay",
+    "FedAU",
+    "FedAUState",
     "FedAvg",
+    "FedAvgState",
+    "FedLaAvg",
+    "FedLaAvgState",
+    "FedVARP",
+    "FedVARPState",
     "FixedWeights",
+    "InverseTime",
+    "LocalTraining",
+    "MIFAState",
+    "MimiC",
+    "MimiCState",
     "RunRecord",
+    "StatefulAggregator",
+    "absent_longest",
+    "average_all",
+    "average_participating",
+    "evaluate_metrics",
+    "fedau_init",
+    "fedau_update",
+    "fedau_weights",
+    "local_sgd",
+    "project_ball",
+    "reference",
+    "E3CS",
+    "FedCS",
+    "PowD",
+    "RandomSelection",
+    "SelectedFedAvg",
+    "SelectionRecord",
+    "run_selection",
     "simulate",
     "unbiased_weights",
 ]

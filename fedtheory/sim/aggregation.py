@@ -2,19 +2,28 @@ r"""Aggregation weights :math:`q_k` applied by the server to participants' updat
 
 The server step is :math:`w_{t+1}=w_t+\eta_s\sum_{k\in A_t}q_{t,k}\Delta_t^k` (CA-Fed (3),
 FedAU Algorithm 1). An aggregator maps the participation mask ``[R, N]`` of one round to
-the weights ``[R, N]`` (zero for clients that do not participate). Stateless rules here;
-rules with per-client state (FedAU, CA-Fed) keep it in an explicit record.
+the weights ``[R, N]`` (zero for clients that do not participate). Stateless rules are
+callables ``mask -> q``; rules with per-client state (FedAU here, CA-Fed in
+:mod:`fedtheory.sim.cafed`) follow :class:`StatefulAggregator` and keep that state in an
+explicit immutable record ``[R, N]`` per field.
+
+FedAU's Algorithm 1 divides by :math:`N`: :math:`x_{t+1}=x_t+\frac\eta N\sum_n
+\omega_t^n\mathbb I_t^n\Delta_t^n`, so its weights are :math:`q=\omega/N` (SPEC §5.1, §5.5):
+average-all is :math:`\omega\equiv1`, known participation statistics is
+:math:`\omega_n=1/p_n` (:func:`unbiased_weights` with uniform :math:`\alpha`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
-from fedtheory.params import check_array, check_simplex
+from fedtheory.params import check_array, check_int, check_simplex
 
 
 def average_participating(mask: torch.Tensor) -> torch.Tensor:
@@ -33,6 +42,23 @@ class AverageParticipating:
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         return average_participating(mask)
+
+
+def average_all(mask: torch.Tensor) -> torch.Tensor:
+    r""":math:`q_k=\mathbb 1_{k\in A_t}/N` (FedAU baseline "average all", SPEC §5.5).
+
+    ``mask [R, N]`` bool -> ``[R, N]`` float64."""
+    return mask.to(torch.float64) / mask.shape[-1]
+
+
+@dataclass(frozen=True)
+class AverageAll:
+    """Participants' updates summed and divided by the number of all clients."""
+
+    name: str = "avg-all"
+
+    def __call__(self, mask: torch.Tensor) -> torch.Tensor:
+        return average_all(mask)
 
 
 class FixedWeights:
@@ -61,3 +87,91 @@ def unbiased_weights(alpha, pi) -> FixedWeights:
     a = check_simplex(alpha, "alpha", owner)
     p = check_array(pi, "pi", owner, shape=a.shape, low=0.0, high=1.0, low_open=True)
     return FixedWeights(a / p, name="unbiased")
+
+
+@runtime_checkable
+class StatefulAggregator(Protocol):
+    """An aggregation rule with explicit per-client state (all fields ``[R, N]``).
+
+    Round ``t`` uses ``weights(state, mask)`` (computed from rounds ``< t`` only), then
+    ``update(state, mask)`` records round ``t``'s participation."""
+
+    name: str
+
+    def init(self, replicates: int, num_clients: int) -> NamedTuple: ...
+
+    def weights(self, state: NamedTuple, mask: torch.Tensor) -> torch.Tensor: ...
+
+    def update(self, state: NamedTuple, mask: torch.Tensor) -> NamedTuple: ...
+
+
+class FedAUState(NamedTuple):
+    omega: torch.Tensor  # [R, N] float64: weight omega_t^n (running mean of the intervals)
+    intervals: torch.Tensor  # [R, N] float64: M_n, number of intervals recorded
+    gap: torch.Tensor  # [R, N] float64: S_n^diamond, rounds since the last record
+
+
+def fedau_init(replicates: int, num_clients: int) -> FedAUState:
+    r"""FedAU Algorithm 2 initialisation: :math:`\omega_0^n=1`, :math:`M_n=0`,
+    :math:`S_n^\diamond=0`."""
+    shape = (replicates, num_clients)
+    ones = torch.ones(shape, dtype=torch.float64)
+    return FedAUState(ones, torch.zeros(shape, dtype=torch.float64), torch.zeros_like(ones))
+
+
+def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUState:
+    r"""One iteration of FedAU Algorithm 2 (Wang & Ji 2024), from
+    :math:`\omega_{t-1}` and :math:`\mathbb I_{t-1}` = ``mask [R, N]`` to :math:`\omega_t`:
+
+    .. math::
+        S^\diamond\leftarrow S^\diamond+1;\quad\text{if }\mathbb I_{t-1}=1\text{ or }
+        S^\diamond=K:\ \omega_t=\begin{cases}S^\diamond&M=0\\
+        \frac{M\omega_{t-1}+S^\diamond}{M+1}&M>0\end{cases},\ M\leftarrow M+1,\
+        S^\diamond\leftarrow0;\ \text{else }\omega_t=\omega_{t-1}.
+
+    ``cutoff`` is :math:`K\ge1` (``math.inf`` for :math:`K\to\infty`, the code's default
+    ``K = 100000``). :math:`\omega_t` is the mean of the recorded intervals
+    :math:`\min(G,K)`, an estimate of :math:`\mathbb E\min(G,K)=(1-(1-p)^K)/p` (Theorem 3)."""
+    gap = state.gap + 1.0
+    record = mask.to(torch.bool) | (gap >= cutoff)
+    mean = (state.intervals * state.omega + gap) / (state.intervals + 1.0)
+    omega = torch.where(record, mean, state.omega)
+    intervals = state.intervals + record.to(torch.float64)
+    return FedAUState(omega, intervals, torch.where(record, 0.0, gap))
+
+
+def fedau_weights(state: FedAUState, mask: torch.Tensor) -> torch.Tensor:
+    r""":math:`q_t^n=\mathbb I_t^n\omega_t^n/N` (FedAU Algorithm 1): ``[R, N]``."""
+    return mask.to(torch.float64) * state.omega / mask.shape[-1]
+
+
+@dataclass(frozen=True)
+class FedAU:
+    r"""FedAU's online weights (Wang & Ji 2024, Algorithms 1-2) with cutoff :math:`K`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> rule = FedAU(cutoff=math.inf)
+    >>> s = rule.init(1, 1)
+    >>> for seen in [False, True, False, False, True]:  # intervals 2, then 3
+    ...     s = rule.update(s, torch.tensor([[seen]]))
+    >>> s.omega.item()
+    2.5
+    """
+
+    cutoff: float = math.inf
+    name: str = "fedau"
+
+    def __post_init__(self) -> None:
+        if self.cutoff != math.inf:
+            check_int(self.cutoff, "cutoff", "FedAU", low=1)
+
+    def init(self, replicates: int, num_clients: int) -> FedAUState:
+        return fedau_init(replicates, num_clients)
+
+    def weights(self, state: FedAUState, mask: torch.Tensor) -> torch.Tensor:
+        return fedau_weights(state, mask)
+
+    def update(self, state: FedAUState, mask: torch.Tensor) -> FedAUState:
+        return fedau_update(state, mask, self.cutoff)

@@ -1,18 +1,28 @@
-r"""The protocol every simulated algorithm follows (optax/FedJAX style ``init``/``step``).
+r"""The protocol every simulated algorithm follows (optax/FedJAX style ``init``/``step``),
+and the client/server training configuration the algorithms of this package share.
 
 An algorithm keeps everything it remembers between rounds in an explicit, immutable state
 record whose field ``w`` is the server model ``[R, d]``; per-client server state (weights,
 stored updates, correction variables) lives in further fields with shapes ``[R, N, ...]``.
 ``step`` is a pure function of ``(state, mask, t, generator)``.
+
+Two optional state fields are read by :func:`fedtheory.sim.simulate` for the run record:
+``participants [R, N]`` (bool: the clients that did local work in the last round, when it
+differs from the availability mask, e.g. FedLaAvg's selection or a forced full first round)
+and ``weights [R, N]`` (the aggregation weights :math:`q_{t,k}` applied in the last round).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import torch
 
+from fedtheory.params import check_int, check_real
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
 
 
 @runtime_checkable
@@ -38,3 +48,78 @@ class Algorithm(Protocol):
     ) -> AlgorithmState:
         """One round ``t`` with availability ``mask [R, N]``."""
         ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalTraining:
+    r"""Configuration shared by the algorithms: client and server side of one round.
+
+    Parameters
+    ----------
+    local_steps : int
+        :math:`E` local mini-batch SGD steps (FedAU's :math:`I`, FedLaAvg's :math:`C`).
+    lr : float or schedule
+        Client rate :math:`\eta_l` (or :math:`\gamma`), constant or ``t -> eta_t``.
+    server_lr : float or schedule
+        Server rate :math:`\eta_s` (FedAU :math:`\eta`, MimiC :math:`\eta_g^t`).
+    prox : float
+        FedProx proximal coefficient :math:`\mu_{\rm prox}\ge0` (0: plain SGD).
+    radius : float, optional
+        Project the server model onto the ball of this radius around 0 (CA-Fed (3)).
+    full_first_round : bool
+        Every client participates in round 0, whatever the mask (MimiC's initialisation;
+        the MimiC code does it for every algorithm, SPEC §1.3).
+    """
+
+    local_steps: int = 1
+    lr: StepSize = 0.1
+    server_lr: StepSize = 1.0
+    prox: float = 0.0
+    radius: float | None = None
+    full_first_round: bool = False
+    client_lr: Schedule = field(init=False, repr=False, compare=False)
+    server_rate: Schedule = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_int(self.local_steps, "local_steps", owner, low=1)
+        check_real(self.prox, "prox", owner, low=0.0)
+        if self.radius is not None:
+            check_real(self.radius, "radius", owner, low=0.0, low_open=True)
+        object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
+        object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))
+
+    def participants(self, mask: torch.Tensor, t: int) -> torch.Tensor:
+        """The clients that work in round ``t``: ``mask [R, N]``, or all in a forced round 0."""
+        if self.full_first_round and t == 0:
+            return torch.ones_like(mask, dtype=torch.bool)
+        return mask.to(torch.bool)
+
+    def local_updates(
+        self,
+        problem: FederatedProblem,
+        w: torch.Tensor,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(rep [M], cli [M], Delta [M, d])`` for the participating pairs of ``mask [R, N]``
+        only (the cost follows the number of participants, not N)."""
+        rep, cli = mask.nonzero(as_tuple=True)
+        if rep.numel() == 0:
+            return rep, cli, w.new_zeros(0, w.shape[-1])
+        delta = local_sgd(
+            problem,
+            w[rep],
+            cli,
+            steps=self.local_steps,
+            lr=self.client_lr(t),
+            prox=self.prox,
+            generator=generator,
+        )
+        return rep, cli, delta
+
+    def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
+        r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
+        w_next = w + self.server_rate(t) * v
+        return w_next if self.radius is None else project_ball(w_next, self.radius)

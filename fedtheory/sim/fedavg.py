@@ -1,25 +1,33 @@
 r"""FedAvg with pluggable aggregation weights.
 
-Round :math:`t`: every available client runs :math:`E` local steps from :math:`w_t` and
+Round :math:`t`: every participating client runs :math:`E` local steps from :math:`w_t` and
 reports :math:`\Delta_t^k`; the server applies
-:math:`w_{t+1}=w_t+\eta_s\sum_{k\in A_t}q_{t,k}\Delta_t^k` (CA-Fed (3) without projection).
+
+.. math:: w_{t+1}=\mathrm{Proj}_W\Big(w_t+\eta_s\sum_{k\in A_t}q_{t,k}\Delta_t^k\Big)
+
+(CA-Fed (3); FedAU Algorithm 1 with :math:`q=\omega/N`). The weights come from a stateless
+rule ``mask -> q`` or from a :class:`~fedtheory.sim.aggregation.StatefulAggregator` whose
+per-client state is carried in :class:`FedAvgState`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
-from fedtheory.params import check_int, check_real
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.local import local_sgd
+from fedtheory.sim.aggregation import StatefulAggregator
+from fedtheory.sim.algorithm import LocalTraining
 
 
 class FedAvgState(NamedTuple):
     w: torch.Tensor  # [R, d]
+    aggregator: NamedTuple | None = None  # per-client state of a stateful rule, [R, N] fields
+    weights: torch.Tensor | None = None  # [R, N] q_{t,k} applied in the last round
+    participants: torch.Tensor | None = None  # [R, N] bool, clients that worked last round
 
 
 Aggregator = Callable[[torch.Tensor], torch.Tensor]
@@ -27,23 +35,25 @@ Aggregator = Callable[[torch.Tensor], torch.Tensor]
 
 
 @dataclass(frozen=True)
-class FedAvg:
-    r"""FedAvg: ``local_steps`` = :math:`E`, ``lr`` = :math:`\eta` (client), ``server_lr`` =
-    :math:`\eta_s`, ``aggregator`` gives :math:`q_{t,k}`."""
+class FedAvg(LocalTraining):
+    r"""FedAvg: ``aggregator`` gives :math:`q_{t,k}`; ``local_steps`` = :math:`E`, ``lr`` =
+    :math:`\eta` (client), ``server_lr`` = :math:`\eta_s`, further options in
+    :class:`~fedtheory.sim.algorithm.LocalTraining` (FedProx term, projection, ...).
 
-    aggregator: Aggregator
-    local_steps: int = 1
-    lr: float = 0.1
-    server_lr: float = 1.0
-    name: str = field(default="fedavg")
+    Examples
+    --------
+    >>> from fedtheory.sim.aggregation import FedAU
+    >>> FedAvg(FedAU(cutoff=50), local_steps=5, lr=0.1).name
+    'fedavg'
+    """
 
-    def __post_init__(self) -> None:
-        check_int(self.local_steps, "local_steps", "FedAvg", low=1)
-        check_real(self.lr, "lr", "FedAvg", low=0.0, low_open=True)
-        check_real(self.server_lr, "server_lr", "FedAvg", low=0.0, low_open=True)
+    aggregator: Aggregator | StatefulAggregator
+    name: str = "fedavg"
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
-        return FedAvgState(w0)
+        agg = self.aggregator
+        stateful = isinstance(agg, StatefulAggregator)
+        return FedAvgState(w0, agg.init(w0.shape[0], problem.num_clients) if stateful else None)
 
     def step(
         self,
@@ -56,13 +66,12 @@ class FedAvg:
         """One round: ``state.w [R, d]``, ``mask [R, N]`` -> next state.
 
         Only the participating (replicate, client) pairs do local work."""
-        w = state.w
-        rep, cli = mask.nonzero(as_tuple=True)  # [M], [M]
-        if rep.numel() == 0:
-            return state
-        delta = local_sgd(
-            problem, w[rep], cli, steps=self.local_steps, lr=self.lr, generator=generator
-        )
-        q = self.aggregator(mask)[rep, cli]  # [M]
-        step = torch.zeros_like(w).index_add_(0, rep, q[:, None] * delta)
-        return FedAvgState(w + self.server_lr * step)
+        w, agg = state.w, self.aggregator
+        mask = self.participants(mask, t)
+        if state.aggregator is None:
+            q, agg_state = agg(mask), None
+        else:
+            q, agg_state = agg.weights(state.aggregator, mask), agg.update(state.aggregator, mask)
+        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
+        return FedAvgState(self.server_update(w, v, t), agg_state, q, mask)

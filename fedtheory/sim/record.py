@@ -1,8 +1,9 @@
 """The record of a simulated run: per-round iterates and metrics, configuration, seed and
-library versions, so that the run can be reproduced and saved."""
+library versions, so that the run can be reproduced, saved and tabulated."""
 
 from __future__ import annotations
 
+import io
 import json
 import platform
 from dataclasses import dataclass, field
@@ -33,37 +34,82 @@ def library_versions() -> dict[str, str]:
     }
 
 
+_OPTIONAL = ("participation", "eval_rounds", "participants", "available", "effective_weights")
+
+
 @dataclass
 class RunRecord:
-    """Result of :func:`fedtheory.sim.simulate`.
+    r"""Result of :func:`fedtheory.sim.simulate`.
 
     Attributes
     ----------
     iterates : ndarray [R, T+1, d]
-        Server models :math:`w_0,\\dots,w_T` for every replicate.
-    participation : ndarray [R, T, N]
-        Availability mask that was used.
-    metrics : dict of ndarray [R, T+1]
-        Per-round metrics, e.g. ``"gap"`` = :math:`F(w_t)-F^*`.
+        Server models :math:`w_0,\dots,w_T` for every replicate.
+    participation : ndarray [R, T, N] or None
+        Availability mask that was used (``None`` if the run did not keep it).
+    metrics : dict of ndarray [R, K]
+        Metrics at rounds ``eval_rounds``: ``"gap"`` = :math:`F(w_t)-F^*`, and when
+        available ``"gap_B"`` = :math:`F_B(w_t)-F_B^*`, ``"grad_sq"`` =
+        :math:`\|\nabla F(w_t)\|^2`, ``"accuracy"``.
     config : dict
         Everything needed to rerun (algorithm, process, sizes, seed).
     versions : dict
         Library versions.
+    eval_rounds : ndarray [K] of int, optional
+        Rounds at which ``metrics`` were evaluated (default every round ``0..T``).
+    participants, available : ndarray [R, T] of int, optional
+        Per round, the number of clients that did local work and that were available.
+    effective_weights : ndarray [R, N], optional
+        Empirical effective weights :math:`\hat p_k=\sum_tq_{t,k}/\sum_{t,h}q_{t,h}` of
+        weight-based algorithms, the measured counterpart of CA-Fed (4)'s
+        :math:`\pi_kq_k/\sum_h\pi_hq_h`.
     """
 
     iterates: np.ndarray
-    participation: np.ndarray
+    participation: np.ndarray | None
     metrics: dict[str, np.ndarray]
     config: dict
     versions: dict[str, str] = field(default_factory=library_versions)
+    eval_rounds: np.ndarray | None = None
+    participants: np.ndarray | None = None
+    available: np.ndarray | None = None
+    effective_weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.eval_rounds is None:
+            self.eval_rounds = np.arange(self.iterates.shape[1])
+
+    def to_pandas(self):
+        """One row per (replicate, metric round): the metrics and the participation counts
+        of that round (NaN for the final round ``T``, which has no step).
+
+        Requires pandas (an optional dependency)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "RunRecord.to_pandas needs pandas, an optional dependency of fedtheory: "
+                "install it with `pip install pandas`."
+            ) from None
+        reps, rounds = self.iterates.shape[0], self.eval_rounds
+        columns = {
+            "replicate": np.repeat(np.arange(reps), rounds.size),
+            "round": np.tile(rounds, reps),
+        }
+        columns.update({k: v.reshape(-1) for k, v in self.metrics.items()})
+        for name in ("participants", "available"):
+            counts = getattr(self, name)
+            if counts is not None:
+                padded = np.concatenate([counts, np.full((reps, 1), np.nan)], axis=1)
+                columns[name] = padded[:, rounds].reshape(-1)
+        return pd.DataFrame(columns)
 
     def save(self, path: str | Path) -> None:
         """Write the record to one ``.npz`` file (atomically)."""
-        arrays = {"iterates": self.iterates, "participation": self.participation}
+        arrays = {"iterates": self.iterates}
+        arrays.update({k: getattr(self, k) for k in _OPTIONAL if getattr(self, k) is not None})
         arrays.update({f"metric_{k}": v for k, v in self.metrics.items()})
         meta = json.dumps({"config": self.config, "versions": self.versions})
-        import io
-
         buf = io.BytesIO()
         np.savez_compressed(buf, meta=np.array(meta), **arrays)
         atomic_write_bytes(Path(path), buf.getvalue())
@@ -74,4 +120,8 @@ class RunRecord:
         with np.load(Path(path), allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             metrics = {k[7:]: z[k] for k in z.files if k.startswith("metric_")}
-            return cls(z["iterates"], z["participation"], metrics, meta["config"], meta["versions"])
+            optional = {k: z[k] for k in _OPTIONAL if k in z.files}
+            participation = optional.pop("participation", None)
+            return cls(
+                z["iterates"], participation, metrics, meta["config"], meta["versions"], **optional
+            )

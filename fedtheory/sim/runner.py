@@ -1,8 +1,10 @@
 r"""``simulate`` wires a problem, an availability process and an algorithm together.
 
-It only orchestrates: the availability mask ``[R, T, N]`` is sampled once, each round
-calls ``algorithm.step`` on all replicates at once, and the record gets the iterates and
-the target-objective gap :math:`F(w_t)-F^*`.
+It only orchestrates: the availability mask ``[R, T, N]`` is sampled in chunks of rounds
+(so that ``10^5`` clients fit in memory), each round calls ``algorithm.step`` on all
+replicates at once, and the record gets the iterates, the participation counts, the
+empirical effective weights and the metrics (:math:`F(w_t)-F^*`, and when the problem or
+the caller offers them :math:`F_B(w_t)-F_B^*`, :math:`\|\nabla F(w_t)\|^2`, accuracy).
 """
 
 from __future__ import annotations
@@ -13,10 +15,34 @@ import torch
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError, ParameterError
-from fedtheory.params import check_array, check_int, check_seed
+from fedtheory.params import check_array, check_int, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import Algorithm
 from fedtheory.sim.record import RunRecord
+
+MASK_CHUNK_ELEMENTS = 1 << 24
+"""Availability is sampled in chunks of about this many (replicate, round, client) cells."""
+
+
+def evaluate_metrics(
+    problem: FederatedProblem, w: np.ndarray, *, biased_weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    r"""Metrics of models ``w [..., d]``, each ``[...]``.
+
+    ``gap`` = :math:`F(w)-F^*`; ``gap_B`` = :math:`F_B(w)-F_B^*` with
+    :math:`F_B=\sum_kp_kF_k` for ``biased_weights`` :math:`p` (CA-Fed (4)); ``grad_sq`` =
+    :math:`\|\nabla F(w)\|^2` if the problem has an exact ``full_grad(w [d]) -> [d]``
+    (data-backed problems); ``accuracy`` if it has ``accuracy(w [..., d]) -> [...]``."""
+    out = {"gap": problem.loss(w) - problem.optimum()[1]}
+    if biased_weights is not None:
+        out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
+    if hasattr(problem, "full_grad"):
+        points = w.reshape(-1, w.shape[-1])  # [P, d]
+        sq = [float(np.sum(np.square(problem.full_grad(x)))) for x in points]
+        out["grad_sq"] = np.array(sq).reshape(w.shape[:-1])
+    if hasattr(problem, "accuracy"):
+        out["accuracy"] = np.asarray(problem.accuracy(w))
+    return out
 
 
 def simulate(
@@ -28,6 +54,9 @@ def simulate(
     replicates: int = 1,
     seed: int = 0,
     w0=None,
+    biased_weights=None,
+    eval_every: int = 1,
+    keep_masks: bool = True,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -44,6 +73,12 @@ def simulate(
         on ``(seed, t)``.
     w0 : array [d], optional
         Initial model (default zeros).
+    biased_weights : array [N], optional
+        Weights :math:`p` of the biased objective :math:`F_B` (metric ``gap_B``).
+    eval_every : int
+        Evaluate the metrics every this many rounds (and at the last round).
+    keep_masks : bool
+        Keep the availability mask ``[R, T, N]`` in the record (set False for huge N).
 
     Examples
     --------
@@ -59,31 +94,58 @@ def simulate(
     rounds = check_int(rounds, "rounds", owner, low=1)
     replicates = check_int(replicates, "replicates", owner, low=1)
     seed = check_seed(seed, owner)
-    if availability.num_clients != problem.num_clients:
+    eval_every = check_int(eval_every, "eval_every", owner, low=1)
+    n = problem.num_clients
+    if availability.num_clients != n:
         raise ParameterError(
-            f"The 'availability' parameter of {owner} must have N={problem.num_clients} "
+            f"The 'availability' parameter of {owner} must have N={n} "
             f"clients like the problem. Got {availability.num_clients} instead."
         )
+    p_biased = None
+    if biased_weights is not None:
+        p_biased = check_simplex(biased_weights, "biased_weights", owner)
+        if p_biased.shape != (n,):
+            raise ParameterError(
+                f"The 'biased_weights' parameter of {owner} must have length N={n}. "
+                f"Got length {p_biased.shape[0]} instead."
+            )
     start = (
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
-    mask = availability.sample(rounds, replicates=replicates, seed=seed)  # [R, T, N]
     state = algorithm.init(problem, torch.from_numpy(start).expand(replicates, -1).clone())
     iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64)
     iterates[:, 0] = state.w
+    masks = []
+    participants = torch.empty(replicates, rounds, dtype=torch.int64)
+    weight_sum = None
     name = getattr(algorithm, "name", type(algorithm).__name__)
-    for t in range(rounds):
-        gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
-        state = algorithm.step(problem, state, mask[:, t], t, gen)
-        bad = ~torch.isfinite(state.w).all(dim=-1)
-        if bad.any():
-            r = int(bad.nonzero()[0, 0])
-            raise DivergenceError(
-                f"{name} diverged in round {t} of replicate {r}: the model is not finite."
-            )
-        iterates[:, t + 1] = state.w
+    chunk = max(1, min(rounds, MASK_CHUNK_ELEMENTS // (replicates * n)))
+    for t0 in range(0, rounds, chunk):
+        mask = availability.sample(
+            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
+        )  # [R, chunk, N]
+        masks.append(mask if keep_masks else mask.sum(-1))
+        for t in range(t0, t0 + mask.shape[1]):
+            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
+            bad = ~torch.isfinite(state.w).all(dim=-1)
+            if bad.any():
+                r = int(bad.nonzero()[0, 0])
+                raise DivergenceError(
+                    f"{name} diverged in round {t} of replicate {r}: the model is not finite."
+                )
+            iterates[:, t + 1] = state.w
+            worked = getattr(state, "participants", None)
+            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1)
+            q = getattr(state, "weights", None)
+            if q is not None:
+                weight_sum = q if weight_sum is None else weight_sum + q
     it = iterates.numpy()
-    _, f_star = problem.optimum()
+    masks = torch.cat(masks, dim=1).numpy()
+    eval_rounds = np.unique(np.append(np.arange(0, rounds + 1, eval_every), rounds))
+    effective = None
+    if weight_sum is not None:
+        effective = (weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)).numpy()
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -92,5 +154,16 @@ def simulate(
         "replicates": replicates,
         "seed": seed,
         "w0": start.tolist(),
+        "biased_weights": None if p_biased is None else p_biased.tolist(),
+        "eval_every": eval_every,
     }
-    return RunRecord(it, mask.numpy(), {"gap": problem.loss(it) - f_star}, config)
+    return RunRecord(
+        it,
+        masks if keep_masks else None,
+        evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased),
+        config,
+        eval_rounds=eval_rounds,
+        participants=participants.numpy(),
+        available=masks.sum(-1) if keep_masks else masks,
+        effective_weights=effective,
+    )

@@ -1,0 +1,48 @@
+r"""Independent Bernoulli availability (FedAU, Wang & Ji, SPEC §5.4 ``bernoulli``; MimiC,
+Sun et al., SPEC §1.5 pattern 2 ``static``).
+
+Client :math:`k` is available in round :math:`t` with probability :math:`p_k`, independently
+across clients and rounds: :math:`u^t_k\sim\mathcal U[0,1)`, available iff :math:`u^t_k<p_k`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory import rng
+from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.params import check_array
+
+
+class Bernoulli(AvailabilityProcess):
+    r"""I.i.d. Bernoulli(:math:`p_k`) availability in every round.
+
+    Parameters
+    ----------
+    p : array [N]
+        Availability probabilities in [0, 1].
+
+    Examples
+    --------
+    >>> Bernoulli([1.0, 0.0]).sample(3)[0].int().tolist()
+    [[1, 0], [1, 0], [1, 0]]
+    """
+
+    def __init__(self, p) -> None:
+        self.p = check_array(p, "p", "Bernoulli", ndim=1, low=0.0, high=1.0)
+        self.num_clients = self.p.size
+
+    @property
+    def marginals(self) -> np.ndarray:
+        return self.p.copy()
+
+    def _sample(self, rounds, replicates, seed, start):
+        u = np.empty((replicates, self.num_clients))  # [R, N] reused buffer
+        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
+        for i, t in enumerate(range(start, start + rounds)):
+            rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
+            np.less(u, self.p, out=out[:, i])
+        return out
+
+    def __repr__(self) -> str:
+        return f"Bernoulli(N={self.num_clients})"

@@ -1,0 +1,63 @@
+r"""Spatially correlated availability: the clients of a cluster share one availability path.
+
+A base process over ``C`` clusters (e.g. a :class:`TwoStateMarkov` with one chain per
+cluster) is sampled once, and client :math:`k` copies the path of its cluster
+:math:`c(k)`: :math:`A^t_k=B^t_{c(k)}`. Clients of one cluster are perfectly correlated,
+clusters keep the base process's law. Marginals: :math:`\pi_k=\pi^{\rm base}_{c(k)}`. The
+chain of the joint availability is the base process's chain (``self.base``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array
+
+
+class Clustered(AvailabilityProcess):
+    r"""Clients of a cluster share the path of one unit of a base process.
+
+    Parameters
+    ----------
+    base : AvailabilityProcess
+        Process over ``C`` clusters.
+    clusters : int array [N]
+        Cluster label of each client, in ``[0, C-1]``.
+
+    Examples
+    --------
+    >>> from fedtheory.availability import TwoStateMarkov
+    >>> proc = Clustered(TwoStateMarkov([0.8, 0.2], 0.9), [0, 0, 1])
+    >>> mask = proc.sample(50, seed=0)[0]
+    >>> bool((mask[:, 0] == mask[:, 1]).all()), proc.marginals.tolist()
+    (True, [0.8, 0.8, 0.2])
+    """
+
+    def __init__(self, base: AvailabilityProcess, clusters) -> None:
+        owner = "Clustered"
+        if not isinstance(base, AvailabilityProcess):
+            raise ParameterError(
+                f"The 'base' parameter of {owner} must be an AvailabilityProcess. "
+                f"Got {type(base).__name__} instead."
+            )
+        last = base.num_clients - 1
+        labels = check_array(clusters, "clusters", owner, ndim=1, low=0, high=last)
+        if labels.size == 0 or np.any(labels != np.round(labels)):
+            raise ParameterError(
+                f"The 'clusters' parameter of {owner} must be a non-empty array of integer "
+                f"labels in [0, {last}]. Got {labels} instead."
+            )
+        self.base, self.clusters = base, labels.astype(np.int64)
+        self.num_clients = labels.size
+
+    @property
+    def marginals(self) -> np.ndarray:
+        return self.base.marginals[self.clusters]
+
+    def _sample(self, rounds, replicates, seed, start):
+        return self.base._sample(rounds, replicates, seed, start)[:, :, self.clusters]
+
+    def __repr__(self) -> str:
+        return f"Clustered({self.base!r}, N={self.num_clients})"

@@ -1,0 +1,114 @@
+r"""Time-varying participation with ratio :math:`P` (MimiC, Sun et al., SPEC §1.5 pattern 3).
+
+Every round each client draws a weight :math:`w^t_i\sim\mathcal U(w_{\rm low},w_{\rm high})`
+(MimiC's code: :math:`\mathcal U(0.1,1)`), and :math:`m=\lfloor NP\rfloor` clients are
+sampled without replacement:
+
+* ``sampler="successive"``: one at a time with probability proportional to the remaining
+  weights, as the authors' ``np.random.choice(N, m, replace=False, p=w)``; the inclusion
+  probabilities given :math:`w^t` are **not** proportional to :math:`w^t`;
+* ``sampler="exact"``: inclusion probabilities given :math:`w^t` exactly
+  :math:`\min(1,c\,w^t_i)` with :math:`\sum_i=m` (systematic sampling, see
+  :mod:`fedtheory.availability.sampling`).
+
+Exactly :math:`m` clients are active per round. Since the weights are i.i.d. across
+clients, both samplers have the same per-round marginal :math:`m/N` for every client.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory import rng
+from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.availability.sampling import (
+    capped_inclusion_probabilities,
+    successive_sample,
+    systematic_sample,
+)
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_int, check_real, check_seed
+
+SAMPLERS = ("successive", "exact")
+
+
+class TimeVaryingParticipation(AvailabilityProcess):
+    r"""MimiC's pattern 3: :math:`\lfloor NP\rfloor` clients per round, drawn with fresh
+    random weights.
+
+    Parameters
+    ----------
+    num_clients : int
+        :math:`N`.
+    ratio : float
+        Participation ratio :math:`P\in(0,1]` with :math:`\lfloor NP\rfloor\ge1`.
+    sampler : {"successive", "exact"}
+        Successive weighted sampling (authors' code) or exact inclusion probabilities.
+    weight_range : (float, float)
+        :math:`(w_{\rm low},w_{\rm high})`, with :math:`0<w_{\rm low}\le w_{\rm high}`.
+
+    Examples
+    --------
+    >>> proc = TimeVaryingParticipation(10, 0.3, sampler="exact")
+    >>> proc.sample(5, seed=0)[0].sum(dim=1).tolist()
+    [3, 3, 3, 3, 3]
+    """
+
+    def __init__(
+        self,
+        num_clients: int,
+        ratio: float,
+        *,
+        sampler: str = "successive",
+        weight_range: tuple[float, float] = (0.1, 1.0),
+    ) -> None:
+        owner = "TimeVaryingParticipation"
+        self.num_clients = check_int(num_clients, "num_clients", owner, low=1)
+        self.ratio = check_real(ratio, "ratio", owner, low=1.0 / self.num_clients, high=1.0)
+        if sampler not in SAMPLERS:
+            raise ParameterError(
+                f"The 'sampler' parameter of {owner} must be one of {SAMPLERS}. "
+                f"Got {sampler!r} instead."
+            )
+        low, high = weight_range
+        self.low = check_real(low, "weight_range[0]", owner, low=0.0, low_open=True)
+        self.high = check_real(high, "weight_range[1]", owner, low=self.low)
+        self.sampler = sampler
+        self.m = int(self.num_clients * self.ratio)
+
+    @property
+    def marginals(self) -> np.ndarray:
+        return np.full(self.num_clients, self.m / self.num_clients)
+
+    def _weights(self, generator: np.random.Generator, replicates: int) -> np.ndarray:
+        return generator.uniform(self.low, self.high, (replicates, self.num_clients))
+
+    def inclusion_probabilities(
+        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
+    ) -> np.ndarray:
+        r"""Conditional inclusion probabilities ``[R, T, N]`` of the exact sampler given each
+        round's weights, :math:`\min(1,c\,w^t_i)` (the weights of the rounds ``sample``
+        draws with the same arguments)."""
+        owner = "TimeVaryingParticipation.inclusion_probabilities"
+        rounds = check_int(rounds, "rounds", owner, low=1)
+        replicates = check_int(replicates, "replicates", owner, low=1)
+        seed, start = check_seed(seed, owner), check_int(start, "start", owner, low=0)
+        out = np.empty((replicates, rounds, self.num_clients))
+        for i, t in enumerate(range(start, start + rounds)):
+            w = self._weights(rng.numpy_rng(seed, t, rng.AVAILABILITY), replicates)
+            out[:, i] = capped_inclusion_probabilities(w, self.m)
+        return out
+
+    def _sample(self, rounds, replicates, seed, start):
+        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
+        for i, t in enumerate(range(start, start + rounds)):
+            gen = rng.numpy_rng(seed, t, rng.AVAILABILITY)
+            w = self._weights(gen, replicates)  # [R, N]
+            if self.sampler == "successive":
+                out[:, i] = successive_sample(w, self.m, gen)
+            else:
+                out[:, i] = systematic_sample(capped_inclusion_probabilities(w, self.m), gen)
+        return out
+
+    def __repr__(self) -> str:
+        return f"TimeVaryingParticipation(N={self.num_clients}, m={self.m}, {self.sampler})"

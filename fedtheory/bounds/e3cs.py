@@ -1,0 +1,81 @@
+r"""E3CS (Huang et al., "Stochastic client selection for FL with volatile clients") -- regret.
+
+Setting: :math:`K` clients, :math:`k` selected per round with probabilities
+:math:`\sigma_t\le p_{i,t}\le1`, :math:`\sum_ip_{i,t}=k`; the fairness quota
+:math:`\sigma_t\in[0,k/K]` may change with :math:`t`. The regret against a comparator
+:math:`p^*_{i,t}=q^*_{i,t}(k-K\sigma_t)+\sigma_t` is bounded in Theorem 1 through
+:math:`S_\sigma=\sum_{t=1}^T(k-K\sigma_t)` (:func:`quota_sum`):
+
+* ``e3cs.regret`` -- upper bound (27): :math:`R_T\le\eta S_\sigma+\frac K\eta\ln K`;
+* ``e3cs.optimal_eta`` -- exact: :math:`\eta^*=\sqrt{K\ln K/S_\sigma}` minimises (27);
+* ``e3cs.regret_optimal`` -- upper bound (28): :math:`R_T\le2\sqrt{S_\sigma K\ln K}`
+  (:math:`2\sqrt{TKk\ln K}` for :math:`\sigma\equiv0`).
+
+The proof (App. B) needs :math:`(k-K\sigma_t)\eta\hat x_{i,t}/K\le1` (Fact 8), which is not
+guaranteed, and a time-constant comparator; see :mod:`fedtheory.bounds.errata`.
+
+Python names: ``K_pool, k_sel, eta, sum_quota`` denote :math:`K,k,\eta,S_\sigma`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from fedtheory.bounds.base import Condition, Theorem
+from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.symbols import symbol
+from fedtheory.params import check_array, check_int
+
+K, k, eta, S = symbol("K_pool"), symbol("k_sel"), symbol("eta"), symbol("sum_quota")
+_REF = "Huang et al. 2022 (E3CS), Theorem 1"
+_K_AT_LEAST_K = Condition("k <= K", k, "<=", K)
+
+regret = register(
+    Theorem(
+        "e3cs.regret",
+        title="E3CS regret (27)",
+        reference=_REF + ", eq. (27)",
+        kind="upper bound",
+        terms={"exploration": eta * S, "weights": K * sp.log(K) / eta},
+        conditions=[_K_AT_LEAST_K],
+        statement="R_T <= eta sum_t (k - K sigma_t) + (K/eta) ln K",
+    )
+)
+optimal_eta = register(
+    Theorem(
+        "e3cs.optimal_eta",
+        title="E3CS optimal eta",
+        reference=_REF + ", eta before eq. (28)",
+        kind="exact",
+        terms={"eta": sp.sqrt(K * sp.log(K) / S)},
+        conditions=[
+            _K_AT_LEAST_K,
+            Condition("sum_t (k - K sigma_t) > 0 (sigma_t = k/K needs no eta)", S, ">", 0),
+        ],
+        statement="eta^* = sqrt(K ln K / sum_t (k - K sigma_t)) minimises (27)",
+    )
+)
+regret_optimal = register(
+    Theorem(
+        "e3cs.regret_optimal",
+        title="E3CS regret (28)",
+        reference=_REF + ", eq. (28)",
+        kind="upper bound",
+        terms={"regret": 2 * sp.sqrt(S * K * sp.log(K))},
+        conditions=[_K_AT_LEAST_K],
+        statement="R_T <= 2 sqrt(sum_t K (k - K sigma_t) ln K)",
+    )
+)
+
+
+def quota_sum(sigma, *, k: int, K: int) -> np.ndarray:
+    r""":math:`S_\sigma=\sum_{t=1}^T(k-K\sigma_t)` for the fairness-quota schedule
+    ``sigma [..., T]`` with :math:`0\le\sigma_t\le k/K` (E3CS (27)); returns ``[...]``."""
+    owner = "e3cs.quota_sum"
+    K = check_int(K, "K", owner, low=1)
+    k = check_int(k, "k", owner, low=1, high=K)
+    s = check_array(sigma, "sigma", owner, low=0.0, high=k / K)
+    if s.ndim < 1:
+        s = s[None]
+    return (k - K * s).sum(-1)

@@ -1,0 +1,77 @@
+r"""FedLaAvg (Yan et al. 2020, Algorithms 1-2; SPEC §2.4).
+
+Round :math:`t`: among the available clients :math:`\mathcal C^t`, select the :math:`K` that
+have been absent longest (smallest last participation round :math:`T_i`, ties broken by
+client index as the code's stable sort does; all of them if fewer than :math:`K` are
+available). Each selected client computes its update :math:`u_i` (:math:`C` local steps;
+one gradient step for Algorithm 1) and the server keeps the latest update of every client:
+
+.. math:: u_i\leftarrow\Delta_t^i,\ T_i\leftarrow t\ (i\in\mathcal B^t),\qquad
+          w_{t+1}=w_t+\eta_s\frac1N\sum_{i=1}^Nu_i\quad\text{(eq. (3)-(4))}.
+
+⚠ Appendix Alg. 3 line 13 omits the :math:`1/N`; it is a typo (SPEC §2.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from fedtheory.params import check_int
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+
+
+def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tensor:
+    """Select, per replicate, the ``k`` available clients with the smallest ``last``.
+
+    ``mask [R, N]`` bool, ``last [R, N]`` int64 (last participation round, -1 = never)
+    -> ``[R, N]`` bool with ``min(k, #available)`` entries per row."""
+    n = mask.shape[-1]
+    key = last * n + torch.arange(n)  # unique: ties broken by client index
+    key = torch.where(mask, key, torch.iinfo(torch.int64).max)
+    chosen = key.topk(min(k, n), dim=-1, largest=False)
+    picked = torch.zeros_like(mask).scatter_(-1, chosen.indices, True)
+    return picked & mask
+
+
+class FedLaAvgState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+    table: UpdateTable  # latest updates [R, N, d] and their mean [R, d]
+    last: torch.Tensor  # [R, N] int64, T_i (-1 before the first participation)
+    participants: torch.Tensor | None = None  # [R, N] bool, the selected B^t
+
+
+@dataclass(frozen=True)
+class FedLaAvg(LocalTraining):
+    r"""FedLaAvg with ``clients_per_round`` = :math:`K` (:math:`\beta=K/N`)."""
+
+    clients_per_round: int = 1
+    name: str = "fedlaavg"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int(self.clients_per_round, "clients_per_round", "FedLaAvg", low=1)
+
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
+        r, n = w0.shape[0], problem.num_clients
+        last = torch.full((r, n), -1, dtype=torch.int64)
+        return FedLaAvgState(w0, empty_table(r, n, w0.shape[1]), last)
+
+    def step(
+        self,
+        problem: FederatedProblem,
+        state: FedLaAvgState,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None = None,
+    ) -> FedLaAvgState:
+        """One round: select absent-longest, refresh their updates, apply the mean."""
+        chosen = absent_longest(self.participants(mask, t), state.last, self.clients_per_round)
+        rep, cli, delta = self.local_updates(problem, state.w, chosen, t, generator)
+        table, _ = refresh(state.table, rep, cli, delta)
+        last = torch.where(chosen, t, state.last)
+        return FedLaAvgState(self.server_update(state.w, table.mean, t), table, last, chosen)

@@ -1,0 +1,58 @@
+r"""FedVARP (Jhunjhunwala et al. 2022), as in the FedAU code (SPEC §5.5).
+
+With :math:`\bar u^{\rm old}=\frac1N\sum_ku_k` taken before this round's refresh,
+
+.. math:: v_t=\bar u^{\rm old}+\frac1{|A_t|}\sum_{k\in A_t}(\Delta_t^k-u_k^{\rm old}),\qquad
+          u_k\leftarrow\Delta_t^k\ (k\in A_t),\qquad w_{t+1}=w_t+\eta_sv_t .
+
+⚠ When nobody participates the FedAU code applies :math:`v_t=0`, not :math:`\bar u^{\rm old}`
+(``skip_empty_rounds=True``, the default, reproduces the code; ``False`` applies the
+formula, i.e. :math:`\bar u^{\rm old}`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+
+
+class FedVARPState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+    table: UpdateTable  # latest updates [R, N, d] and their mean [R, d]
+    participants: torch.Tensor | None = None  # [R, N] bool
+
+
+@dataclass(frozen=True)
+class FedVARP(LocalTraining):
+    """FedVARP: SAGA-style variance reduction over clients with stored updates."""
+
+    skip_empty_rounds: bool = True
+    name: str = "fedvarp"
+
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:
+        return FedVARPState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1]))
+
+    def step(
+        self,
+        problem: FederatedProblem,
+        state: FedVARPState,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None = None,
+    ) -> FedVARPState:
+        """One round: ``v = mean_old + mean over participants of (Delta - u_old)``."""
+        mask = self.participants(mask, t)
+        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
+        table, old = refresh(state.table, rep, cli, delta)
+        count = mask.sum(dim=-1, keepdim=True).to(torch.float64)  # [R, 1]
+        correction = torch.zeros_like(state.w).index_add_(0, rep, delta - old)
+        v = state.table.mean + correction / count.clamp_min(1.0)
+        if self.skip_empty_rounds:
+            v = torch.where(count > 0, v, 0.0)
+        return FedVARPState(self.server_update(state.w, v, t), table, mask)

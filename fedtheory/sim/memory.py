@@ -1,0 +1,38 @@
+r"""Server memory of the latest update of every client, with its running mean.
+
+MIFA, FedVARP and FedLaAvg keep :math:`u_k` = the last update client :math:`k` reported
+(0 before its first participation) and use :math:`\bar u=\frac1N\sum_ku_k` (SPEC §5.5,
+§2.4, §6). Refreshing the rows of the :math:`M` participants updates the mean in
+:math:`O(Md)`, so the cost follows the participants, not :math:`N`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+
+class UpdateTable(NamedTuple):
+    updates: torch.Tensor  # [R, N, d] latest update u_k of every client
+    mean: torch.Tensor  # [R, d] (1/N) sum_k u_k
+
+
+def empty_table(replicates: int, num_clients: int, dim: int) -> UpdateTable:
+    """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64)."""
+    updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64)
+    return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64))
+
+
+def refresh(
+    table: UpdateTable, rep: torch.Tensor, cli: torch.Tensor, delta: torch.Tensor
+) -> tuple[UpdateTable, torch.Tensor]:
+    r"""Store ``delta [M, d]`` as the latest update of pairs ``(rep [M], cli [M])``.
+
+    Returns the new table and the previous rows ``u^{old} [M, d]``;
+    :math:`\bar u\leftarrow\bar u+\frac1N\sum_{m}(\Delta_m-u_m^{old})`."""
+    old = table.updates[rep, cli]  # [M, d]
+    updates = table.updates.index_put((rep, cli), delta)
+    n = table.updates.shape[1]
+    mean = table.mean.index_add(0, rep, (delta - old) / n)
+    return UpdateTable(updates, mean), old

@@ -1,0 +1,49 @@
+r"""MIFA (Gu et al. 2021), as the FedAU and MimiC papers run it (SPEC §1.3, §5.5).
+
+The server stores the latest update :math:`u_k` of every client (0 before its first
+participation) and applies the average over **all** clients:
+
+.. math:: u_k\leftarrow\Delta_t^k\ (k\in A_t),\qquad
+          w_{t+1}=w_t+\eta_s\frac1N\sum_{k=1}^Nu_k .
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+
+
+class MIFAState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+    table: UpdateTable  # latest updates [R, N, d] and their mean [R, d]
+    participants: torch.Tensor | None = None  # [R, N] bool
+
+
+@dataclass(frozen=True)
+class MIFA(LocalTraining):
+    """MIFA: average of every client's latest update (stale for absent clients)."""
+
+    name: str = "mifa"
+
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MIFAState:
+        return MIFAState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1]))
+
+    def step(
+        self,
+        problem: FederatedProblem,
+        state: MIFAState,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None = None,
+    ) -> MIFAState:
+        """One round: refresh the participants' rows, apply the mean of the table."""
+        mask = self.participants(mask, t)
+        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
+        table, _ = refresh(state.table, rep, cli, delta)
+        return MIFAState(self.server_update(state.w, table.mean, t), table, mask)

@@ -1,0 +1,62 @@
+r"""MimiC (Sun, Mao, Zhang 2024, eq. (15)-(16) and Algorithm 1; SPEC §1.3).
+
+Every client :math:`i` has a correction :math:`c_i` (0 until it first participates). In
+round :math:`t`, with participants :math:`\mathcal S_t`,
+
+.. math:: \tilde\Delta_i^t=\Delta_i^t+c_i,\qquad
+          v^t=\frac1{|\mathcal S_t|}\sum_{i\in\mathcal S_t}\tilde\Delta_i^t,\qquad
+          w_{t+1}=w_t+\eta_g^tv^t,\qquad c_i\leftarrow v^t-\Delta_i^t\ (i\in\mathcal S_t),
+
+so :math:`c_i=v^{\rm last}-\Delta_i^{\rm last}` (one :math:`d`-vector per client, SPEC §6).
+Updates here are :math:`\Delta=y_E-w` (the paper's have the opposite sign and
+:math:`w_{t+1}=w_t-\eta_gv`; the rule is linear, so it is the same algorithm). :math:`v` is
+the update before the server rate, as in (16); the official code has :math:`\eta_g=1`.
+With ``full_first_round=True`` every client participates in round 0, where all
+:math:`c_i=0`, so round 0 is a plain average (the paper's and code's initialisation).
+Rounds nobody participates in leave everything unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.aggregation import average_participating
+from fedtheory.sim.algorithm import LocalTraining
+
+
+class MimiCState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+    correction: torch.Tensor  # [R, N, d] c_i = v^last - Delta_i^last
+    participants: torch.Tensor | None = None  # [R, N] bool
+
+
+@dataclass(frozen=True)
+class MimiC(LocalTraining):
+    """MimiC: participants' updates corrected by their drift at their last active round."""
+
+    name: str = "mimic"
+
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MimiCState:
+        c = torch.zeros(w0.shape[0], problem.num_clients, w0.shape[1], dtype=torch.float64)
+        return MimiCState(w0, c)
+
+    def step(
+        self,
+        problem: FederatedProblem,
+        state: MimiCState,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None = None,
+    ) -> MimiCState:
+        """One round: modify, average, update the model, then refresh :math:`c_i`."""
+        mask = self.participants(mask, t)
+        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
+        q = average_participating(mask)[rep, cli, None]  # [M, 1]
+        corrected = delta + state.correction[rep, cli]  # [M, d]
+        v = torch.zeros_like(state.w).index_add_(0, rep, q * corrected)  # [R, d]
+        correction = state.correction.index_put((rep, cli), v[rep] - delta)
+        return MimiCState(self.server_update(state.w, v, t), correction, mask)

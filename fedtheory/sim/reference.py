@@ -1,0 +1,166 @@
+r"""Plain reference implementations: one replicate, one client at a time, NumPy loops.
+
+These are the algorithms written the way the papers state them, for reading, teaching and
+debugging; the vectorised classes of :mod:`fedtheory.sim` must agree with them (tested in
+float64 on deterministic gradients). They read their hyperparameters from the same
+configuration objects but share no update code with the vectorised path.
+
+``run(problem, algorithm, mask [T, N], w0 [d]) -> iterates [T+1, d]``. With stochastic
+gradients, pass ``generator(t)``; the draws then differ from the vectorised path (which
+draws for all participants at once), so only the distribution is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.aggregation import FedAU
+from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim.fedlaavg import FedLaAvg
+from fedtheory.sim.fedvarp import FedVARP
+from fedtheory.sim.mifa import MIFA
+from fedtheory.sim.mimic import MimiC
+
+GeneratorFn = Callable[[int], torch.Generator | None]
+
+
+def fedau_omega(mask: np.ndarray, cutoff: float) -> np.ndarray:
+    r"""FedAU Algorithm 2 written literally: weights :math:`\omega_t^n` ``[T, N]`` from the
+    participation ``mask [T, N]`` (row ``t`` uses rows ``< t`` only)."""
+    rounds, n_clients = mask.shape
+    omega = np.ones((rounds, n_clients))
+    for n in range(n_clients):
+        count, gap, weight = 0, 0, 1.0
+        for t in range(1, rounds):
+            gap += 1
+            if mask[t - 1, n] or gap == cutoff:
+                weight = gap if count == 0 else (count * weight + gap) / (count + 1)
+                count += 1
+                gap = 0
+            omega[t, n] = weight
+    return omega
+
+
+def local_update(
+    problem: FederatedProblem,
+    alg: LocalTraining,
+    w: np.ndarray,
+    k: int,
+    t: int,
+    generator: torch.Generator | None,
+) -> np.ndarray:
+    r"""Client ``k``'s update :math:`\Delta=y_E-w` after ``alg.local_steps`` SGD steps."""
+    y = w.copy()
+    lr = alg.client_lr(t)
+    for _ in range(alg.local_steps):
+        g = problem.grad(torch.from_numpy(y)[None], torch.tensor([k]), generator)[0].numpy()
+        y = y - lr * (g + alg.prox * (y - w))
+    return y - w
+
+
+def server_update(alg: LocalTraining, w: np.ndarray, v: np.ndarray, t: int) -> np.ndarray:
+    """``w + eta_s(t) v``, projected onto the ball of radius ``alg.radius`` if set."""
+    w = w + alg.server_rate(t) * v
+    norm = np.linalg.norm(w)
+    if alg.radius is not None and norm > alg.radius:
+        w = w * (alg.radius / norm)
+    return w
+
+
+def _fedavg(problem, alg: FedAvg, mask, w, gen):
+    if isinstance(alg.aggregator, FedAU):
+        weights = mask * fedau_omega(mask, alg.aggregator.cutoff) / mask.shape[1]
+    else:
+        weights = np.stack([alg.aggregator(torch.from_numpy(m[None]))[0].numpy() for m in mask])
+    out = [w]
+    for t, m in enumerate(mask):
+        v = np.zeros_like(w)
+        for k in np.flatnonzero(m):
+            v += weights[t, k] * local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out
+
+
+def _mifa(problem, alg: MIFA, mask, w, gen):
+    latest = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        for k in np.flatnonzero(m):
+            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, latest.mean(axis=0), t)
+        out.append(w)
+    return out
+
+
+def _fedvarp(problem, alg: FedVARP, mask, w, gen):
+    latest = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        v = latest.mean(axis=0)
+        active = np.flatnonzero(m)
+        if active.size == 0 and alg.skip_empty_rounds:
+            v = np.zeros_like(w)
+        for k in active:
+            delta = local_update(problem, alg, w, k, t, gen(t))
+            v = v + (delta - latest[k]) / active.size
+            latest[k] = delta
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out
+
+
+def _fedlaavg(problem, alg: FedLaAvg, mask, w, gen):
+    latest = np.zeros((mask.shape[1], w.size))
+    last = np.full(mask.shape[1], -1)
+    out = [w]
+    for t, m in enumerate(mask):
+        available = sorted(np.flatnonzero(m), key=lambda i: last[i])  # stable sort
+        for k in available[: alg.clients_per_round]:
+            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+            last[k] = t
+        w = server_update(alg, w, latest.mean(axis=0), t)
+        out.append(w)
+    return out
+
+
+def _mimic(problem, alg: MimiC, mask, w, gen):
+    correction = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        active = np.flatnonzero(m)
+        deltas = {k: local_update(problem, alg, w, k, t, gen(t)) for k in active}
+        v = np.zeros_like(w)
+        for k in active:
+            v += (deltas[k] + correction[k]) / active.size
+        for k in active:
+            correction[k] = v - deltas[k]
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out
+
+
+_REFERENCES = {FedAvg: _fedavg, MIFA: _mifa, FedVARP: _fedvarp, FedLaAvg: _fedlaavg, MimiC: _mimic}
+
+
+def run(
+    problem: FederatedProblem,
+    algorithm: LocalTraining,
+    mask: np.ndarray,
+    w0: np.ndarray,
+    *,
+    generator: GeneratorFn | None = None,
+) -> np.ndarray:
+    """Iterates ``[T+1, d]`` of ``algorithm`` on one replicate with availability
+    ``mask [T, N]`` from ``w0 [d]``, one client at a time."""
+    mask = np.array(mask, dtype=bool)
+    if algorithm.full_first_round and mask.shape[0] > 0:
+        mask[0] = True
+    gen = generator if generator is not None else (lambda t: None)
+    out = _REFERENCES[type(algorithm)](problem, algorithm, mask, np.array(w0, float), gen)
+    return np.array(out)

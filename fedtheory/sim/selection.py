@@ -1,0 +1,271 @@
+r"""E3CS client selection, the math (Huang et al., "Stochastic Client Selection for Federated
+Learning with Volatile Clients", IEEE IoT-J 2022): probability allocation, samplers of exactly
+:math:`k` clients, the Exp3 update and the fairness-quota schedules.
+
+Every function works on a batch of replicates: log-weights ``[R, K]`` give probabilities
+``[R, K]`` and selection masks ``[R, K]``. Weights are kept as :math:`\log w` (SPEC §7.1):
+with :math:`\sigma_t=0` the estimator :math:`\hat x=x/p` is unbounded and :math:`w` itself
+overflows within a few hundred rounds.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real
+
+__all__ = [
+    "Allocation",
+    "exp3_update",
+    "prob_alloc",
+    "quota_constant",
+    "quota_incremental",
+    "successive_inclusion_probabilities",
+    "successive_sample",
+    "systematic_sample",
+]
+
+
+class Allocation(NamedTuple):
+    """Output of :func:`prob_alloc`."""
+
+    p: torch.Tensor  # [R, K] float64 inclusion probabilities, sigma <= p <= 1, sum k
+    capped: torch.Tensor  # [R, K] bool, the overflowed set S_t (p = 1 there)
+
+
+def check_tensor(value: object, name: str, owner: str, *, low: float | None = None) -> None:
+    """A finite real tensor ``[R, K]`` (entries ``>= low`` if given), else ParameterError."""
+    ok = isinstance(value, torch.Tensor) and value.ndim == 2 and value.is_floating_point()
+    ok = ok and bool(torch.isfinite(value).all()) and (low is None or bool((value >= low).all()))
+    if not ok:
+        where = "" if low is None else f" with entries in [{low:g}, inf)"
+        shown = f"shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be a finite float tensor of shape (R, K)"
+            f"{where}. Got {shown} instead."
+        )
+
+
+def check_quota(sigma: float, k: int, num_clients: int, owner: str) -> float:
+    r"""A fairness quota :math:`\sigma_t\in[0,k/K]` (so that :math:`k-K\sigma_t\ge0`)."""
+    return check_real(sigma, "sigma", owner, low=0.0, high=k / num_clients)
+
+
+def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
+    r"""ProbAlloc (E3CS Algorithm 2, eqs. (17)-(23)): exact, from log-weights.
+
+    The allocation is the water-filling :math:`p_i=\min\{1,\sigma+c\,w_i\}` with :math:`c`
+    such that :math:`\sum_ip_i=k`. With the weights sorted in descending order
+    :math:`w_{(1)}\ge\dots\ge w_{(K)}` and :math:`U_m=\sum_{j>m}w_{(j)}`, the number of capped
+    clients :math:`m=|S_t|` is the first :math:`m` with
+
+    .. math:: \sigma+\big(k-K\sigma-m(1-\sigma)\big)\,w_{(m+1)}/U_m\le1,
+
+    then :math:`p_{(j)}=1` for :math:`j\le m` and
+    :math:`p_{(j)}=\sigma+(k-K\sigma-m(1-\sigma))\,w_{(j)}/U_m` otherwise (eq. (18) with the
+    closed form (23) of :math:`\alpha_t`; ⚠ the paper's (22)-(23) compare :math:`w` with
+    :math:`\Psi=w/(1-\sigma)`, read here as :math:`w_j\le(1-\sigma)\alpha_t`). The test at
+    :math:`m=k-1` reads :math:`1-(K-k)\sigma\le1` and always holds, so :math:`m\le k-1`.
+    Ratios :math:`w_{(j)}/U_m` are computed as ``exp(log w - logsumexp)``, never from
+    :math:`w`, so the degenerate limit of SPEC §7.1 (with :math:`\sigma=0`, :math:`k`
+    weights dominating until the others underflow: (23) has no finite :math:`\alpha_t`) comes
+    out exactly as its limit: :math:`p=1` on the top :math:`k`, :math:`p=0` elsewhere.
+    Exact (not a bound).
+
+    Parameters
+    ----------
+    log_w : Tensor [R, K] float64
+        Log-weights :math:`\log w_{i,t}` (only differences matter).
+    k : int
+        Clients per round, ``1 <= k <= K``.
+    sigma : float
+        Fairness quota :math:`\sigma_t\in[0,k/K]`.
+
+    Examples
+    --------
+    >>> alloc = prob_alloc(torch.log(torch.tensor([[8.0, 1.0, 1.0, 1.0]], dtype=torch.float64)),
+    ...                    2, 0.1)
+    >>> alloc.p
+    tensor([[1.0000, 0.3333, 0.3333, 0.3333]], dtype=torch.float64)
+    """
+    owner = "prob_alloc"
+    check_tensor(log_w, "log_w", owner)
+    num_clients = log_w.shape[1]
+    k = check_int(k, "k", owner, low=1, high=num_clients)
+    sigma = check_quota(sigma, k, num_clients, owner)
+    lw = log_w.to(torch.float64)
+    lw = lw - lw.amax(dim=1, keepdim=True)  # only differences matter; top weight 1
+    sorted_lw, order = lw.sort(dim=1, descending=True)  # [R, K]
+    log_u = sorted_lw.flip(1).logcumsumexp(1).flip(1)  # [R, K]: log U_m, m = 0..K-1
+    m_idx = torch.arange(num_clients, dtype=torch.float64)
+    budget = (k - m_idx) - (num_clients - m_idx) * sigma  # [K]: k - K sigma - m (1 - sigma)
+    ratio = torch.exp(sorted_lw - log_u)  # [R, K]: w_(m+1) / U_m
+    accept = sigma + budget * ratio <= 1.0
+    accept[:, k - 1] = True  # always true in exact arithmetic (see docstring)
+    accept[:, k:] = False
+    m = accept.to(torch.int64).argmax(dim=1, keepdim=True)  # [R, 1] first accepted m
+    scale = budget[m] * 1.0  # [R, 1]
+    share = torch.exp(sorted_lw - log_u.gather(1, m))  # [R, K]: w_(j) / U_m
+    rank = torch.arange(num_clients).expand_as(sorted_lw)
+    capped_sorted = rank < m
+    p_sorted = torch.where(capped_sorted, 1.0, sigma + scale * share)
+    p = torch.empty_like(p_sorted).scatter_(1, order, p_sorted)
+    capped = torch.empty_like(capped_sorted).scatter_(1, order, capped_sorted)
+    return Allocation(p, capped)
+
+
+PROB_ATOL = 1e-9
+"""Rounding slack on ``p <= 1`` and on ``sum(p) = k`` accepted by the samplers."""
+
+
+def check_probabilities(p: object, k: int, owner: str) -> torch.Tensor:
+    r"""Inclusion probabilities ``[R, K]``: entries in :math:`[0,1]`, every row summing to ``k``."""
+    check_tensor(p, "p", owner, low=0.0)
+    rows = p.sum(dim=1)
+    if bool((p > 1.0 + PROB_ATOL).any()) or bool(((rows - k).abs() > PROB_ATOL * p.shape[1]).any()):
+        raise ParameterError(
+            f"The 'p' parameter of {owner} must have entries in [0, 1] and rows summing to "
+            f"k={k}. Got row sums in [{float(rows.min()):g}, {float(rows.max()):g}] and "
+            f"largest entry {float(p.max()):g} instead."
+        )
+    return p
+
+
+def systematic_sample(
+    p: torch.Tensor, k: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    r"""Exactly ``k`` clients with inclusion probabilities exactly ``p`` (exact marginals).
+
+    Systematic sampling over a random permutation (Madow 1949): clients are put in a uniformly
+    random order, :math:`C_j` are the cumulative sums of :math:`p` in that order
+    (:math:`C_K=k`), one :math:`u\sim\mathcal U[0,1)` is drawn and client :math:`j` is
+    selected iff an integer :math:`l` has :math:`C_{j-1}<u+l\le C_j`. Since each interval has
+    length :math:`p_j\le1`, :math:`\Pr[j\in A]=p_j` exactly and :math:`|A|=k`. This is the
+    sampler E3CS's analysis needs (Fact 5, :math:`\mathbb E[\mathbb 1_{i\in A_t}]=p_{i,t}`),
+    which its code's :func:`successive_sample` does not provide (SPEC §4.3 ⚠3).
+
+    ``p [R, K]`` float64 with rows summing to ``k`` -> selection mask ``[R, K]`` bool.
+    """
+    owner = "systematic_sample"
+    k = check_int(k, "k", owner, low=1)
+    p = check_probabilities(p, k, owner)
+    reps, num_clients = p.shape
+    perm = torch.rand(reps, num_clients, generator=generator, dtype=torch.float64).argsort(1)
+    cum = p.gather(1, perm).cumsum(1)  # [R, K]
+    cum[:, -1] = k  # the total is exactly k, whatever the rounding of the partial sums
+    start = torch.cat([torch.zeros(reps, 1, dtype=torch.float64), cum[:, :-1]], dim=1)
+    u = torch.rand(reps, 1, generator=generator, dtype=torch.float64)
+    hit = torch.floor(cum - u) > torch.floor(start - u)  # [R, K] in permuted order
+    return torch.empty_like(hit).scatter_(1, perm, hit)
+
+
+def successive_sample(
+    p: torch.Tensor, k: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    r"""Successive weighted sampling without replacement, what E3CS's code does
+    (``torch.multinomial(p, k, replacement=False)``, paper §V-C).
+
+    Draw one client with probability :math:`\propto p`, remove it, repeat :math:`k` times.
+    ⚠ Its inclusion probabilities are **not** :math:`p` for :math:`1<k<K` (unless :math:`p`
+    is uniform or 0/1); they are given exactly by :func:`successive_inclusion_probabilities`.
+
+    ``p [R, K]`` with rows summing to ``k`` and at least ``k`` positive entries -> mask
+    ``[R, K]`` bool.
+    """
+    owner = "successive_sample"
+    k = check_int(k, "k", owner, low=1)
+    p = check_probabilities(p, k, owner)
+    idx = torch.multinomial(p, k, replacement=False, generator=generator)  # [R, k]
+    return torch.zeros_like(p, dtype=torch.bool).scatter_(1, idx, True)
+
+
+MAX_ENUMERATED_CLIENTS = 16
+"""Largest ``K`` for the exact subset enumeration of :func:`successive_inclusion_probabilities`."""
+
+
+def successive_inclusion_probabilities(p, k: int) -> np.ndarray:
+    r"""Exact inclusion probabilities of :func:`successive_sample`, by enumeration.
+
+    The law of the drawn set after :math:`j` draws depends only on the set :math:`S`:
+    :math:`\Pr[S\cup\{i\}]\mathrel{+}=\Pr[S]\,p_i/(\sum_hp_h-\sum_{h\in S}p_h)`. Summing
+    :math:`\Pr[S]` over the sets of size :math:`k` that contain :math:`i` gives
+    :math:`\Pr[i\in A]`. Exact (dynamic programming over the :math:`2^K` subsets), for
+    :math:`K\le16`.
+
+    ``p [K]`` -> ``[K]``.
+
+    Examples
+    --------
+    >>> successive_inclusion_probabilities([0.9, 0.6, 0.3, 0.2], 2).round(4)
+    array([0.7723, 0.6317, 0.3537, 0.2423])
+    """
+    owner = "successive_inclusion_probabilities"
+    p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
+    num_clients = check_int(p.size, "len(p)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
+    k = check_int(k, "k", owner, low=1, high=int(np.count_nonzero(p)))
+    members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^K, K]
+    size, mass = members.sum(axis=1), members @ p  # [2^K]
+    prob = np.zeros(1 << num_clients)
+    prob[0] = 1.0
+    for s in np.flatnonzero(size < k):  # increasing order: every s is final when reached
+        rest = p.sum() - mass[s]
+        for i in np.flatnonzero(members[s] == 0):
+            prob[s | 1 << i] += prob[s] * p[i] / rest
+    return (prob * (size == k)) @ members
+
+
+def exp3_update(
+    log_w: torch.Tensor,
+    alloc: Allocation,
+    selected: torch.Tensor,
+    success: torch.Tensor,
+    *,
+    k: int,
+    sigma: float,
+    eta: float,
+) -> torch.Tensor:
+    r"""E3CS Exp3 update (Algorithm 1 lines 10-11, eqs. (15)-(16)), in log-weights.
+
+    .. math:: \hat x_{i,t}=\frac{\mathbb 1_{i\in A_t}}{p_{i,t}}x_{i,t},\qquad
+              \log w_{i,t+1}=\log w_{i,t}+\frac{(k-K\sigma_t)\,\eta\,\hat x_{i,t}}{K}
+              \ (i\notin S_t),\qquad \log w_{i,t+1}=\log w_{i,t}\ (i\in S_t).
+
+    ``log_w [R, K]``, ``alloc`` the round's :func:`prob_alloc`, ``selected [R, K]`` and
+    ``success [R, K]`` bool (:math:`x_{i,t}`, only read where selected) -> ``[R, K]``.
+    """
+    owner = "exp3_update"
+    num_clients = log_w.shape[1]
+    k = check_int(k, "k", owner, low=1, high=num_clients)
+    sigma = check_quota(sigma, k, num_clients, owner)
+    eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
+    gained = selected & success & ~alloc.capped
+    x_hat = torch.where(gained, 1.0 / alloc.p, 0.0)
+    return log_w + (k - num_clients * sigma) * eta / num_clients * x_hat
+
+
+def quota_constant(c: float, k: int, num_clients: int) -> float:
+    r"""E3CS-:math:`c` fairness quota :math:`\sigma_t=c\,k/K` (E3CS §VI; :math:`c\in[0,1]`;
+    :math:`c=1` is uniform random selection)."""
+    owner = "quota_constant"
+    c = check_real(c, "c", owner, low=0.0, high=1.0)
+    num_clients = check_int(num_clients, "num_clients", owner, low=1)
+    k = check_int(k, "k", owner, low=1, high=num_clients)
+    return c * k / num_clients
+
+
+def quota_incremental(k: int, num_clients: int, rounds: int) -> np.ndarray:
+    r"""E3CS-inc quota: :math:`\sigma_t=0` for :math:`t\le T/4`, then :math:`k/K` (E3CS §VI,
+    "Motivation behind incremental fairness quota"; rounds :math:`t=1..T`).
+
+    Returns ``[T]``; entry ``j`` is the quota of paper round :math:`t=j+1`.
+    """
+    owner = "quota_incremental"
+    num_clients = check_int(num_clients, "num_clients", owner, low=1)
+    k = check_int(k, "k", owner, low=1, high=num_clients)
+    rounds = check_int(rounds, "rounds", owner, low=1)
+    t = np.arange(1, rounds + 1)
+    return np.where(t <= rounds / 4, 0.0, k / num_clients)

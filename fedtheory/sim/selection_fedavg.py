@@ -1,0 +1,119 @@
+r"""FedAvg with server-side client selection and volatile clients (E3CS Algorithm 1, (5)).
+
+Round :math:`t`: the selector picks :math:`A_t` (:math:`|A_t|=k`); the availability mask of
+the round is the success indicator :math:`x_{i,t}` (client :math:`i` would return its model);
+the clients with :math:`i\in A_t` and :math:`x_{i,t}=1` run local SGD from :math:`\Theta_t`,
+and the server aggregates (Algorithm 1 line 9)
+
+.. math:: \Theta_{t+1}=\sum_{i\in A_t,\,x_{i,t}=1}\omega_i\Theta_{i,t}
+          +\sum_{i\notin A_t\text{ or }x_{i,t}=0}\omega_i\Theta_t
+          =\Theta_t+\sum_{i\in A_t,\,x_{i,t}=1}\omega_i\,(\Theta_{i,t}-\Theta_t),
+
+with data weights :math:`\sum_i\omega_i=1`: failed or unselected clients contribute the
+current model: FedAvg with fixed weights :math:`\omega` on the clients that are selected and
+successful. The state's ``participants``
+(who returned a model) make :func:`~fedtheory.sim.simulate` record the effective
+participation of every round, whose running sum is the CEP (E3CS §VI-B).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from fedtheory import rng
+from fedtheory.params import check_seed, check_simplex
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.selection_policies import Selector
+
+__all__ = ["SelectedFedAvg", "SelectedFedAvgState"]
+
+
+class SelectedFedAvgState(NamedTuple):
+    w: torch.Tensor  # [R, d] server model Theta_t
+    selector: NamedTuple  # the selector's state (E3CS: log-weights [R, K])
+    selections: torch.Tensor  # [R, K] int64, times selected so far
+    successes: torch.Tensor  # [R, K] int64, times selected and successful (CEP per client)
+    participants: torch.Tensor  # [R, K] bool, returned a model this round (A_t and x_t = 1)
+    weights: torch.Tensor  # [R, K] float64, weights applied this round: omega_i on returners
+
+
+@dataclass(frozen=True)
+class SelectedFedAvg(LocalTraining):
+    r"""E3CS-style training (Algorithm 1): select with ``selector``, aggregate by line 9.
+
+    Parameters
+    ----------
+    selector : Selector
+        :class:`~fedtheory.sim.selection_policies.E3CS`, ``FedCS``, ``RandomSelection`` or
+        ``PowD`` (which is given the exact client losses of the current model).
+    omega : array [K], optional
+        Data weights :math:`\omega` (default: the problem's target weights :math:`\alpha`).
+    seed : int
+        Selection randomness of round ``t`` is ``rng.torch_generator(seed, t, SELECTION)``,
+        independent of the gradient noise.
+    local_steps, lr, server_lr, prox, radius, full_first_round
+        Client and server training, :class:`~fedtheory.sim.algorithm.LocalTraining`
+        (``server_lr = 1`` is Algorithm 1; ``prox > 0`` gives the paper's FedProx variant).
+    """
+
+    selector: Selector
+    omega: np.ndarray | None = None
+    seed: int = 0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        owner = "SelectedFedAvg"
+        check_seed(self.seed, owner)
+        if self.omega is not None:
+            object.__setattr__(self, "omega", check_simplex(self.omega, "omega", owner))
+        if not self.name:
+            object.__setattr__(self, "name", self.selector.name)
+
+    def init(self, problem: FederatedProblem, w0: torch.Tensor) -> SelectedFedAvgState:
+        reps, num_clients = w0.shape[0], problem.num_clients
+        zeros = torch.zeros(reps, num_clients, dtype=torch.int64)
+        return SelectedFedAvgState(
+            w0,
+            self.selector.init(reps, num_clients),
+            zeros,
+            zeros,
+            zeros.to(torch.bool),
+            zeros.to(torch.float64),
+        )
+
+    def step(
+        self,
+        problem: FederatedProblem,
+        state: SelectedFedAvgState,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None = None,
+    ) -> SelectedFedAvgState:
+        """Round ``t``: ``state.w [R, d]``, success mask ``mask [R, K]`` -> next state.
+
+        Only selected and successful (replicate, client) pairs do local work."""
+        w = state.w
+        losses = None
+        if self.selector.needs_losses:
+            losses = torch.from_numpy(problem.client_losses(w.numpy()))  # [R, K]
+        gen = rng.torch_generator(self.seed, t, rng.SELECTION)
+        choice = self.selector.select(state.selector, t, gen, losses=losses)
+        returned = self.participants(choice.selected & mask, t)  # [R, K]
+        omega = torch.from_numpy(problem.alpha if self.omega is None else self.omega)
+        q = returned * omega  # [R, K]
+        rep, cli, delta = self.local_updates(problem, w, returned, t, generator)
+        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
+        return SelectedFedAvgState(
+            self.server_update(w, v, t),
+            self.selector.update(state.selector, t, choice, mask),
+            state.selections + choice.selected,
+            state.successes + returned,
+            returned,
+            q,
+        )

@@ -1,0 +1,313 @@
+r"""Client selectors for volatile clients: E3CS and its baselines FedCS, Random and pow-d
+(Huang et al., E3CS, Algorithm 1 and Appendix A).
+
+A selector picks exactly :math:`k` of :math:`K` clients per round for ``R`` replicates at once
+and keeps its per-client state in an immutable record (E3CS: one log-weight per client,
+SPEC §6). The selected clients then succeed or fail (:math:`x_{i,t}`, an availability mask);
+``update`` sees the outcome of the selected clients only. The math lives in
+:mod:`fedtheory.sim.selection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real
+from fedtheory.sim.selection import (
+    check_tensor,
+    exp3_update,
+    prob_alloc,
+    successive_sample,
+    systematic_sample,
+)
+
+__all__ = [
+    "E3CS",
+    "E3CSState",
+    "FedCS",
+    "PowD",
+    "RandomSelection",
+    "Selection",
+    "Selector",
+    "StatelessState",
+]
+
+
+class Selection(NamedTuple):
+    """The clients picked in one round."""
+
+    selected: torch.Tensor  # [R, K] bool, exactly k per row
+    prob: torch.Tensor  # [R, K] float64 inclusion probability given the past (nan: unknown)
+
+
+class StatelessState(NamedTuple):
+    """State of a selector that remembers nothing but the sizes."""
+
+    replicates: int  # R
+    num_clients: int  # K
+
+
+class E3CSState(NamedTuple):
+    log_w: torch.Tensor  # [R, K] float64 log-weights log w_{i,t}
+
+
+@runtime_checkable
+class Selector(Protocol):
+    name: str
+    k: int
+    needs_losses: bool
+
+    def init(self, replicates: int, num_clients: int) -> NamedTuple:
+        """Initial state for ``replicates`` replicates of ``num_clients`` clients."""
+        ...
+
+    def select(
+        self,
+        state: NamedTuple,
+        t: int,
+        generator: torch.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        """Pick ``k`` clients in round ``t`` (0-based); ``losses [R, K]`` for pow-d."""
+        ...
+
+    def update(
+        self, state: NamedTuple, t: int, selection: Selection, success: torch.Tensor
+    ) -> NamedTuple:
+        """Next state from the outcome ``success [R, K]`` (read where selected only)."""
+        ...
+
+
+def _check_k(k: object, owner: str) -> int:
+    return check_int(k, "k", owner, low=1)
+
+
+def _check_num_clients(num_clients: int, k: int, owner: str) -> int:
+    return check_int(num_clients, "num_clients", owner, low=k)
+
+
+Sampler = Callable[[torch.Tensor, int, torch.Generator | None], torch.Tensor]
+SAMPLERS: dict[str, Sampler] = {"systematic": systematic_sample, "successive": successive_sample}
+"""``systematic``: exact marginals :math:`p` (what the analysis assumes); ``successive``:
+``torch.multinomial(p, k, replacement=False)`` (what the E3CS code does)."""
+
+
+class E3CS:
+    r"""Exp3-based client selection (E3CS, Algorithm 1 with ProbAlloc, Algorithm 2).
+
+    Round :math:`t`: :math:`p_t,S_t=\mathrm{ProbAlloc}(k,\sigma_t,w_t)`, draw :math:`A_t` with
+    inclusion probabilities :math:`p_t`, observe :math:`x_{i,t}` for :math:`i\in A_t`, and
+    update :math:`\log w` by (16). Starts from :math:`w_{i,1}=1`.
+
+    Parameters
+    ----------
+    k : int
+        Clients selected per round.
+    sigma : float or array [T]
+        Fairness quota :math:`\sigma_t\in[0,k/K]`: a constant (E3CS-:math:`c` is
+        ``quota_constant(c, k, K)``) or one value per round (E3CS-inc is
+        ``quota_incremental(k, K, T)``); entry ``t`` is used in round ``t`` (0-based).
+    eta : float
+        Exp3 learning rate :math:`\eta` (the paper's experiments use 0.5).
+    sampler : {"systematic", "successive"}
+        Exact-marginal systematic sampling, or the code's successive sampling (⚠ biased).
+    """
+
+    needs_losses = False
+
+    def __init__(
+        self,
+        k: int,
+        *,
+        sigma: float | np.ndarray = 0.0,
+        eta: float = 0.5,
+        sampler: str = "systematic",
+        name: str = "e3cs",
+    ) -> None:
+        owner = "E3CS"
+        self.k = _check_k(k, owner)
+        self.sigma = (
+            check_real(sigma, "sigma", owner, low=0.0)
+            if np.ndim(sigma) == 0
+            else check_array(sigma, "sigma", owner, ndim=1, low=0.0)
+        )
+        self.eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
+        if sampler not in SAMPLERS:
+            raise ParameterError(
+                f"The 'sampler' parameter of {owner} must be one of {sorted(SAMPLERS)}. "
+                f"Got {sampler!r} instead."
+            )
+        self.sampler, self.name = sampler, name
+
+    def quota(self, t: int) -> float:
+        r"""Fairness quota :math:`\sigma_t` of round ``t`` (0-based)."""
+        if isinstance(self.sigma, float):
+            return self.sigma
+        t = check_int(t, "t", "E3CS.quota", low=0, high=self.sigma.size - 1)
+        return float(self.sigma[t])
+
+    def init(self, replicates: int, num_clients: int) -> E3CSState:
+        owner = "E3CS.init"
+        num_clients = _check_num_clients(num_clients, self.k, owner)
+        check_array(self.sigma, "sigma", owner, low=0.0, high=self.k / num_clients)
+        reps = check_int(replicates, "replicates", owner, low=1)
+        return E3CSState(torch.zeros(reps, num_clients, dtype=torch.float64))
+
+    def select(
+        self,
+        state: E3CSState,
+        t: int,
+        generator: torch.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        alloc = prob_alloc(state.log_w, self.k, self.quota(t))
+        return Selection(SAMPLERS[self.sampler](alloc.p, self.k, generator), alloc.p)
+
+    def update(
+        self, state: E3CSState, t: int, selection: Selection, success: torch.Tensor
+    ) -> E3CSState:
+        sigma = self.quota(t)
+        alloc = prob_alloc(state.log_w, self.k, sigma)
+        log_w = exp3_update(
+            state.log_w, alloc, selection.selected, success, k=self.k, sigma=sigma, eta=self.eta
+        )
+        return E3CSState(log_w)
+
+    def __repr__(self) -> str:
+        sigma = self.sigma if isinstance(self.sigma, float) else f"[{self.sigma.size} rounds]"
+        return f"E3CS(k={self.k}, sigma={sigma}, eta={self.eta}, sampler={self.sampler!r})"
+
+
+class _Stateless:
+    """Shared ``init``/``update`` of selectors without memory."""
+
+    needs_losses = False
+    k: int
+
+    def init(self, replicates: int, num_clients: int) -> StatelessState:
+        owner = f"{type(self).__name__}.init"
+        num_clients = _check_num_clients(num_clients, self.k, owner)
+        return StatelessState(check_int(replicates, "replicates", owner, low=1), num_clients)
+
+    def update(
+        self, state: StatelessState, t: int, selection: Selection, success: torch.Tensor
+    ) -> StatelessState:
+        return state
+
+
+def _mask_of(index: torch.Tensor, num_clients: int) -> torch.Tensor:
+    """Indices ``[R, k]`` -> mask ``[R, K]``."""
+    out = torch.zeros(index.shape[0], num_clients, dtype=torch.bool)
+    return out.scatter_(1, index, True)
+
+
+class FedCS(_Stateless):
+    r"""FedCS as a "prophetic" baseline (E3CS App. A): always the :math:`k` clients with the
+    highest success probabilities :math:`\rho_i` (ties: lower index first)."""
+
+    def __init__(self, rho, k: int, *, name: str = "fedcs") -> None:
+        owner = "FedCS"
+        self.rho = check_array(rho, "rho", owner, ndim=1, low=0.0, high=1.0)
+        self.k = check_int(k, "k", owner, low=1, high=self.rho.size)
+        top = np.argsort(-self.rho, kind="stable")[: self.k]
+        self._chosen = torch.zeros(self.rho.size, dtype=torch.bool)
+        self._chosen[torch.from_numpy(top)] = True
+        self.name = name
+
+    def init(self, replicates: int, num_clients: int) -> StatelessState:
+        check_int(num_clients, "num_clients", "FedCS.init", low=self.rho.size, high=self.rho.size)
+        return super().init(replicates, num_clients)
+
+    def select(
+        self,
+        state: StatelessState,
+        t: int,
+        generator: torch.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        chosen = self._chosen.expand(state.replicates, -1)
+        return Selection(chosen, chosen.to(torch.float64))
+
+    def __repr__(self) -> str:
+        return f"FedCS(k={self.k}, K={self.rho.size})"
+
+
+def _uniform_subset(
+    replicates: int, num_clients: int, size: int, generator: torch.Generator | None
+) -> torch.Tensor:
+    """Indices ``[R, size]`` of a uniformly random subset of ``size`` clients per replicate."""
+    keys = torch.rand(replicates, num_clients, generator=generator, dtype=torch.float64)
+    return keys.argsort(dim=1)[:, :size]
+
+
+class RandomSelection(_Stateless):
+    r"""Random (E3CS App. A; FedAvg's default): a uniformly random :math:`k`-subset of the
+    :math:`K` clients, so every client has inclusion probability :math:`k/K`."""
+
+    def __init__(self, k: int, *, name: str = "random") -> None:
+        self.k = _check_k(k, "RandomSelection")
+        self.name = name
+
+    def select(
+        self,
+        state: StatelessState,
+        t: int,
+        generator: torch.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        reps, num_clients = state
+        chosen = _mask_of(_uniform_subset(reps, num_clients, self.k, generator), num_clients)
+        return Selection(
+            chosen, torch.full((reps, num_clients), self.k / num_clients, dtype=torch.float64)
+        )
+
+    def __repr__(self) -> str:
+        return f"RandomSelection(k={self.k})"
+
+
+class PowD(_Stateless):
+    r"""Power-of-choice (pow-d; E3CS App. A): draw :math:`d` candidates uniformly without
+    replacement; each reports its loss on the current model (reports never fail); keep the
+    :math:`k` candidates with the highest loss. :math:`d` is not given in the E3CS paper.
+
+    Needs ``losses [R, K]`` in :meth:`select`; its inclusion probabilities have no closed form
+    (``prob`` is nan).
+    """
+
+    needs_losses = True
+
+    def __init__(self, k: int, d: int, *, name: str = "pow-d") -> None:
+        self.k = _check_k(k, "PowD")
+        self.d = check_int(d, "d", "PowD", low=self.k)
+        self.name = name
+
+    def init(self, replicates: int, num_clients: int) -> StatelessState:
+        check_int(num_clients, "num_clients", "PowD.init", low=self.d)
+        return super().init(replicates, num_clients)
+
+    def select(
+        self,
+        state: StatelessState,
+        t: int,
+        generator: torch.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        reps, num_clients = state
+        check_tensor(losses, "losses", "PowD.select")
+        candidates = _mask_of(_uniform_subset(reps, num_clients, self.d, generator), num_clients)
+        score = torch.where(candidates, losses.to(torch.float64), -torch.inf)  # [R, K]
+        chosen = _mask_of(score.topk(self.k, dim=1).indices, num_clients)
+        return Selection(chosen, torch.full((reps, num_clients), torch.nan, dtype=torch.float64))
+
+    def __repr__(self) -> str:
+        return f"PowD(k={self.k}, d={self.d})"

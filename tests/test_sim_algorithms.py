@@ -1,0 +1,308 @@
+"""Algorithms of the simulator: vectorised == plain reference loop, limit and metamorphic
+cases, FedAU weights step by step, FedLaAvg selection, determinism, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+from fedtheory.availability import TwoStateMarkov
+from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.errors import DivergenceError, ParameterError
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import (
+    MIFA,
+    AverageAll,
+    AverageParticipating,
+    ExponentialDecay,
+    FedAU,
+    FedAvg,
+    FedLaAvg,
+    FedVARP,
+    FixedWeights,
+    InverseTime,
+    MimiC,
+    absent_longest,
+    fedau_init,
+    fedau_update,
+    reference,
+    simulate,
+    unbiased_weights,
+)
+from tests.conftest import assert_tight
+
+N, D = 6, 3
+PROB = QuadraticProblem.random(N, D, mu=0.5, L=2.0, seed=11)
+PI = np.array([0.05, 0.1, 0.2, 0.3, 0.5, 0.8])
+PROC = TwoStateMarkov(PI, 0.4)
+W0 = np.array([1.0, -2.0, 0.5])
+
+
+class GivenMask(AvailabilityProcess):
+    """A fixed availability mask ``[R, T, N]`` (for limit cases)."""
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = np.asarray(mask, dtype=bool)
+        self.num_clients = self.mask.shape[2]
+
+    @property
+    def marginals(self) -> np.ndarray:
+        return self.mask.mean(axis=(0, 1))
+
+    def _sample(self, rounds, replicates, seed, start):
+        return self.mask[:replicates, start : start + rounds].copy()
+
+
+def algorithms(n: int = N) -> dict[str, object]:
+    """Every algorithm family, with every weighting rule and the non-default options."""
+    common = {"local_steps": 3, "lr": 0.1}
+    return {
+        "fedavg-avg": FedAvg(AverageParticipating(), **common),
+        "fedavg-all": FedAvg(AverageAll(), **common, server_lr=2.0),
+        "fedavg-known-p": FedAvg(unbiased_weights(np.full(n, 1 / n), PI[:n]), **common),
+        "fedavg-fixed-prox-ball": FedAvg(
+            FixedWeights(np.linspace(0.1, 0.3, n)), **common, prox=0.5, radius=1.5
+        ),
+        "fedau-inf": FedAvg(FedAU(), **common),
+        "fedau-K3": FedAvg(FedAU(cutoff=3), **common, server_lr=InverseTime(2.0, 2.0)),
+        "mifa": MIFA(**common),
+        "mifa-first": MIFA(**common, full_first_round=True),
+        "fedvarp": FedVARP(**common),
+        "fedvarp-formula": FedVARP(**common, skip_empty_rounds=False),
+        "fedlaavg": FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
+        "mimic": MimiC(local_steps=3, lr=ExponentialDecay(0.1, 0.95, 0.02)),
+        "mimic-first": MimiC(**common, full_first_round=True, server_lr=InverseTime(3.0, 3.0)),
+    }
+
+
+ALGS = algorithms()
+
+
+@pytest.mark.parametrize("key", list(ALGS))
+def test_vectorised_equals_reference_loop(key):
+    alg = ALGS[key]
+    rec = simulate(PROB, PROC, alg, rounds=30, replicates=4, seed=3, w0=W0)
+    assert (rec.available == 0).any() and (rec.available == N).sum() < 4 * 30  # rich masks
+    for r in range(4):
+        ref = reference.run(PROB, alg, rec.participation[r], W0)
+        assert_tight(rec.iterates[r], ref, rtol=1e-11)
+
+
+def always_available_variants() -> dict[str, object]:
+    """Every algorithm and weighting rule, configured for clients available with pi = 1."""
+    cfg = {"local_steps": 2, "lr": 0.1, "prox": 0.3, "radius": 2.0}
+    uniform = np.full(N, 1 / N)
+    return {
+        "avg-participating": FedAvg(AverageParticipating(), **cfg),
+        "avg-all": FedAvg(AverageAll(), **cfg),
+        "known-p": FedAvg(unbiased_weights(uniform, np.ones(N)), **cfg),
+        "fixed-alpha": FedAvg(FixedWeights(uniform), **cfg),
+        "fedau-inf": FedAvg(FedAU(), **cfg),
+        "fedau-K2": FedAvg(FedAU(cutoff=2), **cfg),
+        "mifa": MIFA(**cfg),
+        "fedvarp": FedVARP(**cfg),
+        "fedlaavg-K=N": FedLaAvg(clients_per_round=N, **cfg),
+        "mimic": MimiC(**cfg),
+    }
+
+
+@pytest.mark.parametrize("key", list(always_available_variants()))
+def test_always_available_reproduces_full_participation_fedavg(key):
+    """With every client always available, every rule is plain full-participation FedAvg
+    (MimiC's corrections average to zero; MIFA/FedVARP tables are always fresh)."""
+    full = GivenMask(np.ones((2, 12, N), dtype=bool))
+    alg = always_available_variants()[key]
+    base = FedAvg(AverageParticipating(), local_steps=2, lr=0.1, prox=0.3, radius=2.0)
+    rec = simulate(PROB, full, alg, rounds=12, replicates=2, w0=W0)
+    ref = simulate(PROB, full, base, rounds=12, replicates=2, w0=W0)
+    assert_tight(rec.iterates, ref.iterates, rtol=1e-11)
+    assert not np.allclose(ref.iterates[:, 1], ref.iterates[:, 0])  # the model does move
+
+
+@pytest.mark.parametrize("key", list(always_available_variants()))
+def test_one_client_reduces_to_sgd(key):
+    """N = 1, always available: every algorithm is E steps of (proximal, projected) GD."""
+    one = QuadraticProblem(PROB.A[:1], PROB.c[:1])
+    alg = always_available_variants()[key]
+    if isinstance(alg, FedAvg) and isinstance(alg.aggregator, FixedWeights):
+        alg = FedAvg(FixedWeights([1.0]), local_steps=2, lr=0.1, prox=0.3, radius=2.0)
+    if isinstance(alg, FedAvg) and key == "known-p":
+        alg = FedAvg(unbiased_weights([1.0], [1.0]), local_steps=2, lr=0.1, prox=0.3, radius=2.0)
+    if isinstance(alg, FedLaAvg):
+        alg = FedLaAvg(clients_per_round=1, local_steps=2, lr=0.1, prox=0.3, radius=2.0)
+    rec = simulate(one, GivenMask(np.ones((1, 6, 1), dtype=bool)), alg, rounds=6, w0=W0)
+    w, A, c = W0.copy(), one.A[0], one.c[0]
+    for t in range(6):
+        y = w.copy()
+        for _ in range(2):
+            y = y - 0.1 * (A @ (y - c) + 0.3 * (y - w))
+        w = y * min(1.0, 2.0 / np.linalg.norm(y))
+        assert_tight(rec.iterates[0, t + 1], w, rtol=1e-12)
+
+
+def permuted_variants(perm: np.ndarray) -> list[tuple[object, object]]:
+    """(algorithm on the original clients, the same on permuted clients)."""
+    q = np.linspace(0.1, 0.6, N)
+    cfg = {"local_steps": 2, "lr": 0.1}
+    same = [
+        FedAvg(AverageParticipating(), **cfg),
+        FedAvg(AverageAll(), **cfg),
+        FedAvg(FedAU(cutoff=4), **cfg),
+        MIFA(**cfg),
+        FedVARP(**cfg),
+        MimiC(**cfg),
+        FedLaAvg(clients_per_round=N, **cfg),  # with K < N ties are broken by index
+    ]
+    pairs = [(a, a) for a in same]
+    pairs.append((FedAvg(FixedWeights(q), **cfg), FedAvg(FixedWeights(q[perm]), **cfg)))
+    return pairs
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_permuting_clients_changes_nothing(index):
+    perm = np.array([4, 2, 0, 5, 1, 3])
+    mask = PROC.sample(25, replicates=2, seed=8).numpy()
+    prob_p = QuadraticProblem(PROB.A[perm], PROB.c[perm])
+    alg, alg_p = permuted_variants(perm)[index]
+    rec = simulate(PROB, GivenMask(mask), alg, rounds=25, replicates=2, w0=W0)
+    rec_p = simulate(prob_p, GivenMask(mask[:, :, perm]), alg_p, rounds=25, replicates=2, w0=W0)
+    assert_tight(rec_p.iterates, rec.iterates, rtol=1e-10)
+
+
+def test_fedlaavg_with_few_slots_depends_on_order_only_through_ties():
+    """K < N: absent-longest is permutation-equivariant except for the index tie-break."""
+    mask = torch.tensor([[True, True, True, False]])
+    last = torch.tensor([[3, -1, 1, -1]])
+    assert absent_longest(mask, last, 2).tolist() == [[False, True, True, False]]
+    tie = torch.tensor([[5, 2, 2, -1]])
+    assert absent_longest(mask, tie, 1).tolist() == [[False, True, False, False]]
+    assert absent_longest(mask, tie, 10).tolist() == mask.tolist()  # fewer than K: all
+
+
+# FedAU Algorithm 2 worked by hand. Participation I_0..I_9 of one client:
+PARTICIPATION = [0, 1, 0, 0, 1, 1, 0, 0, 0, 0]
+# K = inf: intervals recorded at t=2 (2), t=5 (3), t=6 (1): running means 2, 2.5, 2.
+OMEGA_K_INF = [1, 1, 2, 2, 2, Fraction(5, 2), 2, 2, 2, 2]
+# K = 2: records at t=2 (2), t=4 (cutoff, 2), t=5 (1), t=6 (1), t=8 (cutoff, 2).
+OMEGA_K2 = [1, 1, 2, 2, 2, Fraction(5, 3), Fraction(3, 2), Fraction(3, 2), Fraction(8, 5), 1.6]
+
+
+@pytest.mark.parametrize(
+    ("cutoff", "expected"),
+    [(math.inf, OMEGA_K_INF), (2, OMEGA_K2), (1, [1] * 10)],
+    ids=["K=inf", "K=2", "K=1"],
+)
+def test_fedau_weights_match_algorithm2_by_hand(cutoff, expected):
+    state = fedau_init(1, 1)
+    seen = []
+    for bit in PARTICIPATION:
+        seen.append(state.omega.item())
+        state = fedau_update(state, torch.tensor([[bool(bit)]]), cutoff)
+    assert_tight(seen, [float(x) for x in expected], rtol=1e-15)
+    mask = np.array(PARTICIPATION, dtype=bool)[:, None]
+    assert_tight(reference.fedau_omega(mask, cutoff)[:, 0], seen, rtol=1e-15)
+
+
+@pytest.mark.parametrize("cutoff", [1, 2, 5, 50, math.inf])
+def test_fedau_vectorised_weights_equal_literal_algorithm2(cutoff):
+    mask = TwoStateMarkov(np.linspace(0.05, 0.95, 20), 0.3).sample(120, replicates=3, seed=1)
+    state = fedau_init(3, 20)
+    omegas = []
+    for t in range(120):
+        omegas.append(state.omega)
+        state = fedau_update(state, mask[:, t], cutoff)
+    omegas = torch.stack(omegas, dim=1).numpy()  # [R, T, N]
+    for r in range(3):
+        assert_tight(omegas[r], reference.fedau_omega(mask[r].numpy(), cutoff), rtol=1e-13)
+
+
+def test_fedau_weight_is_mean_of_cut_intervals():
+    """omega_t = mean of the recorded intervals min(G, K) (SPEC §5.2, code equivalent)."""
+    mask = np.zeros((40, 1), dtype=bool)
+    mask[[3, 4, 20], 0] = True  # intervals 4, 1, then 16 = cut at K = 7 twice + 2
+    omega = reference.fedau_omega(mask, 7)
+    assert omega[-1, 0] == pytest.approx(np.mean([4, 1, 7, 7, 2, 7, 7]), rel=1e-15)
+
+
+@pytest.mark.parametrize("key", list(ALGS))
+def test_same_seed_same_numbers(key):
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.2)
+    a = simulate(noisy, PROC, ALGS[key], rounds=10, replicates=2, seed=4, w0=W0)
+    b = simulate(noisy, PROC, ALGS[key], rounds=10, replicates=2, seed=4, w0=W0)
+    c = simulate(noisy, PROC, ALGS[key], rounds=10, replicates=2, seed=5, w0=W0)
+    np.testing.assert_array_equal(a.iterates, b.iterates)
+    assert not np.array_equal(a.iterates, c.iterates)
+
+
+class CountingProblem:
+    """Wraps a problem and records the batch size of every gradient call."""
+
+    def __init__(self, problem) -> None:
+        self.problem, self.sizes = problem, []
+        self.num_clients, self.dim, self.alpha = problem.num_clients, problem.dim, problem.alpha
+
+    def grad(self, w, clients, generator=None):
+        self.sizes.append(int(clients.numel()))
+        return self.problem.grad(w, clients, generator)
+
+    def __getattr__(self, name):
+        return getattr(self.problem, name)
+
+
+@pytest.mark.parametrize("key", ["fedavg-avg", "mifa", "fedvarp", "fedlaavg", "mimic"])
+def test_only_participants_compute_gradients(key):
+    alg = ALGS[key]
+    prob = CountingProblem(PROB)
+    rec = simulate(prob, PROC, alg, rounds=15, replicates=3, seed=2)
+    worked = rec.participants.sum(axis=0)  # [T]
+    expected = [int(m) for m in worked if m > 0 for _ in range(alg.local_steps)]
+    assert prob.sizes == expected
+    if isinstance(alg, FedLaAvg):
+        assert (rec.participants <= alg.clients_per_round).all()
+        assert (rec.participants == np.minimum(rec.available, 2)).all()
+
+
+@pytest.mark.parametrize("key", ["fedavg-avg", "fedvarp", "mimic-first"])
+def test_divergence_names_round_replicate_and_algorithm(key):
+    alg = dataclasses.replace(ALGS[key], lr=20.0)
+    with pytest.raises(DivergenceError, match=rf"{alg.name} diverged in round \d+ of replicate"):
+        simulate(PROB, PROC, alg, rounds=3000, replicates=2, seed=0)
+
+
+BAD_CALLS = [
+    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, inf)"),
+    (lambda: MIFA(lr=-0.1), "'lr'", "(0, inf)"),
+    (lambda: MimiC(server_lr=0.0), "'server_lr'", "(0, inf)"),
+    (lambda: FedVARP(prox=-1.0), "'prox'", "[0, inf)"),
+    (lambda: FedAvg(AverageAll(), radius=0.0), "'radius'", "(0, inf)"),
+    (lambda: FedLaAvg(clients_per_round=0), "'clients_per_round'", "[1, inf)"),
+    (lambda: FedAU(cutoff=0), "'cutoff'", "[1, inf)"),
+    (lambda: FedAU(cutoff=2.5), "'cutoff'", "integer"),
+    (lambda: InverseTime(0.0, 1.0), "'a'", "(0, inf)"),
+    (lambda: ExponentialDecay(0.1, 1.5), "'decay'", "(0, 1]"),
+    (lambda: ExponentialDecay(0.1, 0.9, -1.0), "'floor'", "[0, inf)"),
+    (lambda: simulate(PROB, PROC, MIFA(), rounds=2, eval_every=0), "'eval_every'", "[1, inf)"),
+    (
+        lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=[0.5, 0.5]),
+        "'biased_weights'",
+        "length N=6",
+    ),
+    (
+        lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=np.full(N, 0.5)),
+        "'biased_weights'",
+        "summing to 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "name", "allowed"), BAD_CALLS)
+def test_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)
+    assert "Got" in str(err.value)

@@ -1,0 +1,119 @@
+"""Run record and runner: metrics, participation counts, effective weights, chunked
+availability sampling, pandas table, save/load."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from fedtheory.availability import TwoStateMarkov
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import (
+    AverageParticipating,
+    FedAU,
+    FedAvg,
+    FedLaAvg,
+    FixedWeights,
+    MimiC,
+    RunRecord,
+    evaluate_metrics,
+    runner,
+    simulate,
+)
+from tests.conftest import assert_tight
+
+PROB = QuadraticProblem.random(4, 2, mu=0.5, L=2.0, seed=3)
+PI = np.array([0.2, 0.4, 0.6, 0.8])
+PROC = TwoStateMarkov(PI, 0.3)
+
+
+class WithExactGradient(QuadraticProblem):
+    """A quadratic that also offers ``full_grad`` and ``accuracy`` (duck-typed metrics)."""
+
+    def full_grad(self, w):
+        return np.einsum("k,kij,kj->i", self.alpha, self.A, w - self.c)
+
+    def accuracy(self, w):
+        return (np.asarray(w)[..., 0] > 0).astype(float)
+
+
+def test_metrics_gap_biased_gap_gradient_and_accuracy():
+    prob = WithExactGradient(PROB.A, PROB.c)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    rec = simulate(prob, PROC, FedAvg(AverageParticipating()), rounds=6, biased_weights=p)
+    w = rec.iterates[0]  # [T+1, d]
+    assert_tight(rec.metrics["gap"][0], prob.loss(w) - prob.optimum()[1])
+    assert_tight(rec.metrics["gap_B"][0], prob.loss(w, p) - prob.optimum(p)[1])
+    grad = np.einsum("k,kij,tkj->ti", prob.alpha, prob.A, w[:, None, :] - prob.c)
+    assert_tight(rec.metrics["grad_sq"][0], (grad**2).sum(-1), rtol=1e-12)
+    assert_tight(rec.metrics["accuracy"][0], (w[:, 0] > 0).astype(float))
+    assert "grad_sq" not in evaluate_metrics(PROB, w)  # only when the problem offers it
+
+
+def test_participation_counts_and_effective_weights():
+    q = np.array([0.5, 0.1, 0.3, 0.2])
+    rec = simulate(PROB, PROC, FedAvg(FixedWeights(q)), rounds=40, replicates=3, seed=1)
+    np.testing.assert_array_equal(rec.available, rec.participation.sum(-1))
+    np.testing.assert_array_equal(rec.participants, rec.available)
+    counts = rec.participation.sum(axis=1)  # [R, N] rounds available
+    expected = q * counts / (q * counts).sum(-1, keepdims=True)  # sum_t q_t / sum_t,h q_t
+    assert_tight(rec.effective_weights, expected, rtol=1e-12)
+    fedau = simulate(PROB, PROC, FedAvg(FedAU()), rounds=5, replicates=2)
+    assert fedau.effective_weights.shape == (2, 4)
+    assert simulate(PROB, PROC, MimiC(), rounds=3).effective_weights is None
+    first = simulate(PROB, PROC, MimiC(full_first_round=True), rounds=3)
+    assert first.participants[0, 0] == 4
+    lazy = simulate(PROB, PROC, FedLaAvg(clients_per_round=1), rounds=20, seed=2)
+    np.testing.assert_array_equal(lazy.participants, np.minimum(lazy.available, 1))
+
+
+def test_chunked_availability_sampling_gives_the_same_run(monkeypatch):
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.1)
+    alg = FedAvg(FedAU(cutoff=5), local_steps=2)
+    one = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
+    monkeypatch.setattr(runner, "MASK_CHUNK_ELEMENTS", 2 * 4 * 3)  # 3 rounds per chunk
+    chunked = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
+    np.testing.assert_array_equal(one.participation, chunked.participation)
+    np.testing.assert_array_equal(one.iterates, chunked.iterates)
+    lean = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7, keep_masks=False)
+    assert lean.participation is None
+    np.testing.assert_array_equal(lean.available, one.available)
+    np.testing.assert_array_equal(lean.iterates, one.iterates)
+
+
+def test_eval_every_keeps_the_last_round():
+    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=10, eval_every=4)
+    np.testing.assert_array_equal(rec.eval_rounds, [0, 4, 8, 10])
+    full = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=10)
+    assert_tight(rec.metrics["gap"], full.metrics["gap"][:, [0, 4, 8, 10]])
+
+
+def test_save_load_round_trip_with_every_field(tmp_path):
+    rec = simulate(
+        PROB, PROC, FedAvg(FedAU()), rounds=7, replicates=2, eval_every=3, biased_weights=PI / 2
+    )
+    rec.save(tmp_path / "run.npz")
+    back = RunRecord.load(tmp_path / "run.npz")
+    for name in ("iterates", "participation", "eval_rounds", "participants", "available"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
+    np.testing.assert_array_equal(back.effective_weights, rec.effective_weights)
+    assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B"}
+    assert back.config == rec.config
+
+
+def test_to_pandas_rows_and_columns():
+    pd = pytest.importorskip("pandas")
+    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=5, replicates=2)
+    table = rec.to_pandas()
+    assert isinstance(table, pd.DataFrame) and len(table) == 2 * 6
+    assert list(table.columns) == ["replicate", "round", "gap", "participants", "available"]
+    assert np.isnan(table["participants"].iloc[5])
+
+
+def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
+    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=2)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        rec.to_pandas()
