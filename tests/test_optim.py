@@ -374,6 +374,12 @@ BAD_CALLS = [
         "'Gamma_prime'",
         "[0, inf)",
     ),
+    (lambda: WeightInstance.from_theorem2("x", [1.0]), "'program'", "Theorem2Program"),
+    (
+        lambda: WeightInstance.from_theorem2(_theorem2_program(), np.full(6, 1 / 6), bias="tv"),
+        "'bias'",
+        "without kappa",
+    ),
     (lambda: WeightProgram(0), "'num_clients'", "[1, inf)"),
     (lambda: WeightProgram(2, bias="kl"), "'bias'", "one of"),
     (lambda: PROGRAMS["none"].solve(_instance(3)), "'instance'", "N=12"),
@@ -401,3 +407,34 @@ def test_bad_input_raises_parameter_error(call, name, allowed):
     with pytest.raises(ParameterError) as info:
         call()
     assert name in str(info.value) and allowed in str(info.value)
+
+
+# -- adapter from CA-Fed Theorem 2 -------------------------------------------------------------
+THM2 = dict(Q=1.0, E=2, M=8, L=2.0, Gamma=0.5, G=3.0, D=2.0, H=2.0, T_P=0, dist0_sq=1.0)
+
+
+def _theorem2_program():
+    from fedtheory.bounds import cafed
+
+    eta = 0.02 / np.sqrt(np.arange(1, 52))
+    pi = np.array([0.9, 0.8, 0.5, 0.3, 0.1, 0.05])
+    sigma2 = np.array([1.0, 0.5, 2.0, 0.1, 1.0, 3.0])
+    return cafed.theorem2_program(eta, sigma2=sigma2, pi=pi, lam=0.9, C_P=1.0, **THM2)
+
+
+def test_theorem2_adapter_objective_is_the_theorem2_bound():
+    prog = _theorem2_program()
+    alpha = np.full(6, 1 / 6)
+    inst = WeightInstance.from_theorem2(prog, alpha)
+    q = np.array([0.3, 0.2, 0.2, 0.1, 0.1, 0.1])
+    assert_tight(inst.objective(q), prog.bound(q))
+    full = WeightInstance.from_theorem2(prog, alpha, kappa=2.0, bias="chi2", Gamma=0.3)
+    p = effective_weights(q, prog.pi)
+    assert_tight(full.objective(q), 8.0 * prog.bound(q) + 2 * 16 * 0.3 * chi_square(alpha, p))
+    # the optimum of the bound is found by both paths and beats the unbiased weights
+    sol, kkt = _program(inst).solve(inst), waterfilling_weights(inst)
+    assert_tight(sol.objective, kkt.objective, rtol=OBJECTIVE_RTOL)
+    unbiased = alpha / prog.pi / (alpha / prog.pi).sum()
+    assert_upper_bound(kkt.objective, prog.bound(unbiased))
+    J = weight_sensitivity(inst, kkt.q, curvature_scales_with_pi=True)
+    assert J.shape == (6, 6)
