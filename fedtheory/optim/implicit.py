@@ -49,7 +49,10 @@ class _SupportKKT:
             )
         n, self.Q = instance.num_clients, instance.Q
         self.q = check_array(q, "q", owner, shape=(n,), low=0.0)
-        support = np.flatnonzero(~excluded_clients(self.q, self.Q) & ~instance.excluded)
+        positive = ~excluded_clients(self.q, self.Q)
+        if instance.bias == "chi2" and instance.bias_weight > 0:
+            positive |= instance.alpha > 0  # chi-square keeps these strictly positive
+        support = np.flatnonzero(positive & ~instance.excluded)
         if support.size == 0:
             raise ParameterError(
                 f"The 'q' parameter of {owner} must have a positive entry. Got all zeros instead."
@@ -111,22 +114,30 @@ def polish_weights(instance: WeightInstance, q) -> WeightSolution:
 
     Turns a solver's approximate optimum (accurate to about the square root of its
     tolerance) into one accurate to rounding, for ``bias`` ``"none"`` or ``"chi2"``.
-    ``SolverError`` if Newton does not converge or leaves the domain :math:`y_S>0`."""
+    ``SolverError`` if damped Newton does not converge (e.g. a wrong support)."""
     kkt = _SupportKKT(instance, q, "polish_weights")
+    m = kkt.S.numel()
     z = kkt.start()
+    z[:m] = z[:m].clamp_min(1e-12 * z[m])  # y_S > 0 on the support
     scale = 1.0 + z.abs().max()
+    r = kkt.residual(z, kkt.pi)
     for _ in range(NEWTON_ITERATIONS):
-        r = kkt.residual(z, kkt.pi)
         if r.abs().max() <= NEWTON_RTOL * scale:
             break
-        z = z - torch.linalg.solve(kkt.jacobians(z)[0], r)
-    else:
+        step = torch.linalg.solve(kkt.jacobians(z)[0], r)
+        for t in 0.5 ** np.arange(40):  # damped: stay in y_S > 0, decrease the residual
+            trial = z - t * step
+            r_trial = kkt.residual(trial, kkt.pi) if torch.all(trial[:m] > 0) else r
+            if r_trial.norm() < r.norm():
+                z, r = trial, r_trial
+                break
+        else:
+            break  # no descent step: reported below
+    if r.abs().max() > NEWTON_RTOL * scale:
         raise SolverError(
             f"polish_weights: Newton did not reach a KKT residual below {NEWTON_RTOL:g} in "
             f"{NEWTON_ITERATIONS} iterations (residual {float(r.abs().max()):.3g})."
         )
-    if torch.any(z[: kkt.S.numel()] <= 0):
-        raise SolverError("polish_weights: Newton left the domain y > 0 (wrong support).")
     qp = kkt.weights(z)
     return WeightSolution(
         qp, instance.objective(qp), "optimal", excluded_clients(qp, instance.Q), "newton"
