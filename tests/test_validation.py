@@ -19,6 +19,8 @@ from validation.registry import with_wrong_bounds
 from validation.report import Bullets, Code, Heading, Image, Paragraph, Table, to_html, to_markdown
 from validation.runner import run
 
+REPORTED_VIOLATIONS = {"cafed-appf"}  # findings: the paper's claim is not reproduced
+
 
 def test_verdict_logic_detects_a_wrong_bound_and_labels_assumptions():
     assert compare_upper_bound("c", "r", [1.0, 2.0], [2.0, 2.0]).verdict is Verdict.HOLDS
@@ -52,7 +54,9 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name):
     s = check.settings("tiny")
     data = check.compute(s)
     rows = check.judge(data, s)
-    assert rows and all(r.verdict is not Verdict.VIOLATED for r in rows), rows
+    assert rows and all(isinstance(r.verdict, Verdict) for r in rows), rows
+    if name not in REPORTED_VIOLATIONS:
+        assert all(r.verdict is not Verdict.VIOLATED for r in rows), rows
     assert set(check.bounds) <= set(data)
     broken = check.judge(with_wrong_bounds(check, data), s)
     assert len(broken) == len(rows)

@@ -13,6 +13,7 @@ from validation import cafed_weights
 from validation import fedau_weights
 from validation import e3cs_regret
 from validation import mimic_dropout
+from validation import cafed_appf
 from validation import errata
 from validation.registry import CHECKS, Check
 
