@@ -33,8 +33,8 @@ def settings(size: Size) -> dict:
         "pi_high": 0.9,
         "lr": 0.05,
         "local_steps": 2,
-        "rounds": {"tiny": 40, "quick": 150, "full": 1000}[size],
-        "replicates": {"tiny": 4, "quick": 16, "full": 64}[size],
+        "rounds": {"tiny": 40, "quick": 300, "full": 1000}[size],
+        "replicates": {"tiny": 4, "quick": 32, "full": 64}[size],
         "seed": 0,
     }
 

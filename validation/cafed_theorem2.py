@@ -41,7 +41,7 @@ def settings(size: Size) -> dict:
         "a": 0.5,
         "b": 20.0,
         "horizons": {"tiny": [20, 80], "quick": [50, 200, 800], "full": [50, 200, 800, 3200]}[size],
-        "replicates": {"tiny": 8, "quick": 32, "full": 128}[size],
+        "replicates": {"tiny": 8, "quick": 64, "full": 128}[size],
         "seed": 0,
     }
 

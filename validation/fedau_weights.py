@@ -46,13 +46,13 @@ def settings(size: Size) -> dict:
         "p_high": 0.9,
         "cutoff": 50,
         "horizons": {"tiny": [20, 80], "quick": [50, 200, 800], "full": [50, 200, 800, 3200]}[size],
-        "weight_replicates": {"tiny": 16, "quick": 64, "full": 256}[size],
+        "weight_replicates": {"tiny": 16, "quick": 64, "full": 512}[size],
         "dim": 5,
         "noise_std": 0.3,
         "lr": 0.02,
         "local_steps": 5,
         "rounds": {"tiny": 200, "quick": 400, "full": 2000}[size],
-        "replicates": {"tiny": 12, "quick": 16, "full": 64}[size],
+        "replicates": {"tiny": 12, "quick": 24, "full": 64}[size],
         "seed": 0,
     }
 

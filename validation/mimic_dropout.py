@@ -46,7 +46,7 @@ def settings(size: Size) -> dict:
         "a": 20.0,
         "b": 20.0,
         "rounds": {"tiny": 100, "quick": 400, "full": 2000}[size],
-        "replicates": {"tiny": 6, "quick": 16, "full": 64}[size],
+        "replicates": {"tiny": 6, "quick": 24, "full": 64}[size],
         "seed": 0,
     }
 
