@@ -102,6 +102,12 @@ def compare_upper_bound(
     )
 
 
+def _pointwise_level(confidence: float, points: int) -> float:
+    """Per-point confidence so that all ``points`` intervals hold together with probability
+    at least ``confidence`` (Bonferroni)."""
+    return 1.0 - (1.0 - confidence) / points
+
+
 def compare_mean_upper_bound(
     claim: str,
     reference: str,
@@ -114,20 +120,22 @@ def compare_mean_upper_bound(
     """``E[X] <= bound`` from i.i.d. replicates, judged on the upper confidence limit.
 
     ``samples [n, ...]`` holds ``n`` replicates of the quantity at every point ``[...]``
-    and ``bound`` broadcasts against ``[...]``; the statement is checked at every point and
-    the row reports the point where (upper confidence limit)/bound is largest."""
+    and ``bound`` broadcasts against ``[...]``; the statement is checked at every point, with
+    Bonferroni-corrected intervals so that ``confidence`` is family-wise, and the row reports
+    the point where (upper confidence limit)/bound is largest."""
     x = np.asarray(samples, dtype=float)
     x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
     b = np.broadcast_to(np.asarray(bound, dtype=float).ravel(), x.shape[1:])  # [P]
-    ci = np.array([mean_confidence_interval(x[:, j], confidence) for j in range(x.shape[1])])
+    level = _pointwise_level(confidence, x.shape[1])
+    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
     mean, low, high = ci.T  # [P] each
     ok = bool(np.all(high <= b + BOUND_RTOL * np.abs(b)))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(b != 0, high / b, np.where(high > 0, np.inf, 0.0))
     i = int(np.nanargmax(ratio))
-    where = "" if b.size == 1 else f" at point {i} of {b.size}"
+    where = "" if b.size == 1 else f" at point {i} of {b.size} (Bonferroni: {level:.4g} each)"
     detail = (
-        f"mean over {x.shape[0]} replicates{where}, {confidence:.0%} CI "
+        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
         f"[{low[i]:.4g}, {high[i]:.4g}]; judged on the upper limit"
     ) + _outside_note(ok, assumptions_hold)
     return Comparison(
@@ -136,6 +144,46 @@ def compare_mean_upper_bound(
         "<=",
         float(mean[i]),
         float(b[i]),
+        _verdict(ok, assumptions_hold),
+        detail,
+        (float(low[i]), float(high[i])),
+    )
+
+
+def compare_mean_equal(
+    claim: str,
+    reference: str,
+    samples,
+    predicted,
+    *,
+    assumptions_hold: bool = True,
+    confidence: float = 0.95,
+) -> Comparison:
+    """``E[X] == predicted`` from i.i.d. replicates ``samples [n, ...]``: holds when the
+    prediction lies in the confidence interval of the mean at every point ``[...]``
+    (Bonferroni-corrected, so ``confidence`` is family-wise); the row
+    reports the point where |mean - predicted| / (half-width of the interval) is largest."""
+    x = np.asarray(samples, dtype=float)
+    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
+    p = np.broadcast_to(np.asarray(predicted, dtype=float).ravel(), x.shape[1:])  # [P]
+    level = _pointwise_level(confidence, x.shape[1])
+    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
+    mean, low, high = ci.T  # [P] each
+    ok = bool(np.all((low <= p) & (p <= high)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.abs(mean - p) / np.maximum(high - mean, np.finfo(float).tiny)
+    i = int(np.nanargmax(score))
+    where = "" if p.size == 1 else f" at point {i} of {p.size} (Bonferroni: {level:.4g} each)"
+    detail = (
+        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
+        f"[{low[i]:.4g}, {high[i]:.4g}] must contain the prediction"
+    ) + _outside_note(ok, assumptions_hold)
+    return Comparison(
+        claim,
+        reference,
+        "==",
+        float(mean[i]),
+        float(p[i]),
         _verdict(ok, assumptions_hold),
         detail,
         (float(low[i]), float(high[i])),

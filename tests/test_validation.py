@@ -11,6 +11,7 @@ from fedtheory.cli import main
 from fedtheory.verdict import (
     Verdict,
     compare_equal,
+    compare_mean_equal,
     compare_mean_upper_bound,
     compare_upper_bound,
 )
@@ -46,6 +47,15 @@ def test_mean_upper_bound_at_several_points_reports_the_worst_upper_limit():
         Verdict.VIOLATED
     )
     assert compare_mean_upper_bound("c", "r", samples, [10.0, 2.0, 3.5]).bound == 2.0
+
+
+def test_mean_equal_holds_inside_the_confidence_interval_only():
+    samples = np.random.default_rng(2).normal([0.0, 5.0], 1.0, size=(400, 2))  # [n, P]
+    assert compare_mean_equal("c", "r", samples, [0.0, 5.0]).verdict is Verdict.HOLDS
+    row = compare_mean_equal("c", "r", samples, [0.0, 5.5])  # 5 standard errors away
+    assert row.verdict is Verdict.VIOLATED and row.bound == 5.5
+    outside = compare_mean_equal("c", "r", samples, [0.0, 5.5], assumptions_hold=False)
+    assert outside.verdict is Verdict.OUTSIDE and "fails" in outside.detail
 
 
 @pytest.mark.parametrize("name", list(CHECKS))

@@ -49,7 +49,7 @@ def settings(size: Size) -> dict:
         "ridge": 1e-2,
         "batch_size": 32,
         "local_steps": 2,
-        "lr_grid": [1e-2, 10**-1.5, 1e-1],
+        "lr_grid": [1e-1] if size == "tiny" else [1e-2, 10**-1.5, 1e-1],
         "server_lr": 1.0,
         "tuning_seed": 1,
         "fedau_cutoff": 50,

@@ -6,6 +6,9 @@ r"""FedAU: the weight-error term against Theorem 3, and the final-error ordering
   (:math:`(1-p)^2` at :math:`t=0`, then :math:`2K(1-p)/t+(1-p)^{2K}` per round).
   Bernoulli participation satisfies Assumption 4; FedAU's Markov and cyclic patterns do not
   (rounds are dependent): those rows are labelled *outside assumptions*, still measured.
+* Moments of the cut-off geometric interval :math:`S=\min(G,K)`,
+  :math:`G\sim\mathrm{Geom}(p)` (the proof of Theorem 3): sample mean and variance against
+  the closed forms, for several :math:`p` and two cutoffs.
 * Final error :math:`F(w_t)-F^*` (mean over the last quarter of the rounds) of FedAU,
   known-:math:`p`, average-participating, average-all, MIFA and FedVARP on one quadratic
   problem with Bernoulli participation. Claim checked: FedAU ends below the baselines that
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory import rng
 from fedtheory.availability import Bernoulli, Cyclic, TwoStateMarkov
 from fedtheory.bounds import fedau
 from fedtheory.problems import QuadraticProblem
@@ -31,7 +35,11 @@ from fedtheory.sim import (
     simulate,
     unbiased_weights,
 )
-from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from fedtheory.verdict import (
+    compare_mean_equal,
+    compare_mean_upper_bound,
+    mean_confidence_interval,
+)
 from validation.registry import Check, Size, register
 
 PATTERNS = ("bernoulli", "markov", "cyclic")
@@ -45,6 +53,8 @@ def settings(size: Size) -> dict:
         "p_low": 0.05,
         "p_high": 0.9,
         "cutoff": 50,
+        "moment_cutoffs": [5, 50],
+        "moment_samples": {"tiny": 4000, "quick": 40_000, "full": 400_000}[size],
         "horizons": {"tiny": [20, 80], "quick": [50, 200, 800], "full": [50, 200, 800, 3200]}[size],
         "weight_replicates": {"tiny": 16, "quick": 64, "full": 512}[size],
         "dim": 5,
@@ -84,6 +94,18 @@ def _weight_error(s: dict, pattern: str) -> tuple[np.ndarray, np.ndarray]:
     cumulative = np.cumsum(sq.mean(axis=2), axis=1)  # [R, T]
     ends = np.array(s["horizons"])
     return cumulative[:, ends - 1] / ends, p
+
+
+def _cutoff_geometric(s: dict) -> dict[str, np.ndarray]:
+    """Samples of ``S = min(G, K)`` ``[n, C, P]`` for cutoffs ``C`` and probabilities ``P``,
+    with the closed-form mean and variance ``[C, P]``."""
+    p = _probabilities(s)
+    K = np.array(s["moment_cutoffs"])[:, None]  # [C, 1]
+    g = rng.numpy_rng(s["seed"], 0, rng.DATA).geometric(p, size=(s["moment_samples"], 1, p.size))
+    S = np.minimum(g, K)  # [n, C, P]
+    mean = fedau.cutoff_mean.evaluate(p=p, K=K).total
+    var = fedau.cutoff_variance.evaluate(p=p, K=K).total
+    return {"interval_samples": S, "cutoff_mean": mean, "cutoff_variance": var}
 
 
 def _final_errors(s: dict) -> np.ndarray:
@@ -126,6 +148,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         data[f"{pattern}_bound"] = np.array(
             [fedau.weight_error_bound(p, s["cutoff"], T) for T in s["horizons"]]
         )
+    data.update(_cutoff_geometric(s))
     errors = _final_errors(s)
     data["final_error"] = errors
     low = np.array([mean_confidence_interval(e)[1] for e in errors])
@@ -144,6 +167,21 @@ def judge(data, s):
         )
         for pattern in PATTERNS
     ]
+    S = data["interval_samples"]
+    rows += [
+        compare_mean_equal(
+            "cut-off geometric E[min(G, K)] == (1 - (1-p)^K)/p",
+            fedau.cutoff_mean.reference,
+            S,
+            data["cutoff_mean"],
+        ),
+        compare_mean_equal(
+            "cut-off geometric Var[min(G, K)] == closed form",
+            fedau.cutoff_variance.reference,
+            (S - data["cutoff_mean"]) ** 2,
+            data["cutoff_variance"],
+        ),
+    ]
     fedau_errors = data["final_error"][ALGORITHMS.index("FedAU")]
     for name in BIASED:
         i = ALGORITHMS.index(name)
@@ -159,7 +197,7 @@ def judge(data, s):
 
 
 def plot(data, s, fig):
-    ax1, ax2 = fig.subplots(1, 2)
+    ax1, ax3, ax2 = fig.subplots(1, 3)
     T = data["horizon"]
     for i, pattern in enumerate(PATTERNS):
         m = data[f"{pattern}_weight_error"]
@@ -185,6 +223,18 @@ def plot(data, s, fig):
         title=f"FedAU weights, cutoff K={s['cutoff']} (95% CI)",
     )
     ax1.legend(fontsize=7)
+    p = _probabilities(s)
+    for c, K in enumerate(s["moment_cutoffs"]):
+        ax3.plot(p, data["cutoff_mean"][c], "-", color=f"C{c}", label=f"(1-(1-p)^K)/p, K={K}")
+        ax3.plot(p, data["interval_samples"][:, c].mean(axis=0), "o", color=f"C{c}", mfc="none",
+                 label=f"sample mean, K={K}")  # fmt: skip
+    ax3.set(
+        yscale="log",
+        xlabel="participation probability p",
+        ylabel="mean interval E[min(G, K)] (rounds)",
+        title="Cut-off geometric mean",
+    )
+    ax3.legend(fontsize=7)
     errors = data["final_error"]
     ci = np.array([mean_confidence_interval(e) for e in errors])  # [A, 3]
     x = np.arange(len(ALGORITHMS))
@@ -228,7 +278,14 @@ register(
         compute,
         judge,
         plot,
-        bounds=("bernoulli_bound", "markov_bound", "cyclic_bound", "baseline_lower_limit"),
+        bounds=(
+            "bernoulli_bound",
+            "markov_bound",
+            "cyclic_bound",
+            "baseline_lower_limit",
+            "cutoff_mean",
+            "cutoff_variance",
+        ),
         notes=notes,
     )
 )

@@ -150,7 +150,7 @@ def command(names: list[str], out: Path, size: Size) -> str:
 def _measured(r: Comparison) -> str:
     if r.interval is None:
         return f"{r.measured:.4g}"
-    return f"{r.measured:.4g} (95% CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
+    return f"{r.measured:.4g} (CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
 
 
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
@@ -180,8 +180,9 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
             + (", some data reused from an earlier run" if any(o.reused for o in outcomes) else "")
             + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
-            "statement). Random quantities: mean over replicates with its 95% confidence "
-            "interval; `<=` is judged on the upper confidence limit. *outside assumptions*: "
+            "statement). Random quantities: mean over replicates with its confidence "
+            "interval (family-wise 95%, Bonferroni over the points of a row); `<=` is judged on "
+            "the upper confidence limit. *outside assumptions*: "
             "the instance breaks a hypothesis of the theorem, so the row neither confirms "
             "nor refutes it."
         ),
