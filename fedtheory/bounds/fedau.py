@@ -213,7 +213,8 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
             gap = c + 1
             mass = law[..., c]  # [P, m, s]
             record = flat[..., 0] * mass if gap < K_cut else mass
-            new[:, 1:, gap:, 0] += record[:, :-1, : n - gap]
+            if gap < n:  # sums s <= rounds - 1: longer intervals cannot have been recorded
+                new[:, 1:, gap:, 0] += record[:, :-1, : n - gap]
             if gap < K_cut:
                 new[..., gap] += (1 - flat[..., 0]) * mass
         law = new

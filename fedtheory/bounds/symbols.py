@@ -106,7 +106,7 @@ NOTATION: dict[str, Notation] = {
     # E3CS
     "K_pool": _count("K_{pool}", "number of clients K (E3CS)"),
     "k_sel": _count("k", "clients selected per round k (E3CS)"),
-    "sum_quota": _pos("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
+    "sum_quota": _nonneg("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
     # FedLaAvg
     "x0": _real("x_0", "initial point (FedLaAvg Example 1)"),
     "R": _count("R", "number of rounds (FedLaAvg round-based bound)"),
