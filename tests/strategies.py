@@ -48,6 +48,24 @@ def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50):
 
 
 @st.composite
+def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
+    """Small federated data sets with uneven client sizes (padding exercised).
+
+    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
+    from fedtheory.data import FederatedDataset
+
+    n = draw(st.integers(1, max_clients))
+    p = draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    gen = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    scale = draw(st.floats(0.1, 3.0))
+    classes = 2 if num_classes is None else num_classes
+    xs = [scale * gen.standard_normal((m, p)) for m in counts]
+    ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
+    return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
+
+
+@st.composite
 def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
     """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``.
 
@@ -73,3 +91,17 @@ def two_state_chains(draw):
     low = 1.0 - 1.0 / max(pi, 1.0 - pi)
     lam = draw(st.floats(max(low, -0.98), 0.98))
     return pi, lam
+
+
+@st.composite
+def e3cs_allocation_inputs(draw, max_clients: int = 12):
+    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
+    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+    n = draw(st.integers(2, max_clients))
+    k = draw(st.integers(1, n))
+    reps = draw(st.integers(1, 3))
+    spread = draw(st.sampled_from([1.0, 10.0, 1e4]))
+    raw = draw(st.lists(st.floats(-1.0, 1.0), min_size=reps * n, max_size=reps * n))
+    log_w = spread * np.array(raw).reshape(reps, n)
+    fraction = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
+    return log_w, k, fraction * k / n
