@@ -32,6 +32,40 @@ def quadratic_problems(draw, max_clients: int = 5, max_dim: int = 3):
 
 
 @st.composite
+def step_schedules(draw, max_rounds: int = 60):
+    """Decreasing step sizes eta_t = a / (t + b)^c, t = 0..T (CA-Fed Theorem 2)."""
+    T = draw(st.integers(1, max_rounds))
+    a, b, c = draw(st.floats(1e-3, 0.5)), draw(st.floats(1.0, 10.0)), draw(st.floats(0.5, 1.0))
+    return a / (np.arange(T + 1) + b) ** c
+
+
+@st.composite
+def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50):
+    """Fairness quotas sigma_t in [0, k/K] (E3CS)."""
+    T = draw(st.integers(1, max_rounds))
+    fractions = draw(st.lists(st.floats(0.0, 1.0), min_size=T, max_size=T))
+    return np.array(fractions) * k / K
+
+
+@st.composite
+def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
+    """Small federated data sets with uneven client sizes (padding exercised).
+
+    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
+    from fedtheory.data import FederatedDataset
+
+    n = draw(st.integers(1, max_clients))
+    p = draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    gen = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    scale = draw(st.floats(0.1, 3.0))
+    classes = 2 if num_classes is None else num_classes
+    xs = [scale * gen.standard_normal((m, p)) for m in counts]
+    ys = [gen.integers(0, classes, size=m).astype(float) for m in counts]
+    return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
+
+
+@st.composite
 def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
     """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``.
 

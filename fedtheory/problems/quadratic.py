@@ -11,7 +11,8 @@ Constants (CA-Fed Assumptions 3-4 and Section III): :math:`L=\max_k\lambda_{\max
 :math:`\Gamma=\max_k\{F_k(w^*)-F_k^*\}` (at the target optimum) and
 :math:`\Gamma'=\max_k\{F_k(w_B^*)-F_k^*\}` (at the optimum of the biased objective).
 Stochastic gradients add isotropic Gaussian noise of per-coordinate standard deviation
-``noise_std``, so :math:`\sigma_k^2=d\cdot\text{noise\_std}^2`.
+``noise_std``, so :math:`\sigma_k^2=d\cdot\text{noise\_std}^2`. CA-Fed Lemma 1's
+:math:`D,G,H` on a ball are exact trust-region maxima (:mod:`fedtheory.problems.ball`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import torch
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_real, check_seed, check_simplex
+from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 
 __all__ = ["QuadraticProblem"]
 
 _OWNER = "QuadraticProblem"
 
 
-class QuadraticProblem:
+class QuadraticProblem(QuadraticConstantsMixin):
     r"""Clients :math:`F_k(w)=\tfrac12(w-c_k)^\top A_k(w-c_k)`.
 
     Parameters
@@ -162,6 +164,33 @@ class QuadraticProblem:
         Thm 1), :math:`\Gamma'` for ``p`` the biased weights (CA-Fed Thm 3)."""
         w, _ = self.optimum(weights)
         return float(self.client_losses(w).max())
+
+    # -- exact constants as quadratic forms ---------------------------------------------
+    def loss_forms(self) -> QuadraticForms:
+        r""":math:`F_k(w)=\tfrac12w^\top A_kw-(A_kc_k)^\top w+\tfrac12c_k^\top A_kc_k`."""
+        Ac = np.einsum("nij,nj->ni", self.A, self.c)
+        return QuadraticForms(self.A, -Ac, 0.5 * np.sum(self.c * Ac, -1))
+
+    def grad_norm_forms(self) -> QuadraticForms:
+        r""":math:`\|\nabla F_k(w)\|^2=(w-c_k)^\top A_k^2(w-c_k)`."""
+        A2 = self.A @ self.A
+        A2c = np.einsum("nij,nj->ni", A2, self.c)
+        return QuadraticForms(2 * A2, -2 * A2c, np.sum(self.c * A2c, -1))
+
+    def noise_forms(self) -> QuadraticForms:
+        r""":math:`\sigma_k^2=d\cdot\text{noise\_std}^2` (constant)."""
+        n, d = self.num_clients, self.dim
+        return QuadraticForms(
+            np.zeros((n, d, d)), np.zeros((n, d)), np.full(n, d * self.noise_std**2)
+        )
+
+    def client_grads(self, w) -> np.ndarray:
+        r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)` for ``w [d]`` -> ``[N, d]``."""
+        return np.einsum("nij,nj->ni", self.A, np.asarray(w, dtype=np.float64) - self.c)
+
+    def noise_variance(self, w) -> np.ndarray:
+        r""":math:`\sigma_k^2(w)=\mathbb E\|g_k(w)-\nabla F_k(w)\|^2` ``[N]`` (exact)."""
+        return self.noise_forms()(w)
 
     # -- gradients for the simulator ----------------------------------------------------
     def grad(

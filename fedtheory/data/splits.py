@@ -1,0 +1,117 @@
+r"""Label-based splits of a centralised data set over clients.
+
+* :func:`dirichlet_label_split` -- for every class :math:`c`, proportions
+  :math:`(\theta_{c,1},\dots,\theta_{c,N})\sim\mathrm{Dir}(a\mathbf 1_N)` over clients, and
+  the class's samples are cut in those proportions (FedAU's split, Wang & Ji 2024, code
+  ``util/util.py``, :math:`a=0.1`; smaller :math:`a` = more heterogeneous).
+* :func:`one_label_per_client_split` -- every client holds samples of a single label, the
+  clients ordered by label (FedLaAvg's MNIST set-up, Yan et al. 2020, §6: 100 clients per
+  digit, the first :math:`N/10\cdot D` clients hold digits :math:`0..D-1`).
+* :func:`partition` -- turn index lists into a :class:`FederatedDataset`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fedtheory import rng
+from fedtheory.data.federated import FederatedDataset
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real, check_seed
+
+__all__ = ["dirichlet_label_split", "one_label_per_client_split", "partition"]
+
+_MAX_DRAWS = 1000
+
+
+def _labels(labels, owner: str) -> np.ndarray:
+    y = check_array(labels, "labels", owner, ndim=1, low=0.0)
+    if y.size == 0 or np.any(y != np.round(y)):
+        raise ParameterError(
+            f"The 'labels' parameter of {owner} must be a non-empty array of class ids "
+            "(non-negative integers). Got other values instead."
+        )
+    return y.astype(np.int64)
+
+
+def dirichlet_label_split(
+    labels, num_clients: int, concentration: float, *, min_size: int = 1, seed: int = 0
+) -> list[np.ndarray]:
+    r"""Split sample indices over clients with Dirichlet(``concentration``) class proportions.
+
+    Draws are repeated (up to 1000 times, from ``numpy_rng(seed, attempt, DATA)``) until every
+    client has at least ``min_size`` samples, so the law is the Dirichlet split conditioned
+    on that event.
+
+    Returns
+    -------
+    list of int arrays
+        ``num_clients`` disjoint index arrays covering ``range(len(labels))``.
+
+    Examples
+    --------
+    >>> parts = dirichlet_label_split([0, 0, 1, 1, 1, 2], 2, 1.0, seed=0)
+    >>> sorted(np.concatenate(parts).tolist())
+    [0, 1, 2, 3, 4, 5]
+    """
+    owner = "dirichlet_label_split"
+    y = _labels(labels, owner)
+    n = check_int(num_clients, "num_clients", owner, low=1, high=len(y))
+    a = check_real(concentration, "concentration", owner, low=0.0, low_open=True)
+    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)
+    seed = check_seed(seed, owner)
+    for attempt in range(_MAX_DRAWS):
+        gen = rng.numpy_rng(seed, attempt, rng.DATA)
+        parts: list[list[np.ndarray]] = [[] for _ in range(n)]
+        for c in np.unique(y):
+            idx = gen.permutation(np.flatnonzero(y == c))
+            theta = gen.dirichlet(np.full(n, a))
+            cuts = np.round(np.cumsum(theta)[:-1] * len(idx)).astype(np.int64)
+            for k, chunk in enumerate(np.split(idx, cuts)):
+                parts[k].append(chunk)
+        out = [np.sort(np.concatenate(p)) for p in parts]
+        if min(len(p) for p in out) >= m:
+            return out
+    raise ParameterError(
+        f"The 'min_size' parameter of {owner} must be reachable with concentration {a:g}. "
+        f"Got {m}, not met in {_MAX_DRAWS} draws, instead."
+    )
+
+
+def one_label_per_client_split(
+    labels, clients_per_label: int, *, seed: int = 0
+) -> list[np.ndarray]:
+    r"""Give every client samples of one label: the samples of label :math:`c` (in increasing
+    label order) are shuffled and cut into ``clients_per_label`` near-equal parts, so client
+    :math:`k` holds label number :math:`\lfloor k/\text{clients\_per\_label}\rfloor`.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in one_label_per_client_split([1, 0, 1, 0], 1)]
+    [[1, 3], [0, 2]]
+    """
+    owner = "one_label_per_client_split"
+    y = _labels(labels, owner)
+    classes, sizes = np.unique(y, return_counts=True)
+    m = check_int(clients_per_label, "clients_per_label", owner, low=1, high=int(sizes.min()))
+    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    out = []
+    for c in classes:
+        idx = gen.permutation(np.flatnonzero(y == c))
+        out.extend(np.sort(part) for part in np.array_split(idx, m))
+    return out
+
+
+def partition(
+    features, labels, parts: Sequence[np.ndarray], *, num_classes: int | None = None
+) -> FederatedDataset:
+    """Client ``k`` gets ``features[parts[k]] [n_k, p]`` and ``labels[parts[k]]``."""
+    owner = "partition"
+    X = check_array(features, "features", owner, ndim=2)
+    y = check_array(labels, "labels", owner, shape=(X.shape[0],))
+    idx = [np.asarray(p, dtype=np.int64) for p in parts]
+    return FederatedDataset.from_clients(
+        [X[i] for i in idx], [y[i] for i in idx], num_classes=num_classes
+    )

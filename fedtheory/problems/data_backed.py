@@ -1,0 +1,351 @@
+r"""Shared machinery of problems defined by per-client data (empirical risk + ridge).
+
+Client :math:`k` holds samples :math:`(x_i,y_i)_{i\le n_k}` and
+
+.. math:: F_k(w)=\frac1{n_k}\sum_{i=1}^{n_k}\ell(w;x_i,y_i)+\frac{\rho}{2}\|w\|^2 ,
+
+with ridge :math:`\rho\ge0`. The target weights default to :math:`\alpha_k=n_k/\sum_hn_h`
+(the weights of the pooled empirical risk).
+
+**Mini-batches.** ``grad`` draws, for every (point, client) pair independently, a batch of
+``b = batch_size`` indices of that client's samples from the torch generator, and returns
+:math:`\frac1{b_k}\sum_{i\in\mathcal B}\nabla\ell(w;x_i,y_i)+\rho w`:
+
+* ``sampling="without_replacement"`` (default, what a shuffled data loader does within an
+  epoch): a uniformly random subset of :math:`b_k=\min(b,n_k)` distinct samples, so a client
+  with :math:`n_k\le b` gets its exact gradient;
+* ``sampling="with_replacement"``: :math:`b_k=b` i.i.d. uniform indices.
+
+``batch_size=None`` means full batch (exact gradients, no randomness consumed). The cost is
+:math:`O(M\,b\,d)` for the gradients plus :math:`O(M\,n_{\max})` to draw subsets without
+replacement (random keys), independent of :math:`N`. ``grad`` computes in ``w``'s dtype
+(float64 by default; pass float32 points for speed).
+
+**Gradient noise** (CA-Fed Assumption 5, :math:`\mathbb E\|g_k-\nabla F_k\|^2\le\sigma_k^2`):
+with :math:`S_k^2(w)=\frac1{n_k}\sum_i\|\nabla\ell_i(w)-\nabla\bar\ell(w)\|^2` the population
+variance of per-sample gradients, exactly
+
+.. math:: \sigma_k^2(w)=\frac{S_k^2(w)}{b_k}\cdot\frac{n_k-b_k}{n_k-1}\ \text{(without
+          replacement)},\qquad \sigma_k^2(w)=\frac{S_k^2(w)}{b}\ \text{(with replacement)}.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from fedtheory.data.federated import FederatedDataset
+from fedtheory.errors import ParameterError, SolverError
+from fedtheory.params import check_array, check_int, check_real, check_simplex
+
+__all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]
+
+SAMPLING = ("without_replacement", "with_replacement")
+"""Mini-batch sampling schemes of :meth:`DataProblem.grad`."""
+
+GRAD_TOL = 1e-10
+"""Newton's method stops when the full gradient norm is at most this."""
+_GRAD_FAIL = 1e-6  # a solve ending above this raises SolverError
+_NEWTON_MAX_ITER = 100
+_CHUNK_ELEMENTS = 2**24  # points evaluated together in client_losses / accuracy
+
+
+class DataProblem(ABC):
+    r"""Base of data-backed problems; subclasses give the per-sample loss :math:`\ell`.
+
+    Subclasses set ``dim``, ``L`` and ``mu`` and implement, with broadcasting leading
+    dimensions ``...`` (``w [..., d]``, ``X [..., s, p]``, ``y [..., s]``, per-sample weights
+    ``c [..., s]``), the data term only (the ridge is added here):
+    ``_weighted_loss -> [...]`` :math:`\sum_ic_i\ell_i`, ``_weighted_grad -> [..., d]``,
+    ``_weighted_hessian -> [..., d, d]`` and ``_per_sample_grads -> [..., s, d]``.
+    """
+
+    dim: int
+    L: float
+    mu: float
+
+    def __init__(
+        self,
+        data: FederatedDataset,
+        *,
+        ridge: float,
+        batch_size: int | None,
+        sampling: str,
+        alpha,
+        owner: str,
+        positive_ridge: bool = False,
+    ) -> None:
+        if not isinstance(data, FederatedDataset):
+            raise ParameterError(
+                f"The 'data' parameter of {owner} must be a FederatedDataset. "
+                f"Got {type(data).__name__} instead."
+            )
+        self._owner = owner
+        self.data = data
+        self.num_clients = data.num_clients
+        self.ridge = check_real(ridge, "ridge", owner, low=0.0, low_open=positive_ridge)
+        if batch_size is not None:
+            batch_size = check_int(batch_size, "batch_size", owner, low=1)
+        self.batch_size = batch_size
+        if sampling not in SAMPLING:
+            raise ParameterError(
+                f"The 'sampling' parameter of {owner} must be one of {SAMPLING}. "
+                f"Got {sampling!r} instead."
+            )
+        self.sampling = sampling
+        counts = data.counts.astype(np.float64)
+        self.alpha = counts / counts.sum() if alpha is None else self._weights(alpha, "alpha")
+        self._X = torch.from_numpy(data.features)  # [N, n_max, p]
+        self._y = torch.from_numpy(data.labels)  # [N, n_max]
+        self._counts = torch.from_numpy(data.counts)  # [N]
+        self._valid = torch.from_numpy(data.valid)  # [N, n_max]
+        self._mean_weight = self._valid / self._counts[:, None].double()  # [N, n_max], rows sum 1
+        self._optima: dict[bytes, tuple[np.ndarray, float, float]] = {}
+        self._by_dtype = {torch.float64: (self._X, self._y, self._mean_weight)}
+
+    # -- per-sample model (subclasses) ----------------------------------------------------
+    @abstractmethod
+    def _weighted_loss(self, w, X, y, c) -> torch.Tensor: ...
+
+    @abstractmethod
+    def _weighted_grad(self, w, X, y, c) -> torch.Tensor: ...
+
+    @abstractmethod
+    def _weighted_hessian(self, w, X, y, c) -> torch.Tensor: ...
+
+    @abstractmethod
+    def _per_sample_grads(self, w, X, y) -> torch.Tensor: ...
+
+    # -- validation -------------------------------------------------------------------------
+    def _weights(self, weights, name: str = "weights") -> np.ndarray:
+        if weights is None:
+            return self.alpha
+        p = check_simplex(weights, name, self._owner)
+        if p.shape != (self.num_clients,):
+            raise ParameterError(
+                f"The '{name}' parameter of {self._owner} must have length N="
+                f"{self.num_clients}. Got length {p.shape[0]} instead."
+            )
+        return p
+
+    def _points(self, w, name: str = "w") -> np.ndarray:
+        w = check_array(w, name, self._owner)
+        if w.ndim < 1 or w.shape[-1] != self.dim:
+            raise ParameterError(
+                f"The '{name}' parameter of {self._owner} must be an array of shape (..., "
+                f"{self.dim}). Got shape {w.shape} instead."
+            )
+        return w
+
+    # -- stochastic gradients for the simulator -------------------------------------------
+    @property
+    def full_batch(self) -> bool:
+        """Whether ``grad`` returns exact gradients (no batch smaller than a client's data)."""
+        return self.batch_size is None or (
+            self.sampling == "without_replacement" and self.batch_size >= self._X.shape[1]
+        )
+
+    def _stored(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``X``, ``y`` and full-batch weights in ``dtype`` (a float32 copy is made once)."""
+        if dtype not in self._by_dtype:
+            self._by_dtype[dtype] = tuple(
+                t.to(dtype) for t in (self._X, self._y, self._mean_weight)
+            )
+        return self._by_dtype[dtype]
+
+    def _minibatch(self, clients: torch.Tensor, generator: torch.Generator | None, dtype):
+        """Samples ``X [M, b, p]``, ``y [M, b]`` and weights ``c [M, b]`` (rows sum to 1)."""
+        X, y, mean_weight = self._stored(dtype)
+        if self.full_batch:
+            return X[clients], y[clients], mean_weight[clients]
+        b, m = self.batch_size, clients.shape[0]
+        counts = self._counts[clients]  # [M]
+        if self.sampling == "with_replacement":
+            u = torch.rand((m, b), generator=generator, dtype=torch.float64)
+            idx = (u * counts[:, None]).long()  # [M, b], uniform in {0..n_k-1}
+            c = torch.full((m, b), 1.0 / b, dtype=dtype)
+        else:
+            keys = torch.rand((m, self._X.shape[1]), generator=generator, dtype=torch.float64)
+            keys.masked_fill_(~self._valid[clients], 2.0)  # padding sorts last
+            idx = keys.topk(b, dim=1, largest=False).indices  # [M, b] uniform random subset
+            size = counts.clamp(max=b)[:, None]  # b_k
+            c = ((torch.arange(b) < size) / size.double()).to(dtype)
+        rows = clients[:, None]
+        return X[rows, idx], y[rows, idx], c
+
+    def grad(
+        self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        r"""Mini-batch gradients ``[M, d]`` of clients ``clients [M]`` at ``w [M, d]``."""
+        X, y, c = self._minibatch(clients, generator, w.dtype)
+        return self._weighted_grad(w, X, y, c) + self.ridge * w
+
+    # -- exact full-data quantities -------------------------------------------------------
+    def _per_client(self, w, fn: Callable, data: FederatedDataset | None = None) -> np.ndarray:
+        """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N]`` over ``w [..., d]``."""
+        w = self._points(w)
+        if data is None:
+            X, y, c = self._X, self._y, self._mean_weight
+        else:
+            X, y = torch.from_numpy(data.features), torch.from_numpy(data.labels)
+            c = torch.from_numpy(data.valid / data.counts[:, None])
+        flat = torch.from_numpy(w.reshape(-1, self.dim))
+        chunk = max(1, _CHUNK_ELEMENTS // max(X.numel(), c.numel() * self.dim))
+        out = torch.cat(
+            [fn(flat[i : i + chunk, None, :], X, y, c) for i in range(0, flat.shape[0], chunk)]
+        )
+        return out.numpy().reshape(w.shape[:-1] + (X.shape[0],))
+
+    def client_losses(self, w) -> np.ndarray:
+        r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
+        ridge = 0.5 * self.ridge * np.sum(np.square(self._points(w)), axis=-1)[..., None]
+        return self._per_client(w, self._weighted_loss) + ridge
+
+    def loss(self, w, weights=None) -> np.ndarray:
+        r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
+        return self.client_losses(w) @ self._weights(weights)
+
+    def client_grads(self, w) -> np.ndarray:
+        r"""Exact :math:`\nabla F_k(w)` (full data, with ridge) for ``w [d]`` -> ``[N, d]``."""
+        w = self._points(w)
+        g = self._weighted_grad(torch.from_numpy(w), self._X, self._y, self._mean_weight)
+        return g.numpy() + self.ridge * w
+
+    def full_grad(self, w, weights=None) -> np.ndarray:
+        r"""Exact :math:`\nabla\sum_kp_kF_k(w)` for ``w [d]`` -> ``[d]``."""
+        return self._weights(weights) @ self.client_grads(w)
+
+    def noise_factor(self) -> np.ndarray:
+        r"""``[N]`` factors :math:`\sigma_k^2(w)/S_k^2(w)`: :math:`(n_k-b_k)/(b_k(n_k-1))`
+        without replacement, :math:`1/b` with replacement, 0 for full batches."""
+        n = self.data.counts.astype(np.float64)
+        if self.batch_size is None:
+            return np.zeros_like(n)
+        if self.sampling == "with_replacement":
+            return np.full_like(n, 1.0 / self.batch_size)
+        b = np.minimum(n, self.batch_size)
+        return np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
+
+    def noise_variance(self, w) -> np.ndarray:
+        r"""Exact mini-batch gradient-noise variance :math:`\sigma_k^2(w)` ``[N]`` at ``w [d]``
+        (module docstring; CA-Fed Assumption 5)."""
+        w = self._points(w)
+        g = self._per_sample_grads(torch.from_numpy(w)[None], self._X, self._y)  # [N, n, d]
+        mean = torch.einsum("ns,nsd->nd", self._mean_weight, g)
+        dev = ((g - mean[:, None]) ** 2).sum(-1) * self._mean_weight  # [N, n]
+        return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
+
+    # -- minimisers -------------------------------------------------------------------------
+    def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
+        r"""Damped Newton on :math:`J` problems at once: ``X [J, s, p]``, ``y [J, s]``,
+        ``c [J, s]`` -> minimisers ``[J, d]`` and final gradient norms ``[J]``."""
+        rho = self.ridge
+        w = torch.zeros(X.shape[0], self.dim, dtype=torch.float64)
+
+        def value(v):
+            return self._weighted_loss(v, X, y, c) + 0.5 * rho * (v * v).sum(-1)
+
+        def gradient(v):
+            return self._weighted_grad(v, X, y, c) + rho * v
+
+        g = gradient(w)
+        for _ in range(_NEWTON_MAX_ITER):
+            norm = g.norm(dim=-1)
+            active = norm > GRAD_TOL
+            if not active.any():
+                break
+            H = self._weighted_hessian(w, X, y, c) + rho * torch.eye(self.dim, dtype=w.dtype)
+            step, info = torch.linalg.solve_ex(H, g)
+            if info.any():  # singular Hessian (least squares without ridge): min-norm step
+                step = torch.linalg.lstsq(H, g[..., None], driver="gelsd").solution[..., 0]
+            f0, slope = value(w), (g * step).sum(-1)
+            t = torch.ones_like(norm)
+            for _ in range(60):  # Armijo, or a decrease of the gradient norm near the optimum
+                cand = w - t[:, None] * step
+                g_cand = gradient(cand)
+                ok = (value(cand) <= f0 - 0.25 * t * slope) | (g_cand.norm(dim=-1) < 0.5 * norm)
+                if (ok | ~active).all():
+                    break
+                t = torch.where(ok, t, 0.5 * t)
+            w = torch.where(active[:, None], cand, w)
+            g = torch.where(active[:, None], g_cand, g)
+        norm = g.norm(dim=-1)
+        if norm.max() > _GRAD_FAIL:
+            raise SolverError(
+                f"{self._owner}: Newton's method stopped with gradient norm "
+                f"{norm.max().item():.3g} > {_GRAD_FAIL:g} after {_NEWTON_MAX_ITER} iterations."
+            )
+        return w, norm
+
+    def _solve(self, weights) -> tuple[np.ndarray, float, float]:
+        p = self._weights(weights)
+        key = p.tobytes()
+        if key not in self._optima:
+            c = (torch.from_numpy(p)[:, None] * self._mean_weight).reshape(1, -1)
+            X = self._X.reshape(1, -1, self._X.shape[-1])
+            w, norm = self._minimise(X, self._y.reshape(1, -1), c)
+            w = w[0].numpy()
+            self._optima[key] = (w, float(self.loss(w, p)), float(norm[0]))
+        return self._optima[key]
+
+    def optimum(self, weights=None) -> tuple[np.ndarray, float]:
+        r"""Minimiser :math:`w_p^*` ``[d]`` and minimum of :math:`\sum_kp_kF_k` (default
+        ``p = alpha``), by Newton's method to gradient norm ``GRAD_TOL``; the value is
+        certified by :meth:`optimality_gap_bound`."""
+        w, value, _ = self._solve(weights)
+        return w.copy(), value
+
+    def optimality_gap_bound(self, weights=None) -> float:
+        r"""Certificate :math:`F_p(\hat w)-F_p^*\le\|\nabla F_p(\hat w)\|^2/(2\mu)` of the
+        computed optimum (:math:`\mu`-strong convexity)."""
+        norm = self._solve(weights)[2]
+        if norm == 0.0:
+            return 0.0
+        return norm**2 / (2 * self.mu) if self.mu > 0 else float("inf")
+
+    def client_optima(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Local minimisers :math:`w_k^*` ``[N, d]`` and minima :math:`F_k^*` ``[N]``."""
+        key = b"clients"
+        if key not in self._optima:
+            w, norm = self._minimise(self._X, self._y, self._mean_weight)
+            w = w.numpy()
+            values = np.diagonal(self.client_losses(w)).copy()
+            self._optima[key] = (w, values, float(norm.max()))
+        w, values, _ = self._optima[key]
+        return w.copy(), values.copy()
+
+    def gamma(self, weights=None) -> float:
+        r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
+        Thm 1), :math:`\Gamma'` for the biased weights ``p`` (CA-Fed Thm 3)."""
+        w, _ = self.optimum(weights)
+        return float(np.max(self.client_losses(w) - self.client_optima()[1]))
+
+    @property
+    def kappa(self) -> float:
+        r"""Condition number bound :math:`\kappa=L/\mu`."""
+        return self.L / self.mu
+
+
+class ClassificationProblem(DataProblem):
+    """A data-backed problem whose model predicts labels (subclasses give ``_correct``)."""
+
+    @abstractmethod
+    def _correct(self, w, X, y) -> torch.Tensor:
+        """Boolean ``[..., s]``: is sample ``i`` classified correctly at ``w``."""
+
+    def accuracy(self, w, data: FederatedDataset | None = None) -> np.ndarray:
+        r"""Fraction of correctly classified samples, pooled over all clients, of ``data``
+        (default the training data) for ``w [..., d]`` -> ``[...]``."""
+        data = self.data if data is None else data
+        if not isinstance(data, FederatedDataset) or data.num_features != self.data.num_features:
+            raise ParameterError(
+                f"The 'data' parameter of {self._owner}.accuracy must be a FederatedDataset "
+                f"with {self.data.num_features} features. Got {data!r:.60} instead."
+            )
+        per_client = self._per_client(
+            w, lambda v, X, y, c: (self._correct(v, X, y) * (c > 0)).sum(-1).double(), data
+        )
+        return per_client.sum(-1) / data.counts.sum()

@@ -1,0 +1,102 @@
+"""The MLP problem: torch.func-vectorised gradients against a plain torch.nn module, one
+pair at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from fedtheory.data import FederatedDataset
+from fedtheory.errors import ParameterError
+from fedtheory.problems import MLPProblem
+from tests.conftest import assert_tight
+
+
+def small_data(seed: int = 0) -> FederatedDataset:
+    gen = np.random.default_rng(seed)
+    counts = (5, 9, 2)
+    xs = [gen.standard_normal((m, 3)) for m in counts]
+    ys = [gen.integers(0, 3, size=m).astype(float) for m in counts]
+    return FederatedDataset.from_clients(xs, ys, num_classes=3)
+
+
+def reference_loss_and_grad(problem: MLPProblem, theta: np.ndarray, k: int):
+    """Plain torch.nn: load theta into a module, cross-entropy on client k, backward."""
+    net = torch.nn.Sequential(
+        torch.nn.Linear(3, 4, dtype=torch.float64),
+        torch.nn.Tanh(),
+        torch.nn.Linear(4, 3, dtype=torch.float64),
+    )
+    torch.nn.utils.vector_to_parameters(torch.from_numpy(theta.copy()), net.parameters())
+    X, y = problem.data.client(k)
+    loss = torch.nn.functional.cross_entropy(net(torch.from_numpy(X)), torch.from_numpy(y).long())
+    loss = loss + 0.5 * problem.ridge * sum((p**2).sum() for p in net.parameters())
+    loss.backward()
+    grad = torch.cat([p.grad.reshape(-1) for p in net.parameters()])
+    return loss.item(), grad.numpy()
+
+
+def test_losses_and_gradients_equal_a_plain_module():
+    prob = MLPProblem(small_data(), hidden=(4,), ridge=0.03)
+    assert prob.dim == 3 * 4 + 4 + 4 * 3 + 3
+    gen = np.random.default_rng(1)
+    thetas = gen.standard_normal((4, prob.dim))
+    losses = prob.client_losses(thetas)  # [4, N]
+    clients = torch.tensor([0, 1, 2, 1])
+    grads = prob.grad(torch.from_numpy(thetas), clients).numpy()  # full batch, all pairs
+    for i, theta in enumerate(thetas):
+        for k in range(3):
+            ref_loss, ref_grad = reference_loss_and_grad(prob, theta, k)
+            assert_tight(losses[i, k], ref_loss, rtol=1e-12)
+            if k == clients[i]:
+                assert_tight(grads[i], ref_grad, rtol=1e-10)
+        assert_tight(prob.client_grads(theta)[clients[i]], grads[i], rtol=1e-12)
+
+
+def test_per_sample_gradients_average_to_the_client_gradient():
+    prob = MLPProblem(small_data(2), hidden=(4,), ridge=0.0, batch_size=2)
+    theta = prob.initial_point()
+    per = prob._per_sample_grads(torch.from_numpy(theta)[None], prob._X, prob._y)  # [N, n, d]
+    mean = torch.einsum("ns,nsd->nd", prob._mean_weight, per).numpy()
+    assert_tight(mean, prob.client_grads(theta), rtol=1e-10)
+    assert np.all(prob.noise_variance(theta)[:2] > 0) and prob.noise_variance(theta)[2] == 0
+
+
+def test_local_optimum_is_stationary_and_uncertified():
+    prob = MLPProblem(small_data(), hidden=(4,), ridge=1e-2)
+    w, value = prob.optimum()
+    assert np.linalg.norm(prob.full_grad(w)) <= 1e-6
+    assert_tight(value, prob.loss(w))
+    assert prob.loss(w) < prob.loss(prob.initial_point())
+    assert 0 <= prob.accuracy(w) <= 1 and prob.accuracy(w) >= prob.accuracy(prob.initial_point())
+    with pytest.raises(NotImplementedError, match="non-convex"):
+        prob.optimality_gap_bound()
+
+
+def test_minibatch_gradients_are_deterministic_and_vectorised():
+    prob = MLPProblem(small_data(), hidden=(4,), batch_size=3)
+    w = torch.from_numpy(np.tile(prob.initial_point(), (6, 1)))
+    clients = torch.tensor([0, 1, 2, 0, 1, 2])
+    a = prob.grad(w, clients, torch.Generator().manual_seed(4))
+    b = prob.grad(w, clients, torch.Generator().manual_seed(4))
+    assert torch.equal(a, b)
+    assert_tight(a[2].numpy(), a[5].numpy())  # client 2 has 2 <= 3 samples: exact gradient
+
+
+BAD_CALLS = [
+    (lambda: MLPProblem(small_data(), hidden=(0,)), "'hidden'", "[1, inf)"),
+    (
+        lambda: MLPProblem(FederatedDataset.from_clients([np.ones((1, 2))], [[0.0]])),
+        "'data'",
+        "num_classes",
+    ),
+    (lambda: MLPProblem(small_data(), seed=-1), "'seed'", "[0, inf)"),
+]
+
+
+@pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
+def test_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)
