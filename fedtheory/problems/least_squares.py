@@ -37,7 +37,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         Real-valued labels.
     ridge : float
         :math:`\rho\ge0`.
-    batch_size, sampling, alpha
+    batch_size, sampling, alpha, compute_dtype
         As in :class:`~fedtheory.problems.data_backed.DataProblem`.
 
     Examples
@@ -57,9 +57,16 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(
-            data, ridge=ridge, batch_size=batch_size, sampling=sampling, alpha=alpha, owner=_OWNER
+            data,
+            ridge=ridge,
+            batch_size=batch_size,
+            sampling=sampling,
+            alpha=alpha,
+            owner=_OWNER,
+            compute_dtype=compute_dtype,
         )
         self.dim = data.num_features
         X, y, n = data.features, data.labels, data.counts.astype(np.float64)

@@ -91,6 +91,9 @@ class LogisticRegressionProblem(_GLMBallBounds):
     sampling : {"without_replacement", "with_replacement"}
     alpha : array [N], optional
         Target weights (default :math:`n_k/\sum_hn_h`).
+    compute_dtype : torch.dtype, optional
+        ``torch.float32`` computes ``grad`` in float32 (see
+        :mod:`fedtheory.problems.data_backed`).
 
     Examples
     --------
@@ -111,6 +114,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         owner = "LogisticRegressionProblem"
         super().__init__(
@@ -120,6 +124,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
             sampling=sampling,
             alpha=alpha,
             owner=owner,
+            compute_dtype=compute_dtype,
             positive_ridge=True,
         )
         if not np.isin(data.labels[data.valid], (0.0, 1.0)).all():
@@ -184,6 +189,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         owner = "MultinomialLogisticProblem"
         super().__init__(
@@ -193,6 +199,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
             sampling=sampling,
             alpha=alpha,
             owner=owner,
+            compute_dtype=compute_dtype,
             positive_ridge=True,
         )
         if data.num_classes is None:
