@@ -212,7 +212,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
         self.mu = self.ridge
 
     def _logits(self, w, X):
-        W = w.reshape(*w.shape[:-1], self.num_classes, -1)  # [..., C, p]
+        W = w.reshape(*w.shape[:-1], self.num_classes, self.data.num_features)  # [..., C, p]
         return X @ W.transpose(-1, -2)  # [..., s, C]
 
     def _onehot_like(self, y):
