@@ -32,6 +32,22 @@ def quadratic_problems(draw, max_clients: int = 5, max_dim: int = 3):
 
 
 @st.composite
+def step_schedules(draw, max_rounds: int = 60):
+    """Decreasing step sizes eta_t = a / (t + b)^c, t = 0..T (CA-Fed Theorem 2)."""
+    T = draw(st.integers(1, max_rounds))
+    a, b, c = draw(st.floats(1e-3, 0.5)), draw(st.floats(1.0, 10.0)), draw(st.floats(0.5, 1.0))
+    return a / (np.arange(T + 1) + b) ** c
+
+
+@st.composite
+def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50):
+    """Fairness quotas sigma_t in [0, k/K] (E3CS)."""
+    T = draw(st.integers(1, max_rounds))
+    fractions = draw(st.lists(st.floats(0.0, 1.0), min_size=T, max_size=T))
+    return np.array(fractions) * k / K
+
+
+@st.composite
 def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
     """Small federated data sets with uneven client sizes (padding exercised).
 
@@ -75,3 +91,17 @@ def two_state_chains(draw):
     low = 1.0 - 1.0 / max(pi, 1.0 - pi)
     lam = draw(st.floats(max(low, -0.98), 0.98))
     return pi, lam
+
+
+@st.composite
+def e3cs_allocation_inputs(draw, max_clients: int = 12):
+    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
+    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+    n = draw(st.integers(2, max_clients))
+    k = draw(st.integers(1, n))
+    reps = draw(st.integers(1, 3))
+    spread = draw(st.sampled_from([1.0, 10.0, 1e4]))
+    raw = draw(st.lists(st.floats(-1.0, 1.0), min_size=reps * n, max_size=reps * n))
+    log_w = spread * np.array(raw).reshape(reps, n)
+    fraction = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
+    return log_w, k, fraction * k / n

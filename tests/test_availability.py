@@ -1,13 +1,15 @@
-"""Availability processes: marginals, lag-1 correlation, determinism and restart."""
+"""Availability processes (marginals, lag-1 correlation, restart), estimators, builders."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
 import torch
 from scipy import stats
 
-from fedtheory.availability import AlternatingBlocks, TwoStateMarkov, estimators
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov, builders, estimators
 from fedtheory.errors import ParameterError
 from fedtheory.markov import two_state_transitions
 from tests.conftest import assert_tight
@@ -133,6 +135,113 @@ BAD_ESTIMATOR_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_ESTIMATOR_CALLS)
 def test_estimator_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)
+
+
+# --- Builders of the papers' populations --------------------------------------------------------
+
+
+def test_cafed_paper_population_has_equal_cells():
+    pop = builders.cafed_population(variant="paper", seed=1)
+    proc = pop.process
+    assert proc.num_clients == 24 and np.bincount(pop.group).tolist() == [12, 12]
+    assert_tight(np.sort(np.unique(proc.pi)), [0.1, 0.9])
+    for grp, more, corr in itertools.product((0, 1), (False, True), (False, True)):
+        cell = (pop.group == grp) & (pop.more_available == more) & (pop.correlated == corr)
+        assert cell.sum() == 3
+        assert_tight(proc.pi[cell], np.full(3, 0.9 if more else 0.1))
+    assert_tight(proc.lam[pop.correlated], np.full(12, 0.9))
+    assert np.all(np.abs(proc.lam[~pop.correlated]) < 0.05)  # 5 eps
+
+
+def test_cafed_code_population_correlates_only_less_available_clients():
+    pop = builders.cafed_population(variant="code", seed=1)
+    assert pop.correlated.sum() == 6 and not np.any(pop.correlated & pop.more_available)
+    assert_tight(pop.process.lam[pop.correlated], np.full(6, 0.9))
+
+
+@pytest.mark.parametrize("variant, mean, sd", [("paper", 0.0, 1e-2), ("code", 5e-3, 5e-3)])
+def test_cafed_weak_correlations_follow_their_normal_law(variant, mean, sd):
+    pop = builders.cafed_population(variant=variant, num_clients=8000, seed=3)
+    weak = pop.process.lam[~pop.correlated]
+    assert stats.kstest(weak, stats.norm(mean, sd).cdf).pvalue > 1e-3
+
+
+def test_fedau_probabilities_follow_the_formula_and_the_minimum():
+    counts = np.array([[3, 1, 0], [0, 0, 5], [1, 1, 2]])
+    q = np.array([0.7, 0.2, 0.1])
+    p = builders.fedau_participation_probabilities(counts, mean=0.1, minimum=0.05, q=q)
+    kappa = counts / counts.sum(axis=1, keepdims=True)
+    expected = np.maximum(0.05, 3 * 0.1 * kappa @ q)
+    assert_tight(p, expected)
+    assert_tight(p[1], 0.05)  # 0.3 * 0.1 = 0.03 < minimum
+
+
+def dirichlet_label_counts(clients: int, classes: int, samples: int, seed: int) -> np.ndarray:
+    """Dirichlet(0.1) label split (FedAU, SPEC §5.4) as counts [clients, classes]."""
+    gen = np.random.default_rng(seed)
+    shares = gen.dirichlet(np.full(clients, 0.1), classes)  # [C, N] split of each class
+    return np.stack([gen.multinomial(samples // classes, s) for s in shares], axis=1)
+
+
+def test_fedau_probabilities_exceed_one_for_cifar100_and_the_decision_is_explicit():
+    # SPEC §5.4 warning: with C = 100 classes and mean 0.1 (C * mean = 10), p_n > 1 can occur.
+    # It does, but only for a minority of draws of (split, q): count them over 100 seeds.
+    raised = []
+    for seed in range(100):
+        counts = dirichlet_label_counts(250, 100, 50_000, seed=seed)
+        counts = counts[counts.sum(axis=1) > 0]
+        try:
+            builders.fedau_participation_probabilities(counts, mean=0.1, seed=seed)
+        except ParameterError as err:
+            assert "'mean'" in str(err) and "above_one='cap'" in str(err)
+            raised.append(seed)
+            capped = builders.fedau_participation_probabilities(
+                counts, mean=0.1, seed=seed, above_one="cap"
+            )
+            assert capped.max() == 1.0
+    assert 0 < len(raised) < 50, raised
+    # With 10 classes C * mean = 1 and <kappa, q> <= 1, so p_n <= 1 always.
+    counts = dirichlet_label_counts(250, 10, 50_000, seed=1)
+    p10 = builders.fedau_participation_probabilities(counts[counts.sum(axis=1) > 0])
+    assert np.all(p10 <= 1.0) and np.all(p10 >= 0.02)
+
+
+def test_mimic_static_levels():
+    assert_tight(builders.mimic_static_probabilities(6, 0.2), [0.2, 0.4, 0.6, 0.8, 1.0, 0.2])
+
+
+BAD_BUILDER_CALLS = [
+    (lambda: builders.cafed_population(variant="authors"), "'variant'", "'code'"),
+    (lambda: builders.cafed_population(num_clients=20), "'num_clients'", "multiple of 8"),
+    (lambda: builders.cafed_population(g=0.5), "'g'", "[0, 0.5)"),
+    (lambda: builders.cafed_population(nu=-0.5), "'lam'", "1 - 1/max(pi, 1-pi)"),
+    (lambda: builders.fedau_participation_probabilities([[0, 0]]), "'label_counts'", "1 empty row"),
+    (lambda: builders.fedau_participation_probabilities([[1, -1]]), "'label_counts'", "[0, inf)"),
+    (lambda: builders.fedau_participation_probabilities([[1, 1]], mean=0), "'mean'", "(0, 1]"),
+    (
+        lambda: builders.fedau_participation_probabilities([[1, 1]], q=[0.5, 0.6]),
+        "'q'",
+        "summing to 1",
+    ),
+    (
+        lambda: builders.fedau_participation_probabilities([[1, 1]], q=[0.2, 0.3, 0.5]),
+        "'q'",
+        "shape (2)",
+    ),
+    (
+        lambda: builders.fedau_participation_probabilities([[1, 1]], above_one="clip"),
+        "'above_one'",
+        "'cap'",
+    ),
+    (lambda: builders.mimic_static_probabilities(4, 1.5), "'minimum'", "[0, 1]"),
+]
+
+
+@pytest.mark.parametrize("call, name, allowed", BAD_BUILDER_CALLS)
+def test_builder_bad_input_names_parameter_and_range(call, name, allowed):
     with pytest.raises(ParameterError) as err:
         call()
     assert name in str(err.value) and allowed in str(err.value)

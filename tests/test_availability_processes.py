@@ -34,6 +34,7 @@ from fedtheory.availability.sampling import (
 )
 from fedtheory.errors import ParameterError
 from fedtheory.markov import kron_chain, product_mixing_constants, stationary_distribution
+from fedtheory.sim.selection import successive_inclusion_probabilities
 from tests.conftest import assert_tight
 from tests.strategies import probabilities
 
@@ -76,6 +77,44 @@ def test_same_seed_same_mask_and_restart_reproduces_remaining_rows(proc):
         assert torch.equal(a[:, start:], proc.sample(40 - start, replicates=3, seed=7, start=start))
     assert proc.marginals.shape == (proc.num_clients,)
     assert np.all((proc.marginals >= 0) & (proc.marginals <= 1))
+
+
+# --- Fast paths against plain loops (same random numbers) ---------------------------------------
+
+
+def loop_reference(proc: AvailabilityProcess, rounds: int, replicates: int, seed: int):
+    """Readable loop over replicates, rounds and clients with the round's uniforms."""
+    out = np.zeros((replicates, rounds, proc.num_clients), dtype=bool)
+    first = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random((replicates, proc.num_clients))
+    for t in range(rounds):
+        u = rng.numpy_rng(seed, t, rng.AVAILABILITY).random((replicates, proc.num_clients))
+        for r in range(replicates):
+            for k in range(proc.num_clients):
+                if isinstance(proc, TwoStateMarkov):
+                    if t == 0:
+                        out[r, t, k] = first[r, k] < proc.pi[k]
+                    else:
+                        was_on = out[r, t - 1, k]
+                        out[r, t, k] = u[r, k] < (proc.p_on_on[k] if was_on else proc.p_off_on[k])
+                elif isinstance(proc, Diurnal):
+                    out[r, t, k] = u[r, k] < proc.probabilities(np.array([t]))[0, k]
+                else:
+                    out[r, t, k] = u[r, k] < proc.p[k]
+    return out
+
+
+@pytest.mark.parametrize(
+    "proc",
+    [
+        Bernoulli([0.1, 0.5, 0.9, 0.0]),
+        TwoStateMarkov([0.1, 0.5, 0.9], [0.9, -0.5, 0.0]),
+        Diurnal([0.5, 0.3], [0.4, 0.2], period=5, phase=[0.0, 1.0]),
+    ],
+    ids=repr,
+)
+def test_vectorised_sampling_equals_the_plain_loop(proc):
+    fast = proc.sample(30, replicates=4, seed=13).numpy()
+    assert np.array_equal(fast, loop_reference(proc, 30, 4, 13))
 
 
 # --- Frequencies against marginals -----------------------------------------------------------
@@ -178,6 +217,7 @@ def test_systematic_sampling_hits_the_inclusion_probabilities_and_successive_doe
     succ = successive_sample(np.tile(w, (reps, 1)), 2, gen)
     assert np.all(exact.sum(axis=1) == 2) and np.all(succ.sum(axis=1) == 2)
     theory = successive_inclusion_exact(w, 2)
+    assert_tight(theory, successive_inclusion_probabilities(w, 2))  # E3CS's enumeration agrees
     for k in range(4):
         assert stats.binomtest(int(exact[:, k].sum()), reps, target[k]).pvalue > P_VALUE
         assert stats.binomtest(int(succ[:, k].sum()), reps, theory[k]).pvalue > P_VALUE

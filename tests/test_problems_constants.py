@@ -65,6 +65,10 @@ def test_trust_region_hard_case_and_zero_radius():
     brute = np.max(0.5 * (2 * u[:, 0] ** 2 - u[:, 1] ** 2) + 0.5 * u[:, 1])
     assert_tight(max_quadratic_on_ball(Q, b, 0.0, ball), brute, rtol=1e-8)
     assert_tight(max_quadratic_on_ball(Q, b, 1.5, Ball([0.0, 2.0], 0.0)), 1.5 - 2.0 + 1.0)
+    # a linear term below the float spacing at the multiplier (found by the bounds module)
+    for tiny in (1e-103, 1e-300, 0.0):
+        value = max_quadratic_on_ball(2 * np.eye(1), np.array([tiny]), 0.0, Ball([0.0], 1.0))
+        assert_tight(value, 1.0)
 
 
 def check_lemma_one(problem, ball, weights, seed):

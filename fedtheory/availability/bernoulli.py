@@ -37,10 +37,11 @@ class Bernoulli(AvailabilityProcess):
         return self.p.copy()
 
     def _sample(self, rounds, replicates, seed, start):
-        shape = (replicates, self.num_clients)
+        u = np.empty((replicates, self.num_clients))  # [R, N] reused buffer
         out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
         for i, t in enumerate(range(start, start + rounds)):
-            out[:, i] = rng.numpy_rng(seed, t, rng.AVAILABILITY).random(shape) < self.p
+            rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
+            np.less(u, self.p, out=out[:, i])
         return out
 
     def __repr__(self) -> str:

@@ -103,10 +103,11 @@ class TwoStateMarkov(AvailabilityProcess):
     def _sample(self, rounds, replicates, seed, start):
         shape = (replicates, self.num_clients)
         state = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random(shape) < self.pi
+        u = np.empty(shape)  # [R, N] reused buffer
         out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
         for t in range(start + rounds):
             if t > 0:
-                u = rng.numpy_rng(seed, t, rng.AVAILABILITY).random(shape)
+                rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
                 state = u < np.where(state, self.p_on_on, self.p_off_on)
             if t >= start:
                 out[:, t - start] = state

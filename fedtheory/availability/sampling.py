@@ -9,7 +9,9 @@ probabilities.
   :math:`\sum_ip_i=m`, and :func:`systematic_sample` draws exactly ``m`` clients with
   inclusion probabilities exactly :math:`p_i` (systematic sampling in a random order).
 
-All functions are vectorised over leading dimensions ``[R, N]``.
+All functions are vectorised over leading dimensions ``[R, N]`` and take a numpy
+generator, so that availability processes draw them from the round's counter-based stream.
+(``fedtheory.sim.selection`` has torch versions of the same two samplers for E3CS.)
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def systematic_sample(inclusion: np.ndarray, generator: np.random.Generator) -> 
     order = np.argsort(generator.random(p.shape), axis=1)  # [R, N] random permutation
     u = generator.random((p.shape[0], 1))  # [R, 1]
     upper = np.cumsum(np.take_along_axis(p, order, axis=1), axis=1)  # [R, N]
+    upper[:, -1] = np.round(upper[:, -1])  # the total is the integer m, whatever the rounding
     lower = np.concatenate([np.zeros_like(u), upper[:, :-1]], axis=1)  # [R, N]
     hit = np.ceil(upper - u) > np.ceil(lower - u)  # [R, N] in the random order
     mask = np.zeros(p.shape, dtype=bool)

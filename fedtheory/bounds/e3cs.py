@@ -49,7 +49,10 @@ optimal_eta = register(
         reference=_REF + ", eta before eq. (28)",
         kind="exact",
         terms={"eta": sp.sqrt(K * sp.log(K) / S)},
-        conditions=[_K_AT_LEAST_K],
+        conditions=[
+            _K_AT_LEAST_K,
+            Condition("sum_t (k - K sigma_t) > 0 (sigma_t = k/K needs no eta)", S, ">", 0),
+        ],
         statement="eta^* = sqrt(K ln K / sum_t (k - K sigma_t)) minimises (27)",
     )
 )

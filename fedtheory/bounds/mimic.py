@@ -94,8 +94,10 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
         ) from None
     rates = np.ones(T) if eta is None else check_array(eta, "eta", _OWNER, shape=(T,), low=0.0)
     if rates.sum() <= 0:
-        raise ParameterError(f"The 'eta' parameter of {_OWNER} must not be all zero.")
-    points = torch.as_tensor(x, dtype=torch.float64)[:, :, None, :].expand(R, T, N, -1)
+        raise ParameterError(
+            f"The 'eta' parameter of {_OWNER} must have a positive sum. Got {rates} instead."
+        )
+    points = torch.tensor(x, dtype=torch.float64)[:, :, None, :].expand(R, T, N, -1)
     clients = torch.arange(N).expand(R, T, N)
     g = problem.grad(points.reshape(-1, problem.dim), clients.reshape(-1))
     g = g.reshape(R, T, N, problem.dim).numpy()  # [R, T, N, d]

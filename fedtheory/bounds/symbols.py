@@ -60,7 +60,7 @@ NOTATION: dict[str, Notation] = {
     # CA-Fed error decomposition
     "kappa": _pos("kappa", "condition number L/mu"),
     "gap_B": _nonneg("Delta_B", "optimisation error F_B(w) - F_B^* of the biased objective"),
-    "chi2": _nonneg("chi^2_{alpha||p}", "chi-square divergence of alpha from p"),
+    "chi2": _nonneg(r"\chi^2_{\alpha\|p}", "chi-square divergence of alpha from p"),
     "d_tv": _nonneg("d_TV", "total-variation distance between alpha and p", high=1.0),
     "Gamma": _nonneg("Gamma", "heterogeneity max_k F_k(w^*) - F_k^*"),
     "Gamma_prime": _nonneg("Gamma'", "heterogeneity max_k F_k(w_B^*) - F_k^*"),
@@ -106,7 +106,7 @@ NOTATION: dict[str, Notation] = {
     # E3CS
     "K_pool": _count("K_{pool}", "number of clients K (E3CS)"),
     "k_sel": _count("k", "clients selected per round k (E3CS)"),
-    "sum_quota": _pos("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
+    "sum_quota": _nonneg("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
     # FedLaAvg
     "x0": _real("x_0", "initial point (FedLaAvg Example 1)"),
     "R": _count("R", "number of rounds (FedLaAvg round-based bound)"),

@@ -75,9 +75,11 @@ def _inputs(success, k, sigma, owner: str) -> tuple[np.ndarray, int, np.ndarray]
         )
     rounds, num_clients = x.shape[-2:]
     k = check_int(k, "k", owner, low=1, high=num_clients)
-    s = check_array(
-        np.broadcast_to(sigma, (rounds,)), "sigma", owner, low=0.0, high=k / num_clients
-    )
+    high = k / num_clients
+    if np.ndim(sigma) == 0:
+        s = np.full(rounds, check_array(sigma, "sigma", owner, ndim=0, low=0.0, high=high))
+    else:
+        s = check_array(sigma, "sigma", owner, shape=(rounds,), low=0.0, high=high)
     return x, k, s
 
 

@@ -98,6 +98,7 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     k = check_int(k, "k", owner, low=1, high=num_clients)
     sigma = check_quota(sigma, k, num_clients, owner)
     lw = log_w.to(torch.float64)
+    lw = lw - lw.amax(dim=1, keepdim=True)  # only differences matter; top weight 1
     sorted_lw, order = lw.sort(dim=1, descending=True)  # [R, K]
     log_u = sorted_lw.flip(1).logcumsumexp(1).flip(1)  # [R, K]: log U_m, m = 0..K-1
     m_idx = torch.arange(num_clients, dtype=torch.float64)

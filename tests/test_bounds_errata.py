@@ -1,0 +1,100 @@
+"""Every erratum check runs and reaches its verdict; the enumerations they rely on are checked."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from fedtheory.bounds import errata
+from tests.conftest import assert_tight, assert_upper_bound
+from tests.strategies import simplex
+
+
+def test_chi_square_is_not_convex_in_q_on_the_spec_chord():
+    e = errata.cafed_chi_square_not_convex_in_q()
+    assert e.verdict == "confirmed" and e.values["midpoint"] > e.values["chord"]
+
+
+@given(simplex(2), simplex(2), simplex(2), st.floats(0.05, 0.95), st.floats(0.05, 0.95))
+def test_chi_square_in_q_is_convex_on_segments_for_two_clients(alpha, qa, qb, pi1, pi2):
+    pi = np.array([pi1, pi2])
+    ends = [errata._chi2_of_q(q, alpha, pi) for q in (qa, qb)]
+    assert_upper_bound(errata._chi2_of_q((qa + qb) / 2, alpha, pi), sum(ends) / 2, rtol=1e-7)
+
+
+def test_app_d_e_convex_in_y_s_and_water_filling_needs_equal_A():
+    assert errata.cafed_convex_in_y_s().verdict == "confirmed"
+    e = errata.cafed_water_filling_needs_equal_A()
+    assert (
+        e.verdict == "confirmed" and e.values["residual_paper"] > 100 * e.values["residual_exact"]
+    )
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        errata.cafed_upsilon_uses_w_star,
+        errata.cafed_theorem2_versus_its_proof,
+        errata.e3cs_fact8,
+        errata.e3cs_successive_sampling,
+        errata.fedlaavg_equal_blocks,
+        errata.fedlaavg_missing_one_over_n,
+        errata.fedau_step_size_constant,
+    ],
+)
+def test_erratum_is_confirmed_and_record_is_frozen(check):
+    e = check()
+    assert e.verdict == "confirmed" and e.statement and e.instance and e.computed
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.verdict = "refuted"
+
+
+@pytest.mark.slow
+def test_statistical_errata_lambda_estimator_and_mimic_equal_dropout():
+    lam = errata.cafed_lambda_estimator_limit()
+    assert lam.verdict == "confirmed"
+    assert_tight(lam.values["closed_form"], -2 * 0.9 * 0.1 * 0.1)
+    assert errata.mimic_equal_dropout().verdict == "confirmed"
+
+
+@given(st.lists(st.floats(0.05, 1.0), min_size=3, max_size=5), st.integers(1, 2))
+def test_successive_sampling_inclusion_sums_to_k_and_is_p_only_when_uniform(raw, k):
+    p = np.array(raw) / sum(raw) * k
+    assume(p.max() <= 1)
+    incl = errata.successive_sampling_inclusion(p)
+    assert_tight(incl.sum(), k, rtol=1e-7)
+    uniform = np.full(len(raw), k / len(raw))
+    assert_tight(errata.successive_sampling_inclusion(uniform), uniform, rtol=1e-7)
+
+
+def test_successive_sampling_enumeration_agrees_with_torch_multinomial():
+    import torch
+
+    p = np.array([0.9, 0.6, 0.3, 0.2])
+    draws = torch.multinomial(
+        torch.tensor(p).expand(100_000, -1),
+        2,
+        replacement=False,
+        generator=torch.Generator().manual_seed(0),
+    )
+    freq = np.bincount(draws.flatten().numpy(), minlength=4) / 100_000
+    se = np.sqrt(freq * (1 - freq) / 100_000)
+    assert np.all(np.abs(freq - errata.successive_sampling_inclusion(p)) <= 4.5 * se)
+
+
+def test_verdicts_are_restricted():
+    with pytest.raises(ValueError):
+        errata.Erratum("k", "s", "f", "i", "c", "maybe")
+
+
+def test_errata_md_lists_every_check_with_its_command():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "validation" / "ERRATA.md").read_text()
+    for check in errata.ERRATA:
+        assert f"errata.{check.__name__}()" in text
+    assert "python -m fedtheory.bounds.errata" in text

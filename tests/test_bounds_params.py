@@ -1,0 +1,75 @@
+"""Every public function of the theorem catalogue rejects a bad type and an out-of-range value
+with the uniform ParameterError message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg, mimic
+from fedtheory.errors import ParameterError
+from fedtheory.problems import QuadraticProblem
+
+ETA = np.full(11, 0.01)
+PROG = dict(sigma2=[1.0], pi=[0.5], Q=1.0, E=2, M=2, L=1.0, Gamma=0.1, G=1.0, D=1.0, H=1.0,
+            lam=0.9, C_P=1.0, T_P=0, dist0_sq=1.0)  # fmt: skip
+PROB = QuadraticProblem.random(2, 1, seed=0)
+MASK = np.ones((1, 2, 2), dtype=bool)
+
+CASES = [
+    (lambda: cafed.lemma1_constants("a", [1.0], 1.0), "'D' parameter of cafed.lemma1_constants"),
+    (lambda: cafed.lemma1_constants(1.0, [-1.0], 1.0), "'sigma2' parameter"),
+    (lambda: cafed.theorem2_aggregates(ETA, lam=1.5, C_P=1.0, T_P=0, H=1.0), "'lam' parameter"),
+    (lambda: cafed.theorem2_aggregates(ETA, lam=0.5, C_P=1.0, T_P=1.5, H=1.0), "'T_P' parameter"),
+    (lambda: cafed.theorem2_aggregates([0.1], lam=0.5, C_P=1.0, T_P=0, H=1.0), "'eta' parameter"),
+    (lambda: cafed.theorem2_aggregates(-ETA, lam=0.5, C_P=1.0, T_P=0, H=1.0), "'eta' parameter"),
+    (lambda: cafed.theorem2_program(ETA, **{**PROG, "E": 0}), "'E' parameter of CA-Fed Theorem 2"),
+    (lambda: cafed.theorem2_program(ETA, **{**PROG, "pi": [1.5]}), "'pi' parameter"),
+    (lambda: cafed.theorem2_program(ETA, **PROG).numerator([0.5]), "'q' parameter"),
+    (lambda: cafed.theorem2.evaluate(**{"lam": 1.0}), "takes exactly the parameters"),
+    (lambda: fedau.cutoff_geometric_pmf(1.5, 3), "'p_n' parameter of fedau.cutoff_geometric_pmf"),
+    (lambda: fedau.cutoff_geometric_pmf(0.5, 0), "'K_cut' parameter"),
+    (lambda: fedau.effective_weights([1.0, -1.0], [0.5, 0.5]), "'omega_n' parameter"),
+    (lambda: fedau.effective_weights([0.0, 0.0], [0.5, 0.5]), "'omega_n' parameter"),
+    (lambda: fedau.weight_error_bound([0.0], 2, 10), "'p_n' parameter"),
+    (lambda: fedau.weight_error_exact(0.5, 2, 0), "'rounds' parameter"),
+    (lambda: fedau.weight_error_exact("x", 2, 3), "'p_n' parameter"),
+    (lambda: fedau.weight_error_measured([0.5], np.ones((1, 2, 2))), "'p_n' parameter"),
+    (lambda: fedau.weight_error_measured([0.5], np.ones((2, 1))), "'omega' parameter"),
+    (
+        lambda: fedau.corollary4_choices(
+            p_min=1.0, T=10, L=1.0, I=1, F_gap=1.0, N=2, Q=1.0, delta2=1.0, sigma2=1.0
+        ),
+        "'p_min' parameter",
+    ),
+    (
+        lambda: fedau.corollary4_choices(
+            p_min=0.5, T=1, L=1.0, I=1, F_gap=1.0, N=2, Q=1.0, delta2=1.0, sigma2=1.0
+        ),
+        "'T' parameter",
+    ),
+    (lambda: fedau.theorem3_per_round.evaluate(p=1.5, K=2, t=1), "'p' parameter"),
+    (lambda: fedau.theorem3_per_round.evaluate(p=0.5, K=2.5, t=1), "'K' parameter"),
+    (lambda: e3cs.quota_sum([0.5], k=2, K=10), "'sigma' parameter of e3cs.quota_sum"),
+    (lambda: e3cs.quota_sum([0.1], k=11, K=10), "'k' parameter"),
+    (lambda: e3cs.regret.evaluate(K_pool=10, k_sel=2, eta=-1.0, sum_quota=1.0), "'eta'"),
+    (lambda: fedlaavg.staleness_bound(5, 6, 1), "'K' parameter of fedlaavg.staleness_bound"),
+    (lambda: fedlaavg.staleness_bound(5, 2, 0.5), "'E' parameter"),
+    (
+        lambda: fedlaavg.round_bound.evaluate(
+            F_gap=1.0, gamma=0.1, R=0, C=1, sigma2=1.0, L=1.0, N=1, I=1, G=1.0
+        ),
+        "'R' parameter",
+    ),  # fmt: skip
+    (lambda: mimic.objective_bias(PROB, np.zeros(3), MASK), "'w' parameter"),
+    (lambda: mimic.objective_bias(PROB, np.zeros(1), MASK[0]), "'mask' parameter"),
+    (lambda: mimic.objective_bias(PROB, np.zeros(1), MASK, eta=[1.0]), "'eta' parameter"),
+    (lambda: mimic.lemma6_schedule(0.0, 1.0, 3), "'a' parameter of mimic.lemma6_schedule"),
+    (lambda: divergences.chi_square_max_ratio_bound([0.5, 0.6], [0.5, 0.5]), "'alpha' param"),
+]
+
+
+@pytest.mark.parametrize("call, message", CASES, ids=[m for _, m in CASES])
+def test_bad_input_raises_parameter_error(call, message):
+    with pytest.raises(ParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()

@@ -1,0 +1,453 @@
+"""E3CS client selection: ProbAlloc properties, sampler marginals, Exp3 update, selectors,
+the bandit runner and SelectedFedAvg against a plain one-client-at-a-time reference."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from scipy import stats
+
+from fedtheory import rng
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
+from fedtheory.errors import ParameterError
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import (
+    E3CS,
+    FedAvg,
+    FedCS,
+    FixedWeights,
+    PowD,
+    RandomSelection,
+    SelectedFedAvg,
+    run_selection,
+    simulate,
+)
+from fedtheory.sim.selection import (
+    Allocation,
+    exp3_update,
+    prob_alloc,
+    quota_constant,
+    quota_incremental,
+    successive_inclusion_probabilities,
+    successive_sample,
+    systematic_sample,
+)
+from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
+from tests.strategies import e3cs_allocation_inputs
+
+ALPHA = 1e-4
+"""Family-wise level of the statistical tests (Bonferroni over clients)."""
+
+
+def _t(a) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(a, dtype=np.float64))
+
+
+def _water_filling(log_w: np.ndarray, k: int, sigma: float) -> np.ndarray:
+    """Independent ProbAlloc: p = min(1, sigma + c w) with sum p = k, log c by bisection."""
+    lw = log_w - log_w.max()
+
+    def alloc(log_c):
+        return np.minimum(1.0, sigma + np.exp(np.minimum(log_c + lw, 700.0)))
+
+    if math.isclose(k - len(lw) * sigma, 0.0, abs_tol=1e-15):
+        return np.full(len(lw), sigma)
+    lo, hi = -1e6, 1e6
+    for _ in range(400):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if alloc(mid).sum() < k else (lo, mid)
+    return alloc(hi)
+
+
+def _binomial_ok(freq, p, n, alpha=ALPHA) -> bool:
+    """Every |freq - p| within the two-sided binomial (normal) bound, Bonferroni."""
+    freq, p = np.asarray(freq), np.asarray(p)
+    z = stats.norm.ppf(1 - alpha / (2 * p.size))
+    se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
+    return bool(np.all(np.abs(freq - p) <= z * se))
+
+
+# ---------------------------------------------------------------- ProbAlloc (Alg. 2)
+
+
+@given(e3cs_allocation_inputs())
+def test_prob_alloc_properties(inputs):
+    log_w, k, sigma = inputs
+    alloc = prob_alloc(_t(log_w), k, sigma)
+    p, capped = alloc.p.numpy(), alloc.capped.numpy()
+    assert_tight(p.sum(axis=1), np.full(len(p), k))  # sum p = k
+    assert_upper_bound(np.full_like(p, sigma), p)  # sigma <= p
+    assert_upper_bound(p, np.ones_like(p))  # p <= 1
+    assert np.all(p[capped] == 1.0)  # capped clients have p = 1
+    for r in range(len(p)):
+        hi, lo = np.nonzero(log_w[r][:, None] > log_w[r][None, :])
+        assert np.all(p[r, hi] >= p[r, lo] - 1e-12)  # order of w preserved
+        # uncapped p - sigma proportional to w (where w does not underflow)
+        keep = ~capped[r] & (log_w[r] - log_w[r].max() > -30) & (p[r] - sigma > 1e-9)
+        ratio = (p[r, keep] - sigma) * np.exp(-(log_w[r, keep] - log_w[r].max()))
+        if ratio.size:
+            assert_tight(ratio, np.full_like(ratio, ratio[0]), rtol=1e-9)
+        assert_tight(p[r], _water_filling(log_w[r], k, sigma), rtol=1e-9)
+
+
+def test_prob_alloc_paper_example_caps_the_dominant_client():
+    # w = (8, 1, 1, 1), k = 2, sigma = 0.1: (17) would give 0.1 + 1.6 * 8/11 > 1, so client 0
+    # is capped, and the other three share k - 1 - 3 sigma = 0.7 equally on top of sigma.
+    alloc = prob_alloc(torch.log(_t([[8.0, 1, 1, 1]])), 2, 0.1)
+    assert_tight(alloc.p.numpy(), [[1.0, 0.1 + 0.7 / 3, 0.1 + 0.7 / 3, 0.1 + 0.7 / 3]])
+    assert alloc.capped.tolist() == [[True, False, False, False]]
+
+
+def test_prob_alloc_degenerate_sigma_zero_gives_top_k():
+    # SPEC §7.1: k weights dominate until the others underflow; (23) has no finite alpha.
+    log_w = _t([[0.0, 5e3, -1e4, 5e3, -2e4, 7.0]])
+    alloc = prob_alloc(log_w, 2, 0.0)
+    assert_tight(alloc.p.numpy(), [[0.0, 1.0, 0.0, 1.0, 0.0, 0.0]])
+    three = prob_alloc(log_w, 3, 0.0).p.numpy()  # the third unit is shared by w = 1 and e^7
+    e7 = math.exp(7.0)
+    assert_tight(three, [[1 / (1 + e7), 1.0, 0.0, 1.0, 0.0, e7 / (1 + e7)]])
+    assert np.isfinite(prob_alloc(_t([[1e300, 1e300, 0.0]]), 2, 0.0).p.numpy()).all()
+
+
+def test_prob_alloc_limits_uniform_quota_and_all_clients():
+    log_w = _t(np.random.default_rng(0).normal(size=(2, 7)) * 5)
+    assert_tight(prob_alloc(log_w, 3, 3 / 7).p.numpy(), np.full((2, 7), 3 / 7))  # sigma = k/K
+    np.testing.assert_array_equal(prob_alloc(log_w, 7, 0.5).p.numpy(), np.ones((2, 7)))  # k = K
+
+
+def _paper_prob_alloc(w: list[float], k: int, sigma: float) -> tuple[list[float], set[int]]:
+    """E3CS Algorithm 2 read literally (linear weights, eqs. (17)-(23)), one replicate."""
+    n = len(w)
+    if sigma + (k - n * sigma) * max(w) / sum(w) <= 1:
+        return [sigma + (k - n * sigma) * wi / sum(w) for wi in w], set()
+    ws = sorted(w, reverse=True)
+    for m in range(n):
+        alpha = sum(ws[m:]) / (k - n * sigma - m * (1 - sigma))  # (23)
+        if ws[m] <= (1 - sigma) * alpha:
+            break
+    capped = {i for i in range(n) if w[i] > (1 - sigma) * alpha}
+    w_cap = [min(wi, (1 - sigma) * alpha) for wi in w]
+    return [sigma + (k - n * sigma) * wc / sum(w_cap) for wc in w_cap], capped
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.05, 0.2])
+def test_prob_alloc_equals_paper_algorithm2(sigma):
+    w = np.random.default_rng(3).lognormal(sigma=2.0, size=(20, 8))
+    alloc = prob_alloc(torch.log(_t(w)), 3, sigma)
+    for r in range(len(w)):
+        p_ref, s_ref = _paper_prob_alloc(list(w[r]), 3, sigma)
+        assert_tight(alloc.p[r].numpy(), p_ref, rtol=1e-12)
+        assert set(np.flatnonzero(alloc.capped[r].numpy())) == s_ref
+
+
+# ---------------------------------------------------------------- samplers
+
+P_TEST = np.array([0.95, 0.7, 0.5, 0.35, 0.3, 0.2])  # sums to 3
+N_DRAWS = 200_000
+
+
+def _draws(sampler, p=P_TEST, n=N_DRAWS, seed=0) -> np.ndarray:
+    pp = _t(p).expand(n, -1).contiguous()
+    return sampler(pp, round(float(p.sum())), rng.torch_generator(seed, 0, rng.SELECTION)).numpy()
+
+
+@pytest.mark.parametrize("sampler", [systematic_sample, successive_sample])
+def test_samplers_pick_exactly_k_and_never_a_zero(sampler):
+    sel = _draws(sampler, P_ONES, n=5000)
+    assert np.all(sel.sum(axis=1) == 3) and not sel[:, 5].any()
+
+
+P_ONES = np.array([1.0, 1.0, 0.5, 0.25, 0.25, 0.0])  # two capped clients (p = 1)
+
+
+def test_systematic_always_takes_capped_clients_successive_does_not():
+    assert _draws(systematic_sample, P_ONES, n=5000)[:, :2].all()
+    # successive sampling misses a p = 1 client with positive probability: E3CS's capped
+    # clients (S_t) are not sure to be selected as implemented
+    exact = successive_inclusion_probabilities(P_ONES, 3)
+    assert exact[0] < 0.99
+    assert not _draws(successive_sample, P_ONES, n=5000)[:, :2].all()
+
+
+@pytest.mark.slow
+def test_systematic_sampling_has_inclusion_probabilities_p():
+    freq = _draws(systematic_sample).mean(axis=0)
+    assert _binomial_ok(freq, P_TEST, N_DRAWS)
+
+
+@pytest.mark.slow
+def test_successive_sampling_does_not_have_inclusion_probabilities_p():
+    exact = successive_inclusion_probabilities(P_TEST, 3)
+    assert np.max(np.abs(exact - P_TEST)) > 0.03  # the bias, exactly
+    freq = _draws(successive_sample, seed=1).mean(axis=0)
+    assert _binomial_ok(freq, exact, N_DRAWS)  # the enumeration describes the sampler ...
+    z = np.abs(freq - P_TEST) / np.sqrt(P_TEST * (1 - P_TEST) / N_DRAWS)
+    pvalue = 2 * stats.norm.sf(z.max()) * P_TEST.size
+    assert pvalue < 1e-12  # ... and p is rejected
+
+
+def _inclusion_by_permutations(p: np.ndarray, k: int) -> np.ndarray:
+    """Successive sampling's inclusion probabilities over all ordered draws (brute force)."""
+    incl = np.zeros(len(p))
+    for seq in itertools.permutations(range(len(p)), k):
+        prob, rest = 1.0, p.sum()
+        for i in seq:
+            prob *= p[i] / rest
+            rest -= p[i]
+        incl[list(seq)] += prob
+    return incl
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_successive_enumeration_equals_brute_force_and_limits(k):
+    p = np.random.default_rng(k).dirichlet(np.ones(6)) * k
+    p = np.minimum(p, 1.0)
+    assert_tight(successive_inclusion_probabilities(p, k), _inclusion_by_permutations(p, k))
+    if k == 1:  # a single draw has marginals p / sum p
+        assert_tight(successive_inclusion_probabilities(p, 1), p / p.sum())
+    assert_tight(successive_inclusion_probabilities(np.full(6, k / 6), k), np.full(6, k / 6))
+
+
+# ---------------------------------------------------------------- Exp3 update, quotas
+
+
+def test_exp3_update_matches_eq16_by_hand():
+    log_w = _t([[0.0, 1.0, 2.0, 0.5]])
+    alloc = Allocation(_t([[0.4, 0.5, 1.0, 0.1]]), torch.tensor([[False, False, True, False]]))
+    selected = torch.tensor([[True, True, True, False]])
+    success = torch.tensor([[True, False, True, True]])
+    new = exp3_update(log_w, alloc, selected, success, k=2, sigma=0.1, eta=0.5)
+    gain = (2 - 4 * 0.1) * 0.5 / 4 / 0.4  # client 0 only: selected, successful, not capped
+    assert_tight(new.numpy(), [[gain, 1.0, 2.0, 0.5]])
+
+
+def test_quota_schedules():
+    assert quota_constant(0.5, 20, 100) == 0.1
+    inc = quota_incremental(20, 100, 10)  # sigma_t = 0 for t <= 2.5, i.e. rounds 1, 2
+    np.testing.assert_array_equal(inc, [0, 0] + [0.2] * 8)
+    sel = E3CS(2, sigma=inc[:4].tolist() + [0.2] * 6)
+    assert sel.quota(0) == 0.0 and sel.quota(9) == 0.2
+
+
+# ---------------------------------------------------------------- selectors and runner
+
+RHO = np.repeat([0.1, 0.3, 0.6, 0.9], 3)  # E3CS §VI classes, 3 clients each
+
+
+def test_fedcs_takes_the_top_k_and_random_is_uniform():
+    gen = rng.torch_generator(0, 0, rng.SELECTION)
+    fedcs = FedCS(RHO, 4)
+    choice = fedcs.select(fedcs.init(2, 12), 0, gen)
+    top = [i in (6, 9, 10, 11) for i in range(12)]  # rho = 0.9 (x3), then the first 0.6
+    assert choice.selected.tolist() == [top, top]
+    assert choice.prob.tolist() == [[float(b) for b in top]] * 2
+    rand = RandomSelection(4)
+    sel = rand.select(rand.init(50_000, 12), 0, gen).selected.numpy()
+    assert np.all(sel.sum(axis=1) == 4)
+    assert _binomial_ok(sel.mean(axis=0), np.full(12, 4 / 12), 50_000)
+
+
+def test_pow_d_keeps_the_highest_losses_among_candidates():
+    losses = _t(np.tile(np.arange(12.0), (3, 1)))
+    full = PowD(4, 12)  # every client is a candidate: the 4 highest losses
+    sel = full.select(full.init(3, 12), 0, None, losses=losses).selected.numpy()
+    assert np.all(sel[:, 8:]) and not sel[:, :8].any()
+    gen = rng.torch_generator(1, 0, rng.SELECTION)
+    powd = PowD(2, 5)
+    sel = powd.select(powd.init(3, 12), 0, gen, losses=losses).selected.numpy()
+    keys = torch.rand(
+        3, 12, generator=rng.torch_generator(1, 0, rng.SELECTION), dtype=torch.float64
+    )
+    keys = keys.numpy()
+    for r in range(3):  # the same candidates, then the two with the highest loss
+        cand = np.argsort(keys[r])[:5]
+        assert set(np.flatnonzero(sel[r])) == set(sorted(cand)[-2:])
+
+
+@pytest.mark.slow
+def test_bandit_runner_counts_and_exact_sampler_is_unbiased_for_cep():
+    x = TwoStateMarkov(RHO, 0.0).sample(150, replicates=400, seed=3)
+    rec = run_selection(E3CS(4, sigma=0.05), x, seed=0)
+    assert np.all(rec.selection_counts.sum(axis=1) == 150 * 4)
+    np.testing.assert_array_equal(rec.cep[:, -1], rec.success_counts.sum(axis=1))
+    # E[realised CEP | x] = sum_t sum_i p_it x_it for an exact-marginal sampler (Fact 5)
+    diff = rec.cep[:, -1] - rec.expected_cep[:, -1]
+    assert stats.ttest_1samp(diff, 0.0).pvalue > ALPHA
+    assert np.all(rec.oracle_cep >= rec.best_fixed.cep - 1e-9)  # dynamic >= static
+    assert rec.regret.mean() > 0  # learning has a cost against the best fixed allocation
+    fedcs = run_selection(FedCS(RHO, 4), x)
+    assert_upper_bound(fedcs.expected_cep[:, -1], fedcs.best_fixed.cep)
+    with pytest.raises(ParameterError, match="'selector'"):
+        run_selection(PowD(2, 4), x)
+
+
+def test_e3cs_beats_random_on_cep_and_fact8_fails_on_the_run():
+    x = TwoStateMarkov(RHO, 0.0).sample(400, replicates=8, seed=0)
+    e3cs = run_selection(E3CS(3, sigma=0.0, eta=0.5), x)
+    rand = run_selection(RandomSelection(3), x)
+    assert np.all(e3cs.expected_cep[:, -1] > rand.expected_cep[:, -1])
+    # SPEC §4.3 ⚠1: the proof needs (k - K sigma) eta x_hat / K <= 1 (Fact 8, "x_hat < 1");
+    # on this run the exponent of (16) reaches far above 1 (x_hat = 1/p with p tiny).
+    got = e3cs.selected & e3cs.success
+    exponent = 3 * 0.5 / 12 / e3cs.prob[got]
+    assert exponent.max() > 10.0
+
+
+# ---------------------------------------------------------------- SelectedFedAvg
+
+PROB = QuadraticProblem.random(6, 3, mu=0.5, L=3.0, seed=7)
+RHO6 = np.array([0.2, 0.4, 0.5, 0.7, 0.9, 0.95])
+OMEGA = np.array([0.1, 0.2, 0.1, 0.25, 0.15, 0.2])
+
+
+def _reference_e3cs_run(problem, mask, *, k, sigma, eta, omega, lr, steps, seed, w0):
+    """E3CS Algorithm 1, one replicate and one client at a time (noise-free local GD).
+
+    Randomness: the same draws as ``systematic_sample`` (one key per client, then one
+    uniform per replicate) from the round's SELECTION generator."""
+    reps, rounds, n = mask.shape
+    out = np.empty((reps, rounds + 1, len(w0)))
+    logs = np.empty((reps, n))
+    returned = np.zeros((reps, rounds), dtype=int)
+    for r in range(reps):
+        w, log_w = np.array(w0, float), [0.0] * n
+        out[r, 0] = w
+        for t in range(rounds):
+            p, capped = _paper_prob_alloc([math.exp(v) for v in log_w], k, sigma)
+            gen = rng.torch_generator(seed, t, rng.SELECTION)
+            keys = torch.rand(reps, n, generator=gen, dtype=torch.float64)[r].numpy()
+            u = float(torch.rand(reps, 1, generator=gen, dtype=torch.float64)[r, 0])
+            selected, cum = set(), 0.0
+            for pos, i in enumerate(np.argsort(keys)):
+                lo, cum = cum, (cum + p[i] if pos < n - 1 else k)
+                if math.floor(cum - u) > math.floor(lo - u):
+                    selected.add(i)
+            new_w = w.copy()
+            for i in selected:
+                if mask[r, t, i]:
+                    returned[r, t] += 1
+                    y = w.copy()
+                    for _ in range(steps):
+                        y = y - lr * problem.A[i] @ (y - problem.c[i])
+                    new_w += omega[i] * (y - w)
+                    if i not in capped:
+                        log_w[i] += (k - n * sigma) * eta / n / p[i]
+            w = new_w
+            out[r, t + 1] = w
+        logs[r] = log_w
+    return out, logs, returned
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.1])
+def test_selected_fedavg_e3cs_equals_plain_loop(sigma):
+    sel = E3CS(3, sigma=sigma, eta=0.5)
+    alg = SelectedFedAvg(sel, omega=OMEGA, local_steps=2, lr=0.1, seed=5)
+    proc = TwoStateMarkov(RHO6, 0.0)
+    rec = simulate(PROB, proc, alg, rounds=25, replicates=3, seed=2, w0=np.ones(3))
+    ref, log_w, returned = _reference_e3cs_run(
+        PROB,
+        rec.participation,
+        k=3,
+        sigma=sigma,
+        eta=0.5,
+        omega=OMEGA,
+        lr=0.1,
+        steps=2,
+        seed=5,
+        w0=np.ones(3),
+    )
+    assert_tight(rec.iterates, ref, rtol=1e-12)
+    np.testing.assert_array_equal(rec.participants, returned)  # per-round CEP increments
+    state = alg.init(PROB, torch.ones(3, 3, dtype=torch.float64))
+    for t in range(25):
+        state = alg.step(PROB, state, torch.from_numpy(rec.participation[:, t]), t)
+    assert_tight(state.selector.log_w.numpy(), log_w, rtol=1e-12)
+    assert np.all(state.selections.numpy().sum(axis=1) == 25 * 3)
+
+
+def test_selecting_every_reliable_client_is_full_participation_fedavg_or_fedprox():
+    always = TwoStateMarkov(np.full(6, 0.999999), 0.0)
+    for selector in (E3CS(6, sigma=0.5), FedCS(RHO6, 6), RandomSelection(6)):
+        rec = simulate(
+            PROB,
+            always,
+            SelectedFedAvg(selector, local_steps=2, lr=0.1, prox=0.3),
+            rounds=10,
+            seed=0,
+        )
+        assert rec.participation.all() and np.all(rec.participants == 6)
+        ref = simulate(
+            PROB,
+            always,
+            FedAvg(FixedWeights(PROB.alpha), local_steps=2, lr=0.1, prox=0.3),
+            rounds=10,
+        )
+        assert_tight(rec.iterates, ref.iterates, rtol=1e-12)
+
+
+def test_nobody_returns_nothing_changes_and_same_seed_same_numbers():
+    never = AlternatingBlocks(1, 1, group1=[False] * 6)  # round 0: no client succeeds
+    rec = simulate(PROB, never, SelectedFedAvg(E3CS(2)), rounds=1, w0=np.ones(3))
+    assert_near_zero(rec.iterates[0, 1] - rec.iterates[0, 0])
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.2)
+    proc = TwoStateMarkov(RHO6, 0.3)
+    runs = [
+        simulate(noisy, proc, SelectedFedAvg(PowD(2, 4), seed=s), rounds=15, replicates=2, seed=1)
+        for s in (4, 4, 5)
+    ]
+    np.testing.assert_array_equal(runs[0].iterates, runs[1].iterates)
+    assert not np.array_equal(runs[0].iterates, runs[2].iterates)
+
+
+# ---------------------------------------------------------------- bad input
+
+LOG_W = _t(np.zeros((2, 5)))
+P_OK = _t(np.full((2, 5), 0.4))
+
+BAD_CALLS = [
+    (lambda: prob_alloc(LOG_W, 0, 0.0), "'k'", "[1, 5]"),
+    (lambda: prob_alloc(LOG_W, 6, 0.0), "'k'", "[1, 5]"),
+    (lambda: prob_alloc(LOG_W, 2, 0.5), "'sigma'", "[0, 0.4]"),
+    (lambda: prob_alloc(_t([[0.0, math.nan]]), 1, 0.0), "'log_w'", "finite"),
+    (lambda: prob_alloc(_t([0.0, 1.0]), 1, 0.0), "'log_w'", "(R, K)"),
+    (lambda: systematic_sample(P_OK, 3), "'p'", "summing to k=3"),
+    (lambda: systematic_sample(P_OK * 3, 6), "'p'", "[0, 1]"),
+    (lambda: successive_sample(-P_OK, 2), "'p'", "[0, inf)"),
+    (lambda: successive_inclusion_probabilities([0.5, 1.5], 2), "'p'", "[0, 1]"),
+    (lambda: successive_inclusion_probabilities(np.full(17, 0.1), 1), "'len(p)'", "[1, 16]"),
+    (lambda: successive_inclusion_probabilities([1.0, 0.0], 2), "'k'", "[1, 1]"),
+    (
+        lambda: exp3_update(
+            LOG_W, Allocation(P_OK, P_OK > 1), P_OK > 0, P_OK > 0, k=2, sigma=0.0, eta=0.0
+        ),
+        "'eta'",
+        "(0, inf)",
+    ),
+    (lambda: quota_constant(1.5, 2, 10), "'c'", "[0, 1]"),
+    (lambda: quota_incremental(2, 10, 0), "'rounds'", "[1, inf)"),
+    (lambda: E3CS(0), "'k'", "[1, inf)"),
+    (lambda: E3CS(2, sampler="depround"), "'sampler'", "'successive'"),
+    (lambda: E3CS(2, sigma=0.5).init(1, 10), "'sigma'", "[0, 0.2]"),
+    (lambda: E3CS(2, sigma=[0.0, 0.1]).quota(2), "'t'", "[0, 1]"),
+    (lambda: FedCS([0.5, 1.2], 1), "'rho'", "[0, 1]"),
+    (lambda: FedCS([0.5, 0.2], 3), "'k'", "[1, 2]"),
+    (lambda: PowD(3, 2), "'d'", "[3, inf)"),
+    (lambda: PowD(2, 3).select(PowD(2, 3).init(1, 4), 0, None), "'losses'", "(R, K)"),
+    (lambda: RandomSelection(3).init(1, 2), "'num_clients'", "[3, inf)"),
+    (lambda: run_selection(E3CS(1), np.zeros((2, 3))), "'success'", "3 dimension"),
+    (lambda: run_selection(E3CS(1), np.zeros((1, 2, 3)), seed=-1), "'seed'", "[0, inf)"),
+    (lambda: SelectedFedAvg(E3CS(1), omega=[0.2, 0.2]), "'omega'", "summing to 1"),
+    (lambda: SelectedFedAvg(E3CS(1), lr=0.0), "'lr'", "(0, inf)"),
+]
+
+
+@pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
+def test_bad_input_names_parameter_and_range(call, name, allowed):
+    with pytest.raises(ParameterError) as err:
+        call()
+    assert name in str(err.value) and allowed in str(err.value)
