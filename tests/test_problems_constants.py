@@ -128,6 +128,20 @@ def test_logistic_lemma_one_bounds_hold_in_the_ball(data_set, data):
     assert not const.exact
 
 
+@settings(max_examples=30)
+@given(federated_datasets(), st.data())
+def test_logistic_curvature_on_a_ball_brackets_every_hessian(data_set, data):
+    prob = LogisticRegressionProblem(data_set, ridge=0.05)
+    ball = data.draw(balls(prob.dim))
+    mu_w, L_w = prob.curvature_on_ball(ball)
+    assert prob.mu <= mu_w <= L_w <= prob.L * (1 + 1e-12)
+    pts = torch.from_numpy(points_in_ball(ball, 20, data.draw(st.integers(0, 2**31))))
+    H = prob._weighted_hessian(pts[:, None, :], prob._X, prob._y, prob._mean_weight)
+    eig = torch.linalg.eigvalsh(H).numpy() + prob.ridge  # [P, N, d]
+    assert_upper_bound(mu_w, eig.min())
+    assert_upper_bound(eig.max(), L_w)
+
+
 @settings(max_examples=20)
 @given(st.integers(1, 4), st.integers(1, 3), st.floats(0.0, 1.0), simplex(4), st.integers(0, 99))
 def test_least_squares_constants_and_optimum_are_exact(n, d, ridge, raw, seed):

@@ -136,6 +136,33 @@ class LogisticRegressionProblem(_GLMBallBounds):
         self.L = _max_gram_eigenvalue(data) / 4 + self.ridge
         self.mu = self.ridge
 
+    def curvature_on_ball(self, ball: Ball) -> tuple[float, float]:
+        r"""Certified :math:`(\mu_W, L_W)` with :math:`\mu_WI\preceq\nabla^2F_k(w)\preceq L_WI`
+        for all :math:`w\in W` and all :math:`k` (tighter than the global ``mu``, ``L``).
+
+        On :math:`W`, :math:`z_i=\langle x_i,w\rangle` ranges over
+        :math:`[\langle x_i,c\rangle\mp r\|x_i\|]` and :math:`\sigma'(z)` decreases in
+        :math:`|z|`, so :math:`\sigma'(|\langle x_i,c\rangle|+r\|x_i\|)\le s_i(1-s_i)\le
+        \sigma'(\max(0,|\langle x_i,c\rangle|-r\|x_i\|))`; the Hessian is monotone in these
+        weights (Loewner order)."""
+        ball.check_dim(self.dim, self._owner)
+        X, n = self.data.features, self.data.counts
+        centre = np.abs(X @ ball.center)  # [N, n_max]
+        spread = ball.radius * np.linalg.norm(X, axis=-1)
+
+        def sigma_prime(z):
+            s = 1.0 / (1.0 + np.exp(-z))
+            return s * (1.0 - s)
+
+        def extreme_eigenvalue(h, which):
+            H = np.einsum("ns,nsp,nsq->npq", h * self.data.valid, X, X) / n[:, None, None]
+            return np.linalg.eigvalsh(H)[:, which]
+
+        # the data term is PSD: a negative smallest eigenvalue is rounding
+        mu = max(extreme_eigenvalue(sigma_prime(centre + spread), 0).min(), 0.0) + self.ridge
+        L = extreme_eigenvalue(sigma_prime(np.maximum(centre - spread, 0.0)), -1).max()
+        return float(mu), float(L + self.ridge)
+
     @staticmethod
     def _logits(w, X):
         return torch.einsum("...sp,...p->...s", X, w)  # [..., s]
