@@ -106,3 +106,25 @@ def test_minibatch_path_is_deterministic_and_consumes_only_its_generator(name):
     torch.manual_seed(0)  # global state must play no role
     b = prob.grad(w, clients, torch.Generator().manual_seed(11))
     assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "fedtheory.data.federated",
+        "fedtheory.data.synthetic",
+        "fedtheory.data.splits",
+        "fedtheory.data.digits",
+        "fedtheory.problems.ball",
+        "fedtheory.problems.least_squares",
+        "fedtheory.problems.logistic",
+        "fedtheory.problems.mlp",
+        "fedtheory.problems.quadratic",
+    ],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
