@@ -178,11 +178,6 @@ def test_lemma1_paper_constants_dominate_the_exact_ones(problem, noise, radius):
     assert_upper_bound(np.max(exact.H_k), paper.H)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="problems layer: max_quadratic_on_ball returns inf D when the client minimisers "
-    "are ~1e-103 from the ball centre (reported to the lead; not this module's code)",
-)
 def test_exact_lemma1_constants_with_tiny_linear_term():
     from fedtheory.problems import Ball, QuadraticProblem
 
