@@ -438,3 +438,15 @@ def test_theorem2_adapter_objective_is_the_theorem2_bound():
     assert_upper_bound(kkt.objective, prog.bound(unbiased))
     J = weight_sensitivity(inst, kkt.q, curvature_scales_with_pi=True)
     assert J.shape == (6, 6)
+
+
+def test_polish_adds_back_a_client_wrongly_left_out():
+    """Active set: a positive weight set to zero (e.g. below the exclusion threshold) has a
+    negative multiplier theta - lambda pi_k, so Newton puts it back."""
+    inst = _instance(9, seed=12, C=0.0)
+    kkt = waterfilling_weights(inst)
+    smallest = np.argmin(np.where(kkt.q > 0, kkt.q, np.inf))
+    start = kkt.q.copy()
+    start[smallest] = 0.0
+    assert 0 < (kkt.q > 0).sum() < 9
+    np.testing.assert_allclose(polish_weights(inst, start).q, kkt.q, atol=POLISHED_ATOL)
