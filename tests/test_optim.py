@@ -118,20 +118,27 @@ def test_guideline_a_cvxpy_excludes_least_available_where_kkt_predicts():
     assert sol.excluded.tolist() == kkt.excluded.tolist()
 
 
-def test_paper_constant_a_form_only_holds_for_equal_curvature():
-    """SPEC §3.3 ⚠: q_k* = a (lambda pi_k - theta)_+ with one constant a is wrong when the
-    A_kk differ; the exact form divides by A_kk."""
-    pi = np.array([0.9, 0.8, 0.7])
-    inst = WeightInstance([1.0, 4.0, 1.0], 0.2, 0.0, pi, np.full(3, 1 / 3))
-    q = _program(inst).solve(inst).q
-    # (q_k / (pi_k - tau)) would be constant under the paper's form; here it is not.
-    slope_ratio = (q[0] * 1.0) / (q[1] * 4.0) * (pi[1] - pi[2]) / (pi[0] - pi[2])
-    with_paper_form = q[0] / q[1] * (pi[1] - pi[2]) / (pi[0] - pi[2])
-    kkt = waterfilling_weights(inst).q
-    np.testing.assert_allclose(q, kkt, atol=WEIGHT_ATOL)
-    tau = pi[0] - kkt[0] * (pi[0] - pi[1]) / (kkt[0] - 4.0 * kkt[1])
-    assert_tight(kkt * [1.0, 4.0, 1.0] / (pi - tau), np.full(3, kkt[0] / (pi[0] - tau)))
-    assert abs(with_paper_form - 1.0) > 0.1 and slope_ratio > 0
+def _predicted_third(x, pi):
+    """If x_k = c (pi_k - tau) on three clients: tau from clients 0, 1, then x_2 / x_0."""
+    tau = (x[0] * pi[1] - x[1] * pi[0]) / (x[0] - x[1])
+    return (pi[2] - tau) / (pi[0] - tau)
+
+
+@pytest.mark.parametrize("curvature", [[1.0, 4.0, 1.0], [2.0, 2.0, 2.0]])
+def test_paper_constant_a_form_only_holds_for_equal_curvature(curvature):
+    """SPEC §3.3 ⚠: (27) gives q_k* A_kk = c (pi_k - tau)_+; the paper's q_k* = a (lambda pi_k -
+    theta) with one constant a is right only when the A_kk are equal."""
+    pi, a = np.array([0.9, 0.8, 0.7]), np.array(curvature)
+    inst = WeightInstance(a, 0.2, 0.0, pi, np.full(3, 1 / 3))
+    q = polish_weights(inst, _program(inst).solve(inst).q).q
+    assert np.all(q > 0.05)  # everybody in the support
+    exact = q * a
+    assert_tight(exact[2] / exact[0], _predicted_third(exact, pi), rtol=1e-9)
+    paper_error = abs(q[2] / q[0] - _predicted_third(q, pi))
+    if len(set(curvature)) == 1:
+        assert paper_error <= 1e-9
+    else:
+        assert paper_error > 0.1
 
 
 @pytest.mark.parametrize("bias", ["none", "chi2", "tv"])
@@ -438,3 +445,15 @@ def test_theorem2_adapter_objective_is_the_theorem2_bound():
     assert_upper_bound(kkt.objective, prog.bound(unbiased))
     J = weight_sensitivity(inst, kkt.q, curvature_scales_with_pi=True)
     assert J.shape == (6, 6)
+
+
+def test_polish_adds_back_a_client_wrongly_left_out():
+    """Active set: a positive weight set to zero (e.g. below the exclusion threshold) has a
+    negative multiplier theta - lambda pi_k, so Newton puts it back."""
+    inst = _instance(9, seed=12, C=0.0)
+    kkt = waterfilling_weights(inst)
+    smallest = np.argmin(np.where(kkt.q > 0, kkt.q, np.inf))
+    start = kkt.q.copy()
+    start[smallest] = 0.0
+    assert 0 < (kkt.q > 0).sum() < 9
+    np.testing.assert_allclose(polish_weights(inst, start).q, kkt.q, atol=POLISHED_ATOL)

@@ -76,6 +76,17 @@ def test_huge_trade_off_with_positive_tau_is_unbiased_fedavg():
     assert_tight(a.iterates, b.iterates)
 
 
+def test_one_always_available_client_is_fedavg():
+    """Limit case: one client with pi = 1 is never excluded and gets q = alpha/pi = 1."""
+    one = QuadraticProblem.random(1, D, mu=0.5, L=2.0, seed=9)
+    always = TwoStateMarkov([0.999999], 0.0)
+    cafed = CaFed(alpha=[1.0], pi=[1.0], lam=[0.0], **SETTINGS)
+    fedavg = FedAvg(unbiased_weights([1.0], [1.0]), **SETTINGS)
+    a = simulate(one, always, cafed, rounds=15, replicates=2, seed=6, w0=W0)
+    b = simulate(one, always, fedavg, rounds=15, replicates=2, seed=6, w0=W0)
+    assert_tight(a.iterates, b.iterates)
+
+
 def test_get_with_tau_zero_accepts_ties_and_keeps_one_client_in_round_zero():
     """Algorithm 1 with tau = 0 accepts eps - eps+ >= 0: in the first round every loss gap is
     zero, so the proxy is identically 0 and get excludes every client but one."""

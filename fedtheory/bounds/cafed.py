@@ -106,7 +106,7 @@ D, G, H, diam_W, sigma2_max = (symbol(n) for n in ("D", "G", "H", "diam_W", "sig
 lemma1_G_squared = register(
     Theorem(
         "cafed.lemma1.G_squared",
-        title="CA-Fed Lemma 1 (7): G^2",
+        title="CA-Fed Lemma 1 (7): G squared",
         reference="Rodio et al. 2023, Lemma 1 eq. (7), proof in App. B",
         kind="exact",
         terms={"gradient": D**2, "noise": sigma2_max},
