@@ -57,7 +57,7 @@ def settings(size: Size) -> dict:
         "tuning_seed": 1,
         "fedau_cutoff": 50,
         "rounds": {"tiny": 30, "quick": 150, "full": 150}[size],
-        "replicates": {"tiny": 3, "quick": 8, "full": 30}[size],
+        "replicates": {"tiny": 3, "quick": 16, "full": 30}[size],
         "seed": 0,
     }
 

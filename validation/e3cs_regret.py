@@ -42,7 +42,7 @@ def settings(size: Size) -> dict:
         "eta": 0.5,
         "cs": {"tiny": [0.0, 0.5], "quick": [0.0, 0.5, 0.8], "full": [0.0, 0.5, 0.8]}[size],
         "rounds": {"tiny": 60, "quick": 400, "full": 2500}[size],
-        "replicates": {"tiny": 8, "quick": 16, "full": 64}[size],
+        "replicates": {"tiny": 8, "quick": 32, "full": 64}[size],
         "seed": 0,
     }
 

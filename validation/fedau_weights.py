@@ -61,8 +61,8 @@ def settings(size: Size) -> dict:
         "noise_std": 0.3,
         "lr": 0.02,
         "local_steps": 5,
-        "rounds": {"tiny": 200, "quick": 400, "full": 2000}[size],
-        "replicates": {"tiny": 12, "quick": 24, "full": 64}[size],
+        "rounds": {"tiny": 200, "quick": 800, "full": 2000}[size],
+        "replicates": {"tiny": 12, "quick": 32, "full": 64}[size],
         "seed": 0,
     }
 
