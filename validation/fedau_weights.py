@@ -246,7 +246,7 @@ def plot(data, s, fig):
     ax2.set(
         yscale="log",
         ylabel="final error F(w) - F* (objective units)",
-        title="Final error, Bernoulli participation (95% CI)",
+        title="Final error, Bernoulli (95% CI)",
     )
     ax2.legend(fontsize=7)
 

@@ -182,7 +182,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
             "statement). Random quantities: mean over replicates with its confidence "
             "interval (family-wise 95%, Bonferroni over the points of a row); `<=` is judged on "
-            "the upper confidence limit. *outside assumptions*: "
+            'the upper confidence limit. "outside assumptions": '
             "the instance breaks a hypothesis of the theorem, so the row neither confirms "
             "nor refutes it."
         ),
