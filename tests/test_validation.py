@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from fedtheory.cli import main
+from fedtheory.errors import ParameterError
 from fedtheory.verdict import (
     Verdict,
     compare_equal,
@@ -135,6 +136,22 @@ def test_markdown_and_html_writers():
     assert "<strong>b</strong> <code>c</code> &lt;x&gt;" in page
     assert '<td class="holds"><strong>holds</strong></td>' in page
     assert "<pre>x &lt; 1</pre>" in page and '<img src="f.png" alt="alt">' in page
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda tmp: run(["example1-fedavg"], tmp, size="huge"),
+        lambda tmp: run(["nope"], tmp, size="tiny"),
+        lambda tmp: run([], tmp, size="tiny"),
+        lambda tmp: compare_mean_upper_bound("c", "r", [1.0, 2.0], 3.0, confidence=1.5),
+        lambda tmp: compare_mean_equal("c", "r", [1.0, 2.0], 3.0, confidence=0.0),
+    ],
+    ids=["size", "unknown-check", "no-check", "confidence-high", "confidence-zero"],
+)
+def test_bad_input_raises_parameter_error(call, tmp_path):
+    with pytest.raises(ParameterError, match="parameter of"):
+        call(tmp_path)
 
 
 def test_cli_list_and_unknown_check(capsys, tmp_path):

@@ -29,10 +29,11 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
 from fedtheory.sim.record import library_versions
 from fedtheory.verdict import Comparison, Verdict
-from validation.registry import CHECKS, Check, Size
+from validation.registry import CHECKS, SIZES, Check, Size
 from validation.report import (
     Block,
     Bullets,
@@ -127,6 +128,16 @@ def run(
 ) -> list[Outcome]:
     """Run the named validations in order and write the report and ``results.json``."""
     names = list(names)
+    if size not in SIZES:
+        raise ParameterError(
+            f"The 'size' parameter of run must be one of {SIZES}. Got {size!r} instead."
+        )
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown or not names:
+        raise ParameterError(
+            f"The 'names' parameter of run must be a non-empty list of {sorted(CHECKS)}. "
+            f"Got {names!r} instead."
+        )
     outcomes = []
     for i, name in enumerate(names, 1):
         progress(f"[{i}/{len(names)}] {name}: running")
