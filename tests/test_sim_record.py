@@ -29,18 +29,15 @@ PI = np.array([0.2, 0.4, 0.6, 0.8])
 PROC = TwoStateMarkov(PI, 0.3)
 
 
-class WithExactGradient(QuadraticProblem):
-    """A quadratic that also offers ``full_grad`` and ``accuracy`` (duck-typed metrics)."""
-
-    def full_grad(self, w):
-        return np.einsum("k,kij,kj->i", self.alpha, self.A, w - self.c)
+class WithAccuracy(QuadraticProblem):
+    """A quadratic that also offers ``accuracy`` (duck-typed metric)."""
 
     def accuracy(self, w):
         return (np.asarray(w)[..., 0] > 0).astype(float)
 
 
 def test_metrics_gap_biased_gap_gradient_and_accuracy():
-    prob = WithExactGradient(PROB.A, PROB.c)
+    prob = WithAccuracy(PROB.A, PROB.c)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     rec = simulate(prob, PROC, FedAvg(AverageParticipating()), rounds=6, biased_weights=p)
     w = rec.iterates[0]  # [T+1, d]
@@ -49,7 +46,7 @@ def test_metrics_gap_biased_gap_gradient_and_accuracy():
     grad = np.einsum("k,kij,tkj->ti", prob.alpha, prob.A, w[:, None, :] - prob.c)
     assert_tight(rec.metrics["grad_sq"][0], (grad**2).sum(-1), rtol=1e-12)
     assert_tight(rec.metrics["accuracy"][0], (w[:, 0] > 0).astype(float))
-    assert "grad_sq" not in evaluate_metrics(PROB, w)  # only when the problem offers it
+    assert "accuracy" not in evaluate_metrics(PROB, w)  # only when the problem offers it
 
 
 def test_participation_counts_and_effective_weights():

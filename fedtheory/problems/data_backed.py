@@ -185,7 +185,8 @@ class DataProblem(ABC):
 
     # -- exact full-data quantities -------------------------------------------------------
     def _per_client(self, w, fn: Callable, data: FederatedDataset | None = None) -> np.ndarray:
-        """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N]`` over ``w [..., d]``."""
+        """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N, *out]`` over all of
+        ``w [..., d]`` in chunks -> ``[..., N, *out]``."""
         w = self._points(w)
         if data is None:
             X, y, c = self._X, self._y, self._mean_weight
@@ -197,7 +198,7 @@ class DataProblem(ABC):
         out = torch.cat(
             [fn(flat[i : i + chunk, None, :], X, y, c) for i in range(0, flat.shape[0], chunk)]
         )
-        return out.numpy().reshape(w.shape[:-1] + (X.shape[0],))
+        return out.numpy().reshape(w.shape[:-1] + tuple(out.shape[1:]))
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
@@ -209,14 +210,13 @@ class DataProblem(ABC):
         return self.client_losses(w) @ self._weights(weights)
 
     def client_grads(self, w) -> np.ndarray:
-        r"""Exact :math:`\nabla F_k(w)` (full data, with ridge) for ``w [d]`` -> ``[N, d]``."""
-        w = self._points(w)
-        g = self._weighted_grad(torch.from_numpy(w), self._X, self._y, self._mean_weight)
-        return g.numpy() + self.ridge * w
+        r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
+        data_term = self._per_client(w, self._weighted_grad)
+        return data_term + self.ridge * self._points(w)[..., None, :]
 
     def full_grad(self, w, weights=None) -> np.ndarray:
-        r"""Exact :math:`\nabla\sum_kp_kF_k(w)` for ``w [d]`` -> ``[d]``."""
-        return self._weights(weights) @ self.client_grads(w)
+        r"""Exact :math:`\nabla\sum_kp_kF_k(w)`: ``w [..., d]`` -> ``[..., d]``."""
+        return np.einsum("n,...nd->...d", self._weights(weights), self.client_grads(w))
 
     def noise_factor(self) -> np.ndarray:
         r"""``[N]`` factors :math:`\sigma_k^2(w)/S_k^2(w)`: :math:`(n_k-b_k)/(b_k(n_k-1))`

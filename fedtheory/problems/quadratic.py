@@ -185,8 +185,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
         )
 
     def client_grads(self, w) -> np.ndarray:
-        r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)` for ``w [d]`` -> ``[N, d]``."""
-        return np.einsum("nij,nj->ni", self.A, np.asarray(w, dtype=np.float64) - self.c)
+        r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)`: ``w [..., d]`` -> ``[..., N, d]``."""
+        diff = np.asarray(w, dtype=np.float64)[..., None, :] - self.c
+        return np.einsum("nij,...nj->...ni", self.A, diff)
 
     def noise_variance(self, w) -> np.ndarray:
         r""":math:`\sigma_k^2(w)=\mathbb E\|g_k(w)-\nabla F_k(w)\|^2` ``[N]`` (exact)."""

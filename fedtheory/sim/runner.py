@@ -31,15 +31,15 @@ def evaluate_metrics(
 
     ``gap`` = :math:`F(w)-F^*`; ``gap_B`` = :math:`F_B(w)-F_B^*` with
     :math:`F_B=\sum_kp_kF_k` for ``biased_weights`` :math:`p` (CA-Fed (4)); ``grad_sq`` =
-    :math:`\|\nabla F(w)\|^2` if the problem has an exact ``full_grad(w [d]) -> [d]``
-    (data-backed problems); ``accuracy`` if it has ``accuracy(w [..., d]) -> [...]``."""
+    :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has exact
+    ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
+    ``accuracy(w [..., d]) -> [...]``."""
     out = {"gap": problem.loss(w) - problem.optimum()[1]}
     if biased_weights is not None:
         out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
-    if hasattr(problem, "full_grad"):
-        points = w.reshape(-1, w.shape[-1])  # [P, d]
-        sq = [float(np.sum(np.square(problem.full_grad(x)))) for x in points]
-        out["grad_sq"] = np.array(sq).reshape(w.shape[:-1])
+    if hasattr(problem, "client_grads"):
+        grad = np.einsum("n,...nd->...d", problem.alpha, problem.client_grads(w))
+        out["grad_sq"] = np.sum(np.square(grad), axis=-1)
     if hasattr(problem, "accuracy"):
         out["accuracy"] = np.asarray(problem.accuracy(w))
     return out
