@@ -96,7 +96,7 @@ def test_save_load_round_trip_with_every_field(tmp_path):
     for name in ("iterates", "participation", "eval_rounds", "participants", "available"):
         np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
     np.testing.assert_array_equal(back.effective_weights, rec.effective_weights)
-    assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B"}
+    assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B", "grad_sq"}
     assert back.config == rec.config
 
 
@@ -105,7 +105,14 @@ def test_to_pandas_rows_and_columns():
     rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=5, replicates=2)
     table = rec.to_pandas()
     assert isinstance(table, pd.DataFrame) and len(table) == 2 * 6
-    assert list(table.columns) == ["replicate", "round", "gap", "participants", "available"]
+    assert list(table.columns) == [
+        "replicate",
+        "round",
+        "gap",
+        "grad_sq",
+        "participants",
+        "available",
+    ]
     assert np.isnan(table["participants"].iloc[5])
 
 
