@@ -30,6 +30,7 @@ from fedtheory.sim import (
     absent_longest,
     fedau_init,
     fedau_update,
+    project_ball,
     reference,
     simulate,
     unbiased_weights,
@@ -306,3 +307,20 @@ def test_bad_input_names_parameter_and_range(call, name, allowed):
         call()
     assert name in str(err.value) and allowed in str(err.value)
     assert "Got" in str(err.value)
+
+
+def test_schedules_values():
+    assert InverseTime(2.0, 4.0)(0) == 0.5 and InverseTime(2.0, 4.0)(4) == 0.25
+    decay = ExponentialDecay(0.1, 0.5, 0.02)
+    assert [decay(t) for t in range(4)] == [0.1, 0.05, 0.025, 0.02]
+    assert MIFA(lr=0.3).client_lr(7) == 0.3  # a float is a constant schedule
+    assert MimiC(server_lr=InverseTime(1.0, 1.0)).server_rate(1) == 0.5
+
+
+def test_project_ball_keeps_inside_points_and_scales_outside_ones():
+    w = torch.tensor([[0.3, 0.4], [3.0, 4.0]], dtype=torch.float64)  # norms 0.5 and 5
+    out = project_ball(w, 1.0)
+    assert_tight(out[0].numpy(), [0.3, 0.4])
+    assert_tight(out[1].numpy(), [0.6, 0.8])
+    center = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    assert_tight(project_ball(center + w, 1.0, center)[1].numpy(), [1.6, 1.8])
