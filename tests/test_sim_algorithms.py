@@ -285,6 +285,7 @@ BAD_CALLS = [
     (lambda: FedAU(cutoff=0), "'cutoff'", "[1, inf)"),
     (lambda: FedAU(cutoff=2.5), "'cutoff'", "integer"),
     (lambda: InverseTime(0.0, 1.0), "'a'", "(0, inf)"),
+    (lambda: reference.run(PROB, object(), np.ones((2, N)), W0), "'algorithm'", "FedAvg"),
     (lambda: ExponentialDecay(0.1, 1.5), "'decay'", "(0, 1]"),
     (lambda: ExponentialDecay(0.1, 0.9, -1.0), "'floor'", "[0, inf)"),
     (lambda: simulate(PROB, PROC, MIFA(), rounds=2, eval_every=0), "'eval_every'", "[1, inf)"),
