@@ -325,3 +325,19 @@ def test_project_ball_keeps_inside_points_and_scales_outside_ones():
     assert_tight(out[1].numpy(), [0.6, 0.8])
     center = torch.tensor([1.0, 1.0], dtype=torch.float64)
     assert_tight(project_ball(center + w, 1.0, center)[1].numpy(), [1.6, 1.8])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [k for k in ALGS if ALGS[k].radius is None])
+def test_noisy_runs_average_to_the_noise_free_reference(key):
+    """Quadratics with additive zero-mean gradient noise: every update rule is linear in the
+    gradients, so for a fixed mask E[w_t] is the noise-free iterate. z-test per coordinate
+    and round over 400 replicates (|z| <= 4.5, i.e. p ~ 7e-6 per entry)."""
+    reps, rounds = 400, 10
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.3)
+    mask = np.repeat(PROC.sample(rounds, seed=5).numpy(), reps, axis=0)  # [R, T, N]
+    rec = simulate(noisy, GivenMask(mask), ALGS[key], rounds=rounds, replicates=reps, w0=W0)
+    exact = reference.run(PROB, ALGS[key], mask[0], W0)[1:]  # [T, d]
+    runs = rec.iterates[:, 1:]  # [R, T, d]
+    z = (runs.mean(0) - exact) / (runs.std(0, ddof=1) / np.sqrt(reps))
+    assert runs.std(0).min() > 0 and np.abs(z).max() <= 4.5, np.abs(z).max()
