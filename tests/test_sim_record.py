@@ -70,7 +70,7 @@ def test_chunked_availability_sampling_gives_the_same_run(monkeypatch):
     noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.1)
     alg = FedAvg(FedAU(cutoff=5), local_steps=2)
     one = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
-    monkeypatch.setattr(runner, "MASK_CHUNK_ELEMENTS", 2 * 4 * 3)  # 3 rounds per chunk
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 2 * 4 * 3)  # 3 rounds per chunk
     chunked = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
     np.testing.assert_array_equal(one.participation, chunked.participation)
     np.testing.assert_array_equal(one.iterates, chunked.iterates)
@@ -121,3 +121,10 @@ def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         rec.to_pandas()
+
+
+def test_exact_gradient_metric_is_chunked_without_changing_values(monkeypatch):
+    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=9, replicates=2)
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 3 * 4 * 2)  # 3 points per chunk
+    chunked = evaluate_metrics(PROB, rec.iterates)
+    assert_tight(chunked["grad_sq"], rec.metrics["grad_sq"], rtol=1e-14)

@@ -20,8 +20,9 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import Algorithm
 from fedtheory.sim.record import RunRecord
 
-MASK_CHUNK_ELEMENTS = 1 << 24
-"""Availability is sampled in chunks of about this many (replicate, round, client) cells."""
+CHUNK_ELEMENTS = 1 << 24
+"""Availability is sampled (and exact gradients evaluated) in chunks of about this many
+cells, so that memory stays bounded for large N."""
 
 
 def evaluate_metrics(
@@ -38,8 +39,13 @@ def evaluate_metrics(
     if biased_weights is not None:
         out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
     if hasattr(problem, "client_grads"):
-        grad = np.einsum("n,...nd->...d", problem.alpha, problem.client_grads(w))
-        out["grad_sq"] = np.sum(np.square(grad), axis=-1)
+        points = w.reshape(-1, w.shape[-1])  # [P, d], in chunks of [chunk, N, d] gradients
+        chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
+        sq = [
+            np.sum(np.square(np.einsum("n,pnd->pd", problem.alpha, problem.client_grads(x))), -1)
+            for x in np.array_split(points, range(chunk, len(points), chunk))
+        ]
+        out["grad_sq"] = np.concatenate(sq).reshape(w.shape[:-1])
     if hasattr(problem, "accuracy"):
         out["accuracy"] = np.asarray(problem.accuracy(w))
     return out
@@ -119,7 +125,7 @@ def simulate(
     participants = torch.empty(replicates, rounds, dtype=torch.int64)
     weight_sum = None
     name = getattr(algorithm, "name", type(algorithm).__name__)
-    chunk = max(1, min(rounds, MASK_CHUNK_ELEMENTS // (replicates * n)))
+    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
     for t0 in range(0, rounds, chunk):
         mask = availability.sample(
             min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
