@@ -119,7 +119,8 @@ def two_state_transitions(pi, lam, owner: str = "two_state_transitions"):
 
 def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
     r"""Inverse of :func:`two_state_transitions`: ``(pi, lam)`` from the transition
-    probabilities, :math:`\lambda=a+b-1`, :math:`\pi=(1-b)/(2-a-b)` (SPEC §3.5, exact).
+    probabilities, :math:`\lambda=a+b-1`, :math:`\pi=(1-b)/(2-a-b)` (SPEC §3.5, exact), where
+    the stay probabilities are :math:`a=` ``p_on_on`` and :math:`b=1-` ``p_off_on``.
 
     The chain must be irreducible: ``p_off_on > 0`` and ``p_on_on < 1``.
     """
@@ -190,7 +191,7 @@ def check_primitive_chain(P, name: str = "P", owner: str = "check_primitive_chai
     P = check_stochastic_matrix(P, name, owner)
     pattern = P > 0
     n, power = P.shape[0], 1
-    while power < (n - 1) ** 2 + 1:
+    while power < (n - 1) ** 2 + 1 and not pattern.all():  # a positive power stays positive
         pattern = (pattern.astype(np.float64) @ pattern.astype(np.float64)) > 0
         power *= 2
     if not pattern.all():
@@ -332,13 +333,19 @@ def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = No
 def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingConstants:
     r"""Closed-form :math:`C_P,T_P` for independent two-state chains
     :math:`P=\bigotimes_kP_k` (SPEC §3.1, derived; an upper bound on the smallest
-    :math:`C_P`, not tight).
+    :math:`C_P`, tight for one chain).
 
-    Telescoping a product of entries in [0, 1],
-    :math:`\max_{ij}|P^t_{ij}-\pi_j|\le\sum_k|\lambda_{2,k}|^t\max(\pi_k,1-\pi_k)`, hence
-    :math:`C_P=\sum_k\max(\pi_k,1-\pi_k)\le N` and :math:`T_P=0` for any
-    :math:`\lambda\ge\lambda_2=\max_k|\lambda_{2,k}|`; by default
-    :math:`\lambda(P)=\max_k(1+|\lambda_{2,k}|)/2`.
+    Telescoping a product of entries in [0, 1], and since every entry of
+    :math:`P^t-\mathbf 1\pi^\top` lies in [-1, 1],
+
+    .. math:: d(t)=\max_{ij}|P^t_{ij}-\pi_j|\le\min\Big(1,\ \sum_kc_k|\lambda_{2,k}|^t\Big),
+              \qquad c_k=\max(\pi_k,1-\pi_k).
+
+    With :math:`\lambda\ge\lambda_2=\max_k|\lambda_{2,k}|` (default
+    :math:`\lambda(P)=\max_k(1+|\lambda_{2,k}|)/2`) and :math:`T_P=0`,
+    :math:`C_P=\max_t\min(\lambda^{-t},S(t))` with the decreasing
+    :math:`S(t)=\sum_kc_k(|\lambda_{2,k}|/\lambda)^t`; the maximum sits where the increasing
+    :math:`\lambda^{-t}` crosses :math:`S`. So :math:`C_P\le\sum_kc_k\le N` (SPEC's bound).
     """
     owner = "product_mixing_constants"
     pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -347,5 +354,16 @@ def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingCon
     two_state_transitions(pi, lam, owner)
     lambda2 = float(np.abs(lam).max())
     lam_rate = _check_rate(rate, lambda2, owner) if rate is not None else (1 + lambda2) / 2
-    c_p = float(np.maximum(pi, 1.0 - pi).sum())
+    weights, ratios = np.maximum(pi, 1.0 - pi), np.abs(lam) / lam_rate  # [N], [N]
+
+    def tail_sum(t: int) -> float:
+        return float(np.sum(weights * ratios**t))
+
+    t = 0
+    if tail_sum(0) < 1.0:
+        c_p = tail_sum(0)
+    else:
+        while lam_rate ** -(t + 1) <= tail_sum(t + 1):
+            t += 1
+        c_p = max(lam_rate**-t, tail_sum(t + 1))
     return MixingConstants(lambda2, lam_rate, c_p, 0, pi.size == 1, "product closed form")

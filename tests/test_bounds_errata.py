@@ -89,3 +89,12 @@ def test_successive_sampling_enumeration_agrees_with_torch_multinomial():
 def test_verdicts_are_restricted():
     with pytest.raises(ValueError):
         errata.Erratum("k", "s", "f", "i", "c", "maybe")
+
+
+def test_errata_md_lists_every_check_with_its_command():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "validation" / "ERRATA.md").read_text()
+    for check in errata.ERRATA:
+        assert f"errata.{check.__name__}()" in text
+    assert "python -m fedtheory.bounds.errata" in text

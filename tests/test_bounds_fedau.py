@@ -33,29 +33,29 @@ def test_cutoff_geometric_pmf_matches_scipy_and_moments_match_summation(p, K):
     assert_upper_bound(p**2 * var, 1 - p)
 
 
-def _monte_carlo_weight_error(p, K, rounds, replicates, seed):
-    """Algorithm 2 run directly on Bernoulli(p) participation, vectorised over replicates."""
+def _monte_carlo_weights(p, K, rounds, replicates, seed):
+    """Algorithm 2 run directly on Bernoulli(p) participation, vectorised over replicates:
+    the weights omega_t, t = 0..T-1, as ``[R, T]``."""
     rng = np.random.default_rng(seed)
     part = rng.random((replicates, rounds)) < p
     count = np.zeros(replicates)
     total = np.zeros(replicates)
     gap = np.zeros(replicates)
-    errors = np.empty((replicates, rounds))
+    omega = np.empty((replicates, rounds))
     for t in range(rounds):
-        omega = np.where(count > 0, total / np.maximum(count, 1), 1.0)
-        errors[:, t] = (p * omega - 1) ** 2
+        omega[:, t] = np.where(count > 0, total / np.maximum(count, 1), 1.0)
         gap += 1
         record = part[:, t] | (gap == K)
         count += record
         total += np.where(record, gap, 0)
         gap = np.where(record, 0, gap)
-    return errors
+    return omega
 
 
 @pytest.mark.parametrize("p, K", [(0.1, 5), (0.5, 3), (0.8, 10), (0.3, 1)])
 def test_exact_weight_error_agrees_with_monte_carlo(p, K):
     rounds, reps = 25, 40_000
-    err = _monte_carlo_weight_error(p, K, rounds, reps, seed=1)
+    err = (p * _monte_carlo_weights(p, K, rounds, reps, seed=1) - 1) ** 2
     mean, se = err.mean(0), err.std(0, ddof=1) / math.sqrt(reps)
     exact = fedau.weight_error_exact(p, K, rounds)
     assert np.all(np.abs(mean - exact) <= 4.5 * se + 1e-12)  # 4.5 s.e. over 25 rounds
@@ -157,3 +157,16 @@ def test_theorem3_order_variance_decreases_with_T_and_bias_with_K():
     assert np.all(np.diff(res.terms["variance"]) < 0)
     bias = fedau.theorem3_order.evaluate(p=0.2, K=np.array([1, 2, 5, 10]), T=100).terms["bias"]
     assert np.all(np.diff(bias) < 0)
+
+
+def test_measured_weight_error_matches_exact_law_and_bound():
+    """Weights of Algorithm 2 on simulated participation: their measured weight error agrees
+    with the exact value and stays below Theorem 3's explicit bound."""
+    p, K, rounds, reps = np.array([0.2, 0.6]), 4, 30, 20_000
+    omega = np.stack(
+        [_monte_carlo_weights(pj, K, rounds, reps, seed=10 + j) for j, pj in enumerate(p)], -1
+    )  # [R, T, N]
+    measured = fedau.weight_error_measured(p, omega)
+    exact = fedau.weight_error_exact(p, K, rounds).mean()
+    assert abs(measured.mean() - exact) <= 4.5 * measured.std(ddof=1) / np.sqrt(reps)
+    assert_upper_bound(exact, fedau.weight_error_bound(p, K, rounds))

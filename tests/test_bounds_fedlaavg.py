@@ -97,3 +97,11 @@ def test_staleness_lemma_holds_for_absent_longest_selection(N, K, E, seed):
         last_pick[chosen] = t
         worst = max(worst, int(np.max(t - last_pick)))
     assert worst <= fedlaavg.staleness_bound(N, K, E)
+
+
+@given(st.floats(1e-3, 0.24), st.integers(1, 20), st.floats(0.5, 4.0), st.integers(1, 1000))
+def test_theorem3_order_by_hand(g, I, G, N):
+    kw = dict(L=1.0, sigma2=0.5, F_gap=2.0, T=1000)
+    res = fedlaavg.theorem3_order.evaluate(gamma=g, I=I, G=G, N=N, **kw)
+    want = g * I * (G**2 + 0.5) / math.sqrt(N) + g**2 * I**2 * G**2 / (1 - 2 * g) + 2.0 / (g * 1000)
+    assert_tight(res.total, want)

@@ -34,6 +34,8 @@ CASES = [
     (lambda: fedau.weight_error_bound([0.0], 2, 10), "'p_n' parameter"),
     (lambda: fedau.weight_error_exact(0.5, 2, 0), "'rounds' parameter"),
     (lambda: fedau.weight_error_exact("x", 2, 3), "'p_n' parameter"),
+    (lambda: fedau.weight_error_measured([0.5], np.ones((1, 2, 2))), "'p_n' parameter"),
+    (lambda: fedau.weight_error_measured([0.5], np.ones((2, 1))), "'omega' parameter"),
     (
         lambda: fedau.corollary4_choices(
             p_min=1.0, T=10, L=1.0, I=1, F_gap=1.0, N=2, Q=1.0, delta2=1.0, sigma2=1.0

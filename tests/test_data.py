@@ -15,6 +15,7 @@ from fedtheory.data import (
     load_digits_federated,
     one_label_per_client_split,
     partition,
+    primary_label_split,
 )
 from fedtheory.errors import ParameterError
 from tests.conftest import assert_tight
@@ -94,7 +95,28 @@ def test_one_label_split_gives_each_client_one_label_in_order():
     assert max(len(p) for p in parts[3:6]) - min(len(p) for p in parts[3:6]) <= 1
 
 
-def test_digits_ship_with_scikit_learn_and_split_three_ways():
+def test_primary_label_split_is_disjoint_with_the_requested_mix():
+    labels = np.repeat(np.arange(4), 60)
+    parts = primary_label_split(labels, 8, 20, primary_fraction=0.75, seed=3)
+    everything = np.concatenate(parts)
+    assert len(np.unique(everything)) == len(everything) == 160
+    for k, part in enumerate(parts):
+        assert np.sum(labels[part] == k % 4) == 15 and len(part) == 20
+    # the non-primary samples are drawn uniformly from the other labels
+    others = np.concatenate([labels[p][labels[p] != k % 4] for k, p in enumerate(parts)])
+    assert np.ptp(np.bincount(others, minlength=4)) <= 12
+
+
+def test_label_distribution_is_the_empirical_law_of_each_client():
+    ds = load_digits_federated(20, split="one_label", intercept=False)
+    kappa = ds.label_distribution()
+    assert_tight(kappa.sum(1), np.ones(20))
+    assert_tight(kappa[19], np.eye(10)[9])
+    with pytest.raises(ParameterError, match="num_classes"):
+        cafed_clustered(2, 2, 3).label_distribution()
+
+
+def test_digits_ship_with_scikit_learn_and_split_four_ways():
     X, y = load_digits()
     assert X.shape == (1797, 65) and X.min() == 0 and X.max() == 1
     assert_tight(X[:, -1], np.ones(1797))
@@ -103,6 +125,10 @@ def test_digits_ship_with_scikit_learn_and_split_three_ways():
     assert [np.unique(one.client(k)[1]).tolist() for k in (0, 3, 29)] == [[0.0], [1.0], [9.0]]
     iid = load_digits_federated(10, split="iid", intercept=False)
     assert iid.num_features == 64 and iid.counts.sum() == 1797 and np.ptp(iid.counts) <= 1
+    primary = load_digits_federated(50, split="primary_label")
+    assert np.all(primary.counts == 17) and np.all(
+        primary.label_distribution()[:, :10].max(1) >= 0.8
+    )
     dirichlet = load_digits_federated(10, concentration=0.1, seed=2)
     assert dirichlet.counts.sum() == 1797 and dirichlet.num_classes == 10
 
@@ -123,6 +149,12 @@ BAD_CALLS = [
     (lambda: dirichlet_label_split([0] * 50 + [1], 50, 1e-3, min_size=1), "'min_size'", "1000"),
     (lambda: one_label_per_client_split([0, 0, 1], 2), "'clients_per_label'", "[1, 1]"),
     (lambda: load_digits_federated(15, split="one_label"), "'num_clients'", "multiple of 10"),
+    (lambda: primary_label_split([0, 0, 1, 1], 2, 3), "'samples_per_client'", "runs out"),
+    (
+        lambda: primary_label_split([0, 1], 1, 1, primary_fraction=2.0),
+        "'primary_fraction'",
+        "[0, 1]",
+    ),
     (lambda: load_digits_federated(10, split="shards"), "'split'", "one of"),
     (lambda: partition(np.ones((3, 2)), np.ones(2), [[0]]), "'labels'", "shape (3)"),
     (lambda: cafed_clustered(2, 2, 3).split(1.0), "'test_fraction'", "(0, 1)"),

@@ -65,6 +65,10 @@ def test_trust_region_hard_case_and_zero_radius():
     brute = np.max(0.5 * (2 * u[:, 0] ** 2 - u[:, 1] ** 2) + 0.5 * u[:, 1])
     assert_tight(max_quadratic_on_ball(Q, b, 0.0, ball), brute, rtol=1e-8)
     assert_tight(max_quadratic_on_ball(Q, b, 1.5, Ball([0.0, 2.0], 0.0)), 1.5 - 2.0 + 1.0)
+    # a linear term below the float spacing at the multiplier (found by the bounds module)
+    for tiny in (1e-103, 1e-300, 0.0):
+        value = max_quadratic_on_ball(2 * np.eye(1), np.array([tiny]), 0.0, Ball([0.0], 1.0))
+        assert_tight(value, 1.0)
 
 
 def check_lemma_one(problem, ball, weights, seed):
@@ -122,6 +126,20 @@ def test_logistic_lemma_one_bounds_hold_in_the_ball(data_set, data):
     ball = data.draw(balls(prob.dim))
     const, _ = check_lemma_one(prob, ball, None, data.draw(st.integers(0, 2**31)))
     assert not const.exact
+
+
+@settings(max_examples=30)
+@given(federated_datasets(), st.data())
+def test_logistic_curvature_on_a_ball_brackets_every_hessian(data_set, data):
+    prob = LogisticRegressionProblem(data_set, ridge=0.05)
+    ball = data.draw(balls(prob.dim))
+    mu_w, L_w = prob.curvature_on_ball(ball)
+    assert prob.mu <= mu_w <= L_w <= prob.L * (1 + 1e-12)
+    pts = torch.from_numpy(points_in_ball(ball, 20, data.draw(st.integers(0, 2**31))))
+    H = prob._weighted_hessian(pts[:, None, :], prob._X, prob._y, prob._mean_weight)
+    eig = torch.linalg.eigvalsh(H).numpy() + prob.ridge  # [P, N, d]
+    assert_upper_bound(mu_w, eig.min())
+    assert_upper_bound(eig.max(), L_w)
 
 
 @settings(max_examples=20)

@@ -145,6 +145,9 @@ def test_float32_points_give_float32_gradients_close_to_float64():
     g32 = prob.grad(w.float(), clients, torch.Generator().manual_seed(3))
     assert g32.dtype == torch.float32
     assert_tight(g32.double().numpy(), g64.numpy(), rtol=1e-5)
+    fast = LogisticRegressionProblem(prob.data, batch_size=8, compute_dtype=torch.float32)
+    g = fast.grad(w, clients, torch.Generator().manual_seed(3))
+    assert g.dtype == torch.float64 and torch.equal(g, g32.double())
 
 
 @pytest.mark.slow
@@ -195,6 +198,7 @@ BAD_CALLS = [
     (lambda: LogisticRegressionProblem(D2, ridge=0.0), "'ridge'", "(0, inf)"),
     (lambda: LogisticRegressionProblem(D2, batch_size=0), "'batch_size'", "[1, inf)"),
     (lambda: LogisticRegressionProblem(D2, sampling="poisson"), "'sampling'", "one of"),
+    (lambda: LogisticRegressionProblem(D2, compute_dtype=torch.int32), "'compute_dtype'", "None"),
     (lambda: LogisticRegressionProblem(D2, alpha=[0.2, 0.2]), "'alpha'", "summing to 1"),
     (lambda: LogisticRegressionProblem(D2, alpha=[1.0]), "'alpha'", "length N=2"),
     (lambda: LogisticRegressionProblem(np.ones(3)), "'data'", "FederatedDataset"),

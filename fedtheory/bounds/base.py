@@ -64,6 +64,11 @@ class BoundResult:
         return f"BoundResult({self.theorem}: total={fmt(self.total)} [{terms}]{flag})"
 
 
+def _text(name: str) -> str:
+    """Escape plain text for LaTeX's ``\\text{...}``."""
+    return name.replace("_", r"\_").replace("^", r"\^{}")
+
+
 class Theorem:
     r"""One statement of a paper.
 
@@ -171,12 +176,12 @@ class Theorem:
     def latex(self) -> str:
         """LaTeX of the total, with the terms named."""
         body = " + ".join(
-            rf"\underbrace{{{sp.latex(e)}}}_{{\text{{{k}}}}}" for k, e in self.terms.items()
+            rf"\underbrace{{{sp.latex(e)}}}_{{\text{{{_text(k)}}}}}" for k, e in self.terms.items()
         )
         return body
 
     def _repr_latex_(self) -> str:
-        return f"$\\text{{{self.title}}}:\\ {self.latex()}$"
+        return f"$\\text{{{_text(self.title)}}}:\\ {self.latex()}$"
 
     def __repr__(self) -> str:
         return f"<{self.title} ({self.kind}; {self.reference})>"

@@ -16,7 +16,10 @@ availability :math:`\pi` make FedAvg minimise :math:`F_B=\sum_kp_kF_k` with
   App. B): :math:`G^2:=D^2+\max_k\sigma_k^2` and :math:`H\le D\,\mathrm{diam}(W)`.
 * ``cafed.theorem2`` -- upper bound (Theorem 2) on :math:`\mathbb E[F_B(\bar w_{T,0})-F_B^*]`,
   written over aggregates of the step-size schedule (see :func:`theorem2_aggregates`);
-  :func:`theorem2_program` gives its App. D form for the weight optimisation.
+  :func:`theorem2_program` gives its App. D form for the weight optimisation. Encoded as
+  published; ``fedtheory.bounds.errata`` shows that its proof (App. B) establishes a
+  different numerator (noise term :math:`2q^\top\Sigma q`) and uses :math:`w_B^*` in
+  :math:`\upsilon`.
 
 Python names: ``kappa, gap_B, chi2, d_tv, Gamma, Gamma_prime`` denote
 :math:`\kappa, F_B(w)-F_B^*, \chi^2_{\alpha\|p}, d_{TV}, \Gamma, \Gamma'`; Theorem 2's
@@ -103,7 +106,7 @@ D, G, H, diam_W, sigma2_max = (symbol(n) for n in ("D", "G", "H", "diam_W", "sig
 lemma1_G_squared = register(
     Theorem(
         "cafed.lemma1.G_squared",
-        title="CA-Fed Lemma 1 (7): G^2",
+        title="CA-Fed Lemma 1 (7): G squared",
         reference="Rodio et al. 2023, Lemma 1 eq. (7), proof in App. B",
         kind="exact",
         terms={"gradient": D**2, "noise": sigma2_max},

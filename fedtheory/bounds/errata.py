@@ -270,28 +270,39 @@ def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -
 
 
 # --- E3CS ----------------------------------------------------------------------------------
-def e3cs_fact8() -> Erratum:
+def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
     r"""E3CS App. B Fact 8 claims :math:`\hat x_{i,t}<1`; with :math:`\sigma_t=0` a client with
     small :math:`p_{i,t}` that is selected and succeeds has :math:`\hat x=1/p\gg1` and the
-    exponent :math:`(k-K\sigma_t)\eta\hat x/K` exceeds 1, where
-    :math:`e^x\le1+x+x^2` fails."""
+    exponent :math:`(k-K\sigma_t)\eta\hat x/K` exceeds 1, and beyond about 1.79 the
+    inequality :math:`e^x\le1+x+x^2` used next fails.
+
+    The weights are reached by the update (16) from :math:`w_{i,1}=1` along a realisation of
+    positive probability: clients 1 and 2 are selected and succeed in every round, the others
+    are never selected (allocation (17) stays uncapped)."""
     K, k, eta, sigma = 10, 2, 0.5, 0.0
-    w = np.array([36.0, 36.0] + [1.0] * 8)  # reachable: two clients kept succeeding
-    p = sigma + (k - K * sigma) * w / w.sum()  # (17), uncapped since max p <= 1
-    x_hat = 1.0 / p[2]  # client 3 selected, success
-    expo = (k - K * sigma) * eta * x_hat / K
-    ok = x_hat > 1 and expo > 1 and np.exp(expo) > 1 + expo + expo**2
+    w = np.ones(K)
+    rounds = 0
+    while True:
+        p = sigma + (k - K * sigma) * w / w.sum()  # (17)
+        expo = (k - K * sigma) * eta / (p[2] * K)  # client 3 selected, success: x_hat = 1/p
+        if expo >= target_exponent or p.max() >= 1:
+            break
+        w[:2] *= np.exp((k - K * sigma) * eta / (p[:2] * K))  # (16) for clients 1 and 2
+        rounds += 1
+    x_hat = 1.0 / p[2]
+    ok = x_hat > 1 and expo > 1 and np.exp(expo) > 1 + expo + expo**2 and p.max() < 1
     return Erratum(
         "e3cs.fact8",
         "E3CS App. B Fact 8: x_hat_{i,t} < 1, so (k - K sigma_t) eta x_hat / K <= 1 and "
         "exp(x) <= 1 + x + x^2 applies",
         "x_hat = x/p can reach 1/p >> 1; with sigma_t = 0 nothing bounds p from below",
-        f"K={K}, k={k}, eta={eta}, sigma=0, weights w=(36, 36, 1 x 8) (two clients that kept "
-        "succeeding), p by (17); client 3 selected and successful",
+        f"K={K}, k={k}, eta={eta}, sigma=0, w_1=1; clients 1, 2 selected and successful in "
+        f"each of {rounds} rounds (weights by (16), p by (17), uncapped); then client 3 is "
+        "selected and succeeds",
         f"p_3={p[2]:.4f} (sum p={p.sum():.3f}, max p={p.max():.3f}), x_hat={x_hat:.1f}, exponent="
         f"{expo:.2f}, exp={np.exp(expo):.1f} > 1+x+x^2={1 + expo + expo**2:.1f}",
         _verdict(bool(ok)),
-        {"p": float(p[2]), "x_hat": x_hat, "exponent": expo},
+        {"rounds": float(rounds), "p": float(p[2]), "x_hat": x_hat, "exponent": expo},
     )
 
 
@@ -471,6 +482,29 @@ def format_erratum(e: Erratum) -> str:
     )
 
 
+def markdown_entry(check: Callable[[], Erratum]) -> str:
+    """Markdown block for ``validation/ERRATA.md``: the record and its reproduce command."""
+    e = check()
+    command = (
+        'python -c "from fedtheory.bounds import errata; '
+        f'print(errata.format_erratum(errata.{check.__name__}()))"'
+    )
+    return (
+        f"### `{e.key}` — **{e.verdict}**\n\n- **Statement**: {e.statement}\n"
+        f"- **Finding checked**: {e.finding}\n- **Instance**: {e.instance}\n"
+        f"- **fedtheory computes**: {e.computed}\n- **Reproduce**: `{command}`\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print every erratum (``--markdown``: the details section of ``validation/ERRATA.md``)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    for check in ERRATA:
+        text = markdown_entry(check) if "--markdown" in args else format_erratum(check())
+        print(text)  # noqa: T201 (command-line entry point)
+
+
 if __name__ == "__main__":
-    for erratum in run_all():
-        print(format_erratum(erratum))  # noqa: T201 (command-line entry point)
+    main()

@@ -11,7 +11,8 @@ of the observed participation intervals, each cut off at :math:`K`.
   :func:`effective_weights` returns :math:`\omega_np_n/P`.
 * ``fedau.theorem2`` (order, Theorem 2): the four terms of the bound on
   :math:`\frac1T\sum_t\mathbb E\|\nabla f(x_t)\|^2`; the weight-error term is fed by a
-  measured value or by :func:`weight_error_bound` (Theorem 3's explicit form).
+  measured value (:func:`weight_error_measured`) or by :func:`weight_error_bound`
+  (Theorem 3's explicit form).
 * ``fedau.theorem3.per_round`` (upper bound, proof of Theorem 3):
   :math:`\mathbb E[(p\,\omega_t-1)^2]\le 2K(1-p)/t+(1-p)^{2K}` for :math:`t\ge1`;
   :func:`weight_error_exact` computes the left side exactly.
@@ -180,6 +181,17 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
     later = theorem3_per_round.evaluate(p=q[None, :], K=K_cut, t=ts).total if rounds > 1 else 0
     return float(((1 - q) ** 2 + np.sum(later, axis=0)).sum() / (q.size * rounds))
+
+
+def weight_error_measured(p_n, omega) -> np.ndarray:
+    r"""Measured weight error :math:`\frac1{NT}\sum_{t,n}(p_n\omega_t^n-1)^2` of weights
+    ``omega [R, T, N]`` (e.g. FedAU's Algorithm 2 along simulated runs) for participation
+    probabilities ``p_n [N]``; returns ``[R]``. Its mean over replicates estimates the
+    weight-error term of FedAU Theorem 2 (the ``weight_error`` argument)."""
+    owner = "fedau.weight_error_measured"
+    w = check_array(omega, "omega", owner, ndim=3, low=0.0)
+    q = check_array(p_n, "p_n", owner, shape=(w.shape[2],), low=0.0, high=1.0, low_open=True)
+    return np.mean((q * w - 1.0) ** 2, axis=(1, 2))
 
 
 def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:

@@ -26,6 +26,8 @@ FedLaAvg's own guarantees (SPEC §2.3-2.6; journal numbering in brackets):
   with :math:`\gamma=1/(2\sqrt T)`, :math:`(\hat x-x^*)^2\le\frac{f(x_0)-f(x^*)}{\sqrt T}
   +\frac{I^2G^2}{4T}`, :math:`I=\max\{t_1,t_2\}`, :math:`G=\max\{2|x_0-x^*|,|e_1-e_2|\}`,
   :math:`\hat x=\arg\min_{x_t}f(x_t)`.
+* ``fedlaavg.theorem3_order`` -- order (arXiv Theorem 3 [Theorem 2], App. F eq. (25)); its
+  exact constants were not recovered.
 * ``fedlaavg.round_bound`` -- upper bound (App. H eq. (41) [Theorem 3]) with staleness
   :math:`I`, for :math:`\gamma\le1/(4L)`.
 * ``fedlaavg.corollary_step`` / ``fedlaavg.corollary_step_rounds`` -- the Corollary's step
@@ -163,6 +165,24 @@ round_bound = register(
         statement="(1/R) sum_r E||grad f(x^{rC-1})||^2 <= 4B/(gamma R C) + 4 gamma sigma^2 L/N"
         " + 2 gamma I C L (G^2 + sigma^2)/sqrt(N) + (2I^2/(1 - 2 gamma L) + 4I^2 + 4I + 2)"
         " gamma^2 C^2 L^2 G^2",
+    )
+)
+
+theorem3_order = register(
+    Theorem(
+        "fedlaavg.theorem3_order",
+        title="FedLaAvg general bound (order)",
+        reference="Yan et al. 2020 (FedLaAvg), arXiv Theorem 3 [journal Theorem 2], App. F "
+        "eq. (25)",
+        kind="order",
+        terms={
+            "staleness": gamma * I * L * (G**2 + sigma2) / sp.sqrt(N),
+            "drift": gamma**2 * I**2 * L**2 * G**2 / (1 - 2 * gamma * L),
+            "optimisation": B / (gamma * T),
+        },
+        conditions=[_SMALL_STEP],
+        statement="(1/T) sum_t E||grad f(x^{t-1})||^2 = O(gamma I L (G^2 + sigma^2)/sqrt(N) + "
+        "gamma^2 I^2 L^2 G^2/(1 - 2 gamma L) + B/(gamma T))",
     )
 )
 

@@ -60,7 +60,7 @@ NOTATION: dict[str, Notation] = {
     # CA-Fed error decomposition
     "kappa": _pos("kappa", "condition number L/mu"),
     "gap_B": _nonneg("Delta_B", "optimisation error F_B(w) - F_B^* of the biased objective"),
-    "chi2": _nonneg("chi^2_{alpha||p}", "chi-square divergence of alpha from p"),
+    "chi2": _nonneg(r"\chi^2_{\alpha\|p}", "chi-square divergence of alpha from p"),
     "d_tv": _nonneg("d_TV", "total-variation distance between alpha and p", high=1.0),
     "Gamma": _nonneg("Gamma", "heterogeneity max_k F_k(w^*) - F_k^*"),
     "Gamma_prime": _nonneg("Gamma'", "heterogeneity max_k F_k(w_B^*) - F_k^*"),

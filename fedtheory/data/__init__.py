@@ -3,7 +3,12 @@ a real data set shipped inside a PyPI package (scikit-learn's digits; never down
 
 from fedtheory.data.digits import load_digits, load_digits_federated
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.data.splits import dirichlet_label_split, one_label_per_client_split, partition
+from fedtheory.data.splits import (
+    dirichlet_label_split,
+    one_label_per_client_split,
+    partition,
+    primary_label_split,
+)
 from fedtheory.data.synthetic import cafed_clustered, gaussian_linear
 
 __all__ = [
@@ -15,4 +20,5 @@ __all__ = [
     "load_digits_federated",
     "one_label_per_client_split",
     "partition",
+    "primary_label_split",
 ]

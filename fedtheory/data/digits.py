@@ -11,13 +11,18 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.data.splits import dirichlet_label_split, one_label_per_client_split, partition
+from fedtheory.data.splits import (
+    dirichlet_label_split,
+    one_label_per_client_split,
+    partition,
+    primary_label_split,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_seed
 
 __all__ = ["DIGITS_SPLITS", "load_digits", "load_digits_federated"]
 
-DIGITS_SPLITS = ("dirichlet", "one_label", "iid")
+DIGITS_SPLITS = ("dirichlet", "one_label", "primary_label", "iid")
 
 
 def load_digits(*, intercept: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -45,8 +50,10 @@ def load_digits_federated(
 
     ``split``: ``"dirichlet"`` (:func:`~fedtheory.data.splits.dirichlet_label_split` with
     ``concentration``), ``"one_label"`` (FedLaAvg: ``num_clients`` must be a multiple of
-    10, client :math:`k` holds digit :math:`\lfloor 10k/N\rfloor`), or ``"iid"`` (a random
-    permutation cut into near-equal parts).
+    10, client :math:`k` holds digit :math:`\lfloor 10k/N\rfloor`), ``"primary_label"``
+    (E3CS: :math:`\lfloor 1797/(2N)\rfloor` samples per client, 80% of digit :math:`k\bmod10`;
+    half the data is used so that every digit keeps enough samples for its primary clients),
+    or ``"iid"`` (a random permutation cut into near-equal parts).
 
     Examples
     --------
@@ -66,6 +73,8 @@ def load_digits_federated(
                 f"one-label split. Got {n} instead."
             )
         parts = one_label_per_client_split(y, n // 10, seed=seed)
+    elif split == "primary_label":
+        parts = primary_label_split(y, n, len(y) // (2 * n), seed=seed)
     elif split == "iid":
         perm = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA).permutation(len(y))
         parts = np.array_split(perm, n)

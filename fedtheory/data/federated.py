@@ -123,6 +123,18 @@ class FederatedDataset:
         """Boolean mask ``[N, n_max]`` of real (non-padding) samples."""
         return np.arange(self.labels.shape[1]) < self.counts[:, None]
 
+    def label_distribution(self) -> np.ndarray:
+        r"""Empirical label distribution :math:`\kappa_k` of every client ``[N, C]`` (FedAU's
+        participation probabilities :math:`p_n=\max\{p_{\min},C\bar p\langle\kappa_n,q
+        \rangle\}` use it, SPEC §5.4)."""
+        if self.num_classes is None:
+            raise ParameterError(
+                f"The 'self' parameter of {_OWNER}.label_distribution must have num_classes "
+                "set. Got None instead."
+            )
+        onehot = np.eye(self.num_classes)[self.labels.astype(np.int64)] * self.valid[..., None]
+        return onehot.sum(1) / self.counts[:, None]
+
     def client(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Samples of client ``k``: ``features [n_k, p]``, ``labels [n_k]``."""
         k = check_int(k, "k", f"{_OWNER}.client", low=0, high=self.num_clients - 1)

@@ -7,6 +7,9 @@ r"""Label-based splits of a centralised data set over clients.
 * :func:`one_label_per_client_split` -- every client holds samples of a single label, the
   clients ordered by label (FedLaAvg's MNIST set-up, Yan et al. 2020, §6: 100 clients per
   digit, the first :math:`N/10\cdot D` clients hold digits :math:`0..D-1`).
+* :func:`primary_label_split` -- client :math:`k` holds a fraction :math:`f` (0.8) of
+  samples of its primary label :math:`k\bmod C` and the rest drawn from the other labels
+  (E3CS's non-IID set-up, Huang et al. 2022, §VI: :math:`|D_i|=500`, 80%/20%).
 * :func:`partition` -- turn index lists into a :class:`FederatedDataset`.
 """
 
@@ -21,7 +24,12 @@ from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int, check_real, check_seed
 
-__all__ = ["dirichlet_label_split", "one_label_per_client_split", "partition"]
+__all__ = [
+    "dirichlet_label_split",
+    "one_label_per_client_split",
+    "partition",
+    "primary_label_split",
+]
 
 _MAX_DRAWS = 1000
 
@@ -101,6 +109,53 @@ def one_label_per_client_split(
     for c in classes:
         idx = gen.permutation(np.flatnonzero(y == c))
         out.extend(np.sort(part) for part in np.array_split(idx, m))
+    return out
+
+
+def primary_label_split(
+    labels,
+    num_clients: int,
+    samples_per_client: int,
+    *,
+    primary_fraction: float = 0.8,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    r"""Disjoint clients of ``samples_per_client`` samples: :math:`\mathrm{round}(f\,m)` of
+    label :math:`k\bmod C` (labels in increasing order), the others uniformly from the
+    remaining samples of the other labels, all without replacement.
+
+    Examples
+    --------
+    >>> parts = primary_label_split(np.repeat([0, 1], 10), 2, 5, seed=0)
+    >>> [int(np.sum(np.repeat([0, 1], 10)[p] == k)) for k, p in enumerate(parts)]
+    [4, 4]
+    """
+    owner = "primary_label_split"
+    y = _labels(labels, owner)
+    n = check_int(num_clients, "num_clients", owner, low=1)
+    m = check_int(samples_per_client, "samples_per_client", owner, low=1)
+    f = check_real(primary_fraction, "primary_fraction", owner, low=0.0, high=1.0)
+    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    classes = np.unique(y)
+    free = np.ones(len(y), dtype=bool)
+    out = []
+    for k in range(n):
+        primary = classes[k % len(classes)]
+        n_primary = int(round(f * m))
+        pools = (free & (y == primary), free & (y != primary))
+        chosen = []
+        for pool, size in zip(pools, (n_primary, m - n_primary), strict=True):
+            idx = np.flatnonzero(pool)
+            if len(idx) < size:
+                raise ParameterError(
+                    f"The 'samples_per_client' parameter of {owner} must fit the data "
+                    f"({n} clients x {m} samples, fraction {f:g}). Got {m}: client {k} runs "
+                    "out of samples instead."
+                )
+            chosen.append(gen.choice(idx, size=size, replace=False))
+        part = np.sort(np.concatenate(chosen))
+        free[part] = False
+        out.append(part)
     return out
 
 

@@ -92,7 +92,10 @@ def _gains_and_cap(
     gains = np.einsum("t,...ti->...i", budget, x)
     floor = np.einsum("t,...ti->...", sigma, x)
     active = budget > 0
-    cap = float(np.min((1 - sigma[active]) / budget[active])) if active.any() else np.inf
+    if not active.any():
+        return gains, floor, np.inf
+    # u >= 1/K in exact arithmetic ((1 - sigma) K >= k - K sigma); rounding must not break it
+    cap = max(float(np.min((1 - sigma[active]) / budget[active])), 1.0 / num_clients)
     return gains, floor, cap
 
 

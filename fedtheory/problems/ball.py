@@ -143,7 +143,10 @@ def max_quadratic_on_ball(Q, b, a: float, ball: Ball) -> float:
     def dual(lam: float) -> float:
         return float(0.5 * np.sum(gt2[keep] / (lam - e[keep])) + 0.5 * lam * r * r + f_c)
 
-    lo, hi = lam0, lam0 + np.sqrt(gt2.sum()) / r + np.finfo(float).tiny
+    # hi - lam0 >= ||g||/r makes the secular function <= 0; hi > lam0 strictly (also when
+    # ||g||/r is below the spacing of floats at lam0) keeps the dual finite
+    lo = lam0
+    hi = max(lam0 + np.sqrt(gt2.sum()) / r * (1 + 1e-12), np.nextafter(lam0, np.inf))
     for _ in range(_BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):

@@ -4,6 +4,14 @@ A problem has ``N`` clients with local objectives :math:`F_k` on :math:`\mathbb 
 target weights :math:`\alpha` (the objective :math:`F=\sum_k\alpha_kF_k`), and can
 evaluate gradients for an arbitrary batch of (point, client) pairs, so that the simulator
 only computes what participating clients need.
+
+Beyond this protocol, the concrete problems offer (duck-typed, used when present):
+``client_grads(w [..., d]) -> [..., N, d]`` and ``full_grad`` (exact gradients),
+``accuracy(w)`` (classifiers), ``L``, ``mu``, ``kappa``, ``gamma(weights)`` (CA-Fed
+:math:`\Gamma`, :math:`\Gamma'`), ``noise_variance(w) -> [N]`` (:math:`\sigma_k^2`),
+``lemma1_constants(ball, weights)`` and ``max_noise_variance(ball)`` (CA-Fed Lemma 1), and for
+data-backed problems ``batch_size``, ``sampling``, ``full_batch`` and
+``optimality_gap_bound(weights)``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         Real-valued labels.
     ridge : float
         :math:`\rho\ge0`.
-    batch_size, sampling, alpha
+    batch_size, sampling, alpha, compute_dtype
         As in :class:`~fedtheory.problems.data_backed.DataProblem`.
 
     Examples
@@ -57,9 +57,16 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__(
-            data, ridge=ridge, batch_size=batch_size, sampling=sampling, alpha=alpha, owner=_OWNER
+            data,
+            ridge=ridge,
+            batch_size=batch_size,
+            sampling=sampling,
+            alpha=alpha,
+            owner=_OWNER,
+            compute_dtype=compute_dtype,
         )
         self.dim = data.num_features
         X, y, n = data.features, data.labels, data.counts.astype(np.float64)
@@ -68,10 +75,6 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         eig = np.linalg.eigvalsh(self._gram)
         self.L = float(eig[:, -1].max()) + self.ridge
         self.mu = float(eig[:, 0].min()) + self.ridge
-        sq = np.sum(X * X, axis=-1)  # ||x_i||^2  [N, n_max] (0 on padding)
-        self._K = np.einsum("ns,nsp,nsq->npq", sq, X, X) / n[:, None, None]
-        self._k = np.einsum("ns,ns,nsp->np", sq, y, X) / n[:, None]
-        self._k0 = np.einsum("ns,ns->n", sq, y * y) / n
         self._half_y2 = 0.5 * np.sum(y * y, axis=-1) / n
 
     # -- per-sample model -------------------------------------------------------------
@@ -107,11 +110,14 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         r""":math:`\sigma_k^2(w)=\text{factor}_k\,S_k^2(w)` with
         :math:`S_k^2(w)=\frac1{n_k}\sum_i\|x_i\|^2(x_i^\top w-y_i)^2-\|G_kw-m_k\|^2`,
         :math:`G_k=X_k^\top X_k/n_k`."""
+        X, y, n = self.data.features, self.data.labels, self.data.counts.astype(np.float64)
+        sq = np.sum(X * X, axis=-1)  # ||x_i||^2  [N, n_max] (0 on padding)
+        K = np.einsum("ns,nsp,nsq->npq", sq, X, X) / n[:, None, None]
+        k = np.einsum("ns,ns,nsp->np", sq, y, X) / n[:, None]
+        k0 = np.einsum("ns,ns->n", sq, y * y) / n
         G, m = self._gram, self._moment
         S2 = QuadraticForms(
-            2 * (self._K - G @ G),
-            -2 * (self._k - np.einsum("nij,nj->ni", G, m)),
-            self._k0 - np.sum(m * m, -1),
+            2 * (K - G @ G), -2 * (k - np.einsum("nij,nj->ni", G, m)), k0 - np.sum(m * m, -1)
         )
         return S2.scaled(self.noise_factor())
 

@@ -91,6 +91,9 @@ class LogisticRegressionProblem(_GLMBallBounds):
     sampling : {"without_replacement", "with_replacement"}
     alpha : array [N], optional
         Target weights (default :math:`n_k/\sum_hn_h`).
+    compute_dtype : torch.dtype, optional
+        ``torch.float32`` computes ``grad`` in float32 (see
+        :mod:`fedtheory.problems.data_backed`).
 
     Examples
     --------
@@ -111,6 +114,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         owner = "LogisticRegressionProblem"
         super().__init__(
@@ -120,6 +124,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
             sampling=sampling,
             alpha=alpha,
             owner=owner,
+            compute_dtype=compute_dtype,
             positive_ridge=True,
         )
         if not np.isin(data.labels[data.valid], (0.0, 1.0)).all():
@@ -130,6 +135,33 @@ class LogisticRegressionProblem(_GLMBallBounds):
         self.dim = data.num_features
         self.L = _max_gram_eigenvalue(data) / 4 + self.ridge
         self.mu = self.ridge
+
+    def curvature_on_ball(self, ball: Ball) -> tuple[float, float]:
+        r"""Certified :math:`(\mu_W, L_W)` with :math:`\mu_WI\preceq\nabla^2F_k(w)\preceq L_WI`
+        for all :math:`w\in W` and all :math:`k` (tighter than the global ``mu``, ``L``).
+
+        On :math:`W`, :math:`z_i=\langle x_i,w\rangle` ranges over
+        :math:`[\langle x_i,c\rangle\mp r\|x_i\|]` and :math:`\sigma'(z)` decreases in
+        :math:`|z|`, so :math:`\sigma'(|\langle x_i,c\rangle|+r\|x_i\|)\le s_i(1-s_i)\le
+        \sigma'(\max(0,|\langle x_i,c\rangle|-r\|x_i\|))`; the Hessian is monotone in these
+        weights (Loewner order)."""
+        ball.check_dim(self.dim, self._owner)
+        X, n = self.data.features, self.data.counts
+        centre = np.abs(X @ ball.center)  # [N, n_max]
+        spread = ball.radius * np.linalg.norm(X, axis=-1)
+
+        def sigma_prime(z):
+            s = 1.0 / (1.0 + np.exp(-z))
+            return s * (1.0 - s)
+
+        def extreme_eigenvalue(h, which):
+            H = np.einsum("ns,nsp,nsq->npq", h * self.data.valid, X, X) / n[:, None, None]
+            return np.linalg.eigvalsh(H)[:, which]
+
+        # the data term is PSD: a negative smallest eigenvalue is rounding
+        mu = max(extreme_eigenvalue(sigma_prime(centre + spread), 0).min(), 0.0) + self.ridge
+        L = extreme_eigenvalue(sigma_prime(np.maximum(centre - spread, 0.0)), -1).max()
+        return float(mu), float(L + self.ridge)
 
     @staticmethod
     def _logits(w, X):
@@ -184,6 +216,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
     ) -> None:
         owner = "MultinomialLogisticProblem"
         super().__init__(
@@ -193,6 +226,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
             sampling=sampling,
             alpha=alpha,
             owner=owner,
+            compute_dtype=compute_dtype,
             positive_ridge=True,
         )
         if data.num_classes is None:
@@ -205,7 +239,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
         self.mu = self.ridge
 
     def _logits(self, w, X):
-        W = w.reshape(*w.shape[:-1], self.num_classes, -1)  # [..., C, p]
+        W = w.reshape(*w.shape[:-1], self.num_classes, self.data.num_features)  # [..., C, p]
         return X @ W.transpose(-1, -2)  # [..., s, C]
 
     def _onehot_like(self, y):

@@ -43,7 +43,7 @@ class MLPProblem(ClassificationProblem):
     hidden : tuple of int
         Hidden layer widths.
     ridge : float
-    batch_size, sampling, alpha
+    batch_size, sampling, alpha, compute_dtype
         As in :class:`~fedtheory.problems.data_backed.DataProblem`.
     seed : int
         Seed of :meth:`initial_point` (``numpy_rng(seed, 0, INITIAL_STATE)``).
@@ -65,10 +65,17 @@ class MLPProblem(ClassificationProblem):
         batch_size: int | None = None,
         sampling: str = "without_replacement",
         alpha=None,
+        compute_dtype: torch.dtype | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(
-            data, ridge=ridge, batch_size=batch_size, sampling=sampling, alpha=alpha, owner=_OWNER
+            data,
+            ridge=ridge,
+            batch_size=batch_size,
+            sampling=sampling,
+            alpha=alpha,
+            owner=_OWNER,
+            compute_dtype=compute_dtype,
         )
         if data.num_classes is None:
             raise ParameterError(

@@ -19,6 +19,7 @@ import torch
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int, check_real
 from fedtheory.sim.selection import (
+    Allocation,
     check_tensor,
     exp3_update,
     prob_alloc,
@@ -43,6 +44,7 @@ class Selection(NamedTuple):
 
     selected: torch.Tensor  # [R, K] bool, exactly k per row
     prob: torch.Tensor  # [R, K] float64 inclusion probability given the past (nan: unknown)
+    capped: torch.Tensor | None = None  # [R, K] bool, E3CS's overflowed set S_t
 
 
 class StatelessState(NamedTuple):
@@ -168,13 +170,16 @@ class E3CS:
         losses: torch.Tensor | None = None,
     ) -> Selection:
         alloc = prob_alloc(state.log_w, self.k, self.quota(t))
-        return Selection(SAMPLERS[self.sampler](alloc.p, self.k, generator), alloc.p)
+        return Selection(SAMPLERS[self.sampler](alloc.p, self.k, generator), *alloc)
 
     def update(
         self, state: E3CSState, t: int, selection: Selection, success: torch.Tensor
     ) -> E3CSState:
         sigma = self.quota(t)
-        alloc = prob_alloc(state.log_w, self.k, sigma)
+        if selection.capped is None:
+            alloc = prob_alloc(state.log_w, self.k, sigma)
+        else:  # the allocation select() computed from this same state
+            alloc = Allocation(selection.prob, selection.capped)
         log_w = exp3_update(
             state.log_w, alloc, selection.selected, success, k=self.k, sigma=sigma, eta=self.eta
         )

@@ -59,6 +59,13 @@ class SelectionRecord:
     best_fixed: BestFixedAllocation
     oracle_cep: np.ndarray
 
+    def __repr__(self) -> str:
+        reps, rounds, num_clients = self.selected.shape
+        return (
+            f"SelectionRecord({self.name}, R={reps}, T={rounds}, K={num_clients}, "
+            f"mean CEP {self.cep[:, -1].mean():.1f}, mean regret {self.regret.mean():.1f})"
+        )
+
     @property
     def selection_counts(self) -> np.ndarray:
         """Times each client was selected, ``[R, K]``."""
