@@ -10,6 +10,9 @@ import torch
 
 # Distinct streams keep the randomness of independent parts apart.
 AVAILABILITY, INITIAL_STATE, GRADIENT_NOISE, SELECTION, DATA = range(5)
+POPULATION = 100
+"""Stream of a population's fixed parameters (``availability.base.population_rng``), drawn
+once at round 0; kept apart from the per-round streams above."""
 
 
 def numpy_rng(seed: int, t: int, stream: int) -> np.random.Generator:

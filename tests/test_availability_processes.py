@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 
@@ -27,14 +26,9 @@ from fedtheory.availability import (
     TraceReplay,
     TwoStateMarkov,
 )
-from fedtheory.availability.sampling import (
-    capped_inclusion_probabilities,
-    successive_sample,
-    systematic_sample,
-)
+from fedtheory.availability.sampling import capped_inclusion_probabilities
 from fedtheory.errors import ParameterError
 from fedtheory.markov import kron_chain, product_mixing_constants, stationary_distribution
-from fedtheory.sim.selection import successive_inclusion_probabilities
 from tests.conftest import assert_tight
 from tests.strategies import probabilities
 
@@ -195,51 +189,6 @@ def test_time_varying_exact_inclusion_probabilities_are_those_of_its_rounds():
     assert_tight(p[:, 4], capped_inclusion_probabilities(w, 3))
 
 
-def successive_inclusion_exact(w: np.ndarray, m: int) -> np.ndarray:
-    """Inclusion probabilities of successive sampling by enumerating ordered draws."""
-    incl = np.zeros(len(w))
-    for order in itertools.permutations(range(len(w)), m):
-        prob, left = 1.0, w.sum()
-        for i in order:
-            prob *= w[i] / left
-            left -= w[i]
-        incl[list(order)] += prob
-    return incl
-
-
-def test_systematic_sampling_hits_the_inclusion_probabilities_and_successive_does_not():
-    w = np.array([0.4, 0.3, 0.2, 0.1])
-    reps = 20_000
-    target = capped_inclusion_probabilities(w[None], 2)[0]
-    assert_tight(target, [0.8, 0.6, 0.4, 0.2])
-    gen = np.random.default_rng(np.random.SeedSequence(2024))
-    exact = systematic_sample(np.tile(target, (reps, 1)), gen)
-    succ = successive_sample(np.tile(w, (reps, 1)), 2, gen)
-    assert np.all(exact.sum(axis=1) == 2) and np.all(succ.sum(axis=1) == 2)
-    theory = successive_inclusion_exact(w, 2)
-    assert_tight(theory, successive_inclusion_probabilities(w, 2))  # E3CS's enumeration agrees
-    for k in range(4):
-        assert stats.binomtest(int(exact[:, k].sum()), reps, target[k]).pvalue > P_VALUE
-        assert stats.binomtest(int(succ[:, k].sum()), reps, theory[k]).pvalue > P_VALUE
-    # Successive sampling is measurably not proportional to w: 0.8 vs 0.7159 for client 0.
-    assert abs(theory[0] - target[0]) > 0.08
-    assert stats.binomtest(int(succ[:, 0].sum()), reps, target[0]).pvalue < 1e-12
-
-
-@given(st.lists(st.floats(0.01, 10.0), min_size=2, max_size=12), st.data())
-def test_capped_inclusion_probabilities_sum_to_m_and_are_proportional_below_the_cap(w, data):
-    w = np.array(w)
-    m = data.draw(st.integers(1, len(w)))
-    p = capped_inclusion_probabilities(w[None], m)[0]
-    assert_tight(p.sum(), m)
-    assert np.all(p <= 1 + 1e-12)
-    free = p < 1 - 1e-9
-    if free.any():
-        ratio = p[free] / w[free]
-        assert_tight(ratio, np.full(ratio.shape, ratio[0]), rtol=1e-7)
-        assert w[~free].min(initial=np.inf) >= w[free].max() * (1 - 1e-9)
-
-
 # --- Deterministic processes: exact frequencies --------------------------------------------------
 
 
@@ -379,9 +328,6 @@ BAD_CALLS = [
     (lambda: TraceReplay.from_file("trace.txt", num_clients=2), "'path'", ".json or .csv"),
     (lambda: Bernoulli([0.5]).sample(0), "'rounds'", "[1, inf)"),
     (lambda: Bernoulli([0.5]).sample(3, seed=-2), "'seed'", "[0, inf)"),
-    (lambda: successive_sample(np.ones((2, 3)), 4, np.random.default_rng(0)), "'m'", "[1, 3]"),
-    (lambda: capped_inclusion_probabilities(np.zeros((1, 3)), 1), "'weights'", "(0, inf)"),
-    (lambda: systematic_sample([[0.5, 1.5]], np.random.default_rng(0)), "'inclusion'", "[0, 1]"),
 ]
 
 

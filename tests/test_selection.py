@@ -3,7 +3,6 @@ the bandit runner and SelectedFedAvg against a plain one-client-at-a-time refere
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -34,9 +33,6 @@ from fedtheory.sim.selection import (
     prob_alloc,
     quota_constant,
     quota_incremental,
-    successive_inclusion_probabilities,
-    successive_sample,
-    systematic_sample,
 )
 from fedtheory.sim.selection_policies import E3CSState
 from fedtheory.sim.selection_reference import paper_prob_alloc, run_selected
@@ -135,74 +131,6 @@ def test_prob_alloc_equals_paper_algorithm2(sigma):
         assert set(np.flatnonzero(alloc.capped[r].numpy())) == s_ref
 
 
-# ---------------------------------------------------------------- samplers
-
-P_TEST = np.array([0.95, 0.7, 0.5, 0.35, 0.3, 0.2])  # sums to 3
-N_DRAWS = 200_000
-
-
-def _draws(sampler, p=P_TEST, n=N_DRAWS, seed=0) -> np.ndarray:
-    pp = _t(p).expand(n, -1).contiguous()
-    return sampler(pp, round(float(p.sum())), rng.torch_generator(seed, 0, rng.SELECTION)).numpy()
-
-
-@pytest.mark.parametrize("sampler", [systematic_sample, successive_sample])
-def test_samplers_pick_exactly_k_and_never_a_zero(sampler):
-    sel = _draws(sampler, P_ONES, n=5000)
-    assert np.all(sel.sum(axis=1) == 3) and not sel[:, 5].any()
-
-
-P_ONES = np.array([1.0, 1.0, 0.5, 0.25, 0.25, 0.0])  # two capped clients (p = 1)
-
-
-def test_systematic_always_takes_capped_clients_successive_does_not():
-    assert _draws(systematic_sample, P_ONES, n=5000)[:, :2].all()
-    # successive sampling misses a p = 1 client with positive probability: E3CS's capped
-    # clients (S_t) are not sure to be selected as implemented
-    exact = successive_inclusion_probabilities(P_ONES, 3)
-    assert exact[0] < 0.99
-    assert not _draws(successive_sample, P_ONES, n=5000)[:, :2].all()
-
-
-@pytest.mark.slow
-def test_systematic_sampling_has_inclusion_probabilities_p():
-    freq = _draws(systematic_sample).mean(axis=0)
-    assert _binomial_ok(freq, P_TEST, N_DRAWS)
-
-
-@pytest.mark.slow
-def test_successive_sampling_does_not_have_inclusion_probabilities_p():
-    exact = successive_inclusion_probabilities(P_TEST, 3)
-    assert np.max(np.abs(exact - P_TEST)) > 0.03  # the bias, exactly
-    freq = _draws(successive_sample, seed=1).mean(axis=0)
-    assert _binomial_ok(freq, exact, N_DRAWS)  # the enumeration describes the sampler ...
-    z = np.abs(freq - P_TEST) / np.sqrt(P_TEST * (1 - P_TEST) / N_DRAWS)
-    pvalue = 2 * stats.norm.sf(z.max()) * P_TEST.size
-    assert pvalue < 1e-12  # ... and p is rejected
-
-
-def _inclusion_by_permutations(p: np.ndarray, k: int) -> np.ndarray:
-    """Successive sampling's inclusion probabilities over all ordered draws (brute force)."""
-    incl = np.zeros(len(p))
-    for seq in itertools.permutations(range(len(p)), k):
-        prob, rest = 1.0, p.sum()
-        for i in seq:
-            prob *= p[i] / rest
-            rest -= p[i]
-        incl[list(seq)] += prob
-    return incl
-
-
-@pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_successive_enumeration_equals_brute_force_and_limits(k):
-    p = np.random.default_rng(k).dirichlet(np.ones(6)) * k
-    p = np.minimum(p, 1.0)
-    assert_tight(successive_inclusion_probabilities(p, k), _inclusion_by_permutations(p, k))
-    if k == 1:  # a single draw has marginals p / sum p
-        assert_tight(successive_inclusion_probabilities(p, 1), p / p.sum())
-    assert_tight(successive_inclusion_probabilities(np.full(6, k / 6), k), np.full(6, k / 6))
-
-
 # ---------------------------------------------------------------- Exp3 update, quotas
 
 
@@ -219,7 +147,7 @@ def test_exp3_update_matches_eq16_by_hand():
 def test_e3cs_update_reuses_the_round_allocation_exactly():
     sel = E3CS(3, sigma=0.05, eta=0.7)
     state = E3CSState(_t(np.random.default_rng(5).normal(size=(4, 9)) * 3))
-    choice = sel.select(state, 0, rng.torch_generator(0, 0, rng.SELECTION))
+    choice = sel.select(state, 0, rng.numpy_rng(0, 0, rng.SELECTION))
     success = torch.from_numpy(np.random.default_rng(6).random((4, 9)) < 0.5)
     cached = sel.update(state, 0, choice, success).log_w
     fresh = sel.update(state, 0, choice._replace(capped=None), success).log_w
@@ -241,7 +169,7 @@ RHO = np.repeat([0.1, 0.3, 0.6, 0.9], 3)  # E3CS §VI classes, 3 clients each
 
 
 def test_fedcs_takes_the_top_k_and_random_is_uniform():
-    gen = rng.torch_generator(0, 0, rng.SELECTION)
+    gen = rng.numpy_rng(0, 0, rng.SELECTION)
     fedcs = FedCS(RHO, 4)
     choice = fedcs.select(fedcs.init(2, 12), 0, gen)
     top = [i in (6, 9, 10, 11) for i in range(12)]  # rho = 0.9 (x3), then the first 0.6
@@ -256,15 +184,14 @@ def test_fedcs_takes_the_top_k_and_random_is_uniform():
 def test_pow_d_keeps_the_highest_losses_among_candidates():
     losses = _t(np.tile(np.arange(12.0), (3, 1)))
     full = PowD(4, 12)  # every client is a candidate: the 4 highest losses
-    sel = full.select(full.init(3, 12), 0, None, losses=losses).selected.numpy()
+    gen = rng.numpy_rng(0, 0, rng.SELECTION)
+    sel = full.select(full.init(3, 12), 0, gen, losses=losses).selected.numpy()
     assert np.all(sel[:, 8:]) and not sel[:, :8].any()
-    gen = rng.torch_generator(1, 0, rng.SELECTION)
     powd = PowD(2, 5)
+    gen = rng.numpy_rng(1, 0, rng.SELECTION)
     sel = powd.select(powd.init(3, 12), 0, gen, losses=losses).selected.numpy()
-    keys = torch.rand(
-        3, 12, generator=rng.torch_generator(1, 0, rng.SELECTION), dtype=torch.float64
-    )
-    keys = keys.numpy()
+    # the candidates are a uniform 5-subset: the 5 smallest of the round's exponential race
+    keys = rng.numpy_rng(1, 0, rng.SELECTION).standard_exponential((3, 12))
     for r in range(3):  # the same candidates, then the two with the highest loss
         cand = np.argsort(keys[r])[:5]
         assert set(np.flatnonzero(sel[r])) == set(sorted(cand)[-2:])
@@ -395,12 +322,6 @@ BAD_CALLS = [
     (lambda: prob_alloc(LOG_W, 2, 0.5), "'sigma'", "[0, 0.4]"),
     (lambda: prob_alloc(_t([[0.0, math.nan]]), 1, 0.0), "'log_w'", "finite"),
     (lambda: prob_alloc(_t([0.0, 1.0]), 1, 0.0), "'log_w'", "(R, K)"),
-    (lambda: systematic_sample(P_OK, 3), "'p'", "summing to k=3"),
-    (lambda: systematic_sample(P_OK * 3, 6), "'p'", "[0, 1]"),
-    (lambda: successive_sample(-P_OK, 2), "'p'", "[0, inf)"),
-    (lambda: successive_inclusion_probabilities([0.5, 1.5], 2), "'p'", "[0, 1]"),
-    (lambda: successive_inclusion_probabilities(np.full(17, 0.1), 1), "'len(p)'", "[1, 16]"),
-    (lambda: successive_inclusion_probabilities([1.0, 0.0], 2), "'k'", "[1, 1]"),
     (
         lambda: exp3_update(
             LOG_W, Allocation(P_OK, P_OK > 1), P_OK > 0, P_OK > 0, k=2, sigma=0.0, eta=0.0

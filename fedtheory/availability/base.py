@@ -17,14 +17,11 @@ import torch
 from fedtheory import rng
 from fedtheory.params import check_int, check_seed
 
-POPULATION = 100
-"""Stream of :func:`population_rng`, apart from the per-round streams of ``fedtheory.rng``."""
-
 
 def population_rng(seed: int) -> np.random.Generator:
     """Generator for a population's fixed parameters (periods, correlations, ...), drawn once
     when a process is built; independent of the per-round sampling streams."""
-    return rng.numpy_rng(seed, 0, POPULATION)
+    return rng.numpy_rng(seed, 0, rng.POPULATION)
 
 
 class AvailabilityProcess(ABC):

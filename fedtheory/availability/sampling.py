@@ -1,55 +1,123 @@
-r"""Sampling exactly ``m`` of ``N`` clients: successive weighted sampling and exact inclusion
-probabilities.
+r"""Drawing exactly ``m`` of ``N`` clients: successive weighted sampling, systematic sampling
+with exact inclusion probabilities, and the inclusion probabilities of both.
 
-* :func:`successive_sample` draws without replacement with probabilities proportional to
-  the remaining weights, one after the other, as ``numpy.random.choice(N, m,
-  replace=False, p=w)`` does (MimiC's code, SPEC §1.5 pattern 3). Its inclusion
-  probabilities are **not** proportional to ``w`` (SPEC §7.1).
+* :func:`successive_sample` draws one client at a time with probability proportional to the
+  remaining weights, as MimiC's code (``numpy.random.choice(N, m, replace=False, p=w)``,
+  SPEC §1.5 pattern 3) and E3CS's code (``torch.multinomial(p, k, replacement=False)``,
+  E3CS §V-C) do. ⚠ Its inclusion probabilities are **not** proportional to the weights
+  (SPEC §4.3 ⚠3, §7.1); :func:`successive_inclusion_probabilities` gives them exactly.
 * :func:`capped_inclusion_probabilities` gives :math:`p_i=\min(1,c\,w_i)` with
   :math:`\sum_ip_i=m`, and :func:`systematic_sample` draws exactly ``m`` clients with
-  inclusion probabilities exactly :math:`p_i` (systematic sampling in a random order).
+  inclusion probabilities exactly :math:`p_i` (what E3CS's analysis assumes, Fact 5).
 
-All functions are vectorised over leading dimensions ``[R, N]`` and take a numpy
-generator, so that availability processes draw them from the round's counter-based stream.
-(``fedtheory.sim.selection`` has torch versions of the same two samplers for E3CS.)
+The samplers are vectorised over the rows of ``[R, N]`` and take a numpy generator, so that
+callers draw them from a round's counter-based stream (``fedtheory.rng.numpy_rng``):
+availability processes from ``AVAILABILITY``, client selectors from ``SELECTION``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int
 
-__all__ = ["capped_inclusion_probabilities", "successive_sample", "systematic_sample"]
+__all__ = [
+    "capped_inclusion_probabilities",
+    "successive_inclusion_probabilities",
+    "successive_sample",
+    "systematic_sample",
+]
+
+PROB_ATOL = 1e-9
+"""Rounding slack accepted by :func:`systematic_sample` on ``p <= 1`` and ``sum(p) = m``."""
+
+MAX_ENUMERATED_CLIENTS = 16
+"""Largest ``N`` for the subset enumeration of :func:`successive_inclusion_probabilities`."""
 
 
-def successive_sample(weights: np.ndarray, m: int, generator: np.random.Generator) -> np.ndarray:
+def _check_generator(generator: object, owner: str) -> np.random.Generator:
+    if not isinstance(generator, np.random.Generator):
+        raise ParameterError(
+            f"The 'generator' parameter of {owner} must be a numpy Generator (e.g. "
+            f"fedtheory.rng.numpy_rng(seed, t, stream)). Got {type(generator).__name__} instead."
+        )
+    return generator
+
+
+def _check_weights(weights: object, m: int, owner: str, *, ndim: int) -> tuple[np.ndarray, int]:
+    """Non-negative weights and ``1 <= m <=`` the fewest positive weights of a row."""
+    w = check_array(weights, "weights", owner, ndim=ndim, low=0.0)
+    positive = np.count_nonzero(w, axis=-1)
+    m = check_int(m, "m", owner, low=1, high=int(np.min(positive, initial=w.shape[-1])))
+    return w, m
+
+
+def successive_sample(weights: object, m: int, generator: np.random.Generator) -> np.ndarray:
     r"""Successive weighted sampling of ``m`` clients without replacement, ``bool [R, N]``.
 
-    Exponential race (Efraimidis & Spirakis 2006): with :math:`E_i\sim\mathrm{Exp}(1)`, the
-    ``m`` smallest :math:`E_i/w_i` have the law of drawing one client at a time with
-    probability :math:`w_i/\sum_{\text{remaining}}w` (exact).
+    Draw client :math:`i` with probability :math:`w_i/\sum_{\text{remaining}}w`, remove it,
+    repeat ``m`` times. Implemented as an exponential race (Efraimidis & Spirakis 2006): with
+    :math:`E_i\sim\mathrm{Exp}(1)`, the ``m`` smallest :math:`E_i/w_i` have exactly that law.
+    Clients of weight 0 are never drawn. Uniform weights give a uniformly random
+    ``m``-subset. Inclusion probabilities: :func:`successive_inclusion_probabilities`.
 
     Parameters
     ----------
     weights : array [R, N]
-        Positive weights (need not be normalised).
+        Non-negative weights (need not be normalised), at least ``m`` positive per row.
     m : int
-        Number of clients per row, in [1, N].
+        Number of clients per row.
     generator : numpy Generator
-        Source of randomness (one call of ``standard_exponential``).
+        Source of randomness (one ``standard_exponential`` of shape ``[R, N]``).
     """
     owner = "successive_sample"
-    w = check_array(weights, "weights", owner, ndim=2, low=0.0, low_open=True)
-    m = check_int(m, "m", owner, low=1, high=w.shape[1])
-    keys = generator.standard_exponential(w.shape) / w  # [R, N]
+    w, m = _check_weights(weights, m, owner, ndim=2)
+    generator = _check_generator(generator, owner)
+    race = generator.standard_exponential(w.shape)  # [R, N]
+    keys = np.divide(race, w, out=np.full(w.shape, np.inf), where=w > 0)  # [R, N]
     chosen = np.argpartition(keys, m - 1, axis=1)[:, :m]  # [R, m]
     mask = np.zeros(w.shape, dtype=bool)
     np.put_along_axis(mask, chosen, True, axis=1)
     return mask
 
 
-def capped_inclusion_probabilities(weights: np.ndarray, m: int) -> np.ndarray:
+def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
+    r"""Exact inclusion probabilities of :func:`successive_sample`, ``[N]``, by enumeration.
+
+    The law of the drawn set after :math:`j` draws depends only on the set :math:`S`:
+    :math:`\Pr[S\cup\{i\}]\mathrel{+}=\Pr[S]\,w_i/(\sum_hw_h-\sum_{h\in S}w_h)`. Summing
+    :math:`\Pr[S]` over the sets of size :math:`m` that contain :math:`i` gives
+    :math:`\Pr[i\text{ drawn}]`. Exact (dynamic programming over the :math:`2^N` subsets),
+    for :math:`N\le16`.
+
+    Parameters
+    ----------
+    weights : array [N]
+        Non-negative weights, at least ``m`` positive.
+    m : int
+        Number of clients drawn.
+
+    Examples
+    --------
+    >>> successive_inclusion_probabilities([0.9, 0.6, 0.3, 0.2], 2).round(4)
+    array([0.7723, 0.6317, 0.3537, 0.2423])
+    """
+    owner = "successive_inclusion_probabilities"
+    w, m = _check_weights(weights, m, owner, ndim=1)
+    num_clients = check_int(w.size, "len(weights)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
+    members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^N, N]
+    size, mass = members.sum(axis=1), members @ w  # [2^N]
+    prob = np.zeros(1 << num_clients)
+    prob[0] = 1.0
+    for s in np.flatnonzero(size < m):  # increasing order: every s is final when reached
+        rest = w.sum() - mass[s]
+        for i in np.flatnonzero(members[s] == 0):
+            prob[s | 1 << i] += prob[s] * w[i] / rest
+    return (prob * (size == m)) @ members
+
+
+def capped_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     r"""Inclusion probabilities :math:`p_i=\min(1,c\,w_i)` with :math:`\sum_ip_i=m`, ``[R, N]``.
 
     The ``k`` largest weights are capped at 1, with ``k`` the smallest integer such that
@@ -68,28 +136,43 @@ def capped_inclusion_probabilities(weights: np.ndarray, m: int) -> np.ndarray:
     return np.minimum(1.0, c[:, None] * w)
 
 
-def systematic_sample(inclusion: np.ndarray, generator: np.random.Generator) -> np.ndarray:
-    r"""Exactly :math:`m=\sum_ip_i` clients per row with inclusion probabilities exactly
-    :math:`p_i`, ``bool [R, N]``.
+def systematic_sample(inclusion: object, m: int, generator: np.random.Generator) -> np.ndarray:
+    r"""Exactly ``m`` clients per row with inclusion probabilities exactly :math:`p_i`,
+    ``bool [R, N]``.
 
-    Clients are put in a uniformly random order; client ``i`` is chosen iff one of the
-    points :math:`U,U+1,\dots,U+m-1` (:math:`U\sim\mathcal U[0,1)`) falls in its interval
-    :math:`[C_{i-1},C_i)` of the cumulative sums. Each interval has length :math:`p_i\le1`,
-    so :math:`P(i\text{ chosen})=p_i` (exact).
+    Systematic sampling over a random permutation (Madow 1949): clients are put in a uniformly
+    random order, :math:`C_j` are the cumulative sums of :math:`p` in that order
+    (:math:`C_N=m`), one :math:`U\sim\mathcal U[0,1)` is drawn and client :math:`j` is chosen
+    iff one of the points :math:`U,U+1,\dots,U+m-1` falls in :math:`[C_{j-1},C_j)`. Each
+    interval has length :math:`p_j\le1`, so :math:`\Pr[j\text{ chosen}]=p_j` exactly and
+    exactly ``m`` are chosen. This is the sampler E3CS's analysis needs (Fact 5,
+    :math:`\mathbb E[\mathbb 1_{i\in A_t}]=p_{i,t}`), which :func:`successive_sample` (its
+    code's) does not provide.
 
     Parameters
     ----------
     inclusion : array [R, N]
-        Probabilities in [0, 1] whose row sums are integers.
+        Probabilities in [0, 1], every row summing to ``m`` (up to :data:`PROB_ATOL`).
+    m : int
+        Number of clients per row.
     generator : numpy Generator
-        Source of randomness (the random order, then ``U``).
+        Source of randomness (``random`` of shape ``[R, N]`` for the order, then ``[R, 1]``).
     """
     owner = "systematic_sample"
-    p = check_array(inclusion, "inclusion", owner, ndim=2, low=0.0, high=1.0)
+    p = check_array(inclusion, "inclusion", owner, ndim=2, low=0.0)
+    m = check_int(m, "m", owner, low=1, high=p.shape[1])
+    rows = p.sum(axis=1)
+    if np.any(p > 1.0 + PROB_ATOL) or np.any(np.abs(rows - m) > PROB_ATOL * p.shape[1]):
+        raise ParameterError(
+            f"The 'inclusion' parameter of {owner} must have entries in [0, 1] and rows "
+            f"summing to m={m}. Got row sums in [{rows.min():g}, {rows.max():g}] and largest "
+            f"entry {p.max():g} instead."
+        )
+    generator = _check_generator(generator, owner)
     order = np.argsort(generator.random(p.shape), axis=1)  # [R, N] random permutation
     u = generator.random((p.shape[0], 1))  # [R, 1]
     upper = np.cumsum(np.take_along_axis(p, order, axis=1), axis=1)  # [R, N]
-    upper[:, -1] = np.round(upper[:, -1])  # the total is the integer m, whatever the rounding
+    upper[:, -1] = m  # the total is exactly m, whatever the rounding of the partial sums
     lower = np.concatenate([np.zeros_like(u), upper[:, :-1]], axis=1)  # [R, N]
     hit = np.ceil(upper - u) > np.ceil(lower - u)  # [R, N] in the random order
     mask = np.zeros(p.shape, dtype=bool)

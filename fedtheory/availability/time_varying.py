@@ -107,7 +107,8 @@ class TimeVaryingParticipation(AvailabilityProcess):
             if self.sampler == "successive":
                 out[:, i] = successive_sample(w, self.m, gen)
             else:
-                out[:, i] = systematic_sample(capped_inclusion_probabilities(w, self.m), gen)
+                p = capped_inclusion_probabilities(w, self.m)  # [R, N]
+                out[:, i] = systematic_sample(p, self.m, gen)
         return out
 
     def __repr__(self) -> str:

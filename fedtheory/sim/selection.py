@@ -1,6 +1,8 @@
 r"""E3CS client selection, the math (Huang et al., "Stochastic Client Selection for Federated
-Learning with Volatile Clients", IEEE IoT-J 2022): probability allocation, samplers of exactly
-:math:`k` clients, the Exp3 update and the fairness-quota schedules.
+Learning with Volatile Clients", IEEE IoT-J 2022): probability allocation, the Exp3 update and
+the fairness-quota schedules. The samplers of exactly :math:`k` clients (systematic, exact
+marginals; successive, the paper code's) are shared with the availability processes, in
+:mod:`fedtheory.availability.sampling`.
 
 Every function works on a batch of replicates: log-weights ``[R, K]`` give probabilities
 ``[R, K]`` and selection masks ``[R, K]``. Weights are kept as :math:`\log w` (SPEC §7.1):
@@ -16,7 +18,7 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.params import check_int, check_real
 
 __all__ = [
     "Allocation",
@@ -24,9 +26,6 @@ __all__ = [
     "prob_alloc",
     "quota_constant",
     "quota_incremental",
-    "successive_inclusion_probabilities",
-    "successive_sample",
-    "systematic_sample",
 ]
 
 
@@ -37,16 +36,14 @@ class Allocation(NamedTuple):
     capped: torch.Tensor  # [R, K] bool, the overflowed set S_t (p = 1 there)
 
 
-def check_tensor(value: object, name: str, owner: str, *, low: float | None = None) -> None:
-    """A finite real tensor ``[R, K]`` (entries ``>= low`` if given), else ParameterError."""
+def check_tensor(value: object, name: str, owner: str) -> None:
+    """A finite real tensor ``[R, K]``, else ParameterError."""
     ok = isinstance(value, torch.Tensor) and value.ndim == 2 and value.is_floating_point()
-    ok = ok and bool(torch.isfinite(value).all()) and (low is None or bool((value >= low).all()))
-    if not ok:
-        where = "" if low is None else f" with entries in [{low:g}, inf)"
+    if not (ok and bool(torch.isfinite(value).all())):
         shown = f"shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)
         raise ParameterError(
-            f"The '{name}' parameter of {owner} must be a finite float tensor of shape (R, K)"
-            f"{where}. Got {shown} instead."
+            f"The '{name}' parameter of {owner} must be a finite float tensor of shape (R, K). "
+            f"Got {shown} instead."
         )
 
 
@@ -116,106 +113,6 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     p = torch.empty_like(p_sorted).scatter_(1, order, p_sorted)
     capped = torch.empty_like(capped_sorted).scatter_(1, order, capped_sorted)
     return Allocation(p, capped)
-
-
-PROB_ATOL = 1e-9
-"""Rounding slack on ``p <= 1`` and on ``sum(p) = k`` accepted by the samplers."""
-
-
-def check_probabilities(p: object, k: int, owner: str) -> torch.Tensor:
-    r"""Inclusion probabilities ``[R, K]``: entries in :math:`[0,1]`, every row summing to ``k``."""
-    check_tensor(p, "p", owner, low=0.0)
-    rows = p.sum(dim=1)
-    if bool((p > 1.0 + PROB_ATOL).any()) or bool(((rows - k).abs() > PROB_ATOL * p.shape[1]).any()):
-        raise ParameterError(
-            f"The 'p' parameter of {owner} must have entries in [0, 1] and rows summing to "
-            f"k={k}. Got row sums in [{float(rows.min()):g}, {float(rows.max()):g}] and "
-            f"largest entry {float(p.max()):g} instead."
-        )
-    return p
-
-
-def systematic_sample(
-    p: torch.Tensor, k: int, generator: torch.Generator | None = None
-) -> torch.Tensor:
-    r"""Exactly ``k`` clients with inclusion probabilities exactly ``p`` (exact marginals).
-
-    Systematic sampling over a random permutation (Madow 1949): clients are put in a uniformly
-    random order, :math:`C_j` are the cumulative sums of :math:`p` in that order
-    (:math:`C_K=k`), one :math:`u\sim\mathcal U[0,1)` is drawn and client :math:`j` is
-    selected iff an integer :math:`l` has :math:`C_{j-1}<u+l\le C_j`. Since each interval has
-    length :math:`p_j\le1`, :math:`\Pr[j\in A]=p_j` exactly and :math:`|A|=k`. This is the
-    sampler E3CS's analysis needs (Fact 5, :math:`\mathbb E[\mathbb 1_{i\in A_t}]=p_{i,t}`),
-    which its code's :func:`successive_sample` does not provide (SPEC §4.3 ⚠3).
-
-    ``p [R, K]`` float64 with rows summing to ``k`` -> selection mask ``[R, K]`` bool.
-    """
-    owner = "systematic_sample"
-    k = check_int(k, "k", owner, low=1)
-    p = check_probabilities(p, k, owner)
-    reps, num_clients = p.shape
-    perm = torch.rand(reps, num_clients, generator=generator, dtype=torch.float64).argsort(1)
-    cum = p.gather(1, perm).cumsum(1)  # [R, K]
-    cum[:, -1] = k  # the total is exactly k, whatever the rounding of the partial sums
-    start = torch.cat([torch.zeros(reps, 1, dtype=torch.float64), cum[:, :-1]], dim=1)
-    u = torch.rand(reps, 1, generator=generator, dtype=torch.float64)
-    hit = torch.floor(cum - u) > torch.floor(start - u)  # [R, K] in permuted order
-    return torch.empty_like(hit).scatter_(1, perm, hit)
-
-
-def successive_sample(
-    p: torch.Tensor, k: int, generator: torch.Generator | None = None
-) -> torch.Tensor:
-    r"""Successive weighted sampling without replacement, what E3CS's code does
-    (``torch.multinomial(p, k, replacement=False)``, paper §V-C).
-
-    Draw one client with probability :math:`\propto p`, remove it, repeat :math:`k` times.
-    ⚠ Its inclusion probabilities are **not** :math:`p` for :math:`1<k<K` (unless :math:`p`
-    is uniform or 0/1); they are given exactly by :func:`successive_inclusion_probabilities`.
-
-    ``p [R, K]`` with rows summing to ``k`` and at least ``k`` positive entries -> mask
-    ``[R, K]`` bool.
-    """
-    owner = "successive_sample"
-    k = check_int(k, "k", owner, low=1)
-    p = check_probabilities(p, k, owner)
-    idx = torch.multinomial(p, k, replacement=False, generator=generator)  # [R, k]
-    return torch.zeros_like(p, dtype=torch.bool).scatter_(1, idx, True)
-
-
-MAX_ENUMERATED_CLIENTS = 16
-"""Largest ``K`` for the exact subset enumeration of :func:`successive_inclusion_probabilities`."""
-
-
-def successive_inclusion_probabilities(p, k: int) -> np.ndarray:
-    r"""Exact inclusion probabilities of :func:`successive_sample`, by enumeration.
-
-    The law of the drawn set after :math:`j` draws depends only on the set :math:`S`:
-    :math:`\Pr[S\cup\{i\}]\mathrel{+}=\Pr[S]\,p_i/(\sum_hp_h-\sum_{h\in S}p_h)`. Summing
-    :math:`\Pr[S]` over the sets of size :math:`k` that contain :math:`i` gives
-    :math:`\Pr[i\in A]`. Exact (dynamic programming over the :math:`2^K` subsets), for
-    :math:`K\le16`.
-
-    ``p [K]`` -> ``[K]``.
-
-    Examples
-    --------
-    >>> successive_inclusion_probabilities([0.9, 0.6, 0.3, 0.2], 2).round(4)
-    array([0.7723, 0.6317, 0.3537, 0.2423])
-    """
-    owner = "successive_inclusion_probabilities"
-    p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
-    num_clients = check_int(p.size, "len(p)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
-    k = check_int(k, "k", owner, low=1, high=int(np.count_nonzero(p)))
-    members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^K, K]
-    size, mass = members.sum(axis=1), members @ p  # [2^K]
-    prob = np.zeros(1 << num_clients)
-    prob[0] = 1.0
-    for s in np.flatnonzero(size < k):  # increasing order: every s is final when reached
-        rest = p.sum() - mass[s]
-        for i in np.flatnonzero(members[s] == 0):
-            prob[s | 1 << i] += prob[s] * p[i] / rest
-    return (prob * (size == k)) @ members
 
 
 def exp3_update(

@@ -54,7 +54,7 @@ class SelectedFedAvg(LocalTraining):
     omega : array [K], optional
         Data weights :math:`\omega` (default: the problem's target weights :math:`\alpha`).
     seed : int
-        Selection randomness of round ``t`` is ``rng.torch_generator(seed, t, SELECTION)``,
+        Selection randomness of round ``t`` is ``rng.numpy_rng(seed, t, SELECTION)``,
         independent of the gradient noise.
     local_steps, lr, server_lr, prox, radius, full_first_round
         Client and server training, :class:`~fedtheory.sim.algorithm.LocalTraining`
@@ -102,7 +102,7 @@ class SelectedFedAvg(LocalTraining):
         losses = None
         if self.selector.needs_losses:
             losses = torch.from_numpy(problem.client_losses(w.numpy()))  # [R, K]
-        gen = rng.torch_generator(self.seed, t, rng.SELECTION)
+        gen = rng.numpy_rng(self.seed, t, rng.SELECTION)
         choice = self.selector.select(state.selector, t, gen, losses=losses)
         returned = self.participants(choice.selected & mask, t)  # [R, K]
         omega = torch.from_numpy(problem.alpha if self.omega is None else self.omega)

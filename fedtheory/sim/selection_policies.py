@@ -16,16 +16,10 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from fedtheory.availability.sampling import successive_sample, systematic_sample
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int, check_real
-from fedtheory.sim.selection import (
-    Allocation,
-    check_tensor,
-    exp3_update,
-    prob_alloc,
-    successive_sample,
-    systematic_sample,
-)
+from fedtheory.sim.selection import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
     "E3CS",
@@ -72,11 +66,13 @@ class Selector(Protocol):
         self,
         state: NamedTuple,
         t: int,
-        generator: torch.Generator | None = None,
+        generator: np.random.Generator | None = None,
         *,
         losses: torch.Tensor | None = None,
     ) -> Selection:
-        """Pick ``k`` clients in round ``t`` (0-based); ``losses [R, K]`` for pow-d."""
+        """Pick ``k`` clients in round ``t`` (0-based) with randomness from ``generator``
+        (round ``t``'s ``rng.numpy_rng(seed, t, rng.SELECTION)``); ``losses [R, K]`` for
+        pow-d."""
         ...
 
     def update(
@@ -94,10 +90,10 @@ def _check_num_clients(num_clients: int, k: int, owner: str) -> int:
     return check_int(num_clients, "num_clients", owner, low=k)
 
 
-Sampler = Callable[[torch.Tensor, int, torch.Generator | None], torch.Tensor]
+Sampler = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 SAMPLERS: dict[str, Sampler] = {"systematic": systematic_sample, "successive": successive_sample}
-"""``systematic``: exact marginals :math:`p` (what the analysis assumes); ``successive``:
-``torch.multinomial(p, k, replacement=False)`` (what the E3CS code does)."""
+"""``systematic``: exact marginals :math:`p` (what the analysis assumes); ``successive``: the
+law of ``torch.multinomial(p, k, replacement=False)`` (what the E3CS code does)."""
 
 
 class E3CS:
@@ -165,12 +161,13 @@ class E3CS:
         self,
         state: E3CSState,
         t: int,
-        generator: torch.Generator | None = None,
+        generator: np.random.Generator | None = None,
         *,
         losses: torch.Tensor | None = None,
     ) -> Selection:
         alloc = prob_alloc(state.log_w, self.k, self.quota(t))
-        return Selection(SAMPLERS[self.sampler](alloc.p, self.k, generator), *alloc)
+        selected = SAMPLERS[self.sampler](alloc.p.numpy(), self.k, generator)  # [R, K]
+        return Selection(torch.from_numpy(selected), *alloc)
 
     def update(
         self, state: E3CSState, t: int, selection: Selection, success: torch.Tensor
@@ -234,7 +231,7 @@ class FedCS(_Stateless):
         self,
         state: StatelessState,
         t: int,
-        generator: torch.Generator | None = None,
+        generator: np.random.Generator | None = None,
         *,
         losses: torch.Tensor | None = None,
     ) -> Selection:
@@ -246,11 +243,12 @@ class FedCS(_Stateless):
 
 
 def _uniform_subset(
-    replicates: int, num_clients: int, size: int, generator: torch.Generator | None
+    replicates: int, num_clients: int, size: int, generator: np.random.Generator | None
 ) -> torch.Tensor:
-    """Indices ``[R, size]`` of a uniformly random subset of ``size`` clients per replicate."""
-    keys = torch.rand(replicates, num_clients, generator=generator, dtype=torch.float64)
-    return keys.argsort(dim=1)[:, :size]
+    """Mask ``[R, K]`` of a uniformly random subset of ``size`` clients per replicate
+    (successive sampling with equal weights)."""
+    uniform = np.ones((replicates, num_clients))
+    return torch.from_numpy(successive_sample(uniform, size, generator))
 
 
 class RandomSelection(_Stateless):
@@ -265,12 +263,12 @@ class RandomSelection(_Stateless):
         self,
         state: StatelessState,
         t: int,
-        generator: torch.Generator | None = None,
+        generator: np.random.Generator | None = None,
         *,
         losses: torch.Tensor | None = None,
     ) -> Selection:
         reps, num_clients = state
-        chosen = _mask_of(_uniform_subset(reps, num_clients, self.k, generator), num_clients)
+        chosen = _uniform_subset(reps, num_clients, self.k, generator)
         return Selection(
             chosen, torch.full((reps, num_clients), self.k / num_clients, dtype=torch.float64)
         )
@@ -303,13 +301,13 @@ class PowD(_Stateless):
         self,
         state: StatelessState,
         t: int,
-        generator: torch.Generator | None = None,
+        generator: np.random.Generator | None = None,
         *,
         losses: torch.Tensor | None = None,
     ) -> Selection:
         reps, num_clients = state
         check_tensor(losses, "losses", "PowD.select")
-        candidates = _mask_of(_uniform_subset(reps, num_clients, self.d, generator), num_clients)
+        candidates = _uniform_subset(reps, num_clients, self.d, generator)
         score = torch.where(candidates, losses.to(torch.float64), -torch.inf)  # [R, K]
         chosen = _mask_of(score.topk(self.k, dim=1).indices, num_clients)
         return Selection(chosen, torch.full((reps, num_clients), torch.nan, dtype=torch.float64))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from fedtheory import rng
 from fedtheory.params import check_bool_array
@@ -46,14 +45,22 @@ def paper_prob_alloc(w: list[float], k: int, sigma: float) -> tuple[list[float],
 
 
 def _systematic(p: list[float], k: int, keys: np.ndarray, u: float) -> set[int]:
-    """Systematic sampling in the random order ``argsort(keys)``, start ``u``."""
+    """Systematic sampling in the random order ``argsort(keys)``: client ``i`` is chosen iff
+    a point ``u + l`` (``l`` integer) falls in its interval ``[low, cum)``."""
     chosen, cum = set(), 0.0
     order = np.argsort(keys)
     for pos, i in enumerate(order):
         low, cum = cum, (cum + p[i] if pos < len(order) - 1 else k)
-        if math.floor(cum - u) > math.floor(low - u):
+        if math.ceil(cum - u) > math.ceil(low - u):
             chosen.add(int(i))
     return chosen
+
+
+def _exponential_race(w: list[float], size: int, race: np.ndarray) -> set[int]:
+    """Successive weighted sampling of ``size`` clients: the ``size`` smallest
+    ``race[i] / w[i]`` among the clients of positive weight."""
+    positive = [i for i in range(len(w)) if w[i] > 0]
+    return set(sorted(positive, key=lambda i: race[i] / w[i])[:size])
 
 
 def run_selected(
@@ -78,26 +85,24 @@ def run_selected(
     out[:, 0] = w
     returned = np.zeros((reps, rounds), dtype=int)
     for t in range(rounds):
-        gen = rng.torch_generator(algorithm.seed, t, rng.SELECTION)
+        gen = rng.numpy_rng(algorithm.seed, t, rng.SELECTION)
         allocs = []
         if isinstance(sel, E3CS):
             sigma = sel.quota(t)
             allocs = [paper_prob_alloc([math.exp(v) for v in lw], sel.k, sigma) for lw in log_w]
             if sel.sampler == "systematic":
-                keys = torch.rand(reps, n, generator=gen, dtype=torch.float64).numpy()
-                u = torch.rand(reps, 1, generator=gen, dtype=torch.float64).numpy()[:, 0]
+                keys, u = gen.random((reps, n)), gen.random((reps, 1))[:, 0]
                 chosen = [_systematic(allocs[r][0], sel.k, keys[r], u[r]) for r in range(reps)]
-            else:  # the library primitive the paper's code calls, on the reference's p
-                p_all = torch.tensor([a[0] for a in allocs], dtype=torch.float64)
-                idx = torch.multinomial(p_all, sel.k, replacement=False, generator=gen)
-                chosen = [set(row) for row in idx.tolist()]
+            else:  # successive sampling, as the paper's code, on the reference's p
+                race = gen.standard_exponential((reps, n))
+                chosen = [_exponential_race(allocs[r][0], sel.k, race[r]) for r in range(reps)]
         elif isinstance(sel, FedCS):
             top = sorted(range(n), key=lambda i: (-sel.rho[i], i))[: sel.k]
             chosen = [set(top) for _ in range(reps)]
         elif isinstance(sel, RandomSelection | PowD):
-            keys = torch.rand(reps, n, generator=gen, dtype=torch.float64).numpy()
+            race = gen.standard_exponential((reps, n))
             size = sel.k if isinstance(sel, RandomSelection) else sel.d
-            chosen = [set(np.argsort(keys[r])[:size].tolist()) for r in range(reps)]
+            chosen = [_exponential_race([1.0] * n, size, race[r]) for r in range(reps)]
             if isinstance(sel, PowD):
                 losses = [problem.client_losses(w[r]) for r in range(reps)]
                 chosen = [

@@ -95,7 +95,7 @@ class SelectionRecord:
 def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> SelectionRecord:
     r"""Run ``selector`` on the success matrix ``success [R, T, K]`` (all replicates at once).
 
-    Round :math:`t`'s selection randomness is ``rng.torch_generator(seed, t, SELECTION)``.
+    Round :math:`t`'s selection randomness is ``rng.numpy_rng(seed, t, SELECTION)``.
     The comparators use the quotas ``sigma`` (float or ``[T]``; default: the selector's own
     ``sigma`` if it has one, else 0).
 
@@ -122,7 +122,7 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
     selected = torch.empty(reps, rounds, num_clients, dtype=torch.bool)
     prob = torch.empty(reps, rounds, num_clients, dtype=torch.float64)
     for t in range(rounds):
-        choice = selector.select(state, t, rng.torch_generator(seed, t, rng.SELECTION))
+        choice = selector.select(state, t, rng.numpy_rng(seed, t, rng.SELECTION))
         state = selector.update(state, t, choice, xt[:, t])
         selected[:, t], prob[:, t] = choice.selected, choice.prob
     sel, pr = selected.numpy(), prob.numpy()
