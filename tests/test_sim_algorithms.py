@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedtheory.availability import TwoStateMarkov
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import QuadraticProblem
@@ -341,3 +341,30 @@ def test_noisy_runs_average_to_the_noise_free_reference(key):
     runs = rec.iterates[:, 1:]  # [R, T, d]
     z = (runs.mean(0) - exact) / (runs.std(0, ddof=1) / np.sqrt(reps))
     assert runs.std(0).min() > 0 and np.abs(z).max() <= 4.5, np.abs(z).max()
+
+
+def test_example1_stored_update_methods_reach_the_optimum_fedavg_does_not():
+    """FedLaAvg Example 1, unequal blocks (3, 1): FedAvg stays biased (SPEC §2.2), the
+    methods that reuse stored updates converge to x* = 1/2 (deterministic gradients)."""
+    prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
+
+    def final_gap(alg):
+        return simulate(prob, blocks, alg, rounds=800).metrics["gap"][0, -8:].max()
+
+    assert final_gap(FedAvg(AverageParticipating(), lr=0.05)) > 1e-2
+    for alg in [
+        MIFA(lr=0.05),
+        FedVARP(lr=0.05),
+        FedLaAvg(clients_per_round=1, lr=0.05),
+        MimiC(lr=0.05, full_first_round=True),
+    ]:
+        assert final_gap(alg) <= 1e-12, alg.name
+
+
+def test_mimic_with_one_participant_per_round_never_changes_its_corrections():
+    """Derived: if |S_t| = 1, v = Delta_i + c_i, so c_i <- v - Delta_i = c_i. Without the
+    forced full first round every c_i stays 0 and MimiC *is* FedAvg on Example 1."""
+    prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
+    mimic = simulate(prob, blocks, MimiC(lr=0.05), rounds=40)
+    fedavg = simulate(prob, blocks, FedAvg(AverageParticipating(), lr=0.05), rounds=40)
+    np.testing.assert_array_equal(mimic.iterates, fedavg.iterates)
