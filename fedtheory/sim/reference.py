@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.algorithm import LocalTraining
@@ -240,6 +241,12 @@ def run(
 ) -> np.ndarray:
     """Iterates ``[T+1, d]`` of ``algorithm`` on one replicate with availability
     ``mask [T, N]`` from ``w0 [d]``, one client at a time."""
+    if type(algorithm) not in _REFERENCES:
+        known = ", ".join(cls.__name__ for cls in _REFERENCES)
+        raise ParameterError(
+            f"The 'algorithm' parameter of reference.run must be one of {known}. "
+            f"Got {type(algorithm).__name__} instead."
+        )
     mask = np.array(mask, dtype=bool)
     if algorithm.full_first_round and mask.shape[0] > 0:
         mask[0] = True
