@@ -59,17 +59,28 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+WORDS = {code: word for word, code in CODES.items()}
+
+
+def _word(code) -> str:
+    return WORDS.get(float(code), f"code {float(code):g}")
+
+
 def judge(data, s):
+    """One row per erratum: measured = the recomputed verdict code, prediction = the code
+    recorded in ERRATA.md (0 refuted, 0.5 inconclusive, 1 confirmed); the claim carries
+    the finding and the numbers recomputed on the instance."""
     return [
         compare_equal(
-            f"erratum `{key}` re-checked: {finding}",
+            f"erratum `{key}` ({_word(data['recorded'][i])} in ERRATA.md: {finding}) "
+            f"recomputed: {computed}",
             str(statement).split(":")[0],
             data["recomputed"][i],
             data["recorded"][i],
             rtol=0.0,
         )
-        for i, (key, finding, statement) in enumerate(
-            zip(data["key"], data["finding"], data["statement"], strict=True)
+        for i, (key, finding, statement, computed) in enumerate(
+            zip(data["key"], data["finding"], data["statement"], data["computed"], strict=True)
         )
     ]
 
