@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
-from itertools import permutations
 
 import numpy as np
 import sympy as sp
 import torch
 
+from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
 
@@ -306,28 +305,11 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
     )
 
 
-def successive_sampling_inclusion(p) -> np.ndarray:
-    r"""Exact inclusion probabilities of successive sampling without replacement of
-    :math:`k=\sum_ip_i` items with weights :math:`p` (what ``torch.multinomial(p, k,
-    replacement=False)`` does), by enumerating the ordered draws (small :math:`K` only)."""
-    w = [Fraction(v).limit_denominator(10**9) for v in p]
-    k = round(float(sum(w)))
-    incl = [Fraction(0)] * len(w)
-    for order in permutations(range(len(w)), k):
-        prob, left = Fraction(1), sum(w)
-        for i in order:
-            prob *= w[i] / left
-            left -= w[i]
-        for i in order:
-            incl[i] += prob
-    return np.array([float(v) for v in incl])
-
-
 def e3cs_successive_sampling() -> Erratum:
     r"""E3CS: selection with ``torch.multinomial(p, k, replacement=False)`` is claimed to give
     :math:`\mathbb E\mathbb 1_{i\in A_t}=p_{i,t}`; successive sampling does not."""
     p = np.array([0.9, 0.6, 0.3, 0.2])
-    incl = successive_sampling_inclusion(p)
+    incl = successive_inclusion_probabilities(p, 2)
     gap = float(np.max(np.abs(incl - p)))
     return Erratum(
         "e3cs.sampler",
