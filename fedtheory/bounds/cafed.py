@@ -42,7 +42,8 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
+from fedtheory.problems.base import FederatedProblem
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -86,7 +87,15 @@ class Decomposition:
 def decomposition(problem, w, p) -> Decomposition:
     r"""Evaluate Theorems 1 and 3 at points ``w [..., d]`` of ``problem`` (which must give
     ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``."""
-    p = check_simplex(p, "p", "cafed.decomposition")
+    owner = "cafed.decomposition"
+    problem = check_instance(problem, FederatedProblem, "problem", owner)
+    p = check_simplex(p, "p", owner)
+    w = check_array(w, "w", owner)
+    if p.shape != (problem.num_clients,) or w.shape[-1:] != (problem.dim,):
+        raise ParameterError(
+            f"The 'w' and 'p' parameters of {owner} must have shapes [..., {problem.dim}] and "
+            f"[{problem.num_clients}]. Got {w.shape} and {p.shape} instead."
+        )
     alpha = problem.alpha
     _, f_star = problem.optimum()
     _, fb_star = problem.optimum(p)

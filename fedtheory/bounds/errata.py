@@ -19,6 +19,7 @@ import torch
 from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
+from fedtheory.params import check_int, check_real
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 SOLVER = "CLARABEL"
@@ -278,6 +279,9 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
     The weights are reached by the update (16) from :math:`w_{i,1}=1` along a realisation of
     positive probability: clients 1 and 2 are selected and succeed in every round, the others
     are never selected (allocation (17) stays uncapped)."""
+    target_exponent = check_real(
+        target_exponent, "target_exponent", "e3cs_fact8", low=0.0, low_open=True
+    )
     K, k, eta, sigma = 10, 2, 0.5, 0.0
     w = np.ones(K)
     rounds = 0
@@ -351,6 +355,7 @@ def fedlaavg_equal_blocks() -> Erratum:
 def fedlaavg_missing_one_over_n(iterations: int = 20) -> Erratum:
     r"""FedLaAvg appendix Alg. 3 line 13 writes :math:`x^t=x^{t-1}-\gamma\sum_ig_i` without
     :math:`1/N`: the step is :math:`N` times larger than (3)-(4) and the analysis assume."""
+    iterations = check_int(iterations, "iterations", "fedlaavg_missing_one_over_n", low=1)
     N, gamma = 20, 0.1
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()
