@@ -113,7 +113,8 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
 
 def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     r"""MimiC Lemma 6's global learning rates :math:`\eta_g^t=a/(t+b)`, :math:`t=0..T-1`
-    (the form only: the constraints (19), (25) on :math:`a,b` were not recovered)."""
+    (Sun et al., MimiC Lemma 6; the form only: the constraints (19), (25) on :math:`a,b`
+    were not recovered, so this is neither a bound nor checked against one)."""
     owner = "mimic.lemma6_schedule"
     a = check_real(a, "a", owner, low=0.0, low_open=True)
     b = check_real(b, "b", owner, low=0.0, low_open=True)
