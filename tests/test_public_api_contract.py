@@ -478,7 +478,7 @@ CONTRACT |= {
         ("alpha", [1.5, -0.5, 0.0, 0.0]),
     ),
     _m(f"{PR}.mlp", "MLPProblem"): Case(
-        MLPProblem, {"data": CLASSES}, ("hidden", STRING), ("hidden", (0,))
+        MLPProblem, {"data": CLASSES}, ("hidden", 32), ("hidden", (0,))
     ),
     _m(f"{PR}.quadratic", "QuadraticProblem"): Case(
         QuadraticProblem,

@@ -343,6 +343,15 @@ class DataProblem(ABC):
 class ClassificationProblem(DataProblem):
     """A data-backed problem whose model predicts labels (subclasses give ``_correct``)."""
 
+    @staticmethod
+    def _multiclass(data: FederatedDataset, owner: str) -> int:
+        """``data.num_classes``, which a multiclass model needs set."""
+        if data.num_classes is None:
+            raise ParameterError(
+                f"The 'data' parameter of {owner} must have num_classes set. Got None instead."
+            )
+        return data.num_classes
+
     @abstractmethod
     def _correct(self, w, X, y) -> torch.Tensor:
         """Boolean ``[..., s]``: is sample ``i`` classified correctly at ``w``."""
