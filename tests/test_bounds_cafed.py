@@ -133,7 +133,8 @@ def test_lemma1_constants_hold_on_a_ball_for_quadratics(problem, raw, radius, se
     lmax = np.linalg.eigvalsh(problem.A)[:, -1]
     D = float(np.max(lmax * (radius + np.linalg.norm(problem.c - centre, axis=1))))
     consts = cafed.lemma1_constants(D, np.full(n, 0.3), 2 * radius)
-    assert_tight(consts.G**2, D**2 + 0.3)
+    assert_tight(consts.G**2, D**2 + 0.3)  # (7) by hand
+    assert_tight(consts.H, D * 2 * radius)  # (8) by hand: H = D diam(W)
     rng = np.random.default_rng(seed)
     u = rng.normal(size=(64, problem.dim))
     w = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True) * rng.random((64, 1))
