@@ -32,6 +32,27 @@ def quadratic_problems(draw, max_clients: int = 5, max_dim: int = 3):
 
 
 @st.composite
+def weight_instances(draw, max_clients: int = 12, *, bias: str = "none"):
+    """Instances of CA-Fed's App. D weight program (``fedtheory.optim.WeightInstance``)."""
+    from fedtheory.optim import WeightInstance
+
+    n = draw(st.integers(2, max_clients))
+    floats = st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)
+    a = np.array(draw(st.lists(st.floats(0.1, 5.0), min_size=n, max_size=n)))
+    return WeightInstance(
+        a,
+        draw(st.floats(0.0, 3.0)),
+        draw(st.floats(-1.0, 1.0)),
+        np.array(draw(floats)),
+        draw(simplex(n)),
+        Q=draw(st.floats(0.5, 3.0)),
+        bias=bias,
+        # tiny positive bias weights give weights ~ sqrt(w) that no solver resolves
+        bias_weight=0.0 if bias == "none" else draw(st.just(0.0) | st.floats(1e-3, 2.0)),
+    )
+
+
+@st.composite
 def step_schedules(draw, max_rounds: int = 60):
     """Decreasing step sizes eta_t = a / (t + b)^c, t = 0..T (CA-Fed Theorem 2)."""
     T = draw(st.integers(1, max_rounds))

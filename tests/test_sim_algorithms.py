@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedtheory.availability import TwoStateMarkov
+from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import QuadraticProblem
@@ -30,6 +30,7 @@ from fedtheory.sim import (
     absent_longest,
     fedau_init,
     fedau_update,
+    project_ball,
     reference,
     simulate,
     unbiased_weights,
@@ -284,6 +285,7 @@ BAD_CALLS = [
     (lambda: FedAU(cutoff=0), "'cutoff'", "[1, inf)"),
     (lambda: FedAU(cutoff=2.5), "'cutoff'", "integer"),
     (lambda: InverseTime(0.0, 1.0), "'a'", "(0, inf)"),
+    (lambda: reference.run(PROB, object(), np.ones((2, N)), W0), "'algorithm'", "FedAvg"),
     (lambda: ExponentialDecay(0.1, 1.5), "'decay'", "(0, 1]"),
     (lambda: ExponentialDecay(0.1, 0.9, -1.0), "'floor'", "[0, inf)"),
     (lambda: simulate(PROB, PROC, MIFA(), rounds=2, eval_every=0), "'eval_every'", "[1, inf)"),
@@ -306,3 +308,63 @@ def test_bad_input_names_parameter_and_range(call, name, allowed):
         call()
     assert name in str(err.value) and allowed in str(err.value)
     assert "Got" in str(err.value)
+
+
+def test_schedules_values():
+    assert InverseTime(2.0, 4.0)(0) == 0.5 and InverseTime(2.0, 4.0)(4) == 0.25
+    decay = ExponentialDecay(0.1, 0.5, 0.02)
+    assert [decay(t) for t in range(4)] == [0.1, 0.05, 0.025, 0.02]
+    assert MIFA(lr=0.3).client_lr(7) == 0.3  # a float is a constant schedule
+    assert MimiC(server_lr=InverseTime(1.0, 1.0)).server_rate(1) == 0.5
+
+
+def test_project_ball_keeps_inside_points_and_scales_outside_ones():
+    w = torch.tensor([[0.3, 0.4], [3.0, 4.0]], dtype=torch.float64)  # norms 0.5 and 5
+    out = project_ball(w, 1.0)
+    assert_tight(out[0].numpy(), [0.3, 0.4])
+    assert_tight(out[1].numpy(), [0.6, 0.8])
+    center = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    assert_tight(project_ball(center + w, 1.0, center)[1].numpy(), [1.6, 1.8])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [k for k in ALGS if ALGS[k].radius is None])
+def test_noisy_runs_average_to_the_noise_free_reference(key):
+    """Quadratics with additive zero-mean gradient noise: every update rule is linear in the
+    gradients, so for a fixed mask E[w_t] is the noise-free iterate. z-test per coordinate
+    and round over 400 replicates (|z| <= 4.5, i.e. p ~ 7e-6 per entry)."""
+    reps, rounds = 400, 10
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.3)
+    mask = np.repeat(PROC.sample(rounds, seed=5).numpy(), reps, axis=0)  # [R, T, N]
+    rec = simulate(noisy, GivenMask(mask), ALGS[key], rounds=rounds, replicates=reps, w0=W0)
+    exact = reference.run(PROB, ALGS[key], mask[0], W0)[1:]  # [T, d]
+    runs = rec.iterates[:, 1:]  # [R, T, d]
+    z = (runs.mean(0) - exact) / (runs.std(0, ddof=1) / np.sqrt(reps))
+    assert runs.std(0).min() > 0 and np.abs(z).max() <= 4.5, np.abs(z).max()
+
+
+def test_example1_stored_update_methods_reach_the_optimum_fedavg_does_not():
+    """FedLaAvg Example 1, unequal blocks (3, 1): FedAvg stays biased (SPEC §2.2), the
+    methods that reuse stored updates converge to x* = 1/2 (deterministic gradients)."""
+    prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
+
+    def final_gap(alg):
+        return simulate(prob, blocks, alg, rounds=800).metrics["gap"][0, -8:].max()
+
+    assert final_gap(FedAvg(AverageParticipating(), lr=0.05)) > 1e-2
+    for alg in [
+        MIFA(lr=0.05),
+        FedVARP(lr=0.05),
+        FedLaAvg(clients_per_round=1, lr=0.05),
+        MimiC(lr=0.05, full_first_round=True),
+    ]:
+        assert final_gap(alg) <= 1e-12, alg.name
+
+
+def test_mimic_with_one_participant_per_round_never_changes_its_corrections():
+    """Derived: if |S_t| = 1, v = Delta_i + c_i, so c_i <- v - Delta_i = c_i. Without the
+    forced full first round every c_i stays 0 and MimiC *is* FedAvg on Example 1."""
+    prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
+    mimic = simulate(prob, blocks, MimiC(lr=0.05), rounds=40)
+    fedavg = simulate(prob, blocks, FedAvg(AverageParticipating(), lr=0.05), rounds=40)
+    np.testing.assert_array_equal(mimic.iterates, fedavg.iterates)

@@ -29,18 +29,15 @@ PI = np.array([0.2, 0.4, 0.6, 0.8])
 PROC = TwoStateMarkov(PI, 0.3)
 
 
-class WithExactGradient(QuadraticProblem):
-    """A quadratic that also offers ``full_grad`` and ``accuracy`` (duck-typed metrics)."""
-
-    def full_grad(self, w):
-        return np.einsum("k,kij,kj->i", self.alpha, self.A, w - self.c)
+class WithAccuracy(QuadraticProblem):
+    """A quadratic that also offers ``accuracy`` (duck-typed metric)."""
 
     def accuracy(self, w):
         return (np.asarray(w)[..., 0] > 0).astype(float)
 
 
 def test_metrics_gap_biased_gap_gradient_and_accuracy():
-    prob = WithExactGradient(PROB.A, PROB.c)
+    prob = WithAccuracy(PROB.A, PROB.c)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     rec = simulate(prob, PROC, FedAvg(AverageParticipating()), rounds=6, biased_weights=p)
     w = rec.iterates[0]  # [T+1, d]
@@ -49,7 +46,7 @@ def test_metrics_gap_biased_gap_gradient_and_accuracy():
     grad = np.einsum("k,kij,tkj->ti", prob.alpha, prob.A, w[:, None, :] - prob.c)
     assert_tight(rec.metrics["grad_sq"][0], (grad**2).sum(-1), rtol=1e-12)
     assert_tight(rec.metrics["accuracy"][0], (w[:, 0] > 0).astype(float))
-    assert "grad_sq" not in evaluate_metrics(PROB, w)  # only when the problem offers it
+    assert "accuracy" not in evaluate_metrics(PROB, w)  # only when the problem offers it
 
 
 def test_participation_counts_and_effective_weights():
@@ -73,7 +70,7 @@ def test_chunked_availability_sampling_gives_the_same_run(monkeypatch):
     noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.1)
     alg = FedAvg(FedAU(cutoff=5), local_steps=2)
     one = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
-    monkeypatch.setattr(runner, "MASK_CHUNK_ELEMENTS", 2 * 4 * 3)  # 3 rounds per chunk
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 2 * 4 * 3)  # 3 rounds per chunk
     chunked = simulate(noisy, PROC, alg, rounds=30, replicates=2, seed=7)
     np.testing.assert_array_equal(one.participation, chunked.participation)
     np.testing.assert_array_equal(one.iterates, chunked.iterates)
@@ -99,7 +96,7 @@ def test_save_load_round_trip_with_every_field(tmp_path):
     for name in ("iterates", "participation", "eval_rounds", "participants", "available"):
         np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
     np.testing.assert_array_equal(back.effective_weights, rec.effective_weights)
-    assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B"}
+    assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B", "grad_sq"}
     assert back.config == rec.config
 
 
@@ -108,7 +105,14 @@ def test_to_pandas_rows_and_columns():
     rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=5, replicates=2)
     table = rec.to_pandas()
     assert isinstance(table, pd.DataFrame) and len(table) == 2 * 6
-    assert list(table.columns) == ["replicate", "round", "gap", "participants", "available"]
+    assert list(table.columns) == [
+        "replicate",
+        "round",
+        "gap",
+        "grad_sq",
+        "participants",
+        "available",
+    ]
     assert np.isnan(table["participants"].iloc[5])
 
 
@@ -117,3 +121,10 @@ def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         rec.to_pandas()
+
+
+def test_exact_gradient_metric_is_chunked_without_changing_values(monkeypatch):
+    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=9, replicates=2)
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 3 * 4 * 2)  # 3 points per chunk
+    chunked = evaluate_metrics(PROB, rec.iterates)
+    assert_tight(chunked["grad_sq"], rec.metrics["grad_sq"], rtol=1e-14)

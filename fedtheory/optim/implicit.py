@@ -23,7 +23,7 @@ import torch
 
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
-from fedtheory.optim.program import WeightSolution, excluded_clients
+from fedtheory.optim.program import ZERO_WEIGHT_RTOL, WeightSolution, excluded_clients
 from fedtheory.params import check_array
 
 __all__ = ["polish_weights", "weight_sensitivity"]
@@ -36,7 +36,9 @@ NEWTON_RTOL = 1e-13
 class _SupportKKT:
     """KKT residual of ``instance`` on the support of ``q``; ``z = (y_S, s, lambda, theta)``."""
 
-    def __init__(self, instance: WeightInstance, q, owner: str, curvature_scales_with_pi=False):
+    def __init__(
+        self, instance: WeightInstance, q, owner: str, curvature_scales_with_pi=False, support=None
+    ):
         if not isinstance(instance, WeightInstance):
             raise ParameterError(
                 f"The 'instance' parameter of {owner} must be a WeightInstance. "
@@ -49,7 +51,11 @@ class _SupportKKT:
             )
         n, self.Q = instance.num_clients, instance.Q
         self.q = check_array(q, "q", owner, shape=(n,), low=0.0)
-        support = np.flatnonzero(~excluded_clients(self.q, self.Q) & ~instance.excluded)
+        if support is None:
+            positive = ~excluded_clients(self.q, self.Q)
+            if instance.bias == "chi2" and instance.bias_weight > 0:
+                positive |= instance.alpha > 0  # chi-square keeps these strictly positive
+            support = np.flatnonzero(positive & ~instance.excluded)
         if support.size == 0:
             raise ParameterError(
                 f"The 'q' parameter of {owner} must have a positive entry. Got all zeros instead."
@@ -106,27 +112,56 @@ class _SupportKKT:
         return q.numpy()
 
 
-def polish_weights(instance: WeightInstance, q) -> WeightSolution:
-    r"""Newton's method on the KKT system of ``instance`` on the support of ``q``.
-
-    Turns a solver's approximate optimum (accurate to about the square root of its
-    tolerance) into one accurate to rounding, for ``bias`` ``"none"`` or ``"chi2"``.
-    ``SolverError`` if Newton does not converge or leaves the domain :math:`y_S>0`."""
-    kkt = _SupportKKT(instance, q, "polish_weights")
+def _newton(kkt: _SupportKKT) -> tuple[torch.Tensor, float]:
+    """Damped Newton on ``kkt``'s residual from its start; ``(z, max |residual|)``."""
+    m = kkt.S.numel()
     z = kkt.start()
+    z[:m] = z[:m].clamp_min(1e-12 * z[m])  # y_S > 0 on the support
     scale = 1.0 + z.abs().max()
+    r = kkt.residual(z, kkt.pi)
     for _ in range(NEWTON_ITERATIONS):
-        r = kkt.residual(z, kkt.pi)
         if r.abs().max() <= NEWTON_RTOL * scale:
             break
-        z = z - torch.linalg.solve(kkt.jacobians(z)[0], r)
-    else:
-        raise SolverError(
-            f"polish_weights: Newton did not reach a KKT residual below {NEWTON_RTOL:g} in "
-            f"{NEWTON_ITERATIONS} iterations (residual {float(r.abs().max()):.3g})."
-        )
-    if torch.any(z[: kkt.S.numel()] <= 0):
-        raise SolverError("polish_weights: Newton left the domain y > 0 (wrong support).")
+        step = torch.linalg.solve(kkt.jacobians(z)[0], r)
+        for t in 0.5 ** np.arange(40):  # damped: stay in y_S > 0, decrease the residual
+            trial = z - t * step
+            r_trial = kkt.residual(trial, kkt.pi) if torch.all(trial[:m] > 0) else r
+            if r_trial.norm() < r.norm():
+                z, r = trial, r_trial
+                break
+        else:
+            break  # no descent step: reported by the caller
+    return z, float(r.abs().max() / scale)
+
+
+def polish_weights(instance: WeightInstance, q) -> WeightSolution:
+    r"""Newton's method on the KKT system of ``instance``, starting from the support of ``q``.
+
+    Turns a solver's approximate optimum (accurate to about the square root of its
+    tolerance) into one accurate to rounding, for ``bias`` ``"none"`` or ``"chi2"``. A
+    client left out of the support whose multiplier :math:`\mu_k=\theta-\lambda\pi_k`
+    (App. D, (26)) is negative is added back and Newton is rerun (active set). ``SolverError``
+    if damped Newton does not converge."""
+    kkt = _SupportKKT(instance, q, "polish_weights")
+    allowed = ~instance.excluded
+    for _ in range(instance.num_clients):
+        z, residual = _newton(kkt)
+        if residual > NEWTON_RTOL:
+            raise SolverError(
+                f"polish_weights: Newton did not reach a KKT residual below {NEWTON_RTOL:g} "
+                f"in {NEWTON_ITERATIONS} iterations (relative residual {residual:.3g})."
+            )
+        m = kkt.S.numel()
+        lam, theta = float(z[m + 1]), float(z[m + 2])
+        outside = allowed.copy()
+        outside[kkt.S.numpy()] = False
+        mu = np.where(outside, theta - lam * instance.pi, np.inf)
+        if mu.min() >= -NEWTON_RTOL * (abs(theta) + abs(lam)):
+            break
+        grown = np.sort(np.append(kkt.S.numpy(), np.argmin(mu)))
+        q_next = kkt.weights(z)
+        q_next[np.argmin(mu)] = ZERO_WEIGHT_RTOL * instance.Q  # small positive start
+        kkt = _SupportKKT(instance, q_next, "polish_weights", support=grown)
     qp = kkt.weights(z)
     return WeightSolution(
         qp, instance.objective(qp), "optimal", excluded_clients(qp, instance.Q), "newton"

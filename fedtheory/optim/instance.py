@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from fedtheory.bounds.cafed import Theorem2Program
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_bool_array, check_real, check_simplex
 
@@ -144,6 +145,56 @@ class WeightInstance:
         g = check_real(Gamma_prime, "Gamma_prime", owner, low=0.0)
         kb = check_real(trade_off, "trade_off", owner, low=0.0)
         return cls(a, B, C, pi, alpha, Q, "tv", 8.0 * k**4 * g * kb)
+
+    @classmethod
+    def from_theorem2(
+        cls,
+        program: Theorem2Program,
+        alpha,
+        *,
+        kappa: float | None = None,
+        bias: BiasKind = "none",
+        Gamma: float = 0.0,
+        trade_off: float = 1.0,
+    ) -> WeightInstance:
+        r"""The weight program of CA-Fed Theorem 2's coefficients (``cafed.theorem2_program``).
+
+        Without ``kappa``: :math:`f(q)` is Theorem 2's bound on
+        :math:`\mathbb E[F_B(\bar w_T)-F_B^*]` (upper bound; :math:`A,B,C` divided by
+        :math:`\sum_t\eta_t`). With ``kappa``: :math:`f(q)=2\kappa^2\cdot` that bound
+        :math:`+\ \bar\kappa^2\epsilon_{\rm bias}`, problem (III-C) (Theorem 1, ``bias="chi2"``,
+        ``Gamma`` = :math:`\Gamma`) or its Theorem 3 variant (``bias="tv"``, ``Gamma`` =
+        :math:`\Gamma'`, fixed). :math:`A=\Sigma` scales with :math:`\pi` (use
+        ``curvature_scales_with_pi=True`` in :func:`~fedtheory.optim.weight_sensitivity`)."""
+        owner = "WeightInstance.from_theorem2"
+        if not isinstance(program, Theorem2Program):
+            raise ParameterError(
+                f"The 'program' parameter of {owner} must be a Theorem2Program. "
+                f"Got {type(program).__name__} instead."
+            )
+        if kappa is None:
+            if bias != "none":
+                raise ParameterError(
+                    f"The 'bias' parameter of {owner} must be 'none' without kappa. "
+                    f"Got {bias!r} instead."
+                )
+            scale, weight = 1.0 / program.sum_eta, 0.0
+        else:
+            k = check_real(kappa, "kappa", owner, low=1.0)
+            g = check_real(Gamma, "Gamma", owner, low=0.0)
+            kb = check_real(trade_off, "trade_off", owner, low=0.0)
+            scale = 2.0 * k**2 / program.sum_eta
+            weight = {"chi2": 2.0, "tv": 8.0}.get(bias, 0.0) * k**4 * g * kb
+        return cls(
+            program.A * scale,
+            program.B * scale,
+            program.C * scale,
+            program.pi,
+            alpha,
+            program.Q,
+            bias,
+            weight,
+        )
 
     def objective(self, q) -> float:
         r""":math:`f(q)` for weights ``q [N]`` (scale matters: use :math:`\|q\|_1=Q`)."""

@@ -16,6 +16,7 @@ from fedtheory.sim.aggregation import (
     unbiased_weights,
 )
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
+from fedtheory.sim.cafed import AdaFedWeights, CaFed, CaFedState, F3astWeights
 from fedtheory.sim.fedavg import FedAvg, FedAvgState
 from fedtheory.sim.fedlaavg import FedLaAvg, FedLaAvgState, absent_longest
 from fedtheory.sim.fedvarp import FedVARP, FedVARPState
@@ -30,6 +31,10 @@ from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
 from fedtheory.sim.selection_runner import SelectionRecord, run_selection
 
 __all__ = [
+    "AdaFedWeights",
+    "CaFed",
+    "CaFedState",
+    "F3astWeights",
     "MIFA",
     "Algorithm",
     "AverageAll",

@@ -13,7 +13,10 @@ Updates here are :math:`\Delta=y_E-w` (the paper's have the opposite sign and
 the update before the server rate, as in (16); the official code has :math:`\eta_g=1`.
 With ``full_first_round=True`` every client participates in round 0, where all
 :math:`c_i=0`, so round 0 is a plain average (the paper's and code's initialisation).
-Rounds nobody participates in leave everything unchanged.
+Rounds nobody participates in leave everything unchanged. A round with a single
+participant leaves its correction unchanged too (:math:`v=\Delta_i+c_i`, so
+:math:`c_i\leftarrow v-\Delta_i=c_i`): without the full first round, MimiC is plain FedAvg
+whenever one client is active at a time (e.g. FedLaAvg's Example 1) [derived, tested].
 """
 
 from __future__ import annotations

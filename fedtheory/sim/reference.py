@@ -12,14 +12,17 @@ draws for all participants at once), so only the distribution is the same.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
+from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.cafed import CaFed
 from fedtheory.sim.fedavg import FedAvg
 from fedtheory.sim.fedlaavg import FedLaAvg
 from fedtheory.sim.fedvarp import FedVARP
@@ -145,7 +148,87 @@ def _mimic(problem, alg: MimiC, mask, w, gen):
     return out
 
 
-_REFERENCES = {FedAvg: _fedavg, MIFA: _mifa, FedVARP: _fedvarp, FedLaAvg: _fedlaavg, MimiC: _mimic}
+def _cafed_proxy(q, pi_hat, gap, alpha, bias_coef):
+    """CA-Fed (18): <F_hat - F_hat^*, pi ~. q> + kappa_bar^2 Gamma_hat' d_TV^2(alpha, pi ~. q)."""
+    n = len(q)
+    mass = sum(pi_hat[k] * q[k] for k in range(n))
+    if mass == 0:
+        return math.nan
+    p_eff = [pi_hat[k] * q[k] / mass for k in range(n)]
+    tv = 0.5 * sum(abs(alpha[k] - p_eff[k]) for k in range(n))
+    return sum(gap[k] * p_eff[k] for k in range(n)) + bias_coef * tv**2
+
+
+def _cafed(problem, alg: CaFed, mask, w, gen):
+    """CA-Fed, Algorithm 1 of Rodio et al. 2023, line by line for one replicate."""
+    n = mask.shape[1]
+    alpha = alg.alpha
+    loss_hat, loss_min, started = np.zeros(n), np.zeros(n), False
+    on, n11, n10, n00, n01 = (np.zeros(n) for _ in range(5))
+    last = None
+    out = [w]
+    for t, m in enumerate(mask):
+        losses = problem.client_losses(w)
+        active = [k for k in range(n) if m[k]]
+        if not started and active:  # first observation: unseen clients get the mean loss
+            mean = sum(losses[k] for k in active) / len(active)
+            for k in range(n):
+                loss_hat[k] = losses[k] if m[k] else mean
+                loss_min[k] = loss_hat[k]
+            started = True
+        elif started:
+            for k in active:  # (15)
+                loss_hat[k] = (1 - alg.beta) * loss_hat[k] + alg.beta * losses[k]
+            for k in range(n):
+                loss_min[k] = min(loss_min[k], loss_hat[k])
+        if alg.prior is None:
+            pi_hat, lam_hat = alg.pi, alg.lam
+        else:
+            p = alg.prior
+            pi_hat, lam_hat = np.zeros(n), np.zeros(n)
+            for k in range(n):
+                on[k] += m[k]
+                if last is not None:
+                    n11[k] += last[k] and m[k]
+                    n10[k] += last[k] and not m[k]
+                    n00[k] += not last[k] and not m[k]
+                    n01[k] += not last[k] and m[k]
+                pi_hat[k] = (on[k] + p.on) / (t + 1 + p.on + p.off)
+                a = (n11[k] + p.stay_on) / (n11[k] + n10[k] + p.stay_on + p.leave_on)
+                b = (n00[k] + p.stay_off) / (n00[k] + n01[k] + p.stay_off + p.leave_off)
+                lam_hat[k] = a + b - 1
+            last = m.copy()
+        gap = [loss_hat[k] - loss_min[k] for k in range(n)]
+        gamma = max(gap)  # (17)
+
+        q = [alpha[k] / pi_hat[k] for k in range(n)]
+        by_lambda = sorted(range(n), key=lambda k: -lam_hat[k])
+        by_pi = sorted(range(n), key=lambda k: pi_hat[k])
+        for order in (by_lambda, by_pi):  # get(), twice
+            eps = _cafed_proxy(q, pi_hat, gap, alpha, alg.trade_off * gamma)
+            for k in order:
+                trial = list(q)
+                trial[k] = 0.0
+                eps_trial = _cafed_proxy(trial, pi_hat, gap, alpha, alg.trade_off * gamma)
+                if math.isfinite(eps_trial) and eps - eps_trial >= alg.tau:
+                    q, eps = trial, eps_trial
+        v = np.zeros_like(w)
+        for k in active:
+            if q[k] > 0:
+                v += q[k] * local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out
+
+
+_REFERENCES = {
+    FedAvg: _fedavg,
+    MIFA: _mifa,
+    FedVARP: _fedvarp,
+    FedLaAvg: _fedlaavg,
+    MimiC: _mimic,
+    CaFed: _cafed,
+}
 
 
 def run(
@@ -158,6 +241,12 @@ def run(
 ) -> np.ndarray:
     """Iterates ``[T+1, d]`` of ``algorithm`` on one replicate with availability
     ``mask [T, N]`` from ``w0 [d]``, one client at a time."""
+    if type(algorithm) not in _REFERENCES:
+        known = ", ".join(cls.__name__ for cls in _REFERENCES)
+        raise ParameterError(
+            f"The 'algorithm' parameter of reference.run must be one of {known}. "
+            f"Got {type(algorithm).__name__} instead."
+        )
     mask = np.array(mask, dtype=bool)
     if algorithm.full_first_round and mask.shape[0] > 0:
         mask[0] = True

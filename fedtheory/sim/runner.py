@@ -20,8 +20,9 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import Algorithm
 from fedtheory.sim.record import RunRecord
 
-MASK_CHUNK_ELEMENTS = 1 << 24
-"""Availability is sampled in chunks of about this many (replicate, round, client) cells."""
+CHUNK_ELEMENTS = 1 << 24
+"""Availability is sampled (and exact gradients evaluated) in chunks of about this many
+cells, so that memory stays bounded for large N."""
 
 
 def evaluate_metrics(
@@ -31,15 +32,20 @@ def evaluate_metrics(
 
     ``gap`` = :math:`F(w)-F^*`; ``gap_B`` = :math:`F_B(w)-F_B^*` with
     :math:`F_B=\sum_kp_kF_k` for ``biased_weights`` :math:`p` (CA-Fed (4)); ``grad_sq`` =
-    :math:`\|\nabla F(w)\|^2` if the problem has an exact ``full_grad(w [d]) -> [d]``
-    (data-backed problems); ``accuracy`` if it has ``accuracy(w [..., d]) -> [...]``."""
+    :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has exact
+    ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
+    ``accuracy(w [..., d]) -> [...]``."""
     out = {"gap": problem.loss(w) - problem.optimum()[1]}
     if biased_weights is not None:
         out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
-    if hasattr(problem, "full_grad"):
-        points = w.reshape(-1, w.shape[-1])  # [P, d]
-        sq = [float(np.sum(np.square(problem.full_grad(x)))) for x in points]
-        out["grad_sq"] = np.array(sq).reshape(w.shape[:-1])
+    if hasattr(problem, "client_grads"):
+        points = w.reshape(-1, w.shape[-1])  # [P, d], in chunks of [chunk, N, d] gradients
+        chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
+        sq = [
+            np.sum(np.square(np.einsum("n,pnd->pd", problem.alpha, problem.client_grads(x))), -1)
+            for x in np.array_split(points, range(chunk, len(points), chunk))
+        ]
+        out["grad_sq"] = np.concatenate(sq).reshape(w.shape[:-1])
     if hasattr(problem, "accuracy"):
         out["accuracy"] = np.asarray(problem.accuracy(w))
     return out
@@ -119,7 +125,7 @@ def simulate(
     participants = torch.empty(replicates, rounds, dtype=torch.int64)
     weight_sum = None
     name = getattr(algorithm, "name", type(algorithm).__name__)
-    chunk = max(1, min(rounds, MASK_CHUNK_ELEMENTS // (replicates * n)))
+    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
     for t0 in range(0, rounds, chunk):
         mask = availability.sample(
             min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0

@@ -1,0 +1,253 @@
+r"""Simulator benchmark: vectorised simulator vs the plain reference loop, throughput vs the
+machine's measured rates, and a 10^5-client run. Everything is measured in one run.
+
+Run from the repository root (with the project's environment)::
+
+    python -m benchmarks.bench_sim           # full sizes, about 2-3 minutes on 2 cores
+    python -m benchmarks.bench_sim --quick   # smoke run with small sizes, seconds
+    python -m benchmarks.bench_sim --threads 2   # let torch use 2 threads (default 1)
+
+One thread by default: the reference loop cannot use more, and on a shared machine extra
+threads mostly wait for each other.
+
+1. Binary ridge logistic regression on CA-Fed App. F data (N = 100 clients, d = 100,
+   200 samples each), FedAvg with E = 5 local steps, mini-batches of 32, 16 replicate seeds,
+   Bernoulli availability: time of ``simulate`` (all replicates and clients as tensor
+   dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one client at a time).
+2. The vectorised run's throughput, in GFLOP/s against a float64 matmul measured now, and in
+   GB/s of mini-batch traffic against a measured memory copy.
+3. 10^5 clients x 10^3 rounds of a linear model (logistic regression, d = 10) with 1%
+   Bernoulli participation.
+4. The algorithms with per-client server state on the same 10^5 clients (fewer rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from fedtheory import rng
+from fedtheory.availability import Bernoulli
+from fedtheory.data import cafed_clustered
+from fedtheory.problems import LogisticRegressionProblem
+from fedtheory.sim import (
+    MIFA,
+    AverageParticipating,
+    FedAU,
+    FedAvg,
+    FedLaAvg,
+    FedVARP,
+    MimiC,
+    reference,
+    simulate,
+)
+
+FULL = {
+    "compare": {"clients": 100, "dim": 100, "samples": 200, "replicates": 16, "rounds": 12},
+    "large": {"clients": 100_000, "dim": 10, "samples": 16, "replicates": 1, "rounds": 1000},
+}
+QUICK = {
+    "compare": {"clients": 10, "dim": 8, "samples": 40, "replicates": 2, "rounds": 2},
+    "large": {"clients": 2000, "dim": 4, "samples": 8, "replicates": 1, "rounds": 20},
+}
+LOCAL_STEPS, BATCH, LR = 5, 32, 0.05
+
+
+def timed(fn):
+    """``(result, seconds)`` of one call."""
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def matmul_gflops(n: int = 768, repeats: int = 4) -> float:
+    """Measured float64 matrix-multiply rate (GFLOP/s) of this machine, now."""
+    a = torch.randn(n, n, dtype=torch.float64)
+    a @ a
+    _, sec = timed(lambda: [a @ a for _ in range(repeats)])
+    return 2 * n**3 * repeats / sec / 1e9
+
+
+def copy_gbytes(megabytes: int = 128, repeats: int = 4) -> float:
+    """Measured memory bandwidth (GB/s, read + write) of a large tensor copy."""
+    src = torch.ones(megabytes * 2**20 // 8, dtype=torch.float64)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    _, sec = timed(lambda: [dst.copy_(src) for _ in range(repeats)])
+    return 2 * src.numel() * 8 * repeats / sec / 1e9
+
+
+class GradTimer:
+    """Delegates to a problem and accumulates the seconds spent in its ``grad``."""
+
+    def __init__(self, problem) -> None:
+        self.problem, self.seconds = problem, 0.0
+
+    def grad(self, w, clients, generator=None):
+        start = time.perf_counter()
+        g = self.problem.grad(w, clients, generator)
+        self.seconds += time.perf_counter() - start
+        return g
+
+    def __getattr__(self, name):
+        return getattr(self.problem, name)
+
+
+def logistic(size: dict, batch: int) -> LogisticRegressionProblem:
+    """Ridge logistic regression on CA-Fed App. F clustered data, mini-batch ``grad``."""
+    data = cafed_clustered(size["clients"], size["dim"], size["samples"], seed=0)
+    problem = LogisticRegressionProblem(data, batch_size=batch)
+    problem.optimum()  # solved once here, outside the timings
+    return problem
+
+
+def compare_with_reference(size: dict) -> dict[str, float]:
+    """Time the vectorised simulator and the reference loop on the same instance and masks."""
+    problem = logistic(size, BATCH)
+    process = Bernoulli(np.linspace(0.2, 0.8, size["clients"]))
+    alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+    reps, rounds, seed = size["replicates"], size["rounds"], 0
+
+    timer = GradTimer(problem)
+
+    def vectorised():
+        return simulate(
+            timer, process, alg, rounds=rounds, replicates=reps, seed=seed, eval_every=rounds
+        )
+
+    vectorised()  # warm-up (imports, caches)
+    timer.seconds = 0.0
+    record, t_vec = timed(vectorised)
+
+    def loop():
+        for r in range(reps):  # seeds one after another, clients one at a time
+            reference.run(
+                problem,
+                alg,
+                record.participation[r],
+                np.zeros(problem.dim),
+                generator=lambda t, r=r: rng.torch_generator(seed + r, t, rng.GRADIENT_NOISE),
+            )
+
+    _, t_ref = timed(loop)
+    pair_steps = int(record.participants.sum()) * LOCAL_STEPS
+    flops = pair_steps * 4 * BATCH * size["dim"]  # forward + backward of the mini-batch
+    traffic = pair_steps * 3 * BATCH * size["dim"] * 8  # gather (read + write) + 2 passes
+    return {
+        "t_vec": t_vec,
+        "t_ref": t_ref,
+        "t_grad": timer.seconds,
+        "pair_steps": pair_steps,
+        "gflops": flops / t_vec / 1e9,
+        "gbytes": traffic / t_vec / 1e9,
+        "final_gap": float(record.metrics["gap"][:, -1].mean()),
+    }
+
+
+def large_run(size: dict) -> dict[str, float]:
+    """10^5 clients x 10^3 rounds, 1% Bernoulli participation (timing includes sampling)."""
+    problem = logistic(size, 16)
+    process = Bernoulli(np.full(size["clients"], 0.01))
+    alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+    rounds = size["rounds"]
+    record, sec = timed(
+        lambda: simulate(
+            problem,
+            process,
+            alg,
+            rounds=rounds,
+            replicates=size["replicates"],
+            eval_every=rounds,
+            keep_masks=False,
+        )
+    )
+    return {
+        "seconds": sec,
+        "participants": float(record.participants.mean()),
+        "gap0": float(record.metrics["gap"][0, 0]),
+        "gapT": float(record.metrics["gap"][0, -1]),
+    }
+
+
+def every_algorithm_large(size: dict, rounds: int) -> dict[str, float]:
+    """Seconds per 100 rounds of each algorithm on the 10^5-client instance."""
+    problem = logistic(size, 16)
+    process = Bernoulli(np.full(size["clients"], 0.01))
+    cfg = {"local_steps": LOCAL_STEPS, "lr": LR}
+    algorithms = {
+        "fedau": FedAvg(FedAU(), **cfg),
+        "mifa": MIFA(**cfg),
+        "fedvarp": FedVARP(**cfg),
+        "fedlaavg": FedLaAvg(clients_per_round=max(1, size["clients"] // 100), **cfg),
+        "mimic": MimiC(**cfg),
+    }
+    out = {}
+    for name, alg in algorithms.items():
+        _, sec = timed(
+            lambda alg=alg: simulate(
+                problem, process, alg, rounds=rounds, eval_every=rounds, keep_masks=False
+            )
+        )
+        out[name] = 100 * sec / rounds
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """Run the benchmark, print the figures side by side, return them."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small smoke-test sizes")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (default 1, like the reference)"
+    )
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    previous = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
+        return _run(sizes)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _run(sizes: dict) -> dict[str, dict[str, float]]:
+    """Measure and print (see the module docstring)."""
+    c, g = sizes["compare"], sizes["large"]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), float64")
+    peak, bandwidth = matmul_gflops(), copy_gbytes()
+    print(f"machine: matmul {peak:.1f} GFLOP/s, memory copy {bandwidth:.1f} GB/s")
+    cmp = compare_with_reference(c)
+    print(
+        f"[1] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
+        f"R={c['replicates']} T={c['rounds']}: vectorised {cmp['t_vec']:.3g} s, "
+        f"reference loop {cmp['t_ref']:.3g} s, speed-up {cmp['t_ref'] / cmp['t_vec']:.1f}x; "
+        f"the problem's grad takes {cmp['t_grad'] / cmp['t_vec']:.0%} of the vectorised time"
+    )
+    print(
+        f"[2] throughput {cmp['gflops']:.2f} GFLOP/s = {cmp['gflops'] / peak:.1%} of matmul; "
+        f"mini-batch traffic {cmp['gbytes']:.2f} GB/s = {cmp['gbytes'] / bandwidth:.1%} "
+        f"of memory copy ({cmp['pair_steps']} client-steps)"
+    )
+    big = large_run(g)
+    print(
+        f"[3] N={g['clients']} clients x T={g['rounds']} rounds, 1% participation "
+        f"({big['participants']:.0f} per round), d={g['dim']}, E={LOCAL_STEPS}: "
+        f"{big['seconds']:.3g} s (gap {big['gap0']:.3g} -> {big['gapT']:.3g})"
+    )
+    others = every_algorithm_large(g, max(1, g["rounds"] // 5))
+    print(
+        f"[4] same N={g['clients']}, seconds per 100 rounds: "
+        + ", ".join(f"{name} {sec:.2f}" for name, sec in others.items())
+    )
+    return {
+        "machine": {"gflops": peak, "gbytes": bandwidth},
+        "compare": cmp,
+        "large": big,
+        "others": others,
+    }
+
+
+if __name__ == "__main__":
+    main()
