@@ -41,7 +41,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]
 
@@ -170,7 +170,8 @@ class DataProblem(ABC):
         X, y, mean_weight = self._stored(dtype)
         if self.full_batch:
             return X[clients], y[clients], mean_weight[clients]
-        b, m = self.batch_size, clients.shape[0]
+        check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
+        b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
         counts = self._counts[clients]  # [M]
         if self.sampling == "with_replacement":
             u = torch.rand((m, b), generator=generator, dtype=torch.float64)

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_real, check_seed, check_simplex
+from fedtheory.params import check_array, check_instance, check_real, check_seed, check_simplex
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 
 __all__ = ["QuadraticProblem"]
@@ -200,7 +200,8 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r""":math:`A_k(w-c_k)+\xi` for ``w [M, d]``, ``clients [M]`` -> ``[M, d]``."""
         A = self._A_t[clients].to(w.dtype)
         g = torch.einsum("mij,mj->mi", A, w - self._c_t[clients].to(w.dtype))
-        if self.noise_std > 0:
+        if self.noise_std > 0:  # never torch's global generator
+            check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")
             noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
             g = g + self.noise_std * noise
         return g
