@@ -76,6 +76,7 @@ from fedtheory.markov import (
     two_state_transitions,
 )
 from fedtheory.optim import e3cs as optim_e3cs
+from fedtheory.params import check_bool, check_instance, check_int_array
 from fedtheory.problems import (
     Ball,
     LeastSquaresProblem,
@@ -709,3 +710,45 @@ def test_every_theorem_rejects_a_bad_type_and_an_out_of_range_value(key):
     for bad in (STRING, outside):
         with pytest.raises(ParameterError, match=f"'{name}' parameter of "):
             theorem.evaluate(**{**values, name: bad})
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        QuadraticProblem.random(3, 2, noise_std=0.5, seed=0),
+        LeastSquaresProblem(DATA, batch_size=2),
+        MLPProblem(CLASSES, hidden=(4,), batch_size=2),
+    ],
+    ids=repr,
+)
+def test_stochastic_gradients_never_fall_back_to_the_global_generator(problem):
+    w = torch.zeros(2, problem.dim, dtype=torch.float64)
+    clients = torch.tensor([0, 1])
+    with pytest.raises(ParameterError, match="'generator' parameter of"):
+        problem.grad(w, clients)
+    torch.testing.assert_close(
+        problem.grad(w, clients, torch.Generator().manual_seed(3)),
+        problem.grad(w, clients, torch.Generator().manual_seed(3)),
+    )
+
+
+HELPER_CASES = [
+    (lambda: check_bool("yes", "flag", "f"), "The 'flag' parameter of f must be a bool. Got"),
+    (lambda: check_instance(3, Ball, "ball", "f"), "'ball' parameter of f must be a Ball. Got"),
+    (
+        lambda: check_int_array([1.0, 1.5], "ids", "f"),
+        "'ids' parameter of f must be an array of int",
+    ),
+    (
+        lambda: check_int_array([1, -1], "ids", "f", low=0),
+        "'ids' parameter of f must be an array wi",
+    ),
+]
+
+
+@pytest.mark.parametrize("call, message", HELPER_CASES)
+def test_new_parameter_helpers_refuse_and_never_truncate(call, message):
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        call()
+    assert check_bool(np.bool_(True), "flag", "f") is True
+    assert check_int_array([2.0, 3], "ids", "f").dtype == np.int64
