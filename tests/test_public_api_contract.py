@@ -88,6 +88,7 @@ from fedtheory.problems import (
     max_quadratic_on_ball,
 )
 from fedtheory.problems import ball as ball_module
+from fedtheory.problems.base import check_points
 from fedtheory.sim import selection, selection_reference, selection_runner
 from fedtheory.sim.selection_fedavg import SelectedFedAvg
 from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
@@ -460,6 +461,12 @@ CONTRACT |= {
         ("ball", STRING),
         ("w_ref", np.zeros(3)),
     ),
+    _m(f"{PR}.base", "check_points"): Case(
+        check_points, {"w": np.zeros(2), "dim": 2, "owner": "t"}, ("w", STRING), ("w", np.zeros(3))
+    ),
+    _m(f"{PR}.quadratic", "QuadraticProblem.client_losses"): Case(
+        QUAD.client_losses, {"w": np.zeros(2)}, ("w", STRING), ("w", np.zeros(3))
+    ),
     _m(f"{PR}.data_backed", "DataProblem"): Case(
         LeastSquaresProblem, PROBLEM_KW, ("data", STRING), ("ridge", -1.0)
     ),
@@ -671,7 +678,8 @@ EXEMPT: dict[str, str] = {
 def test_every_public_callable_has_a_contract_entry():
     enumerated = set().union(*(public_callables(m) for m in MODULES))
     assert enumerated - set(CONTRACT) - set(EXEMPT) == set(), "public callables without entry"
-    assert (set(CONTRACT) | set(EXEMPT)) - enumerated == set(), "entries for no public callable"
+    methods = {key for key in CONTRACT if "." in key.split(":")[1]}  # extra: a few methods
+    assert (set(CONTRACT) | set(EXEMPT)) - methods - enumerated == set(), "stale entries"
     assert not set(CONTRACT) & set(EXEMPT)
 
 

@@ -41,7 +41,8 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
+from fedtheory.params import check_instance, check_int, check_real, check_simplex
+from fedtheory.problems.base import check_points
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]
 
@@ -141,13 +142,7 @@ class DataProblem(ABC):
         return p
 
     def _points(self, w, name: str = "w") -> np.ndarray:
-        w = check_array(w, name, self._owner)
-        if w.ndim < 1 or w.shape[-1] != self.dim:
-            raise ParameterError(
-                f"The '{name}' parameter of {self._owner} must be an array of shape (..., "
-                f"{self.dim}). Got shape {w.shape} instead."
-            )
-        return w
+        return check_points(w, self.dim, self._owner, name)
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property

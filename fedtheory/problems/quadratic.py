@@ -23,6 +23,7 @@ import torch
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_instance, check_real, check_seed, check_simplex
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
+from fedtheory.problems.base import check_points
 
 __all__ = ["QuadraticProblem"]
 
@@ -143,8 +144,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` for ``w [..., d]`` -> ``[..., N]``."""
-        w = np.asarray(w, dtype=np.float64)
-        diff = w[..., None, :] - self.c  # [..., N, d]
+        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c  # [..., N, d]
         return 0.5 * np.einsum("...ni,nij,...nj->...n", diff, self.A, diff)
 
     def loss(self, w, weights=None) -> np.ndarray:
@@ -186,7 +186,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)`: ``w [..., d]`` -> ``[..., N, d]``."""
-        diff = np.asarray(w, dtype=np.float64)[..., None, :] - self.c
+        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c
         return np.einsum("nij,...nj->...ni", self.A, diff)
 
     def noise_variance(self, w) -> np.ndarray:
