@@ -116,6 +116,11 @@ class QuadraticProblem(QuadraticConstantsMixin):
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
         L = check_real(L, "L", owner, low=mu)
         spread = check_real(spread, "spread", owner, low=0.0)
+        if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
+            raise ParameterError(
+                f"The 'L' parameter of {owner} must equal mu = {mu:g} for one client in one "
+                f"dimension (a single eigenvalue). Got {L:g} instead."
+            )
         rng = np.random.default_rng(check_seed(seed, owner))
         eig = rng.uniform(mu, L, size=(n, d))
         eig.flat[0], eig.flat[-1] = mu, L
