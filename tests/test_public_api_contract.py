@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import re
 from typing import Any, NamedTuple
 
@@ -93,29 +94,21 @@ from fedtheory.sim import selection, selection_reference, selection_runner
 from fedtheory.sim.selection_fedavg import SelectedFedAvg
 from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
 
-MODULES = [
-    "fedtheory.markov",
-    *(
-        f"fedtheory.availability.{m}"
-        for m in "base bernoulli blocks builders clusters cyclic diurnal dropout estimators "
-        "markov sampling time_varying trace".split()
-    ),
-    *(
-        f"fedtheory.bounds.{m}"
-        for m in "base catalogue cafed divergences e3cs errata fedau fedlaavg mimic symbols".split()
-    ),
-    *(
-        f"fedtheory.problems.{m}"
-        for m in "ball base data_backed least_squares logistic mlp quadratic".split()
-    ),
-    *(f"fedtheory.data.{m}" for m in "digits federated splits synthetic".split()),
-    "fedtheory.sim.selection",
-    "fedtheory.sim.selection_policies",
-    "fedtheory.sim.selection_runner",
-    "fedtheory.sim.selection_fedavg",
-    "fedtheory.sim.selection_reference",
-    "fedtheory.optim.e3cs",
-]
+
+def _finished_modules() -> list[str]:
+    """The finished layers: every module of four packages (a new module is included), the
+    Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
+    names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
+    for package in ("availability", "bounds", "problems", "data"):
+        path = importlib.import_module(f"fedtheory.{package}").__path__
+        names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
+    sim = importlib.import_module("fedtheory.sim").__path__
+    names += [f"fedtheory.sim.{m.name}" for m in pkgutil.iter_modules(sim)
+              if m.name.startswith("selection")]  # fmt: skip
+    return names
+
+
+MODULES = _finished_modules()
 
 
 def public_callables(module_name: str) -> set[str]:
