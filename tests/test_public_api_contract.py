@@ -386,6 +386,9 @@ CONTRACT |= {
     _m(f"{BD}.errata", "e3cs_fact8"): Case(
         errata.e3cs_fact8, {}, ("target_exponent", STRING), ("target_exponent", -1.0)
     ),
+    _m(f"{BD}.errata", "successive_sampling_inclusion"): Case(
+        errata.successive_sampling_inclusion, {"p": [0.5, 0.5]}, ("p", STRING), ("p", [0.5, 0.4])
+    ),
     _m(f"{BD}.errata", "fedlaavg_missing_one_over_n"): Case(
         errata.fedlaavg_missing_one_over_n, {}, ("iterations", 2.5), ("iterations", 0)
     ),

@@ -19,7 +19,8 @@ import torch
 from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
-from fedtheory.params import check_int, check_real
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 SOLVER = "CLARABEL"
@@ -309,11 +310,27 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
     )
 
 
+def successive_sampling_inclusion(p) -> np.ndarray:
+    r"""Exact inclusion probabilities of ``torch.multinomial(p, k, replacement=False)`` with
+    :math:`k=\sum_ip_i` (E3CS's sampler; what E3CS Sec. IV assumes to be :math:`p`):
+    :func:`~fedtheory.availability.sampling.successive_inclusion_probabilities` at that
+    :math:`k`, which must be an integer (up to 1e-9)."""
+    owner = "successive_sampling_inclusion"
+    p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
+    k = round(float(p.sum()))
+    if k < 1 or abs(p.sum() - k) > 1e-9:
+        raise ParameterError(
+            f"The 'p' parameter of {owner} must sum to an integer k >= 1. "
+            f"Got sum {p.sum():g} instead."
+        )
+    return successive_inclusion_probabilities(p, k)
+
+
 def e3cs_successive_sampling() -> Erratum:
     r"""E3CS: selection with ``torch.multinomial(p, k, replacement=False)`` is claimed to give
     :math:`\mathbb E\mathbb 1_{i\in A_t}=p_{i,t}`; successive sampling does not."""
     p = np.array([0.9, 0.6, 0.3, 0.2])
-    incl = successive_inclusion_probabilities(p, 2)
+    incl = successive_sampling_inclusion(p)
     gap = float(np.max(np.abs(incl - p)))
     return Erratum(
         "e3cs.sampler",
