@@ -41,7 +41,8 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import check_instance, check_int, check_real, check_simplex
+from fedtheory.problems.base import check_points
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]
 
@@ -141,13 +142,7 @@ class DataProblem(ABC):
         return p
 
     def _points(self, w, name: str = "w") -> np.ndarray:
-        w = check_array(w, name, self._owner)
-        if w.ndim < 1 or w.shape[-1] != self.dim:
-            raise ParameterError(
-                f"The '{name}' parameter of {self._owner} must be an array of shape (..., "
-                f"{self.dim}). Got shape {w.shape} instead."
-            )
-        return w
+        return check_points(w, self.dim, self._owner, name)
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property
@@ -170,7 +165,8 @@ class DataProblem(ABC):
         X, y, mean_weight = self._stored(dtype)
         if self.full_batch:
             return X[clients], y[clients], mean_weight[clients]
-        b, m = self.batch_size, clients.shape[0]
+        check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
+        b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
         counts = self._counts[clients]  # [M]
         if self.sampling == "with_replacement":
             u = torch.rand((m, b), generator=generator, dtype=torch.float64)
@@ -342,6 +338,15 @@ class DataProblem(ABC):
 
 class ClassificationProblem(DataProblem):
     """A data-backed problem whose model predicts labels (subclasses give ``_correct``)."""
+
+    @staticmethod
+    def _multiclass(data: FederatedDataset, owner: str) -> int:
+        """``data.num_classes``, which a multiclass model needs set."""
+        if data.num_classes is None:
+            raise ParameterError(
+                f"The 'data' parameter of {owner} must have num_classes set. Got None instead."
+            )
+        return data.num_classes
 
     @abstractmethod
     def _correct(self, w, X, y) -> torch.Tensor:
