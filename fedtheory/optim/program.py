@@ -60,6 +60,11 @@ SOLVER_OPTIONS: dict[str, float] = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "t
 SOLVER_RETRY_OPTIONS: dict[str, float | bool] = {**SOLVER_OPTIONS, "equilibrate_enable": False}
 """Second attempt, same tolerances, when the first ends short of 'optimal' (degenerate
 instances such as equal availabilities with a total-variation optimum at the kink)."""
+SOLVER_LAST_OPTIONS: dict[str, float | bool] = {
+    **SOLVER_OPTIONS,
+    "static_regularization_enable": False,
+}
+"""Third attempt, same tolerances (badly scaled chi-square instances with a tiny alpha_k)."""
 ZERO_WEIGHT_RTOL = SOLVER_OPTIONS["tol_gap_rel"] ** 0.5
 r"""A client counts as excluded when :math:`q_k\le` ``ZERO_WEIGHT_RTOL`` :math:`\cdot Q`.
 Interior-point solvers return small positive values instead of exact zeros; an objective
@@ -177,7 +182,7 @@ class WeightProgram:
                 f"Got {type(instance).__name__} instead."
             )
         self._assign(instance)
-        for options in (SOLVER_OPTIONS, SOLVER_RETRY_OPTIONS):
+        for options in (SOLVER_OPTIONS, SOLVER_RETRY_OPTIONS, SOLVER_LAST_OPTIONS):
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", "Solution may be inaccurate")
