@@ -13,7 +13,8 @@ threads mostly wait for each other.
 1. Binary ridge logistic regression on CA-Fed App. F data (N = 100 clients, d = 100,
    200 samples each), FedAvg with E = 5 local steps, mini-batches of 32, 16 replicate seeds,
    Bernoulli availability: time of ``simulate`` (all replicates and clients as tensor
-   dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one client at a time).
+   dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one client at a time);
+   then the same with the problem's ``compute_dtype=torch.float32`` (both paths).
 2. The vectorised run's throughput, in GFLOP/s against a float64 matmul measured now, and in
    GB/s of mini-batch traffic against a measured memory copy.
 3. 10^5 clients x 10^3 rounds of a linear model (logistic regression, d = 10) with 1%
@@ -96,17 +97,22 @@ class GradTimer:
         return getattr(self.problem, name)
 
 
-def logistic(size: dict, batch: int) -> LogisticRegressionProblem:
+def logistic(
+    size: dict, batch: int, compute_dtype: torch.dtype | None = None
+) -> LogisticRegressionProblem:
     """Ridge logistic regression on CA-Fed App. F clustered data, mini-batch ``grad``."""
     data = cafed_clustered(size["clients"], size["dim"], size["samples"], seed=0)
-    problem = LogisticRegressionProblem(data, batch_size=batch)
+    problem = LogisticRegressionProblem(data, batch_size=batch, compute_dtype=compute_dtype)
     problem.optimum()  # solved once here, outside the timings
     return problem
 
 
-def compare_with_reference(size: dict) -> dict[str, float]:
-    """Time the vectorised simulator and the reference loop on the same instance and masks."""
-    problem = logistic(size, BATCH)
+def compare_with_reference(
+    size: dict, compute_dtype: torch.dtype | None = None
+) -> dict[str, float]:
+    """Time the vectorised simulator and the reference loop on the same instance and masks
+    (both call the same problem's ``grad``, in ``compute_dtype`` if set)."""
+    problem = logistic(size, BATCH, compute_dtype)
     process = Bernoulli(np.linspace(0.2, 0.8, size["clients"]))
     alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
     reps, rounds, seed = size["replicates"], size["rounds"], 0
@@ -135,7 +141,8 @@ def compare_with_reference(size: dict) -> dict[str, float]:
     _, t_ref = timed(loop)
     pair_steps = int(record.participants.sum()) * LOCAL_STEPS
     flops = pair_steps * 4 * BATCH * size["dim"]  # forward + backward of the mini-batch
-    traffic = pair_steps * 3 * BATCH * size["dim"] * 8  # gather (read + write) + 2 passes
+    itemsize = torch.finfo(compute_dtype or torch.float64).bits // 8
+    traffic = pair_steps * 4 * BATCH * size["dim"] * itemsize  # gather (read + write) + 2 reads
     return {
         "t_vec": t_vec,
         "t_ref": t_ref,
@@ -219,11 +226,17 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
     peak, bandwidth = matmul_gflops(), copy_gbytes()
     print(f"machine: matmul {peak:.1f} GFLOP/s, memory copy {bandwidth:.1f} GB/s")
     cmp = compare_with_reference(c)
+    cmp32 = compare_with_reference(c, torch.float32)
     print(
         f"[1] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
         f"R={c['replicates']} T={c['rounds']}: vectorised {cmp['t_vec']:.3g} s, "
         f"reference loop {cmp['t_ref']:.3g} s, speed-up {cmp['t_ref'] / cmp['t_vec']:.1f}x; "
         f"the problem's grad takes {cmp['t_grad'] / cmp['t_vec']:.0%} of the vectorised time"
+    )
+    print(
+        f"[1'] same with compute_dtype=float32 in both (model and metrics stay float64): "
+        f"vectorised {cmp32['t_vec']:.3g} s, reference loop {cmp32['t_ref']:.3g} s, "
+        f"speed-up {cmp32['t_ref'] / cmp32['t_vec']:.1f}x"
     )
     print(
         f"[2] throughput {cmp['gflops']:.2f} GFLOP/s = {cmp['gflops'] / peak:.1%} of matmul; "
@@ -244,6 +257,7 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
     return {
         "machine": {"gflops": peak, "gbytes": bandwidth},
         "compare": cmp,
+        "compare_float32": cmp32,
         "large": big,
         "others": others,
     }
