@@ -202,9 +202,10 @@ class DataProblem(ABC):
         else:
             keys = torch.rand((m, n_max), generator=generator, dtype=torch.float64)
             keys.masked_fill_(~self._valid[clients], 2.0)  # padding sorts last
-            idx = keys.topk(b, dim=1, largest=False).indices  # [M, b] uniform random subset
+            # [M, b] in any order: a uniform b-subset, or all n_k < b samples and padding
+            idx = keys.topk(b, dim=1, largest=False, sorted=False).indices
             size = counts.clamp(max=b)[:, None]  # b_k
-            c = ((torch.arange(b) < size) / size.double()).to(dtype)
+            c = ((idx < counts[:, None]) / size.double()).to(dtype)  # padding is past n_k
         rows = (clients[:, None] * n_max + idx).reshape(-1)  # [M b] rows of the flat tables
         X_batch = X.reshape(-1, p).index_select(0, rows).view(m, b, p)
         return X_batch, y.reshape(-1).index_select(0, rows).view(m, b), c
