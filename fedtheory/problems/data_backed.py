@@ -47,7 +47,7 @@ from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.params import check_array, check_int, check_real, check_simplex
 
-__all__ = ["SAMPLING", "ClassificationProblem", "DataProblem", "matvec", "vecmat"]
+__all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
 
 SAMPLING = ("without_replacement", "with_replacement")
 """Mini-batch sampling schemes of :meth:`DataProblem.grad`."""
