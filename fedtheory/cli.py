@@ -34,14 +34,16 @@ def _validate(args) -> int:
         return 2
     out = Path(args.out)
     outcomes = run(
-        names, out, quick=args.quick, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
+        names, out, size=args.size, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
     )
     violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
-    print(f"report: {out / 'report.md'}  ({violated} violated statement(s))")
+    print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    from validation.registry import SIZES
+
     parser = argparse.ArgumentParser(
         prog="fedtheory", description="Check federated-learning theory."
     )
@@ -56,10 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     v.add_argument("--out", default="results", help="output folder (default: results)")
     mode = v.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="small sizes (minutes on 2 cores)")
     mode.add_argument(
-        "--full", dest="quick", action="store_false", help="paper-scale sizes (default)"
+        "--size",
+        choices=SIZES,
+        default="full",
+        help="tiny (seconds, smoke test), quick (all within 5 minutes on 2 cores) or full "
+        "(paper-scale, the default)",
     )
+    mode.add_argument("--quick", dest="size", action="store_const", const="quick")
+    mode.add_argument("--full", dest="size", action="store_const", const="full")
     v.set_defaults(func=_validate)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -16,7 +16,10 @@ from fedtheory.errors import ParameterError
 
 __all__ = [
     "check_array",
+    "check_bool",
     "check_bool_array",
+    "check_instance",
+    "check_int_array",
     "check_int",
     "check_real",
     "check_seed",
@@ -97,6 +100,21 @@ def check_int(
     return int(value)
 
 
+def check_bool(value: object, name: str, owner: str) -> bool:
+    """Return ``value`` after checking it is a bool (``numpy.bool_`` included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise _fail(name, owner, "a bool", repr(value))
+    return bool(value)
+
+
+def check_instance(value: object, kind: type, name: str, owner: str) -> object:
+    """Return ``value`` after checking ``isinstance(value, kind)`` (classes and
+    ``runtime_checkable`` protocols)."""
+    if not isinstance(value, kind):
+        raise _fail(name, owner, f"a {kind.__name__}", type(value).__name__)
+    return value
+
+
 def check_seed(value: object, owner: str) -> int:
     """A seed is a non-negative integer (no global random state is ever used)."""
     return check_int(value, "seed", owner, low=0)
@@ -134,6 +152,28 @@ def check_array(
     if not np.all(_in_range(a, low, high, low_open, high_open)):
         raise _fail(name, owner, f"an array with entries in {where}", a)
     return a
+
+
+def check_int_array(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    ndim: int | None = None,
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
+    """Return an int64 copy of ``value`` after checking it holds integers in ``[low, high]``
+    (a non-integer is refused, never truncated)."""
+    a = check_array(value, name, owner, ndim=ndim, low=low, high=high)
+    if np.any(a != np.round(a)):
+        raise _fail(
+            name,
+            owner,
+            f"an array of integers in {interval(low, high, low_open=False, high_open=False)}",
+            a,
+        )
+    return a.astype(np.int64)
 
 
 def check_bool_array(value: object, name: str, owner: str, *, ndim: int) -> np.ndarray:

@@ -38,6 +38,7 @@ class Comparison:
     bound: float
     verdict: Verdict
     detail: str = ""
+    interval: tuple[float, float] | None = None  # confidence interval of a random measured
 
     @property
     def ratio(self) -> float:
@@ -48,6 +49,7 @@ class Comparison:
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["ratio"] = self.ratio
+        d["interval"] = None if self.interval is None else list(self.interval)
         return d
 
 
@@ -76,6 +78,12 @@ def _verdict(ok: bool, assumptions_hold: bool) -> Verdict:
     return Verdict.HOLDS if ok else Verdict.VIOLATED
 
 
+def _outside_note(ok: bool, assumptions_hold: bool) -> str:
+    if assumptions_hold:
+        return ""
+    return "; outside the assumptions the inequality " + ("still holds" if ok else "fails")
+
+
 def compare_upper_bound(
     claim: str, reference: str, measured, bound, *, assumptions_hold: bool = True
 ) -> Comparison:
@@ -86,30 +94,99 @@ def compare_upper_bound(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(b != 0, m / b, np.where(m > 0, np.inf, 0.0))
     i = np.unravel_index(np.nanargmax(ratio), ratio.shape)
-    detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}"
+    detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}" + _outside_note(
+        ok, assumptions_hold
+    )
     return Comparison(
         claim, reference, "<=", float(m[i]), float(b[i]), _verdict(ok, assumptions_hold), detail
     )
+
+
+def _pointwise_level(confidence: float, points: int) -> float:
+    """Per-point confidence so that all ``points`` intervals hold together with probability
+    at least ``confidence`` (Bonferroni)."""
+    return 1.0 - (1.0 - confidence) / points
 
 
 def compare_mean_upper_bound(
     claim: str,
     reference: str,
     samples,
-    bound: float,
+    bound,
     *,
     assumptions_hold: bool = True,
     confidence: float = 0.95,
 ) -> Comparison:
-    """``E[X] <= bound`` from i.i.d. replicates: judged on the upper confidence limit."""
-    mean, low, high = mean_confidence_interval(samples, confidence)
-    ok = high <= bound + BOUND_RTOL * abs(bound)
+    """``E[X] <= bound`` from i.i.d. replicates, judged on the upper confidence limit.
+
+    ``samples [n, ...]`` holds ``n`` replicates of the quantity at every point ``[...]``
+    and ``bound`` broadcasts against ``[...]``; the statement is checked at every point, with
+    Bonferroni-corrected intervals so that ``confidence`` is family-wise, and the row reports
+    the point where (upper confidence limit)/bound is largest."""
+    x = np.asarray(samples, dtype=float)
+    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
+    b = np.broadcast_to(np.asarray(bound, dtype=float).ravel(), x.shape[1:])  # [P]
+    level = _pointwise_level(confidence, x.shape[1])
+    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
+    mean, low, high = ci.T  # [P] each
+    ok = bool(np.all(high <= b + BOUND_RTOL * np.abs(b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(b != 0, high / b, np.where(high > 0, np.inf, 0.0))
+    i = int(np.nanargmax(ratio))
+    where = "" if b.size == 1 else f" at point {i} of {b.size} (Bonferroni: {level:.4g} each)"
     detail = (
-        f"mean over {np.size(samples)} replicates, {confidence:.0%} CI "
-        f"[{low:.4g}, {high:.4g}]; judged on the upper limit"
-    )
+        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
+        f"[{low[i]:.4g}, {high[i]:.4g}]; judged on the upper limit"
+    ) + _outside_note(ok, assumptions_hold)
     return Comparison(
-        claim, reference, "<=", mean, float(bound), _verdict(ok, assumptions_hold), detail
+        claim,
+        reference,
+        "<=",
+        float(mean[i]),
+        float(b[i]),
+        _verdict(ok, assumptions_hold),
+        detail,
+        (float(low[i]), float(high[i])),
+    )
+
+
+def compare_mean_equal(
+    claim: str,
+    reference: str,
+    samples,
+    predicted,
+    *,
+    assumptions_hold: bool = True,
+    confidence: float = 0.95,
+) -> Comparison:
+    """``E[X] == predicted`` from i.i.d. replicates ``samples [n, ...]``: holds when the
+    prediction lies in the confidence interval of the mean at every point ``[...]``
+    (Bonferroni-corrected, so ``confidence`` is family-wise); the row
+    reports the point where |mean - predicted| / (half-width of the interval) is largest."""
+    x = np.asarray(samples, dtype=float)
+    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
+    p = np.broadcast_to(np.asarray(predicted, dtype=float).ravel(), x.shape[1:])  # [P]
+    level = _pointwise_level(confidence, x.shape[1])
+    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
+    mean, low, high = ci.T  # [P] each
+    ok = bool(np.all((low <= p) & (p <= high)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.abs(mean - p) / np.maximum(high - mean, np.finfo(float).tiny)
+    i = int(np.nanargmax(score))
+    where = "" if p.size == 1 else f" at point {i} of {p.size} (Bonferroni: {level:.4g} each)"
+    detail = (
+        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
+        f"[{low[i]:.4g}, {high[i]:.4g}] must contain the prediction"
+    ) + _outside_note(ok, assumptions_hold)
+    return Comparison(
+        claim,
+        reference,
+        "==",
+        float(mean[i]),
+        float(p[i]),
+        _verdict(ok, assumptions_hold),
+        detail,
+        (float(low[i]), float(high[i])),
     )
 
 
@@ -132,7 +209,7 @@ def compare_equal(
     detail = (
         f"checked at {m.size} point(s); largest |measured - predicted| = "
         f"{float(dev[i]):.3g} (tolerance {atol:g} + {rtol:g}*|predicted|)"
-    )
+    ) + _outside_note(ok, assumptions_hold)
     return Comparison(
         claim, reference, "==", float(m[i]), float(p[i]), _verdict(ok, assumptions_hold), detail
     )

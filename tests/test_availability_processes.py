@@ -161,6 +161,9 @@ def test_diurnal_counts_match_the_sine_probabilities():
     reps, rounds = 200, 16 * 8
     x = proc.sample(rounds, replicates=reps, seed=4).numpy()
     prob = proc.probabilities(np.arange(rounds))  # [T, N]
+    t = np.arange(rounds)[:, None]  # by hand: the sine the frequencies are tested against
+    by_hand = [0.5, 0.3, 0.8] + np.array([0.45, 0.3, 0.1]) * np.sin(2 * np.pi * t / 8 + [0, 2, 4])
+    assert_tight(prob, by_hand)
     # Whole periods: the expected count is exactly mean * rounds * reps.
     assert_tight(prob.sum(axis=0), proc.mean * rounds)
     var = reps * (prob * (1 - prob)).sum(axis=0)

@@ -3,6 +3,8 @@ totals equal to the declared combination, sympy against hand transcriptions."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 from fedtheory.bounds import CATALOGUE, cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import NOTATION, symbol
+from fedtheory.errors import HypothesisViolation
 from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
 from tests.strategies import quadratic_problems, simplex
 
@@ -123,8 +126,14 @@ def _values_in_domain(thm, rng):
 @pytest.mark.parametrize("key", sorted(CATALOGUE))
 def test_every_theorem_total_is_sum_of_terms_and_renders(key):
     thm = CATALOGUE[key]
-    res = thm.evaluate(strict=False, **_values_in_domain(thm, np.random.default_rng(0)))
-    assert_tight(res.total, sum(res.terms.values()))
+    values = _values_in_domain(thm, np.random.default_rng(0))
+    res = thm.evaluate(strict=False, **values)
+    # independent of the lambdified path: sympy's own exact evaluation of each term and of the
+    # declared combination (the sum of the terms, Theorem.expression)
+    at = {NOTATION[p].symbol: sp.Rational(v) for p, v in values.items()}  # exact inputs
+    for name, term in thm.terms.items():
+        assert_tight(res.terms[name], float(sp.N(term.subs(at), 30)))
+    assert_tight(res.total, float(sp.N(thm.expression.subs(at), 30)))
     assert thm.reference and thm.kind and "$" in thm._repr_latex_()
     assert thm.title in repr(res)
 
@@ -134,3 +143,29 @@ def test_evaluation_broadcasts_over_grids():
     res = fedlaavg.end_of_period.evaluate(e1=0.0, e2=1.0, gamma=grid, t1=np.array([1, 3, 9]), t2=1)
     assert res.total.shape == (7, 3)
     assert torch.is_tensor(torch.as_tensor(res.total))
+
+
+def _violating_values(thm, draws: int = 400):
+    """First random values in the declared domains (scaled widely) at which a hypothesis of
+    ``thm`` fails, or None."""
+    gen = np.random.default_rng(1)
+    for _ in range(draws):
+        values = _values_in_domain(thm, gen)
+        scale = 10.0 ** gen.uniform(-3, 3)
+        for p, n in NOTATION.items():
+            if p in values and n.integer:  # down to the domain's lowest integer
+                values[p] = int(gen.integers(int(n.low), int(n.low) + 6))
+            elif p in values and n.high is None:
+                values[p] *= scale if gen.random() < 0.5 else 1.0
+        if not thm.evaluate(strict=False, **values).valid:
+            return values
+    return None
+
+
+@pytest.mark.parametrize("key", sorted(k for k, t in CATALOGUE.items() if t.conditions))
+def test_every_hypothesis_can_fail_and_then_raises_naming_the_theorem(key):
+    thm = CATALOGUE[key]
+    values = _violating_values(thm)
+    assert values is not None, f"no draw violates a hypothesis of {key}"
+    with pytest.raises(HypothesisViolation, match=re.escape(thm.title)):
+        thm.evaluate(**values)

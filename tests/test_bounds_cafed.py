@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory.bounds import cafed
@@ -133,7 +133,8 @@ def test_lemma1_constants_hold_on_a_ball_for_quadratics(problem, raw, radius, se
     lmax = np.linalg.eigvalsh(problem.A)[:, -1]
     D = float(np.max(lmax * (radius + np.linalg.norm(problem.c - centre, axis=1))))
     consts = cafed.lemma1_constants(D, np.full(n, 0.3), 2 * radius)
-    assert_tight(consts.G**2, D**2 + 0.3)
+    assert_tight(consts.G**2, D**2 + 0.3)  # (7) by hand
+    assert_tight(consts.H, D * 2 * radius)  # (8) by hand: H = D diam(W)
     rng = np.random.default_rng(seed)
     u = rng.normal(size=(64, problem.dim))
     w = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True) * rng.random((64, 1))
@@ -169,9 +170,8 @@ def test_lemma1_paper_constants_dominate_the_exact_ones(problem, noise, radius):
 
     noisy = QuadraticProblem(problem.A, problem.c, alpha=problem.alpha, noise_std=noise)
     ball = Ball(noisy.optimum()[0], radius)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        exact = noisy.lemma1_constants(ball)
-    assume(np.isfinite(exact.D))  # see test_exact_lemma1_constants_with_tiny_linear_term
+    exact = noisy.lemma1_constants(ball)
+    assert np.isfinite(exact.D)  # see test_exact_lemma1_constants_with_tiny_linear_term
     D = exact.D
     paper = cafed.lemma1_constants(D, noisy.max_noise_variance(ball), 2 * radius)
     assert_upper_bound(np.max(exact.G_k), paper.G)
@@ -182,6 +182,6 @@ def test_exact_lemma1_constants_with_tiny_linear_term():
     from fedtheory.problems import Ball, QuadraticProblem
 
     prob = QuadraticProblem(np.ones((2, 1, 1)), np.array([[-2.97e-103], [2.0e-103]]))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="raise", invalid="raise"):  # no division by zero on the way
         exact = prob.lemma1_constants(Ball(prob.optimum()[0], 1.0))
     assert np.isfinite(exact.D) and abs(exact.D - 1.0) < 1e-9  # sup_{|w|<=1} |w - c_k| = 1

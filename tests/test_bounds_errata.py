@@ -6,9 +6,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import errata
 from tests.conftest import assert_tight, assert_upper_bound
 from tests.strategies import simplex
@@ -61,16 +62,6 @@ def test_statistical_errata_lambda_estimator_and_mimic_equal_dropout():
     assert errata.mimic_equal_dropout().verdict == "confirmed"
 
 
-@given(st.lists(st.floats(0.05, 1.0), min_size=3, max_size=5), st.integers(1, 2))
-def test_successive_sampling_inclusion_sums_to_k_and_is_p_only_when_uniform(raw, k):
-    p = np.array(raw) / sum(raw) * k
-    assume(p.max() <= 1)
-    incl = errata.successive_sampling_inclusion(p)
-    assert_tight(incl.sum(), k, rtol=1e-7)
-    uniform = np.full(len(raw), k / len(raw))
-    assert_tight(errata.successive_sampling_inclusion(uniform), uniform, rtol=1e-7)
-
-
 def test_successive_sampling_enumeration_agrees_with_torch_multinomial():
     import torch
 
@@ -83,7 +74,7 @@ def test_successive_sampling_enumeration_agrees_with_torch_multinomial():
     )
     freq = np.bincount(draws.flatten().numpy(), minlength=4) / 100_000
     se = np.sqrt(freq * (1 - freq) / 100_000)
-    assert np.all(np.abs(freq - errata.successive_sampling_inclusion(p)) <= 4.5 * se)
+    assert np.all(np.abs(freq - successive_inclusion_probabilities(p, 2)) <= 4.5 * se)
 
 
 def test_verdicts_are_restricted():

@@ -167,3 +167,25 @@ def test_measured_weight_error_matches_exact_law_and_bound():
     exact = fedau.weight_error_exact(p, K, rounds).mean()
     assert abs(measured.mean() - exact) <= 4.5 * measured.std(ddof=1) / np.sqrt(reps)
     assert_upper_bound(exact, fedau.weight_error_bound(p, K, rounds))
+
+
+@given(
+    st.floats(0.01, 10.0), st.integers(1, 10), st.floats(0.1, 10.0), st.integers(1, 1000),
+    st.floats(0.0, 5.0), st.floats(0.1, 5.0), st.floats(0.1, 5.0), st.integers(2, 10**6),
+    st.floats(0.0, 2.0), st.floats(0.0, 2.0),
+)  # fmt: skip
+def test_corollary4_numeric_equals_hand_transcription(F, I, L, N, Psi, Q, R, T, d2, s2):
+    res = fedau.corollary4.evaluate(
+        F_gap=F, I=I, L=L, N=N, Psi_G=Psi, Q_w=Q, R_c=R, T=T, delta2=d2, sigma2=s2
+    )
+    by_hand = (
+        math.sqrt(s2) * math.sqrt(L * F * Q) / math.sqrt(N * I * T)
+        + math.sqrt(d2) * math.sqrt(L * F * Q) / math.sqrt(N * T)
+        + (Psi + d2 + s2 / (I * T)) * R * math.log(T) ** 2 / T
+        + (L * F * (1 + Q / N) + d2 + s2 / T) / T
+    )
+    assert_tight(res.total, by_hand)
+    with pytest.raises(HypothesisViolation, match="FedAU Corollary 4"):
+        fedau.corollary4.evaluate(
+            F_gap=F, I=I, L=L, N=N, Psi_G=Psi, Q_w=Q, R_c=R, T=1, delta2=d2, sigma2=s2
+        )

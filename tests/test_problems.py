@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import given
+from hypothesis import strategies as st
 
+from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
-from tests.conftest import assert_near_zero, assert_tight
+from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
 from tests.strategies import quadratic_problems, simplex
 
 
@@ -22,12 +25,33 @@ def test_optimum_has_zero_weighted_gradient(problem, raw):
     assert_tight(value, problem.loss(w, p))
 
 
-@given(quadratic_problems())
-def test_constants_bound_every_curvature(problem):
-    eig = np.linalg.eigvalsh(problem.A)
-    assert problem.mu == eig.min() and problem.L == eig.max()
-    assert problem.kappa >= 1.0
+@given(
+    st.integers(2, 5), st.integers(1, 3), st.floats(0.1, 2.0), st.floats(1.0, 20.0),
+    st.integers(0, 2**31 - 1),
+)  # fmt: skip
+def test_constants_bound_every_curvature(n, d, mu, ratio, seed):
+    """mu and L are the extreme curvatures requested (attained by construction), and every
+    curvature measured from gradient differences along random directions lies between them."""
+    problem = QuadraticProblem.random(n, d, mu=mu, L=mu * ratio, seed=seed)
+    assert_tight([problem.mu, problem.L], [mu, mu * ratio])
+    assert_tight(problem.kappa, ratio)
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.randn(64 * n, d, generator=gen, dtype=torch.float64)
+    v = torch.randn(64 * n, d, generator=gen, dtype=torch.float64)
+    clients = torch.arange(n).repeat(64)
+    curvature = ((problem.grad(w + v, clients) - problem.grad(w, clients)) * v).sum(1) / (
+        v * v
+    ).sum(1)
+    assert_upper_bound(mu, curvature.numpy())
+    assert_upper_bound(curvature.numpy(), mu * ratio)
     assert_near_zero(problem.client_losses(problem.c).diagonal())  # F_k(w_k^*) = F_k^* = 0
+
+
+def test_one_eigenvalue_cannot_attain_two_extremes():
+    # it used to return mu = L = 10 silently for mu=1, L=10 (the first entry was overwritten)
+    with pytest.raises(ParameterError, match="'L' parameter of QuadraticProblem.random"):
+        QuadraticProblem.random(1, 1, mu=1.0, L=10.0)
+    assert_tight([QuadraticProblem.random(1, 1, mu=2.0, L=2.0).mu], [2.0])
 
 
 def test_gamma_is_heterogeneity_at_optimum():

@@ -1,9 +1,14 @@
-r"""FedAvg on FedLaAvg's Example 1 with unequal blocks (SPEC §2.2, §8.1).
+r"""FedAvg on FedLaAvg's Example 1, unequal and equal blocks (SPEC §2.2, §8.1).
 
 Simulated FedAvg (one exact gradient step per round on :math:`f_i=(x-e_i)^2`, alternating
-availability :math:`t_1\ne t_2`) for several learning rates :math:`\gamma`. Measured: the
-last period-end iterate and the time average of the last period. Predicted: the closed
-forms :math:`X_B` and :math:`(t_1e_1+t_2e_2)/(t_1+t_2)`, both far from :math:`x^*`.
+availability) for several learning rates :math:`\gamma`, run until the iterate sits on its
+limit cycle.
+
+* Unequal blocks :math:`t_1\ne t_2`: measured last period-end iterate and time average of
+  the last period; predicted :math:`X_B` and :math:`(t_1e_1+t_2e_2)/(t_1+t_2)\ne x^*`.
+* Equal blocks :math:`t_1=t_2=\tau`: the time average is :math:`x^*` but the iterate
+  oscillates; measured :math:`|x_{\text{after block 1}}-x_{\text{period end}}|`, predicted
+  :math:`\frac{1-\rho}{1+\rho}|e_1-e_2|`, :math:`\rho=(1-2\gamma)^\tau`.
 """
 
 from __future__ import annotations
@@ -17,21 +22,20 @@ from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, simulate
 from fedtheory.verdict import compare_equal
-from validation.registry import Check, register
+from validation.registry import Check, Size, register
 
 CONVERGED = 1e-12  # |r|^rounds below this: the iterate sits on the limit cycle
 RTOL = 1e-8
+TRACE = 200  # rounds of trajectory kept for the figure
 
 
-def settings(quick: bool) -> dict:
-    return {
-        "e1": 0.0,
-        "e2": 1.0,
-        "t1": 9,
-        "t2": 1,
-        "x0": 5.0,
-        "gammas": [0.2, 0.05, 0.01] if quick else [0.3, 0.1, 0.03, 0.01, 0.003],
-    }
+def settings(size: Size) -> dict:
+    gammas = {
+        "tiny": [0.2, 0.05],
+        "quick": [0.2, 0.05, 0.01],
+        "full": [0.3, 0.1, 0.03, 0.01, 0.003],
+    }[size]
+    return {"e1": 0.0, "e2": 1.0, "t1": 9, "t2": 1, "tau": 5, "x0": 5.0, "gammas": gammas}
 
 
 def _rounds(gamma: float, period: int) -> int:
@@ -39,89 +43,123 @@ def _rounds(gamma: float, period: int) -> int:
     return period * (math.ceil(need / period) + 1)
 
 
-def compute(s: dict) -> dict[str, np.ndarray]:
+def _limit_cycle(s: dict, t1: int, t2: int) -> dict[str, np.ndarray]:
+    """FedAvg for every learning rate: the last period of its trajectory."""
     problem = QuadraticProblem.example1(s["e1"], s["e2"])
-    process = AlternatingBlocks(s["t1"], s["t2"])
-    period = s["t1"] + s["t2"]
-    end, avg, traces = [], [], []
+    process = AlternatingBlocks(t1, t2)
+    period = t1 + t2
+    end, after1, avg, traces = [], [], [], []
     for gamma in s["gammas"]:
         alg = FedAvg(AverageParticipating(), local_steps=1, lr=gamma)
         rounds = _rounds(gamma, period)
         x = simulate(problem, process, alg, rounds=rounds, w0=[s["x0"]]).iterates[0, :, 0]
         end.append(x[-1])  # x_{k(t1+t2)}: rounds is a multiple of the period
+        after1.append(x[-1 - t2])  # x_{k(t1+t2)-t2}: after client 1's block
         avg.append(x[-period - 1 : -1].mean())  # the t1+t2 iterates of the last period
-        traces.append(np.pad(x[:200], (0, max(0, 200 - x.size)), constant_values=np.nan))
+        traces.append(np.pad(x[:TRACE], (0, max(0, TRACE - x.size)), constant_values=np.nan))
     return {
-        "gamma": np.array(s["gammas"]),
         "end": np.array(end),
+        "after1": np.array(after1),
         "average": np.array(avg),
         "trace": np.array(traces),
     }
 
 
-def _predicted(data, s):
-    kw = {"e1": s["e1"], "e2": s["e2"], "t1": s["t1"], "t2": s["t2"]}
-    xb = fedlaavg.end_of_period.evaluate(gamma=data["gamma"], **kw).total
-    xa = fedlaavg.after_block1.evaluate(gamma=data["gamma"], **kw).total
-    avg = fedlaavg.time_average.evaluate(gamma=data["gamma"], **kw).total
-    return xb, xa, avg
+def compute(s: dict) -> dict[str, np.ndarray]:
+    gamma = np.array(s["gammas"])
+    kw = {"e1": s["e1"], "e2": s["e2"], "gamma": gamma}
+    unequal = _limit_cycle(s, s["t1"], s["t2"])
+    equal = _limit_cycle(s, s["tau"], s["tau"])
+    tt = {"t1": s["t1"], "t2": s["t2"]}
+    return {
+        "gamma": gamma,
+        **{f"unequal_{k}": v for k, v in unequal.items()},
+        **{f"equal_{k}": v for k, v in equal.items()},
+        "equal_amplitude": np.abs(equal["after1"] - equal["end"]),
+        "X_B": fedlaavg.end_of_period.evaluate(**kw, **tt).total,
+        "X_A": fedlaavg.after_block1.evaluate(**kw, **tt).total,
+        "block_average": fedlaavg.time_average.evaluate(**kw, **tt).total,
+        "equal_block_average": fedlaavg.time_average.evaluate(**kw, t1=s["tau"], t2=s["tau"]).total,
+        "amplitude": fedlaavg.equal_block_amplitude.evaluate(**kw, tau=s["tau"]).total,
+    }
 
 
 def judge(data, s):
-    xb, _, avg = _predicted(data, s)
-    ref = fedlaavg.end_of_period.reference
+    def equal(claim, theorem, measured, predicted):
+        return compare_equal(
+            claim, theorem.reference, data[measured], data[predicted], rtol=RTOL, atol=RTOL
+        )
+
     return [
-        compare_equal(
-            "FedAvg period-end iterate -> X_B (Example 1, unequal blocks)",
-            ref,
-            data["end"],
-            xb,
-            rtol=RTOL,
-            atol=RTOL,
+        equal(
+            "FedAvg period-end iterate -> X_B (unequal blocks)",
+            fedlaavg.end_of_period,
+            "unequal_end",
+            "X_B",
         ),
-        compare_equal(
-            "FedAvg time average = (t1 e1 + t2 e2)/(t1 + t2) != x*",
-            ref,
-            data["average"],
-            avg,
-            rtol=RTOL,
-            atol=RTOL,
+        equal(
+            "FedAvg time average = (t1 e1 + t2 e2)/(t1 + t2) != x* (unequal blocks)",
+            fedlaavg.time_average,
+            "unequal_average",
+            "block_average",
+        ),
+        equal(
+            "FedAvg time average = (e1 + e2)/2 = x* (equal blocks)",
+            fedlaavg.time_average,
+            "equal_average",
+            "equal_block_average",
+        ),
+        equal(
+            "FedAvg oscillation |X_A - X_B| = (1-rho)/(1+rho)|e1-e2| (equal blocks)",
+            fedlaavg.equal_block_amplitude,
+            "equal_amplitude",
+            "amplitude",
         ),
     ]
 
 
 def plot(data, s, fig):
-    xb, xa, avg = _predicted(data, s)
     x_star = (s["e1"] + s["e2"]) / 2
-    ax1, ax2 = fig.subplots(1, 2)
-    for g, tr, b in zip(data["gamma"], data["trace"], xb, strict=True):
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    for g, tr, b in zip(data["gamma"], data["unequal_trace"], data["X_B"], strict=True):
         (line,) = ax1.plot(tr, lw=1, label=f"FedAvg, gamma={g:g}")
         ax1.axhline(b, color=line.get_color(), ls="--", lw=0.8)
     ax1.axhline(x_star, color="k", lw=1.5, label="optimum x*")
-    ax1.set(xlabel="round t", ylabel="iterate x_t", title="Trajectories (dashed: X_B)")
-    ax1.legend(fontsize=7)
-    ax2.semilogx(data["gamma"], data["end"], "o", label="measured period-end iterate")
-    ax2.semilogx(data["gamma"], xb, "-", label="X_B (closed form)")
-    ax2.semilogx(data["gamma"], xa, ":", label="X_A (closed form)")
-    ax2.semilogx(data["gamma"], data["average"], "s", mfc="none", label="measured time average")
-    ax2.axhline(avg[0], color="C3", ls="--", label="(t1 e1 + t2 e2)/(t1 + t2)")
-    ax2.axhline(x_star, color="k", lw=1.5, label="optimum x*")
-    ax2.set(
-        xlabel="learning rate gamma",
-        ylabel="x",
-        title=f"Limit cycle vs closed forms (t1={s['t1']}, t2={s['t2']})",
+    ax1.set(
+        xlabel="round t",
+        ylabel="iterate x_t (model units)",
+        title=f"Unequal blocks t1={s['t1']}, t2={s['t2']} (dashed: X_B)",
     )
+    ax1.legend(fontsize=7)
+    g = data["gamma"]
+    ax2.semilogx(g, data["unequal_end"], "o", label="measured period-end iterate")
+    ax2.semilogx(g, data["X_B"], "-", label="X_B (closed form)")
+    ax2.semilogx(g, data["X_A"], ":", label="X_A (closed form)")
+    ax2.semilogx(g, data["unequal_average"], "s", mfc="none", label="measured time average")
+    ax2.semilogx(g, data["block_average"], "--", label="(t1 e1 + t2 e2)/(t1 + t2)")
+    ax2.axhline(x_star, color="k", lw=1.5, label="optimum x*")
+    ax2.set(xlabel="learning rate gamma", ylabel="x (model units)", title="Unequal: limit cycle")
     ax2.legend(fontsize=7)
+    ax3.loglog(g, data["equal_amplitude"], "o", label="measured |x_after block 1 - x_end|")
+    ax3.loglog(g, data["amplitude"], "-", label="(1-rho)/(1+rho)|e1-e2|")
+    ax3.set(
+        xlabel="learning rate gamma",
+        ylabel="oscillation amplitude (model units)",
+        title=f"Equal blocks tau={s['tau']}: oscillation around x*",
+    )
+    ax3.legend(fontsize=7)
 
 
 register(
     Check(
         "example1-fedavg",
         "FedAvg fails on FedLaAvg's Example 1",
-        "Yan et al. (FedLaAvg), Example 1 / journal Thm 1, App. C (16)-(19)",
+        "Yan et al. (FedLaAvg), Example 1 / journal Thm 1, App. C (16)-(19); equal blocks "
+        "[derived, SPEC §2.2]",
         settings,
         compute,
         judge,
         plot,
+        bounds=("X_B", "block_average", "equal_block_average", "amplitude"),
     )
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -11,25 +12,42 @@ from matplotlib.figure import Figure
 from fedtheory.verdict import Comparison
 
 Data = dict[str, np.ndarray]
+Size = Literal["tiny", "quick", "full"]
+SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
+"""``tiny``: seconds, for the tests; ``quick``: all validations together within 5 minutes
+on 2 cores; ``full``: paper-scale settings."""
 
 
 @dataclass(frozen=True)
 class Check:
     """A validation.
 
-    ``settings(quick)`` gives the JSON-able instance and sizes; ``compute(settings)`` the
-    data arrays (no plotting, deterministic from the settings' seed); ``judge(data,
-    settings)`` the verdict rows; ``plot(data, settings, fig)`` draws measured and bound in
-    the same axes.
+    ``settings(size)`` gives the JSON-able instance and sizes; ``compute(settings)`` the
+    data arrays (no plotting, deterministic from the settings' seed) including, side by
+    side with what was measured, every bound or prediction the verdicts use, under the
+    keys listed in ``bounds``; ``judge(data, settings)`` the verdict rows (reading bounds
+    from ``data`` only, so that :func:`with_wrong_bounds` can break them);
+    ``plot(data, settings, fig)`` draws measured and bound in the same axes; the optional
+    ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
+    empirical ordering), shown in the report without a verdict.
     """
 
     name: str
     title: str
     claim: str
-    settings: Callable[[bool], dict]
+    settings: Callable[[Size], dict]
     compute: Callable[[dict], Data]
     judge: Callable[[Data, dict], list[Comparison]]
     plot: Callable[[Data, dict, Figure], None]
+    bounds: tuple[str, ...] = ()
+    notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
+
+
+def with_wrong_bounds(check: Check, data: Data) -> Data:
+    r"""``data`` with every bound/prediction array replaced by the deliberately wrong
+    :math:`-(|b|+1)`: below any non-negative measured quantity and different from every
+    prediction, so each verdict row inside its theorem's assumptions must turn *violated*."""
+    return {k: (-(np.abs(v) + 1.0) if k in check.bounds else v) for k, v in data.items()}
 
 
 CHECKS: dict[str, Check] = {}
@@ -38,5 +56,7 @@ CHECKS: dict[str, Check] = {}
 def register(check: Check) -> Check:
     if check.name in CHECKS:
         raise KeyError(f"validation {check.name!r} is registered twice")
+    if not check.bounds:
+        raise KeyError(f"validation {check.name!r} must name the data arrays holding its bounds")
     CHECKS[check.name] = check
     return check

@@ -2,30 +2,49 @@
 
 Layout of the output folder::
 
-    report.md        verdict table, then one section per validation
-    results.json     every verdict row, machine-readable
-    <name>/data.npz  the computed data (with the settings it was computed from)
+    report.md / report.html   verdict table, then one section per validation
+    results.json              every verdict row, machine-readable
+    <name>/data.npz           the computed data (with the settings it was computed from)
     <name>/figure.png
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
-settings is not recomputed, so an interrupted run resumes where it stopped.
+settings and the same code fingerprint (hash of the ``fedtheory`` sources and of the
+validation's module) is not recomputed, so an interrupted run resumes where it stopped and
+a code change is never answered with stale data. An exception
+inside a validation propagates (a crashed validation is a bug, never a silent gap).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
 from fedtheory.sim.record import library_versions
-from fedtheory.verdict import Comparison
-from validation.registry import CHECKS, Check
+from fedtheory.verdict import Comparison, Verdict
+from validation.registry import CHECKS, SIZES, Check, Size
+from validation.report import (
+    Block,
+    Bullets,
+    Code,
+    Heading,
+    Image,
+    Paragraph,
+    Table,
+    to_html,
+    to_markdown,
+)
 
 
 @dataclass(frozen=True)
@@ -33,110 +52,204 @@ class Outcome:
     check: Check
     settings: dict
     rows: list[Comparison]
+    data: dict
     reused: bool
     folder: Path
+    seconds: float  # compute time (0 when the data was reused)
 
 
-def _load_if_current(path: Path, settings: dict) -> dict | None:
+@cache
+def _library_digest() -> str:
+    import fedtheory
+
+    h = hashlib.sha256()
+    for path in sorted(Path(fedtheory.__file__).parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def fingerprint(check: Check) -> str:
+    """Hash of the ``fedtheory`` sources and of the module defining ``check``."""
+    module = Path(sys.modules[check.compute.__module__].__file__)
+    return hashlib.sha256((_library_digest() + module.read_text()).encode()).hexdigest()
+
+
+def _load_if_current(path: Path, settings: dict, code: str) -> dict | None:
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as z:
-        if json.loads(str(z["__settings__"])) != settings:
+        if json.loads(str(z["__settings__"])) != settings or "__code__" not in z.files:
             return None
-        return {k: z[k] for k in z.files if k != "__settings__"}
+        if str(z["__code__"]) != code:
+            return None
+        return {k: z[k] for k in z.files if k not in ("__settings__", "__code__")}
 
 
-def _save_data(path: Path, data: dict, settings: dict) -> None:
+def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
     buf = io.BytesIO()
-    np.savez_compressed(buf, __settings__=np.array(json.dumps(settings)), **data)
+    np.savez_compressed(
+        buf, __settings__=np.array(json.dumps(settings)), __code__=np.array(code), **data
+    )
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _save_figure(path: Path, check: Check, data: dict, settings: dict) -> None:
+def _save_figure(path: Path, check: Check, data: dict, settings: dict, rows) -> None:
     fig = Figure(figsize=(12, 4.5), layout="constrained")
     check.plot(data, settings, fig)
-    fig.suptitle(check.title)
+    outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
+    fig.suptitle(
+        check.title
+        + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
+    )
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=100)
     atomic_write_bytes(path, buf.getvalue())
 
 
-def run_check(check: Check, out: Path, *, quick: bool) -> Outcome:
+def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
     """Compute (or reuse), judge and plot one validation."""
-    settings = check.settings(quick)
+    settings = check.settings(size)
     folder = out / check.name
-    data = _load_if_current(folder / "data.npz", settings)
+    code = fingerprint(check)
+    data = _load_if_current(folder / "data.npz", settings, code)
     reused = data is not None
+    start = time.perf_counter()
     if data is None:
         data = check.compute(settings)
-        _save_data(folder / "data.npz", data, settings)
+        _save_data(folder / "data.npz", data, settings, code)
+    seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
-    _save_figure(folder / "figure.png", check, data, settings)
-    return Outcome(check, settings, rows, reused, folder)
+    _save_figure(folder / "figure.png", check, data, settings, rows)
+    return Outcome(check, settings, rows, data, reused, folder, seconds)
 
 
 def run(
-    names: Iterable[str], out: Path, *, quick: bool, progress: Callable[[str], None] = print
+    names: Iterable[str], out: Path, *, size: Size, progress: Callable[[str], None] = print
 ) -> list[Outcome]:
-    """Run the named validations in order and write ``report.md`` and ``results.json``."""
+    """Run the named validations in order and write the report and ``results.json``."""
     names = list(names)
+    if size not in SIZES:
+        raise ParameterError(
+            f"The 'size' parameter of run must be one of {SIZES}. Got {size!r} instead."
+        )
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown or not names:
+        raise ParameterError(
+            f"The 'names' parameter of run must be a non-empty list of {sorted(CHECKS)}. "
+            f"Got {names!r} instead."
+        )
     outcomes = []
     for i, name in enumerate(names, 1):
         progress(f"[{i}/{len(names)}] {name}: running")
-        outcome = run_check(CHECKS[name], out, quick=quick)
+        outcome = run_check(CHECKS[name], out, size=size)
         verdicts = ", ".join(r.verdict.value for r in outcome.rows)
-        progress(
-            f"[{i}/{len(names)}] {name}: {verdicts}" + (" (data reused)" if outcome.reused else "")
-        )
+        how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
+        progress(f"[{i}/{len(names)}] {name}: {verdicts}{how}")
         outcomes.append(outcome)
-    write_report(outcomes, out, quick=quick)
+    write_report(outcomes, out, size=size)
     return outcomes
 
 
-def _command(names: list[str], out: Path, quick: bool) -> str:
+def command(names: list[str], out: Path, size: Size) -> str:
+    """The command line that reruns exactly these validations at this size, into a folder
+    of its own (next to ``out``) so that the full report is not overwritten."""
     checks = " ".join(f"--check {n}" for n in names)
-    return f"fedtheory validate {checks} {'--quick' if quick else '--full'} --out {out}"
+    alone = out.parent / f"{out.name}-{'-'.join(names)}"
+    return f"fedtheory validate {checks} --size {size} --out {alone}"
 
 
-def write_report(outcomes: list[Outcome], out: Path, *, quick: bool) -> None:
-    """Markdown report with the verdict table on top, and ``results.json``."""
-    mode = "quick" if quick else "full"
-    lines = [
-        f"# fedtheory validation report ({mode} mode)",
-        "",
-        "| claim | paper and equation | measured | relation | bound / prediction "
-        "| ratio | verdict |",
-        "|---|---|---|---|---|---|---|",
+def _measured(r: Comparison) -> str:
+    if r.interval is None:
+        return f"{r.measured:.4g}"
+    return f"{r.measured:.4g} (CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
+
+
+def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
+    return [
+        (
+            f"{r.claim} [`{o.check.name}`]",
+            r.reference,
+            _measured(r),
+            f"{r.relation} {r.bound:.4g}",
+            f"{r.ratio:.3g}",
+            f"**{r.verdict.value}**",
+        )
+        for r in o.rows
+    ]
+
+
+HEADER = ("claim", "paper and equation", "measured", "bound / prediction", "ratio", "verdict")
+
+
+def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Block]:
+    """The report: verdict table on top, then one section per validation."""
+    counts = {v: sum(r.verdict is v for o in outcomes for r in o.rows) for v in Verdict}
+    blocks: list[Block] = [
+        Heading(f"fedtheory validation report ({size} mode)", 1),
+        Paragraph(
+            ", ".join(f"{n} {v.value}" for v, n in counts.items())
+            + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
+            + (", some data reused from an earlier run" if any(o.reused for o in outcomes) else "")
+            + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
+            "statement). Random quantities: mean over replicates with its confidence "
+            "interval (family-wise 95%, Bonferroni over the points of a row); `<=` is judged on "
+            'the upper confidence limit. "outside assumptions": '
+            "the instance breaks a hypothesis of the theorem, so the row neither confirms "
+            "nor refutes it."
+        ),
+        Table(HEADER, tuple(row for o in outcomes for row in _verdict_rows(o))),
     ]
     for o in outcomes:
-        for r in o.rows:
-            lines.append(
-                f"| {r.claim} | {r.reference} | {r.measured:.6g} | {r.relation} | "
-                f"{r.bound:.6g} | {r.ratio:.4g} | **{r.verdict.value}** |"
-            )
-    for o in outcomes:
         c = o.check
-        lines += ["", f"## {c.title}", "", f"Claim: {c.claim}.", ""]
-        lines += [
-            f"- {r.claim}: measured {r.measured:.6g} {r.relation} {r.bound:.6g} -> "
-            f"**{r.verdict.value}** ({r.detail})"
-            for r in o.rows
-        ]
-        lines += [
-            "",
-            f"![{c.name}]({c.name}/figure.png)",
-            "",
-            f"Reproduce alone: `{_command([c.name], out, quick)}`  ",
-            f"Data: `{c.name}/data.npz`; settings: `{json.dumps(o.settings)}`",
+        blocks += [
+            Heading(c.title),
+            Paragraph(f"Claim: {c.claim}."),
+            Bullets(
+                tuple(
+                    f"{r.claim}: measured {_measured(r)} {r.relation} {r.bound:.6g} -> "
+                    f"**{r.verdict.value}** ({r.detail})"
+                    for r in o.rows
+                )
+            ),
+            *(
+                [
+                    Paragraph("Observations (measured, no theorem claims them):"),
+                    Bullets(tuple(notes)),
+                ]
+                if (notes := c.notes(o.data, o.settings) if c.notes else [])
+                else []
+            ),
+            Image(c.name, f"{c.name}/figure.png"),
+            Paragraph("Reproduce alone:"),
+            Code(command([c.name], out, size)),
+            Paragraph(
+                f"Data: `{c.name}/data.npz` (arrays: {', '.join(sorted(c.bounds))} are the "
+                f"bounds/predictions); settings: `{json.dumps(o.settings)}`"
+            ),
         ]
     versions = library_versions()
-    lines += ["", "## Environment", "", ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
-    atomic_write_text(out / "report.md", "\n".join(lines))
+    blocks += [
+        Heading("Environment"),
+        Paragraph(", ".join(f"{k} {v}" for k, v in versions.items())),
+    ]
+    return blocks
+
+
+def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
+    """``report.md``, ``report.html`` and ``results.json`` (atomically)."""
+    blocks = report_blocks(outcomes, out, size=size)
+    atomic_write_text(out / "report.md", to_markdown(blocks))
+    atomic_write_text(out / "report.html", to_html(blocks, title="fedtheory validation report"))
     results = {
-        "mode": mode,
-        "versions": versions,
+        "size": size,
+        "versions": library_versions(),
         "validations": [
-            {"name": o.check.name, "settings": o.settings, "rows": [r.as_dict() for r in o.rows]}
+            {
+                "name": o.check.name,
+                "settings": o.settings,
+                "seconds": o.seconds,
+                "rows": [r.as_dict() for r in o.rows],
+            }
             for o in outcomes
         ],
     }

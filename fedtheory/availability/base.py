@@ -21,7 +21,7 @@ from fedtheory.params import check_int, check_seed
 def population_rng(seed: int) -> np.random.Generator:
     """Generator for a population's fixed parameters (periods, correlations, ...), drawn once
     when a process is built; independent of the per-round sampling streams."""
-    return rng.numpy_rng(seed, 0, rng.POPULATION)
+    return rng.numpy_rng(check_seed(seed, "population_rng"), 0, rng.POPULATION)
 
 
 class AvailabilityProcess(ABC):

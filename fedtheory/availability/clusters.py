@@ -13,7 +13,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array
+from fedtheory.params import check_instance, check_int_array
 
 
 class Clustered(AvailabilityProcess):
@@ -37,19 +37,15 @@ class Clustered(AvailabilityProcess):
 
     def __init__(self, base: AvailabilityProcess, clusters) -> None:
         owner = "Clustered"
-        if not isinstance(base, AvailabilityProcess):
-            raise ParameterError(
-                f"The 'base' parameter of {owner} must be an AvailabilityProcess. "
-                f"Got {type(base).__name__} instead."
-            )
+        check_instance(base, AvailabilityProcess, "base", owner)
         last = base.num_clients - 1
-        labels = check_array(clusters, "clusters", owner, ndim=1, low=0, high=last)
-        if labels.size == 0 or np.any(labels != np.round(labels)):
+        labels = check_int_array(clusters, "clusters", owner, ndim=1, low=0, high=last)
+        if labels.size == 0:
             raise ParameterError(
                 f"The 'clusters' parameter of {owner} must be a non-empty array of integer "
                 f"labels in [0, {last}]. Got {labels} instead."
             )
-        self.base, self.clusters = base, labels.astype(np.int64)
+        self.base, self.clusters = base, labels
         self.num_clients = labels.size
 
     @property

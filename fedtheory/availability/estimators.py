@@ -32,7 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.params import check_array, check_bool_array, check_int, check_real
+from fedtheory.errors import ParameterError
+from fedtheory.params import (
+    check_array,
+    check_bool_array,
+    check_instance,
+    check_int,
+    check_real,
+)
 
 __all__ = [
     "AvailabilityCounts",
@@ -112,6 +119,10 @@ class AvailabilityEstimate:
 
 def init(shape: tuple[int, int]) -> AvailabilityCounts:
     """Empty counts for ``shape = (R, N)``."""
+    if not isinstance(shape, tuple) or len(shape) != 2:
+        raise ParameterError(
+            f"The 'shape' parameter of init must be a pair (R, N). Got {shape!r} instead."
+        )
     r = check_int(shape[0], "shape[0]", "init", low=1)
     n = check_int(shape[1], "shape[1]", "init", low=1)
     zeros = np.zeros((r, n))
@@ -120,6 +131,7 @@ def init(shape: tuple[int, int]) -> AvailabilityCounts:
 
 def update(state: AvailabilityCounts, mask_t) -> AvailabilityCounts:
     """Counts after observing one round's availability ``mask_t`` (bool ``[R, N]``); pure."""
+    check_instance(state, AvailabilityCounts, "state", "update")
     on = check_bool_array(np.asarray(mask_t), "mask_t", "update", ndim=2)
     if on.shape != state.on.shape:
         check_array(on, "mask_t", "update", shape=state.on.shape)
@@ -141,7 +153,8 @@ def estimate(state: AvailabilityCounts, prior: BetaPrior | None = None) -> Avail
     r"""Beta posterior means of :math:`\pi`, :math:`a`, :math:`b` and
     :math:`\hat\lambda=\hat a+\hat b-1` (CA-Fed §IV with the correct conditional counts,
     SPEC §3.4; consistent estimators)."""
-    p = BetaPrior() if prior is None else prior
+    check_instance(state, AvailabilityCounts, "state", "estimate")
+    p = BetaPrior() if prior is None else check_instance(prior, BetaPrior, "prior", "estimate")
     pi = (state.on + p.on) / (state.rounds + p.on + p.off)
     a = (state.n11 + p.stay_on) / (state.n11 + state.n10 + p.stay_on + p.leave_on)
     b = (state.n00 + p.stay_off) / (state.n00 + state.n01 + p.stay_off + p.leave_off)

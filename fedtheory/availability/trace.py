@@ -22,7 +22,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool_array, check_int
+from fedtheory.params import check_bool, check_bool_array, check_int
 
 
 class TraceReplay(AvailabilityProcess):
@@ -68,7 +68,7 @@ class TraceReplay(AvailabilityProcess):
                 "Got 0 rounds instead."
             )
         self.trace = mask  # [T, N]
-        self.cyclic = bool(cyclic)
+        self.cyclic = check_bool(cyclic, "cyclic", owner)
         self.num_clients = mask.shape[1]
 
     @classmethod
@@ -121,6 +121,7 @@ def _parse_id(text: str, path: Path) -> int:
 
 def ids_to_mask(trace: Sequence[Sequence[int]], num_clients: int, owner: str) -> np.ndarray:
     """Boolean mask ``[T, N]`` from per-round lists of ids in ``[0, num_clients - 1]``."""
+    num_clients = check_int(num_clients, "num_clients", owner, low=1)
     mask = np.zeros((len(trace), num_clients), dtype=bool)
     for t, ids in enumerate(trace):
         for k in ids:

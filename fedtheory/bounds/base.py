@@ -20,7 +20,7 @@ import sympy as sp
 
 from fedtheory.bounds.symbols import NOTATION, keyword_of
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_array, interval
+from fedtheory.params import check_array, check_bool, interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {
@@ -151,6 +151,7 @@ class Theorem:
 
         With ``strict=True`` a failed hypothesis raises :class:`HypothesisViolation`;
         otherwise the result is returned with ``valid=False`` and the reason."""
+        strict = check_bool(strict, "strict", self.title)
         args = self._check_inputs(values)
         term_fns, cond_fns = self._numeric
         shape = np.broadcast_shapes(*(a.shape for a in args)) if args else ()

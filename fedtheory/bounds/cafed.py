@@ -42,7 +42,8 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
+from fedtheory.problems.base import FederatedProblem
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -84,9 +85,19 @@ class Decomposition:
 
 
 def decomposition(problem, w, p) -> Decomposition:
-    r"""Evaluate Theorems 1 and 3 at points ``w [..., d]`` of ``problem`` (which must give
-    ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``."""
-    p = check_simplex(p, "p", "cafed.decomposition")
+    r"""Evaluate CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III; both upper bounds on
+    :math:`\epsilon=F(w)-F^*`) at points ``w [..., d]`` of ``problem`` (which must give
+    ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``
+    (CA-Fed (4)); ``measured`` is the exact :math:`F(w)-F^*` the bounds are compared with."""
+    owner = "cafed.decomposition"
+    problem = check_instance(problem, FederatedProblem, "problem", owner)
+    p = check_simplex(p, "p", owner)
+    w = check_array(w, "w", owner)
+    if p.shape != (problem.num_clients,) or w.shape[-1:] != (problem.dim,):
+        raise ParameterError(
+            f"The 'w' and 'p' parameters of {owner} must have shapes [..., {problem.dim}] and "
+            f"[{problem.num_clients}]. Got {w.shape} and {p.shape} instead."
+        )
     alpha = problem.alpha
     _, f_star = problem.optimum()
     _, fb_star = problem.optimum(p)
@@ -215,7 +226,8 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
 
     The asymptotic hypotheses :math:`\sum\eta_t=\infty`, :math:`\sum\ln(t)\eta_t^2<\infty`
     concern the infinite schedule and cannot be checked on a finite prefix. When
-    :math:`2C_PHt<1` the logarithm is negative and is summed as written."""
+    :math:`2C_PHt<1` the logarithm is negative and is summed as written. Exact (these are
+    the sums Theorem 2's upper bound, Rodio et al. 2023 App. C-D, is built from)."""
     owner = "cafed.theorem2_aggregates"
     eta = check_array(eta, "eta", owner, low=0.0, low_open=True)
     if eta.ndim < 1 or eta.shape[-1] < 2:
@@ -313,7 +325,8 @@ def theorem2_program(
     T_P: int,
     dist0_sq: float,
 ) -> Theorem2Program:
-    r"""Coefficients of CA-Fed Theorem 2 as a function of the weights :math:`q` (App. D form,
+    r"""Coefficients of CA-Fed Theorem 2 (Rodio et al. 2023, an upper bound on
+    :math:`\mathbb E[F_B(\bar w_{T,0})-F_B^*]`) as a function of the weights :math:`q` (App. D form,
     see :class:`Theorem2Program`), for the schedule ``eta [T+1]``, noise ``sigma2 [N]``,
     availability ``pi [N]`` and the problem and chain constants (Lemma 1's ``D, G, H``;
     ``C_P, T_P, lam`` of (5)). Raises ``HypothesisViolation`` if the schedule breaks

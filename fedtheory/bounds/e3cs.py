@@ -71,7 +71,8 @@ regret_optimal = register(
 
 def quota_sum(sigma, *, k: int, K: int) -> np.ndarray:
     r""":math:`S_\sigma=\sum_{t=1}^T(k-K\sigma_t)` for the fairness-quota schedule
-    ``sigma [..., T]`` with :math:`0\le\sigma_t\le k/K` (E3CS (27)); returns ``[...]``."""
+    ``sigma [..., T]`` with :math:`0\le\sigma_t\le k/K` (Huang et al. 2022, Theorem 1,
+    the sum in eq. (27)); returns ``[...]``. Exact."""
     owner = "e3cs.quota_sum"
     K = check_int(K, "K", owner, low=1)
     k = check_int(k, "k", owner, low=1, high=K)

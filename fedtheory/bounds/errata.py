@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
-from itertools import permutations
 
 import numpy as np
 import sympy as sp
 import torch
 
+from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_real
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 SOLVER = "CLARABEL"
@@ -279,6 +280,9 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
     The weights are reached by the update (16) from :math:`w_{i,1}=1` along a realisation of
     positive probability: clients 1 and 2 are selected and succeed in every round, the others
     are never selected (allocation (17) stays uncapped)."""
+    target_exponent = check_real(
+        target_exponent, "target_exponent", "e3cs_fact8", low=0.0, low_open=True
+    )
     K, k, eta, sigma = 10, 2, 0.5, 0.0
     w = np.ones(K)
     rounds = 0
@@ -307,20 +311,19 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
 
 
 def successive_sampling_inclusion(p) -> np.ndarray:
-    r"""Exact inclusion probabilities of successive sampling without replacement of
-    :math:`k=\sum_ip_i` items with weights :math:`p` (what ``torch.multinomial(p, k,
-    replacement=False)`` does), by enumerating the ordered draws (small :math:`K` only)."""
-    w = [Fraction(v).limit_denominator(10**9) for v in p]
-    k = round(float(sum(w)))
-    incl = [Fraction(0)] * len(w)
-    for order in permutations(range(len(w)), k):
-        prob, left = Fraction(1), sum(w)
-        for i in order:
-            prob *= w[i] / left
-            left -= w[i]
-        for i in order:
-            incl[i] += prob
-    return np.array([float(v) for v in incl])
+    r"""Exact inclusion probabilities of ``torch.multinomial(p, k, replacement=False)`` with
+    :math:`k=\sum_ip_i` (E3CS's sampler; what E3CS Sec. IV assumes to be :math:`p`):
+    :func:`~fedtheory.availability.sampling.successive_inclusion_probabilities` at that
+    :math:`k`, which must be an integer (up to 1e-9)."""
+    owner = "successive_sampling_inclusion"
+    p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
+    k = round(float(p.sum()))
+    if k < 1 or abs(p.sum() - k) > 1e-9:
+        raise ParameterError(
+            f"The 'p' parameter of {owner} must sum to an integer k >= 1. "
+            f"Got sum {p.sum():g} instead."
+        )
+    return successive_inclusion_probabilities(p, k)
 
 
 def e3cs_successive_sampling() -> Erratum:
@@ -369,6 +372,7 @@ def fedlaavg_equal_blocks() -> Erratum:
 def fedlaavg_missing_one_over_n(iterations: int = 20) -> Erratum:
     r"""FedLaAvg appendix Alg. 3 line 13 writes :math:`x^t=x^{t-1}-\gamma\sum_ig_i` without
     :math:`1/N`: the step is :math:`N` times larger than (3)-(4) and the analysis assume."""
+    iterations = check_int(iterations, "iterations", "fedlaavg_missing_one_over_n", low=1)
     N, gamma = 20, 0.1
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()

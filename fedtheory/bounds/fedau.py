@@ -77,8 +77,8 @@ cutoff_variance = register(
 def cutoff_geometric_pmf(p_n, K_cut: int) -> np.ndarray:
     r"""Law of :math:`S=\min(G,K)`, :math:`G\sim\mathrm{Geom}(p)` on :math:`\{1,2,..\}`:
     :math:`\Pr\{S=k\}=p(1-p)^{k-1}` for :math:`k<K` and :math:`(1-p)^{K-1}` for :math:`k=K`
-    (FedAU, proof of Theorem 3). Returns ``[..., K]`` (entry ``k-1`` is :math:`\Pr\{S=k\}`)
-    for ``p_n [...]`` in (0, 1]."""
+    (Wang & Ji 2024, proof of Theorem 3). Returns ``[..., K]`` (entry ``k-1`` is
+    :math:`\Pr\{S=k\}`) for ``p_n [...]`` in (0, 1]. Exact."""
     owner = "fedau.cutoff_geometric_pmf"
     q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)[..., None]
     K_cut = check_int(K_cut, "K_cut", owner, low=1)
@@ -187,7 +187,8 @@ def weight_error_measured(p_n, omega) -> np.ndarray:
     r"""Measured weight error :math:`\frac1{NT}\sum_{t,n}(p_n\omega_t^n-1)^2` of weights
     ``omega [R, T, N]`` (e.g. FedAU's Algorithm 2 along simulated runs) for participation
     probabilities ``p_n [N]``; returns ``[R]``. Its mean over replicates estimates the
-    weight-error term of FedAU Theorem 2 (the ``weight_error`` argument)."""
+    weight-error term of FedAU Theorem 2 (Wang & Ji 2024; the ``weight_error`` argument),
+    which Theorem 3 bounds from above. Exact for the given weights (an empirical quantity)."""
     owner = "fedau.weight_error_measured"
     w = check_array(omega, "omega", owner, ndim=3, low=0.0)
     q = check_array(p_n, "p_n", owner, shape=(w.shape[2],), low=0.0, high=1.0, low_open=True)
@@ -284,7 +285,8 @@ def corollary4_choices(
     r"""FedAU Corollary 4: :math:`K=\log_cT` with :math:`c=(1-\min_np_n)^{-2}`,
     :math:`\gamma=\min\{\frac1{LI\sqrt T},\frac1{4\sqrt{15}LI}\}` and
     :math:`\gamma\eta=\min\{\sqrt{\frac{\mathcal FN}{Q(I\delta^2+\sigma^2)LIT}},
-    \frac1{2LI},\frac N{27LIQ}\}`."""
+    \frac1{2LI},\frac N{27LIQ}\}` (Wang & Ji 2024, Corollary 4: the parameter choices of an
+    order result; the values are exact, the rate they give is an order)."""
     owner = "fedau.corollary4_choices"
     p_min = check_real(p_min, "p_min", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     T = check_int(T, "T", owner, low=2)

@@ -33,7 +33,8 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_bool_array, check_int, check_real
+from fedtheory.params import check_array, check_bool_array, check_instance, check_int, check_real
+from fedtheory.problems.base import FederatedProblem
 
 _OWNER = "mimic.objective_bias"
 
@@ -72,6 +73,7 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
         :math:`\sum_t\eta_t\|\Omega^t\|^2/\sum_t\eta_t` and the weighted mean of
         :math:`\Omega^t` (exact, MimiC Lemma 2 / Theorem 1).
     """
+    check_instance(problem, FederatedProblem, "problem", _OWNER)
     if getattr(problem, "noise_std", 0.0) > 0:
         raise ParameterError(
             f"The 'problem' parameter of {_OWNER} must have exact gradients (noise_std = 0). "
@@ -111,7 +113,8 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
 
 def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     r"""MimiC Lemma 6's global learning rates :math:`\eta_g^t=a/(t+b)`, :math:`t=0..T-1`
-    (the form only: the constraints (19), (25) on :math:`a,b` were not recovered)."""
+    (Sun et al., MimiC Lemma 6; the form only: the constraints (19), (25) on :math:`a,b`
+    were not recovered, so this is neither a bound nor checked against one)."""
     owner = "mimic.lemma6_schedule"
     a = check_real(a, "a", owner, low=0.0, low_open=True)
     b = check_real(b, "b", owner, low=0.0, low_open=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from fedtheory.errors import ParameterError
+
 
 @dataclass(frozen=True)
 class Notation:
@@ -118,6 +120,11 @@ NOTATION: dict[str, Notation] = {
 
 def symbol(name: str) -> sp.Symbol:
     """The canonical sympy symbol of the keyword ``name``."""
+    if not isinstance(name, str) or name not in NOTATION:
+        raise ParameterError(
+            f"The 'name' parameter of symbol must be a keyword of the notation table. "
+            f"Got {name!r} instead."
+        )
     return NOTATION[name].symbol
 
 
@@ -126,4 +133,7 @@ def keyword_of(sym: sp.Symbol) -> str:
     for key, entry in NOTATION.items():
         if entry.symbol == sym:
             return key
-    raise KeyError(sym)
+    raise ParameterError(
+        f"The 'sym' parameter of keyword_of must be a symbol of the notation table. "
+        f"Got {sym!r} instead."
+    )

@@ -18,7 +18,7 @@ from fedtheory.data.splits import (
     primary_label_split,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed
+from fedtheory.params import check_bool, check_int, check_seed
 
 __all__ = ["DIGITS_SPLITS", "load_digits", "load_digits_federated"]
 
@@ -27,6 +27,7 @@ DIGITS_SPLITS = ("dirichlet", "one_label", "primary_label", "iid")
 
 def load_digits(*, intercept: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Features ``[1797, 64 (+1)]`` in [0, 1] and labels ``[1797]`` (0..9, float64)."""
+    intercept = check_bool(intercept, "intercept", "load_digits")
     try:
         from sklearn.datasets import load_digits as sklearn_digits
     except ImportError as err:  # pragma: no cover - scikit-learn is a dependency

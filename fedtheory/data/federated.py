@@ -16,7 +16,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_seed
+from fedtheory.params import check_array, check_int, check_int_array, check_real, check_seed
 
 __all__ = ["FederatedDataset"]
 
@@ -89,6 +89,12 @@ class FederatedDataset:
         return cls(X, Y, counts, num_classes, None if groups is None else np.asarray(groups))
 
     def __post_init__(self) -> None:
+        features = check_array(self.features, "features", _OWNER, ndim=3)
+        labels = check_array(self.labels, "labels", _OWNER, ndim=2)
+        counts = check_int_array(self.counts, "counts", _OWNER, ndim=1)
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "counts", counts)
         n, n_max = self.labels.shape
         if self.features.shape[:2] != (n, n_max) or self.counts.shape != (n,):
             raise ParameterError(

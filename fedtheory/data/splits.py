@@ -22,7 +22,7 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_seed
+from fedtheory.params import check_array, check_int, check_int_array, check_real, check_seed
 
 __all__ = [
     "dirichlet_label_split",
@@ -166,7 +166,15 @@ def partition(
     owner = "partition"
     X = check_array(features, "features", owner, ndim=2)
     y = check_array(labels, "labels", owner, shape=(X.shape[0],))
-    idx = [np.asarray(p, dtype=np.int64) for p in parts]
+    if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or not parts:
+        raise ParameterError(
+            f"The 'parts' parameter of {owner} must be a non-empty sequence of index arrays. "
+            f"Got {parts!r} instead."
+        )
+    idx = [
+        check_int_array(p, f"parts[{k}]", owner, ndim=1, low=0, high=X.shape[0] - 1)
+        for k, p in enumerate(parts)
+    ]
     return FederatedDataset.from_clients(
         [X[i] for i in idx], [y[i] for i in idx], num_classes=num_classes
     )

@@ -22,7 +22,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.params import check_int, check_real, check_seed
+from fedtheory.params import check_bool, check_int, check_real, check_seed
 
 __all__ = ["cafed_clustered", "gaussian_linear"]
 
@@ -70,7 +70,7 @@ def cafed_clustered(
     h = check_real(hetero, "hetero", owner, low=0.0, high=1.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
     w_star = gen.standard_normal(d)
-    if random_groups:
+    if check_bool(random_groups, "random_groups", owner):
         groups = (gen.random(n) < 0.5).astype(np.int64)
     else:
         groups = (np.arange(n) >= n // 2).astype(np.int64)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_real
+from fedtheory.params import check_array, check_instance, check_real
 
 __all__ = [
     "Ball",
@@ -125,8 +125,12 @@ def max_quadratic_on_ball(Q, b, a: float, ball: Ball) -> float:
     >>> float(max_quadratic_on_ball(np.eye(2), np.zeros(2), 0.0, Ball([1.0, 0.0], 1.0)))
     2.0
     """
-    Q = np.asarray(Q, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    owner = "max_quadratic_on_ball"
+    ball = check_instance(ball, Ball, "ball", owner)
+    d = ball.dim
+    Q = check_array(Q, "Q", owner, shape=(d, d))
+    b = check_array(b, "b", owner, shape=(d,))
+    a = check_real(a, "a", owner)
     c, r = ball.center, ball.radius
     g = Q @ c + b  # gradient at the centre
     f_c = 0.5 * c @ Q @ c + b @ c + a
@@ -194,6 +198,12 @@ def quadratic_lemma_one(
     r"""Exact Lemma 1 constants when :math:`F_k` (``loss``), :math:`\|\nabla F_k\|^2`
     (``grad_sq``) and :math:`\sigma_k^2(w)` (``noise``) are quadratics; ``w_ref`` is
     :math:`w_B^*`."""
+    owner = "quadratic_lemma_one"
+    ball = check_instance(ball, Ball, "ball", owner)
+    for name, forms in (("loss", loss), ("grad_sq", grad_sq), ("noise", noise)):
+        check_instance(forms, QuadraticForms, name, owner)
+        check_array(forms.b, name, owner, shape=(forms.a.shape[0], ball.dim))
+    w_ref = check_array(w_ref, "w_ref", owner, shape=(ball.dim,))
     f_ref = loss(w_ref)
     H = np.maximum(loss.max_on(ball) - f_ref, f_ref - loss.min_on(ball))
     D = np.sqrt(np.maximum(grad_sq.max_on(ball), 0.0))

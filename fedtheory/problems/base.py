@@ -21,6 +21,20 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array
+
+
+def check_points(w: object, dim: int, owner: str, name: str = "w") -> np.ndarray:
+    """Points ``w [..., dim]`` as a float64 array, else ParameterError."""
+    points = check_array(w, name, owner)
+    if points.ndim < 1 or points.shape[-1] != dim:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be an array of shape (..., {dim}). "
+            f"Got shape {points.shape} instead."
+        )
+    return points
+
 
 @runtime_checkable
 class FederatedProblem(Protocol):

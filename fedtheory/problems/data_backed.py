@@ -45,7 +45,8 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import check_instance, check_int, check_real, check_simplex
+from fedtheory.problems.base import check_points
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
 
@@ -163,13 +164,7 @@ class DataProblem(ABC):
         return p
 
     def _points(self, w, name: str = "w") -> np.ndarray:
-        w = check_array(w, name, self._owner)
-        if w.ndim < 1 or w.shape[-1] != self.dim:
-            raise ParameterError(
-                f"The '{name}' parameter of {self._owner} must be an array of shape (..., "
-                f"{self.dim}). Got shape {w.shape} instead."
-            )
-        return w
+        return check_points(w, self.dim, self._owner, name)
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property
@@ -192,7 +187,8 @@ class DataProblem(ABC):
         X, y, mean_weight = self._stored(dtype)
         if self.full_batch:
             return X[clients], y[clients], mean_weight[clients]
-        b, m = self.batch_size, clients.shape[0]
+        check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
+        b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
         n_max, p = X.shape[1], X.shape[2]
         counts = self._counts[clients]  # [M]
         if self.sampling == "with_replacement":
@@ -367,6 +363,15 @@ class DataProblem(ABC):
 
 class ClassificationProblem(DataProblem):
     """A data-backed problem whose model predicts labels (subclasses give ``_correct``)."""
+
+    @staticmethod
+    def _multiclass(data: FederatedDataset, owner: str) -> int:
+        """``data.num_classes``, which a multiclass model needs set."""
+        if data.num_classes is None:
+            raise ParameterError(
+                f"The 'data' parameter of {owner} must have num_classes set. Got None instead."
+            )
+        return data.num_classes
 
     @abstractmethod
     def _correct(self, w, X, y) -> torch.Tensor:

@@ -229,11 +229,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
             compute_dtype=compute_dtype,
             positive_ridge=True,
         )
-        if data.num_classes is None:
-            raise ParameterError(
-                f"The 'data' parameter of {owner} must have num_classes set. Got None instead."
-            )
-        self.num_classes = data.num_classes
+        self.num_classes = self._multiclass(data, owner)
         self.dim = self.num_classes * data.num_features
         self.L = _max_gram_eigenvalue(data) / 2 + self.ridge
         self.mu = self.ridge

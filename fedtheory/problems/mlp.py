@@ -77,12 +77,13 @@ class MLPProblem(ClassificationProblem):
             owner=_OWNER,
             compute_dtype=compute_dtype,
         )
-        if data.num_classes is None:
+        self.num_classes = self._multiclass(data, _OWNER)
+        if not isinstance(hidden, (tuple, list)):
             raise ParameterError(
-                f"The 'data' parameter of {_OWNER} must have num_classes set. Got None instead."
+                f"The 'hidden' parameter of {_OWNER} must be a tuple of layer widths. "
+                f"Got {hidden!r} instead."
             )
         self.hidden = tuple(check_int(h, "hidden", _OWNER, low=1) for h in hidden)
-        self.num_classes = data.num_classes
         self.seed = check_seed(seed, _OWNER)
         sizes = (data.num_features, *self.hidden, self.num_classes)
         layers: list[torch.nn.Module] = []

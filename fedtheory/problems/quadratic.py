@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_real, check_seed, check_simplex
+from fedtheory.params import check_array, check_instance, check_real, check_seed, check_simplex
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
+from fedtheory.problems.base import check_points
 
 __all__ = ["QuadraticProblem"]
 
@@ -115,6 +116,11 @@ class QuadraticProblem(QuadraticConstantsMixin):
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
         L = check_real(L, "L", owner, low=mu)
         spread = check_real(spread, "spread", owner, low=0.0)
+        if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
+            raise ParameterError(
+                f"The 'L' parameter of {owner} must equal mu = {mu:g} for one client in one "
+                f"dimension (a single eigenvalue). Got {L:g} instead."
+            )
         rng = np.random.default_rng(check_seed(seed, owner))
         eig = rng.uniform(mu, L, size=(n, d))
         eig.flat[0], eig.flat[-1] = mu, L
@@ -143,8 +149,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` for ``w [..., d]`` -> ``[..., N]``."""
-        w = np.asarray(w, dtype=np.float64)
-        diff = w[..., None, :] - self.c  # [..., N, d]
+        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c  # [..., N, d]
         return 0.5 * np.einsum("...ni,nij,...nj->...n", diff, self.A, diff)
 
     def loss(self, w, weights=None) -> np.ndarray:
@@ -186,7 +191,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)`: ``w [..., d]`` -> ``[..., N, d]``."""
-        diff = np.asarray(w, dtype=np.float64)[..., None, :] - self.c
+        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c
         return np.einsum("nij,...nj->...ni", self.A, diff)
 
     def noise_variance(self, w) -> np.ndarray:
@@ -200,7 +205,8 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r""":math:`A_k(w-c_k)+\xi` for ``w [M, d]``, ``clients [M]`` -> ``[M, d]``."""
         A = self._A_t[clients].to(w.dtype)
         g = torch.einsum("mij,mj->mi", A, w - self._c_t[clients].to(w.dtype))
-        if self.noise_std > 0:
+        if self.noise_std > 0:  # never torch's global generator
+            check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")
             noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
             g = g + self.noise_std * noise
         return g

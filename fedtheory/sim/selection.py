@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real
+from fedtheory.params import check_instance, check_int, check_real
 
 __all__ = [
     "Allocation",
@@ -135,6 +135,16 @@ def exp3_update(
     ``success [R, K]`` bool (:math:`x_{i,t}`, only read where selected) -> ``[R, K]``.
     """
     owner = "exp3_update"
+    check_tensor(log_w, "log_w", owner)
+    check_instance(alloc, Allocation, "alloc", owner)
+    for name, mask in (("selected", selected), ("success", success)):
+        ok = isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+        if not (ok and mask.shape == log_w.shape):
+            shown = f"{mask.dtype} {tuple(mask.shape)}" if ok else repr(mask)
+            raise ParameterError(
+                f"The '{name}' parameter of {owner} must be a bool tensor of shape "
+                f"{tuple(log_w.shape)}. Got {shown} instead."
+            )
     num_clients = log_w.shape[1]
     k = check_int(k, "k", owner, low=1, high=num_clients)
     sigma = check_quota(sigma, k, num_clients, owner)

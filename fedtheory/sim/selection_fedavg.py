@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
-from fedtheory.params import check_seed, check_simplex
+from fedtheory.params import check_instance, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.selection_policies import Selector
@@ -69,6 +69,7 @@ class SelectedFedAvg(LocalTraining):
     def __post_init__(self) -> None:
         super().__post_init__()
         owner = "SelectedFedAvg"
+        check_instance(self.selector, Selector, "selector", owner)
         check_seed(self.seed, owner)
         if self.omega is not None:
             object.__setattr__(self, "omega", check_simplex(self.omega, "omega", owner))

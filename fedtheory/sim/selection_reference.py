@@ -15,9 +15,10 @@ import math
 import numpy as np
 
 from fedtheory import rng
-from fedtheory.params import check_bool_array
+from fedtheory.params import check_array, check_bool_array, check_instance, check_int
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.reference import local_update, server_update
+from fedtheory.sim.selection import check_quota
 from fedtheory.sim.selection_fedavg import SelectedFedAvg
 from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
 
@@ -31,7 +32,11 @@ def paper_prob_alloc(w: list[float], k: int, sigma: float) -> tuple[list[float],
     :math:`w_j\le(1-\sigma_t)\alpha_t` (the paper writes :math:`w_j\le\Psi`).
     Returns ``(p, S_t)``. Overflows for large weights: use
     :func:`~fedtheory.sim.selection.prob_alloc` in practice."""
+    owner = "paper_prob_alloc"
+    w = check_array(w, "w", owner, ndim=1, low=0.0, low_open=True).tolist()
     n = len(w)
+    k = check_int(k, "k", owner, low=1, high=n)
+    sigma = check_quota(sigma, k, n, owner)
     if sigma + (k - n * sigma) * max(w) / sum(w) <= 1:
         return [sigma + (k - n * sigma) * wi / sum(w) for wi in w], set()
     ws = sorted(w, reverse=True)
@@ -75,7 +80,12 @@ def run_selected(
     once). Returns the iterates ``[R, T+1, d]``, the models returned per round ``[R, T]``
     (the CEP increments) and, for E3CS, the final log-weights ``[R, K]`` (else zeros).
     """
-    mask = check_bool_array(mask, "mask", "run_selected", ndim=3)
+    owner = "run_selected"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    check_instance(algorithm, SelectedFedAvg, "algorithm", owner)
+    mask = check_bool_array(mask, "mask", owner, ndim=3)
+    check_array(mask, "mask", owner, shape=(None, None, problem.num_clients))
+    w0 = check_array(w0, "w0", owner, shape=(problem.dim,))
     reps, rounds, n = mask.shape
     sel = algorithm.selector
     omega = problem.alpha if algorithm.omega is None else algorithm.omega

@@ -17,7 +17,7 @@ import torch
 from fedtheory import rng
 from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
-from fedtheory.params import check_bool_array, check_seed
+from fedtheory.params import check_bool_array, check_instance, check_seed
 from fedtheory.sim.selection_policies import Selector
 
 __all__ = ["SelectionRecord", "run_selection"]
@@ -109,6 +109,7 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
     array([600, 600, 600, 600])
     """
     owner = "run_selection"
+    check_instance(selector, Selector, "selector", owner)
     x = check_bool_array(success, "success", owner, ndim=3)  # [R, T, K]
     seed = check_seed(seed, owner)
     if selector.needs_losses:

@@ -1,0 +1,758 @@
+"""Every public callable of the finished layers rejects a bad type and an out-of-range value
+with ``ParameterError`` naming the parameter (STYLE.md, scikit-learn habit).
+
+``CONTRACT`` maps each public callable (``module:name``) to valid keyword arguments and the two
+bad calls; ``EXEMPT`` lists the public callables that take no user input to check (result
+records, protocols, argument-free checks), each with the reason. A public callable added to
+one of ``MODULES`` without an entry in either table fails
+:func:`test_every_public_callable_has_a_contract_entry`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+import torch
+
+from fedtheory.availability import (
+    AlternatingBlocks,
+    Bernoulli,
+    BoundedDropout,
+    Clustered,
+    Cyclic,
+    Diurnal,
+    TimeVaryingParticipation,
+    TraceReplay,
+    TwoStateMarkov,
+    base,
+    builders,
+    estimators,
+    sampling,
+)
+from fedtheory.bounds import (
+    CATALOGUE,
+    cafed,
+    catalogue,
+    divergences,
+    e3cs,
+    errata,
+    fedau,
+    fedlaavg,
+    mimic,
+)
+from fedtheory.bounds.base import Theorem
+from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.symbols import NOTATION, keyword_of, symbol
+from fedtheory.data import (
+    FederatedDataset,
+    cafed_clustered,
+    dirichlet_label_split,
+    gaussian_linear,
+    load_digits,
+    load_digits_federated,
+    one_label_per_client_split,
+    partition,
+    primary_label_split,
+)
+from fedtheory.errors import ParameterError
+from fedtheory.markov import (
+    check_primitive_chain,
+    fedau_two_state,
+    kron_chain,
+    lambda_feasible_range,
+    mixing_constants,
+    mixing_rate,
+    product_mixing_constants,
+    second_eigenvalue_modulus,
+    stationary_distribution,
+    two_state_matrix,
+    two_state_mixing_constants,
+    two_state_parameters,
+    two_state_transitions,
+)
+from fedtheory.optim import e3cs as optim_e3cs
+from fedtheory.params import check_bool, check_instance, check_int_array
+from fedtheory.problems import (
+    Ball,
+    LeastSquaresProblem,
+    LogisticRegressionProblem,
+    MLPProblem,
+    MultinomialLogisticProblem,
+    QuadraticForms,
+    QuadraticProblem,
+    max_quadratic_on_ball,
+)
+from fedtheory.problems import ball as ball_module
+from fedtheory.problems.base import check_points
+from fedtheory.sim import selection, selection_reference, selection_runner
+from fedtheory.sim.selection_fedavg import SelectedFedAvg
+from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+
+
+def _finished_modules() -> list[str]:
+    """The finished layers: every module of four packages (a new module is included), the
+    Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
+    names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
+    for package in ("availability", "bounds", "problems", "data"):
+        path = importlib.import_module(f"fedtheory.{package}").__path__
+        names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
+    sim = importlib.import_module("fedtheory.sim").__path__
+    names += [f"fedtheory.sim.{m.name}" for m in pkgutil.iter_modules(sim)
+              if m.name.startswith("selection")]  # fmt: skip
+    return names
+
+
+MODULES = _finished_modules()
+
+
+def public_callables(module_name: str) -> set[str]:
+    """``module:name`` of the callables in ``__all__``, else of the public callables defined
+    in the module itself (not imported)."""
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [
+            n
+            for n, v in vars(module).items()
+            if not n.startswith("_") and getattr(v, "__module__", None) == module_name
+        ]
+    return {
+        f"{module_name}:{n}"
+        for n in names
+        if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))
+    }
+
+
+class Case(NamedTuple):
+    call: Any  # the callable, called with keywords
+    valid: dict  # keyword arguments of a valid call
+    bad_type: tuple[str, Any]  # (parameter, value of a wrong type)
+    out_of_range: tuple[str, Any]  # (parameter, value of the right type outside the domain)
+
+
+# --- valid instances -----------------------------------------------------------------------
+P2 = two_state_matrix(0.5, 0.2)
+STRING = "not a number"
+SUCCESS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])  # [T, K]
+DATA = gaussian_linear(3, 2, 6, seed=0)
+LABELLED = cafed_clustered(4, 3, 10, seed=0)
+CLASSES = load_digits_federated(4, seed=0)
+LABELS = np.repeat(np.arange(3), 8)
+QUAD = QuadraticProblem.random(3, 2, seed=0)
+FORMS = QuadraticForms(np.eye(2)[None], np.zeros((1, 2)), np.zeros(1))
+BALL = Ball(np.zeros(2), 1.0)
+COUNTS = estimators.update(estimators.init((1, 2)), np.ones((1, 2), dtype=bool))
+LOG_W = torch.zeros(2, 3, dtype=torch.float64)
+ALLOC = selection.prob_alloc(LOG_W, 1, 0.0)
+SELECTED = torch.tensor([[True, False, False], [False, True, False]])
+SELECTOR = RandomSelection(1)
+MASK_TRACE = [[0], [1, 2]]
+PROG = dict(sigma2=[1.0], pi=[0.5], Q=1.0, E=2, M=2, L=1.0, Gamma=0.1, G=1.0, D=1.0, H=1.0,
+            lam=0.9, C_P=1.0, T_P=0, dist0_sq=1.0)  # fmt: skip
+COR4 = dict(p_min=0.5, T=10, L=1.0, I=1, F_gap=1.0, N=2, Q=1.0, delta2=1.0, sigma2=1.0)
+PROBLEM_KW = dict(data=DATA, ridge=0.1)
+FEDAVG = SelectedFedAvg(SELECTOR, lr=0.1)
+
+
+def _m(module: str, name: str) -> str:
+    return f"{module}:{name}"
+
+
+MK = "fedtheory.markov"
+AV = "fedtheory.availability"
+BD = "fedtheory.bounds"
+PR = "fedtheory.problems"
+DT = "fedtheory.data"
+SM = "fedtheory.sim"
+
+CONTRACT: dict[str, Case] = {
+    # --- markov ------------------------------------------------------------------------------
+    _m(MK, "check_primitive_chain"): Case(
+        check_primitive_chain, {"P": P2}, ("P", STRING), ("P", [[2.0, -1.0], [0.5, 0.5]])
+    ),
+    _m(MK, "fedau_two_state"): Case(fedau_two_state, {"p": 0.5}, ("p", STRING), ("p", 1.5)),
+    _m(MK, "kron_chain"): Case(
+        kron_chain,
+        {"matrices": [P2, P2]},
+        ("matrices", STRING),
+        ("matrices", [[[2.0, -1.0], [0.5, 0.5]]]),
+    ),
+    _m(MK, "lambda_feasible_range"): Case(
+        lambda_feasible_range, {"pi": 0.5}, ("pi", STRING), ("pi", 1.5)
+    ),
+    _m(MK, "mixing_constants"): Case(mixing_constants, {"P": P2}, ("rate", STRING), ("rate", 1.5)),
+    _m(MK, "mixing_rate"): Case(mixing_rate, {"P": P2}, ("P", STRING), ("P", -P2)),
+    _m(MK, "product_mixing_constants"): Case(
+        product_mixing_constants, {"pi": [0.5], "lam": [0.2]}, ("lam", STRING), ("lam", [1.5])
+    ),
+    _m(MK, "second_eigenvalue_modulus"): Case(
+        second_eigenvalue_modulus, {"P": P2}, ("P", STRING), ("P", -P2)
+    ),
+    _m(MK, "stationary_distribution"): Case(
+        stationary_distribution, {"P": P2}, ("P", STRING), ("P", -P2)
+    ),
+    _m(MK, "two_state_matrix"): Case(
+        two_state_matrix, {"pi": 0.5, "lam": 0.2}, ("pi", STRING), ("lam", 1.5)
+    ),
+    _m(MK, "two_state_mixing_constants"): Case(
+        two_state_mixing_constants, {"pi": 0.5, "lam": 0.2}, ("pi", STRING), ("pi", 1.5)
+    ),
+    _m(MK, "two_state_parameters"): Case(
+        two_state_parameters,
+        {"p_on_on": 0.5, "p_off_on": 0.5},
+        ("p_on_on", STRING),
+        ("p_off_on", 1.5),
+    ),
+    _m(MK, "two_state_transitions"): Case(
+        two_state_transitions, {"pi": 0.5, "lam": 0.2}, ("lam", STRING), ("pi", -0.5)
+    ),
+    # --- availability -----------------------------------------------------------------------
+    _m(f"{AV}.base", "population_rng"): Case(
+        base.population_rng, {"seed": 0}, ("seed", STRING), ("seed", -1)
+    ),
+    _m(f"{AV}.bernoulli", "Bernoulli"): Case(Bernoulli, {"p": [0.5]}, ("p", STRING), ("p", [1.5])),
+    _m(f"{AV}.blocks", "AlternatingBlocks"): Case(
+        AlternatingBlocks, {"t1": 2, "t2": 1}, ("t1", 1.5), ("t2", 0)
+    ),
+    _m(f"{AV}.builders", "cafed_population"): Case(
+        builders.cafed_population, {}, ("g", STRING), ("nu", 1.5)
+    ),
+    _m(f"{AV}.builders", "fedau_participation_probabilities"): Case(
+        builders.fedau_participation_probabilities,
+        {"label_counts": np.ones((3, 2))},
+        ("mean", STRING),
+        ("minimum", -0.5),
+    ),
+    _m(f"{AV}.builders", "mimic_static_probabilities"): Case(
+        builders.mimic_static_probabilities,
+        {"num_clients": 4, "minimum": 0.1},
+        ("num_clients", 2.5),
+        ("minimum", 1.5),
+    ),
+    _m(f"{AV}.clusters", "Clustered"): Case(
+        Clustered,
+        {"base": Bernoulli([0.5, 0.5]), "clusters": [0, 1, 1]},
+        ("base", STRING),
+        ("clusters", [0, 5]),
+    ),
+    _m(f"{AV}.cyclic", "Cyclic"): Case(
+        Cyclic, {"p": [0.5, 0.5]}, ("period", STRING), ("period", 0)
+    ),
+    _m(f"{AV}.diurnal", "Diurnal"): Case(
+        Diurnal, {"mean": [0.5], "amplitude": [0.2]}, ("amplitude", STRING), ("amplitude", [0.9])
+    ),
+    _m(f"{AV}.dropout", "BoundedDropout"): Case(
+        BoundedDropout, {"tau": [2, 3]}, ("tau", STRING), ("tau", [-1, 3])
+    ),
+    _m(f"{AV}.estimators", "cafed_code_estimate"): Case(
+        estimators.cafed_code_estimate, {"state": COUNTS}, ("horizon", STRING), ("pi0", 1.5)
+    ),
+    _m(f"{AV}.estimators", "cafed_code_lambda_limit"): Case(
+        estimators.cafed_code_lambda_limit,
+        {"pi": [0.5], "lam": [0.2]},
+        ("pi", STRING),
+        ("lam", [1.5]),
+    ),
+    _m(f"{AV}.estimators", "estimate"): Case(
+        estimators.estimate, {"state": COUNTS}, ("state", STRING), ("prior", STRING)
+    ),
+    _m(f"{AV}.estimators", "init"): Case(
+        estimators.init, {"shape": (1, 2)}, ("shape", STRING), ("shape", (0, 2))
+    ),
+    _m(f"{AV}.estimators", "update"): Case(
+        estimators.update,
+        {"state": COUNTS, "mask_t": np.ones((1, 2), dtype=bool)},
+        ("mask_t", STRING),
+        ("mask_t", np.ones((1, 3), dtype=bool)),
+    ),
+    _m(f"{AV}.estimators", "BetaPrior"): Case(
+        estimators.BetaPrior, {}, ("on", STRING), ("on", -1.0)
+    ),
+    _m(f"{AV}.markov", "TwoStateMarkov"): Case(
+        TwoStateMarkov, {"pi": [0.5], "lam": [0.2]}, ("pi", STRING), ("lam", [1.5])
+    ),
+    _m(f"{AV}.sampling", "capped_inclusion_probabilities"): Case(
+        sampling.capped_inclusion_probabilities,
+        {"weights": [[1.0, 2.0]], "m": 1},
+        ("weights", STRING),
+        ("m", 3),
+    ),
+    _m(f"{AV}.sampling", "successive_inclusion_probabilities"): Case(
+        sampling.successive_inclusion_probabilities,
+        {"weights": [1.0, 2.0], "m": 1},
+        ("m", 1.5),
+        ("weights", [1.0, -2.0]),
+    ),
+    _m(f"{AV}.sampling", "successive_sample"): Case(
+        sampling.successive_sample,
+        {"weights": [[1.0, 2.0]], "m": 1, "generator": np.random.default_rng(0)},
+        ("generator", 0),
+        ("m", 0),
+    ),
+    _m(f"{AV}.sampling", "systematic_sample"): Case(
+        sampling.systematic_sample,
+        {"inclusion": [[0.5, 0.5]], "m": 1, "generator": np.random.default_rng(0)},
+        ("generator", 0),
+        ("inclusion", [[1.5, -0.5]]),
+    ),
+    _m(f"{AV}.time_varying", "TimeVaryingParticipation"): Case(
+        TimeVaryingParticipation,
+        {"num_clients": 4, "ratio": 0.5},
+        ("sampler", 3),
+        ("ratio", 1.5),
+    ),
+    _m(f"{AV}.trace", "TraceReplay"): Case(
+        TraceReplay, {"trace": MASK_TRACE, "num_clients": 3}, ("cyclic", STRING), ("num_clients", 0)
+    ),
+    _m(f"{AV}.trace", "ids_to_mask"): Case(
+        base_ids := __import__("fedtheory.availability.trace", fromlist=["x"]).ids_to_mask,
+        {"trace": MASK_TRACE, "num_clients": 3, "owner": "test"},
+        ("num_clients", STRING),
+        ("trace", [[5]]),
+    ),
+}
+
+CONTRACT |= {
+    # --- bounds -----------------------------------------------------------------------------
+    _m(f"{BD}.base", "Theorem"): Case(
+        Theorem,
+        {"key": "t", "title": "T", "reference": "r", "kind": "upper bound", "terms": {}},
+        ("kind", 3),
+        ("kind", "loose"),
+    ),
+    _m(f"{BD}.catalogue", "register"): Case(
+        register,
+        {"theorem": next(iter(CATALOGUE.values()))},
+        ("theorem", STRING),
+        ("theorem", next(iter(CATALOGUE.values()))),  # registered by the valid call: a duplicate
+    ),
+    _m(f"{BD}.cafed", "decomposition"): Case(
+        cafed.decomposition,
+        {"problem": QUAD, "w": np.zeros(2), "p": [0.5, 0.25, 0.25]},
+        ("w", STRING),
+        ("p", [0.5, 0.6, -0.1]),
+    ),
+    _m(f"{BD}.cafed", "lemma1_constants"): Case(
+        cafed.lemma1_constants,
+        {"D": 1.0, "sigma2": [1.0], "diameter": 1.0},
+        ("D", STRING),
+        ("sigma2", [-1.0]),
+    ),
+    _m(f"{BD}.cafed", "theorem2_aggregates"): Case(
+        cafed.theorem2_aggregates,
+        {"eta": np.full(11, 0.01), "lam": 0.5, "C_P": 1.0, "T_P": 0, "H": 1.0},
+        ("T_P", 1.5),
+        ("lam", 1.5),
+    ),
+    _m(f"{BD}.cafed", "theorem2_program"): Case(
+        cafed.theorem2_program, {"eta": np.full(11, 0.01), **PROG}, ("E", STRING), ("pi", [1.5])
+    ),
+    _m(f"{BD}.divergences", "chi_square"): Case(
+        divergences.chi_square,
+        {"alpha": [0.5, 0.5], "p": [0.5, 0.5]},
+        ("p", STRING),
+        ("p", [1.5, -0.5]),
+    ),
+    _m(f"{BD}.divergences", "total_variation"): Case(
+        divergences.total_variation,
+        {"alpha": [0.5, 0.5], "p": [0.5, 0.5]},
+        ("alpha", STRING),
+        ("alpha", [1.5, -0.5]),
+    ),
+    _m(f"{BD}.divergences", "effective_weights"): Case(
+        divergences.effective_weights,
+        {"q": [1.0, 1.0], "pi": [0.5, 0.5]},
+        ("q", STRING),
+        ("pi", [0.5, 1.5]),
+    ),
+    _m(f"{BD}.divergences", "chi_square_max_ratio_bound"): Case(
+        divergences.chi_square_max_ratio_bound,
+        {"alpha": [0.5, 0.5], "p": [0.5, 0.5]},
+        ("p", STRING),
+        ("alpha", [0.5, 0.6]),
+    ),
+    _m(f"{BD}.e3cs", "quota_sum"): Case(
+        e3cs.quota_sum, {"sigma": [0.1], "k": 2, "K": 10}, ("k", 2.5), ("sigma", [0.5])
+    ),
+    _m(f"{BD}.errata", "cafed_lambda_estimator_limit"): Case(
+        errata.cafed_lambda_estimator_limit, {}, ("rounds", STRING), ("replicates", 0)
+    ),
+    _m(f"{BD}.errata", "e3cs_fact8"): Case(
+        errata.e3cs_fact8, {}, ("target_exponent", STRING), ("target_exponent", -1.0)
+    ),
+    _m(f"{BD}.errata", "successive_sampling_inclusion"): Case(
+        errata.successive_sampling_inclusion, {"p": [0.5, 0.5]}, ("p", STRING), ("p", [0.5, 0.4])
+    ),
+    _m(f"{BD}.errata", "fedlaavg_missing_one_over_n"): Case(
+        errata.fedlaavg_missing_one_over_n, {}, ("iterations", 2.5), ("iterations", 0)
+    ),
+    _m(f"{BD}.errata", "mimic_equal_dropout"): Case(
+        errata.mimic_equal_dropout, {}, ("rounds", STRING), ("replicates", 0)
+    ),
+    _m(f"{BD}.fedau", "cutoff_geometric_pmf"): Case(
+        fedau.cutoff_geometric_pmf, {"p_n": 0.5, "K_cut": 3}, ("K_cut", 2.5), ("p_n", 1.5)
+    ),
+    _m(f"{BD}.fedau", "effective_weights"): Case(
+        fedau.effective_weights,
+        {"omega_n": [1.0, 1.0], "p_n": [0.5, 0.5]},
+        ("omega_n", STRING),
+        ("p_n", [0.5, 1.5]),
+    ),
+    _m(f"{BD}.fedau", "weight_error_bound"): Case(
+        fedau.weight_error_bound,
+        {"p_n": [0.5], "K_cut": 2, "rounds": 10},
+        ("rounds", STRING),
+        ("p_n", [0.0]),
+    ),
+    _m(f"{BD}.fedau", "weight_error_measured"): Case(
+        fedau.weight_error_measured,
+        {"p_n": [0.5], "omega": np.ones((1, 3, 1))},
+        ("omega", STRING),
+        ("p_n", [1.5]),
+    ),
+    _m(f"{BD}.fedau", "weight_error_exact"): Case(
+        fedau.weight_error_exact,
+        {"p_n": 0.5, "K_cut": 2, "rounds": 3},
+        ("p_n", STRING),
+        ("rounds", 0),
+    ),
+    _m(f"{BD}.fedau", "corollary4_choices"): Case(
+        fedau.corollary4_choices, COR4, ("N", 2.5), ("p_min", 1.5)
+    ),
+    _m(f"{BD}.fedlaavg", "staleness_bound"): Case(
+        fedlaavg.staleness_bound, {"N": 5, "K": 2, "E": 1}, ("E", 0.5), ("K", 6)
+    ),
+    _m(f"{BD}.mimic", "objective_bias"): Case(
+        mimic.objective_bias,
+        {"problem": QUAD, "w": np.zeros(2), "mask": np.ones((1, 2, 3), dtype=bool)},
+        ("problem", STRING),
+        ("eta", [-1.0, 1.0]),
+    ),
+    _m(f"{BD}.mimic", "lemma6_schedule"): Case(
+        mimic.lemma6_schedule, {"a": 1.0, "b": 1.0, "rounds": 3}, ("b", STRING), ("a", 0.0)
+    ),
+    _m(f"{BD}.symbols", "symbol"): Case(symbol, {"name": "eta"}, ("name", 3), ("name", "no_such")),
+    _m(f"{BD}.symbols", "keyword_of"): Case(
+        keyword_of, {"sym": symbol("eta")}, ("sym", 3), ("sym", __import__("sympy").Symbol("zz"))
+    ),
+    # --- problems ---------------------------------------------------------------------------
+    _m(f"{PR}.ball", "Ball"): Case(
+        Ball, {"center": np.zeros(2), "radius": 1.0}, ("radius", STRING), ("radius", -1.0)
+    ),
+    _m(f"{PR}.ball", "max_quadratic_on_ball"): Case(
+        max_quadratic_on_ball,
+        {"Q": np.eye(2), "b": np.zeros(2), "a": 0.0, "ball": BALL},
+        ("ball", STRING),
+        ("Q", np.eye(3)),
+    ),
+    _m(f"{PR}.ball", "quadratic_lemma_one"): Case(
+        ball_module.quadratic_lemma_one,
+        {"loss": FORMS, "grad_sq": FORMS, "noise": FORMS, "ball": BALL, "w_ref": np.zeros(2)},
+        ("ball", STRING),
+        ("w_ref", np.zeros(3)),
+    ),
+    _m(f"{PR}.base", "check_points"): Case(
+        check_points, {"w": np.zeros(2), "dim": 2, "owner": "t"}, ("w", STRING), ("w", np.zeros(3))
+    ),
+    _m(f"{PR}.quadratic", "QuadraticProblem.client_losses"): Case(
+        QUAD.client_losses, {"w": np.zeros(2)}, ("w", STRING), ("w", np.zeros(3))
+    ),
+    _m(f"{PR}.data_backed", "DataProblem"): Case(
+        LeastSquaresProblem, PROBLEM_KW, ("data", STRING), ("ridge", -1.0)
+    ),
+    _m(f"{PR}.data_backed", "ClassificationProblem"): Case(
+        LogisticRegressionProblem, {"data": LABELLED}, ("batch_size", STRING), ("batch_size", 0)
+    ),
+    _m(f"{PR}.least_squares", "LeastSquaresProblem"): Case(
+        LeastSquaresProblem, PROBLEM_KW, ("sampling", 3), ("sampling", "sometimes")
+    ),
+    _m(f"{PR}.logistic", "LogisticRegressionProblem"): Case(
+        LogisticRegressionProblem, {"data": LABELLED}, ("ridge", STRING), ("ridge", 0.0)
+    ),
+    _m(f"{PR}.logistic", "MultinomialLogisticProblem"): Case(
+        MultinomialLogisticProblem,
+        {"data": CLASSES},
+        ("alpha", STRING),
+        ("alpha", [1.5, -0.5, 0.0, 0.0]),
+    ),
+    _m(f"{PR}.mlp", "MLPProblem"): Case(
+        MLPProblem, {"data": CLASSES}, ("hidden", 32), ("hidden", (0,))
+    ),
+    _m(f"{PR}.quadratic", "QuadraticProblem"): Case(
+        QuadraticProblem,
+        {"A": np.ones((2, 1, 1)), "c": np.zeros((2, 1))},
+        ("noise_std", STRING),
+        ("A", -np.ones((2, 1, 1))),
+    ),
+    # --- data -------------------------------------------------------------------------------
+    _m(f"{DT}.digits", "load_digits"): Case(
+        load_digits, {}, ("intercept", STRING), ("intercept", 2)
+    ),
+    _m(f"{DT}.digits", "load_digits_federated"): Case(
+        load_digits_federated, {"num_clients": 4}, ("num_clients", STRING), ("concentration", -1.0)
+    ),
+    _m(f"{DT}.federated", "FederatedDataset"): Case(
+        FederatedDataset,
+        {"features": np.zeros((2, 3, 1)), "labels": np.zeros((2, 3)), "counts": np.array([3, 2])},
+        ("counts", STRING),
+        ("counts", np.array([4, 2])),
+    ),
+    _m(f"{DT}.splits", "dirichlet_label_split"): Case(
+        dirichlet_label_split,
+        {"labels": LABELS, "num_clients": 2, "concentration": 1.0},
+        ("concentration", STRING),
+        ("concentration", 0.0),
+    ),
+    _m(f"{DT}.splits", "one_label_per_client_split"): Case(
+        one_label_per_client_split,
+        {"labels": LABELS, "clients_per_label": 2},
+        ("clients_per_label", 1.5),
+        ("clients_per_label", 0),
+    ),
+    _m(f"{DT}.splits", "partition"): Case(
+        partition,
+        {
+            "features": np.zeros((4, 1)),
+            "labels": np.zeros(4),
+            "parts": [np.arange(2), np.arange(2, 4)],
+        },
+        ("parts", STRING),
+        ("parts", [np.arange(2), np.arange(3, 6)]),
+    ),
+    _m(f"{DT}.splits", "primary_label_split"): Case(
+        primary_label_split,
+        {"labels": LABELS, "num_clients": 3, "samples_per_client": 4},
+        ("primary_fraction", STRING),
+        ("primary_fraction", 1.5),
+    ),
+    _m(f"{DT}.synthetic", "cafed_clustered"): Case(
+        cafed_clustered,
+        {"num_clients": 4, "dim": 2, "samples": 5},
+        ("hetero", STRING),
+        ("samples", 0),
+    ),
+    _m(f"{DT}.synthetic", "gaussian_linear"): Case(
+        gaussian_linear, {"num_clients": 2, "dim": 2, "samples": 3}, ("dim", 1.5), ("noise", -1.0)
+    ),
+    # --- selection (E3CS) -------------------------------------------------------------------
+    _m(f"{SM}.selection", "exp3_update"): Case(
+        selection.exp3_update,
+        {
+            "log_w": LOG_W,
+            "alloc": ALLOC,
+            "selected": SELECTED,
+            "success": SELECTED,
+            "k": 1,
+            "sigma": 0.0,
+            "eta": 0.5,
+        },  # fmt: skip
+        ("log_w", STRING),
+        ("eta", -0.5),
+    ),
+    _m(f"{SM}.selection", "prob_alloc"): Case(
+        selection.prob_alloc, {"log_w": LOG_W, "k": 1, "sigma": 0.0}, ("log_w", STRING), ("k", 4)
+    ),
+    _m(f"{SM}.selection", "quota_constant"): Case(
+        selection.quota_constant, {"c": 0.5, "k": 1, "num_clients": 3}, ("c", STRING), ("c", 1.5)
+    ),
+    _m(f"{SM}.selection", "quota_incremental"): Case(
+        selection.quota_incremental,
+        {"k": 1, "num_clients": 3, "rounds": 4},
+        ("rounds", 2.5),
+        ("k", 4),
+    ),
+    _m(f"{SM}.selection_policies", "E3CS"): Case(E3CS, {"k": 1}, ("eta", STRING), ("sigma", -0.5)),
+    _m(f"{SM}.selection_policies", "FedCS"): Case(
+        FedCS, {"rho": [0.5, 0.5], "k": 1}, ("k", 1.5), ("rho", [0.5, 1.5])
+    ),
+    _m(f"{SM}.selection_policies", "PowD"): Case(PowD, {"k": 1, "d": 2}, ("d", STRING), ("d", 0)),
+    _m(f"{SM}.selection_policies", "RandomSelection"): Case(
+        RandomSelection, {"k": 1}, ("k", STRING), ("k", 0)
+    ),
+    _m(f"{SM}.selection_runner", "run_selection"): Case(
+        selection_runner.run_selection,
+        {"selector": SELECTOR, "success": SUCCESS[None] > 0},
+        ("selector", STRING),
+        ("seed", -1),
+    ),
+    _m(f"{SM}.selection_fedavg", "SelectedFedAvg"): Case(
+        SelectedFedAvg, {"selector": SELECTOR}, ("selector", STRING), ("omega", [1.5, -0.5])
+    ),
+    _m(f"{SM}.selection_reference", "paper_prob_alloc"): Case(
+        selection_reference.paper_prob_alloc,
+        {"w": [1.0, 2.0, 3.0], "k": 1, "sigma": 0.0},
+        ("w", STRING),
+        ("sigma", 0.5),
+    ),
+    _m(f"{SM}.selection_reference", "run_selected"): Case(
+        selection_reference.run_selected,
+        {
+            "problem": QUAD,
+            "algorithm": FEDAVG,
+            "mask": np.ones((1, 2, 3), dtype=bool),
+            "w0": np.zeros(2),
+        },
+        ("algorithm", STRING),
+        ("mask", np.ones((1, 2, 4), dtype=bool)),
+    ),
+    # --- optim (E3CS comparators) -----------------------------------------------------------
+    **{
+        _m("fedtheory.optim.e3cs", name): Case(
+            getattr(optim_e3cs, name), {"success": SUCCESS, "k": 1}, ("k", 1.5), ("sigma", 0.9)
+        )
+        for name in ("best_fixed_allocation", "best_fixed_allocation_lp", "per_round_oracle")
+    },
+    _m("fedtheory.optim.e3cs", "comparator_allocation"): Case(
+        optim_e3cs.comparator_allocation,
+        {"q": [0.5, 0.5, 0.5], "k": 1, "sigma": 0.0},
+        ("q", STRING),
+        ("q", [0.5, 1.5, 0.5]),
+    ),
+}
+
+RECORD = "frozen result record or state tuple (built by the library, not from user input)"
+PROTOCOL = "protocol / abstract base: nothing to construct"
+NO_INPUT = "takes no argument"
+EXEMPT: dict[str, str] = {
+    **{_m(MK, n): RECORD for n in ["MixingConstants"]},
+    _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
+    _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
+    **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},
+    **{_m(f"{BD}.base", n): RECORD for n in ["Condition", "BoundResult"]},
+    **{
+        _m(f"{BD}.cafed", n): RECORD
+        for n in [
+            "Decomposition",
+            "Lemma1Constants",
+            "ScheduleAggregates",
+            "Theorem2Numerator",
+            "Theorem2Program",
+        ]  # fmt: skip
+    },
+    **{
+        _m(f"{BD}.errata", n): NO_INPUT
+        for n in [
+            "cafed_chi_square_not_convex_in_q",
+            "cafed_convex_in_y_s",
+            "cafed_water_filling_needs_equal_A",
+            "cafed_upsilon_uses_w_star",
+            "cafed_theorem2_versus_its_proof",
+            "e3cs_successive_sampling",
+            "fedlaavg_equal_blocks",
+            "fedau_step_size_constant",
+            "run_all",
+        ]
+    },  # fmt: skip
+    _m(f"{BD}.errata", "Erratum"): RECORD,
+    _m(f"{BD}.errata", "format_erratum"): "formats an Erratum record for the command line",
+    _m(f"{BD}.errata", "markdown_entry"): "formats an erratum check for ERRATA.md",
+    _m(f"{BD}.errata", "main"): "command-line entry point (argparse validates argv)",
+    _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
+    _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,
+    _m(f"{BD}.symbols", "Notation"): RECORD,
+    **{_m(f"{PR}.ball", n): RECORD for n in ["LemmaOneConstants", "QuadraticForms"]},
+    _m(f"{PR}.ball", "QuadraticConstantsMixin"): PROTOCOL,
+    _m(f"{PR}.base", "FederatedProblem"): PROTOCOL,
+    _m(f"{SM}.selection", "Allocation"): RECORD,
+    **{
+        _m(f"{SM}.selection_policies", n): RECORD
+        for n in ["E3CSState", "Selection", "StatelessState"]
+    },
+    _m(f"{SM}.selection_policies", "Selector"): PROTOCOL,
+    _m(f"{SM}.selection_runner", "SelectionRecord"): RECORD,
+    _m(f"{SM}.selection_fedavg", "SelectedFedAvgState"): RECORD,
+    _m("fedtheory.optim.e3cs", "BestFixedAllocation"): RECORD,
+}
+
+
+def test_every_public_callable_has_a_contract_entry():
+    enumerated = set().union(*(public_callables(m) for m in MODULES))
+    assert enumerated - set(CONTRACT) - set(EXEMPT) == set(), "public callables without entry"
+    methods = {key for key in CONTRACT if "." in key.split(":")[1]}  # extra: a few methods
+    assert (set(CONTRACT) | set(EXEMPT)) - methods - enumerated == set(), "stale entries"
+    assert not set(CONTRACT) & set(EXEMPT)
+
+
+@pytest.fixture
+def empty_catalogue(monkeypatch):
+    """``register`` writes to a throw-away catalogue."""
+    monkeypatch.setattr(catalogue, "CATALOGUE", {})
+
+
+def _raises_naming(case: Case, bad: tuple[str, Any]) -> None:
+    """The valid call works, and replacing one argument by ``bad`` raises ParameterError
+    naming that parameter (or one of its entries, ``name[k]``)."""
+    name, value = bad
+    case.call(**case.valid)
+    with pytest.raises(ParameterError, match=re.escape(f"'{name}") + r"(\[\d+\])?' parameter of "):
+        case.call(**{**case.valid, name: value})
+
+
+@pytest.mark.parametrize("key", sorted(CONTRACT))
+def test_bad_type_raises_parameter_error_naming_the_parameter(key, empty_catalogue):
+    _raises_naming(CONTRACT[key], CONTRACT[key].bad_type)
+
+
+@pytest.mark.parametrize("key", sorted(CONTRACT))
+def test_out_of_range_raises_parameter_error_naming_the_parameter(key, empty_catalogue):
+    _raises_naming(CONTRACT[key], CONTRACT[key].out_of_range)
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_every_theorem_rejects_a_bad_type_and_an_out_of_range_value(key):
+    theorem = CATALOGUE[key]
+    bounded = [p for p in theorem.parameters if NOTATION[p].low is not None]
+    name = (bounded or theorem.parameters)[0]
+    outside = NOTATION[name].low - 1.0 if bounded else np.nan
+    values = dict.fromkeys(theorem.parameters, 1.0)
+    for bad in (STRING, outside):
+        with pytest.raises(ParameterError, match=f"'{name}' parameter of "):
+            theorem.evaluate(**{**values, name: bad})
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        QuadraticProblem.random(3, 2, noise_std=0.5, seed=0),
+        LeastSquaresProblem(DATA, batch_size=2),
+        MLPProblem(CLASSES, hidden=(4,), batch_size=2),
+    ],
+    ids=repr,
+)
+def test_stochastic_gradients_never_fall_back_to_the_global_generator(problem):
+    w = torch.zeros(2, problem.dim, dtype=torch.float64)
+    clients = torch.tensor([0, 1])
+    with pytest.raises(ParameterError, match="'generator' parameter of"):
+        problem.grad(w, clients)
+    torch.testing.assert_close(
+        problem.grad(w, clients, torch.Generator().manual_seed(3)),
+        problem.grad(w, clients, torch.Generator().manual_seed(3)),
+    )
+
+
+HELPER_CASES = [
+    (lambda: check_bool("yes", "flag", "f"), "The 'flag' parameter of f must be a bool. Got"),
+    (lambda: check_instance(3, Ball, "ball", "f"), "'ball' parameter of f must be a Ball. Got"),
+    (
+        lambda: check_int_array([1.0, 1.5], "ids", "f"),
+        "'ids' parameter of f must be an array of int",
+    ),
+    (
+        lambda: check_int_array([1, -1], "ids", "f", low=0),
+        "'ids' parameter of f must be an array wi",
+    ),
+]
+
+
+@pytest.mark.parametrize("call, message", HELPER_CASES)
+def test_new_parameter_helpers_refuse_and_never_truncate(call, message):
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        call()
+    assert check_bool(np.bool_(True), "flag", "f") is True
+    assert check_int_array([2.0, 3], "ids", "f").dtype == np.int64

@@ -1,0 +1,207 @@
+r"""CA-Fed Theorem 2: :math:`\mathbb E[F_B(\bar w_T)-F_B^*]` against the bound as :math:`T`
+grows, for several correlation levels :math:`\lambda(P)` (SPEC §3.2, §8.3).
+
+Instance: a random strongly convex quadratic problem (exact :math:`L`, :math:`\mu`,
+:math:`\Gamma`, noise :math:`\sigma_k^2`); the server projects onto the ball
+:math:`W=\{\|w\|\le\rho\}` that contains every client minimiser (CA-Fed (3), Assumption 2);
+Lemma 1's constants are computed on :math:`W` (:math:`D\le\max_kL_k(\rho+\|c_k\|)`,
+:math:`\mathrm{diam}W=2\rho`); clients follow independent two-state chains with common
+:math:`\lambda_k`, whose product chain gives :math:`\lambda(P)`, :math:`C_P`, :math:`T_P`
+(closed form) and :math:`M=2^N` states; fixed weights :math:`q`; step sizes
+:math:`\eta_t=a/(t+b)` (so :math:`\sum\eta_t=\infty`, :math:`\sum\ln(t)\eta_t^2<\infty`).
+Measured: :math:`F_B(\bar w_{T,0})-F_B^*` with :math:`\bar w_T=\sum_t\eta_tw_t/\sum_t\eta_t`
+per replicate, mean and confidence interval, against Theorem 2 as published; rows whose
+instance breaks a checked hypothesis (:math:`\eta_t\le1/(2L(EQ+1))`, :math:`T\ge T_P`) are
+labelled *outside assumptions*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.availability import TwoStateMarkov
+from fedtheory.bounds import cafed
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
+from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from validation.registry import Check, Size, register
+
+
+def settings(size: Size) -> dict:
+    return {
+        "num_clients": 4,
+        "dim": 2,
+        "mu": 1.0,
+        "L": 2.0,
+        "spread": 1.0,
+        "noise_std": 0.5,
+        "pi": [0.2, 0.4, 0.6, 0.8],
+        "lams": {"tiny": [0.0, 0.9], "quick": [0.0, 0.5, 0.9], "full": [0.0, 0.5, 0.9, 0.99]}[size],
+        "local_steps": 2,
+        "a": 0.5,
+        "b": 20.0,
+        "horizons": {"tiny": [20, 80], "quick": [50, 200, 800], "full": [50, 200, 800, 3200]}[size],
+        "replicates": {"tiny": 8, "quick": 64, "full": 128}[size],
+        "seed": 0,
+    }
+
+
+def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
+    """The quadratic problem of settings ``s`` and the radius of the ball ``W``."""
+    problem = QuadraticProblem.random(
+        s["num_clients"],
+        s["dim"],
+        mu=s["mu"],
+        L=s["L"],
+        spread=s["spread"],
+        noise_std=s["noise_std"],
+        seed=s["seed"],
+    )
+    radius = 1.5 * float(np.linalg.norm(problem.c, axis=1).max())  # W contains every w_k^*
+    return problem, radius
+
+
+def schedule(s: dict, horizon: int) -> np.ndarray:
+    """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b))."""
+    eta = InverseTime(s["a"], s["b"])
+    return np.array([eta(t) for t in range(horizon + 1)])
+
+
+def _constants(s, problem, radius, process, horizon):
+    """Everything Theorem 2 needs except the weights, as ``theorem2.evaluate`` keywords."""
+    mix = process.mixing_constants()
+    norm_c = np.linalg.norm(problem.c, axis=1)
+    L_k = np.linalg.eigvalsh(problem.A)[:, -1]
+    D = float(np.max(L_k * (radius + norm_c)))  # sup of ||grad F_k|| on W (upper estimate)
+    sigma2 = np.full(problem.num_clients, problem.dim * problem.noise_std**2)
+    lemma = cafed.lemma1_constants(D, sigma2, 2 * radius)
+    w_star, _ = problem.optimum()
+    kw = {
+        "E": s["local_steps"],
+        "M": 2**problem.num_clients,
+        "L": problem.L,
+        "Gamma": problem.gamma(),
+        "G": lemma.G,
+        "D": lemma.D,
+        "H": lemma.H,
+        "lam": mix.rate,
+        "C_P": mix.C_P,
+        "T_P": mix.T_P,
+        "dist0_sq": float(w_star @ w_star),  # w_0 = 0
+    }
+    return kw, sigma2
+
+
+def program(s, problem, radius, process, horizon: int, Q: float) -> cafed.Theorem2Program:
+    """CA-Fed Theorem 2 as a function of the weights (App. D form) on this instance."""
+    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    return cafed.theorem2_program(schedule(s, horizon), sigma2=sigma2, pi=process.pi, Q=Q, **kw)
+
+
+def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
+    """Theorem 2 at horizon ``T`` (value, hypotheses hold)."""
+    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    agg = cafed.theorem2_aggregates(
+        schedule(s, horizon), lam=kw["lam"], C_P=kw.pop("C_P"), T_P=kw["T_P"], H=kw.pop("H")
+    )
+    res = cafed.theorem2.evaluate(
+        **agg.as_kwargs(),
+        **kw,
+        Q=float(q.sum()),
+        pi_q=float(process.pi @ q),
+        noise_q=float(np.sum(sigma2 * process.pi * q**2)),
+        strict=False,
+    )
+    return float(res.total), res.valid
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    problem, radius = problem_on_ball(s)
+    pi = np.array(s["pi"])
+    q = problem.alpha.copy()  # biased weights q = alpha (F_B != F)
+    horizons = np.array(s["horizons"])
+    rounds = int(horizons.max())
+    eta = InverseTime(s["a"], s["b"])
+    weights = schedule(s, rounds)  # eta_0..eta_T
+    measured = np.empty((len(s["lams"]), s["replicates"], horizons.size))
+    bound = np.empty((len(s["lams"]), horizons.size))
+    inside = np.empty((len(s["lams"]), horizons.size))
+    rate = np.empty(len(s["lams"]))
+    for i, lam in enumerate(s["lams"]):
+        process = TwoStateMarkov(pi, lam)
+        p = FixedWeights(q).effective_weights(pi)
+        alg = FedAvg(FixedWeights(q), local_steps=s["local_steps"], lr=eta, radius=radius)
+        rec = simulate(
+            problem, process, alg, rounds=rounds, replicates=s["replicates"], seed=s["seed"]
+        )
+        _, fb_star = problem.optimum(p)
+        for j, T in enumerate(horizons):
+            w = weights[1 : T + 1]  # eta_1..eta_T
+            wbar = np.einsum("t,rtd->rd", w, rec.iterates[:, 1 : T + 1]) / w.sum()
+            measured[i, :, j] = problem.loss(wbar, p) - fb_star
+            bound[i, j], inside[i, j] = _bound(s, problem, radius, process, q, int(T))
+        rate[i] = process.mixing_constants().rate
+    return {
+        "horizon": horizons,
+        "measured": measured,
+        "bound": bound,
+        "inside": inside,
+        "lambda_P": rate,
+    }
+
+
+def judge(data, s):
+    return [
+        compare_mean_upper_bound(
+            f"E[F_B(wbar_T) - F_B*] <= CA-Fed Theorem 2, lambda_k={lam:g} "
+            f"(lambda(P)={data['lambda_P'][i]:.3g})",
+            cafed.theorem2.reference,
+            data["measured"][i],
+            data["bound"][i],
+            assumptions_hold=bool(data["inside"][i].all()),
+        )
+        for i, lam in enumerate(s["lams"])
+    ]
+
+
+def plot(data, s, fig):
+    ax1, ax2 = fig.subplots(1, 2)
+    T = data["horizon"]
+    for i in range(len(s["lams"])):
+        m = data["measured"][i]  # [R, H]
+        ci = np.array([mean_confidence_interval(m[:, j]) for j in range(T.size)])
+        label = f"lambda(P)={data['lambda_P'][i]:.3g}"
+        ax1.errorbar(
+            T, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="o", color=f"C{i}",
+            capsize=3, label=f"measured, {label}",
+        )  # fmt: skip
+        ax1.plot(T, data["bound"][i], "-", color=f"C{i}", label=f"Theorem 2 bound, {label}")
+        ax2.loglog(T, ci[:, 2] / data["bound"][i], "o-", color=f"C{i}", label=label)
+    ax1.set(
+        xscale="log",
+        yscale="log",
+        xlabel="horizon T (rounds)",
+        ylabel="F_B(wbar_T) - F_B* (objective units)",
+        title="Theorem 2 vs measured (mean, 95% CI)",
+    )
+    ax1.legend(fontsize=7)
+    ax2.set(
+        xlabel="horizon T (rounds)",
+        ylabel="upper 95% limit / bound",
+        title="Tightness ratio",
+    )
+    ax2.legend(fontsize=7)
+
+
+register(
+    Check(
+        "cafed-theorem2",
+        "CA-Fed Theorem 2 vs T and lambda(P)",
+        "Rodio et al. (CA-Fed), Theorem 2 (as published)",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("bound",),
+    )
+)

@@ -1,0 +1,178 @@
+r"""CA-Fed aggregation weights: optimal (cvxpy), KKT water-filling, greedy CA-Fed and
+Unbiased; their bound values and their measured errors on one instance (SPEC §3.3, §8.4).
+
+Instance: the problem, ball :math:`W`, step sizes and constants of ``cafed-theorem2``, with
+heterogeneous availability (:math:`\pi_k`) and correlation (:math:`\lambda_k`). The weight
+objective (CA-Fed problem (III-C), Theorem 2 composed with Theorem 1)
+
+.. math:: f(q)=\frac{2\kappa^2}{\sum_t\eta_t}\Big(\frac{\tfrac12q^\top Aq+B}{\pi^\top q}+C\Big)
+          +2\kappa^4\chi^2_{\alpha\|p(q)}\Gamma \;\ge\;\mathbb E[F(\bar w_T)-F^*]
+
+is minimised over :math:`q\ge0`, :math:`\|q\|_1=1` by cvxpy (convex in :math:`(y,s)`),
+by CA-Fed's greedy ``get`` and compared with Unbiased :math:`q\propto\alpha/\pi`; App. D's
+program without the bias term is solved by cvxpy and by the KKT water-filling form. Each
+weight vector is then run (FedAvg with fixed weights, Markov availability) and its measured
+:math:`F(\bar w_T)-F^*` is compared with its :math:`f(q)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.availability import TwoStateMarkov
+from fedtheory.optim import WeightInstance, WeightProgram, greedy_weights, waterfilling_weights
+from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
+from fedtheory.verdict import (
+    compare_equal,
+    compare_mean_upper_bound,
+    compare_upper_bound,
+    mean_confidence_interval,
+)
+from validation import cafed_theorem2
+from validation.registry import Check, Size, register
+
+METHODS = ("optimal (cvxpy)", "greedy CA-Fed", "Unbiased")
+SOLVER_RTOL = 1e-5  # interior-point accuracy (optim.SOLVER_OPTIONS) on objective values
+
+
+def settings(size: Size) -> dict:
+    s = cafed_theorem2.settings(size)
+    s.update(
+        num_clients=6,
+        pi=[0.9, 0.9, 0.5, 0.5, 0.1, 0.1],
+        lam_k=[0.0, 0.9, 0.0, 0.9, 0.0, 0.9],
+        rounds={"tiny": 100, "quick": 400, "full": 2000}[size],
+    )
+    return s
+
+
+def _instances(s, problem, radius, process) -> tuple[WeightInstance, WeightInstance]:
+    """(problem (III-C) with the chi-square bias, App. D's program without it)."""
+    prog = cafed_theorem2.program(s, problem, radius, process, s["rounds"], Q=1.0)
+    scale = 2 * problem.kappa**2 / prog.sum_eta
+    args = (scale * prog.A, scale * prog.B, scale * prog.C, process.pi, problem.alpha)
+    biased = WeightInstance.theorem1(*args, kappa=problem.kappa, Gamma=problem.gamma())
+    return biased, WeightInstance(*args)
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    problem, radius = cafed_theorem2.problem_on_ball(s)
+    process = TwoStateMarkov(np.array(s["pi"]), np.array(s["lam_k"]))
+    biased, opt_only = _instances(s, problem, radius, process)
+    unbiased = problem.alpha / process.pi
+    q = np.array(
+        [
+            WeightProgram(problem.num_clients, bias="chi2").solve(biased).q,
+            greedy_weights(biased, lam=process.lam).q,
+            unbiased / unbiased.sum(),
+        ]
+    )  # [methods, N]
+    bound = np.array([biased.objective(qi) for qi in q])
+    cvx = WeightProgram(problem.num_clients).solve(opt_only)
+    kkt = waterfilling_weights(opt_only)
+    _, f_star = problem.optimum()
+    eta = cafed_theorem2.schedule(s, s["rounds"])[1:]  # eta_1..eta_T
+    errors = []
+    for qi in q:
+        alg = FedAvg(
+            FixedWeights(qi),
+            local_steps=s["local_steps"],
+            lr=InverseTime(s["a"], s["b"]),
+            radius=radius,
+        )
+        rec = simulate(
+            problem, process, alg, rounds=s["rounds"], replicates=s["replicates"], seed=s["seed"]
+        )
+        wbar = np.einsum("t,rtd->rd", eta, rec.iterates[:, 1:]) / eta.sum()
+        errors.append(problem.loss(wbar) - f_star)
+    return {
+        "q": q,
+        "bound": bound,
+        "optimum": np.array(bound[0]),
+        "error": np.array(errors),  # [methods, R]
+        "cvxpy_value": np.array(cvx.objective),
+        "kkt_value": np.array(opt_only.objective(kkt.q)),
+        "cvxpy_q": cvx.q,
+        "kkt_q": kkt.q,
+        "pi": process.pi,
+        "lam": process.lam,
+    }
+
+
+def judge(data, s):
+    ref = "Rodio et al. (CA-Fed), problem (III-C), Theorems 1-2"
+    rows = [
+        compare_equal(
+            "App. D program: cvxpy optimum == KKT water-filling value",
+            "Rodio et al. (CA-Fed), App. D eq. (27)",
+            data["cvxpy_value"],
+            data["kkt_value"],
+            rtol=SOLVER_RTOL,
+        )
+    ]
+    for i in (1, 2):
+        rows.append(
+            compare_upper_bound(
+                f"cvxpy optimum of (III-C) <= f at {METHODS[i]} weights (solver rtol "
+                f"{SOLVER_RTOL:g})",
+                ref,
+                data["optimum"],
+                data["bound"][i] * (1 + SOLVER_RTOL),
+            )
+        )
+    for i, name in enumerate(METHODS):
+        rows.append(
+            compare_mean_upper_bound(
+                f"E[F(wbar_T) - F*] <= f(q) with {name} weights",
+                ref,
+                data["error"][i],
+                data["bound"][i],
+            )
+        )
+    return rows
+
+
+def plot(data, s, fig):
+    ax1, ax2 = fig.subplots(1, 2)
+    x = np.arange(len(METHODS))
+    ci = np.array([mean_confidence_interval(e) for e in data["error"]])
+    ax1.bar(x - 0.2, data["bound"], 0.4, label="bound f(q) (Theorems 1+2)")
+    ax1.bar(x + 0.2, ci[:, 0], 0.4, label="measured F(wbar_T) - F* (mean)")
+    ax1.errorbar(
+        x + 0.2, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="none", color="k", capsize=4
+    )
+    ax1.set_xticks(x, METHODS)
+    ax1.set(
+        yscale="log",
+        ylabel="error (objective units)",
+        title="Bound and measured error per weighting",
+    )
+    ax1.legend(fontsize=7)
+    n = data["q"].shape[1]
+    width = 0.8 / (len(METHODS) + 1)
+    for i, name in enumerate(METHODS):
+        ax2.bar(np.arange(n) + i * width, data["q"][i], width, label=name)
+    ax2.bar(
+        np.arange(n) + len(METHODS) * width, data["kkt_q"], width, label="KKT (App. D, no bias)"
+    )
+    ax2.set_xticks(
+        np.arange(n) + 0.4 - width / 2,
+        [f"pi={p:g}\nlam={lam:g}" for p, lam in zip(data["pi"], data["lam"], strict=True)],
+        fontsize=7,
+    )
+    ax2.set(ylabel="weight q_k (sum 1)", title="Weights per client")
+    ax2.legend(fontsize=7)
+
+
+register(
+    Check(
+        "cafed-weights",
+        "CA-Fed weights: optimal, KKT, greedy, Unbiased",
+        "Rodio et al. (CA-Fed), App. D (27), problem (III-C), Algorithm 1 (get)",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("bound", "kkt_value"),
+    )
+)

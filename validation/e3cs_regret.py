@@ -1,0 +1,165 @@
+r"""E3CS: measured regret against (27)/(28), selection statistics (SPEC §4, §8.6).
+
+The paper's set-up (E3CS §VI): :math:`K=100` clients, :math:`k=20` selected per round,
+success :math:`x_{i,t}\sim\mathrm{Bern}(\rho_i)` with :math:`\rho\in\{0.1,0.3,0.6,0.9\}`
+(25 clients each), fairness quota E3CS-:math:`c` (:math:`\sigma=ck/K`).
+
+* Regret :math:`R_T=\mathrm{CEP}^*_T-\mathrm{CEP}_T` (realised, against the best fixed
+  allocation in hindsight, Def. 1 with a fixed :math:`q^*`), mean over replicates with its
+  confidence interval, against (27) at the paper's :math:`\eta=0.5` and against (28) at
+  :math:`\eta^*`. With exact-marginal (systematic) sampling the run satisfies the
+  theorem's set-up; with the authors' successive sampling the inclusion probabilities
+  are not :math:`p` (SPEC §4.3 item 3), so those rows are *outside assumptions*.
+* Selection counts per volatility class and cumulative effective participation (the
+  paper's Figures 3 and 4) for E3CS-0/0.5/0.8, Random and FedCS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.availability import Bernoulli
+from fedtheory.bounds import e3cs
+from fedtheory.sim import E3CS, FedCS, RandomSelection, run_selection
+from fedtheory.sim.selection import quota_constant
+from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from validation.registry import Check, Size, register
+
+RATES = (0.1, 0.3, 0.6, 0.9)
+#: (label, eta rule, sampler); "paper" = eta 0.5, "optimal" = eta* of (28)
+VARIANTS = (
+    ("(27), eta=0.5, exact marginals", "paper", "systematic"),
+    ("(28), eta=eta*, exact marginals", "optimal", "systematic"),
+    ("(27), eta=0.5, successive sampling", "paper", "successive"),
+)
+
+
+def settings(size: Size) -> dict:
+    return {
+        "K": 100,
+        "k": 20,
+        "per_class": 25,
+        "eta": 0.5,
+        "cs": {"tiny": [0.0, 0.5], "quick": [0.0, 0.5, 0.8], "full": [0.0, 0.5, 0.8]}[size],
+        "rounds": {"tiny": 60, "quick": 400, "full": 2500}[size],
+        "replicates": {"tiny": 8, "quick": 32, "full": 64}[size],
+        "seed": 0,
+    }
+
+
+def _success(s: dict) -> np.ndarray:
+    rho = np.repeat(RATES, s["per_class"])
+    return Bernoulli(rho).sample(s["rounds"], replicates=s["replicates"], seed=s["seed"]).numpy()
+
+
+def _bounds(s: dict, sigma: float) -> tuple[float, float, float]:
+    """(27) at eta = 0.5, eta*, and (28)."""
+    total = e3cs.quota_sum(np.full(s["rounds"], sigma), k=s["k"], K=s["K"])
+    kw = {"K_pool": s["K"], "k_sel": s["k"], "sum_quota": total}
+    eta_star = float(e3cs.optimal_eta.evaluate(**kw).total)
+    b27 = float(e3cs.regret.evaluate(eta=s["eta"], **kw).total)
+    b28 = float(e3cs.regret_optimal.evaluate(**kw).total)
+    return b27, eta_star, b28
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    x = _success(s)  # [R, T, K]
+    regret = np.empty((len(VARIANTS), len(s["cs"]), s["replicates"]))
+    bound = np.empty((len(VARIANTS), len(s["cs"])))
+    counts, cep = [], []
+    for j, c in enumerate(s["cs"]):
+        sigma = quota_constant(c, s["k"], s["K"])
+        b27, eta_star, b28 = _bounds(s, sigma)
+        for i, (_, rule, sampler) in enumerate(VARIANTS):
+            eta = s["eta"] if rule == "paper" else eta_star
+            rec = run_selection(
+                E3CS(s["k"], sigma=sigma, eta=eta, sampler=sampler), x, seed=s["seed"]
+            )
+            regret[i, j] = rec.realised_regret
+            bound[i, j] = b27 if rule == "paper" else b28
+            if i == 0:
+                counts.append(rec.selection_counts.mean(axis=0))  # [K]
+                cep.append(rec.cep.mean(axis=0))  # [T]
+    for selector in (RandomSelection(s["k"]), FedCS(np.repeat(RATES, s["per_class"]), s["k"])):
+        rec = run_selection(selector, x, seed=s["seed"])
+        counts.append(rec.selection_counts.mean(axis=0))
+        cep.append(rec.cep.mean(axis=0))
+    return {"regret": regret, "bound": bound, "counts": np.array(counts), "cep": np.array(cep)}
+
+
+def judge(data, s):
+    rows = []
+    for i, (label, _, sampler) in enumerate(VARIANTS):
+        for j, c in enumerate(s["cs"]):
+            rows.append(
+                compare_mean_upper_bound(
+                    f"E3CS-{c:g} regret <= {label}",
+                    e3cs.regret.reference if "(27)" in label else e3cs.regret_optimal.reference,
+                    data["regret"][i, j],
+                    data["bound"][i, j],
+                    assumptions_hold=sampler == "systematic",
+                )
+            )
+    return rows
+
+
+def _labels(s: dict) -> list[str]:
+    return [f"E3CS-{c:g}" for c in s["cs"]] + ["Random", "FedCS"]
+
+
+def plot(data, s, fig):
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    cs = np.array(s["cs"])
+    for i, (label, _, _) in enumerate(VARIANTS):
+        ci = np.array([mean_confidence_interval(r) for r in data["regret"][i]])  # [C, 3]
+        shift = (i - 1) * 0.01
+        ax1.errorbar(
+            cs + shift,
+            ci[:, 0],
+            yerr=np.abs(ci[:, 1:].T - ci[:, 0]),
+            fmt="o",
+            color=f"C{i}",
+            capsize=3,
+            label=f"measured, {label}",
+        )
+        ax1.plot(
+            cs, data["bound"][i], ("-", "--", ":")[i], color=f"C{i}", label=f"bound {label[:4]}"
+        )
+    ax1.set(
+        yscale="log",
+        xlabel="quota factor c (sigma = c k/K)",
+        ylabel="regret R_T (selected successes)",
+        title=f"Regret vs bound, T={s['rounds']} (95% CI)",
+    )
+    ax1.legend(fontsize=6)
+    labels = _labels(s)
+    per_class = data["counts"].reshape(len(labels), len(RATES), s["per_class"]).mean(axis=2)
+    width = 0.8 / len(labels)
+    for a, name in enumerate(labels):
+        ax2.bar(np.arange(len(RATES)) + a * width, per_class[a], width, label=name)
+    ax2.set_xticks(np.arange(len(RATES)) + 0.4 - width / 2, [f"rho={r:g}" for r in RATES])
+    ax2.set(ylabel="selections per client (count)", title="Selection counts per class (Fig. 3)")
+    ax2.legend(fontsize=7)
+    t = np.arange(1, data["cep"].shape[1] + 1)
+    for a, name in enumerate(labels):
+        ax3.plot(t, data["cep"][a], label=name)
+    ax3.set(
+        xlabel="round t",
+        ylabel="cumulative effective participation (count)",
+        title="CEP (Fig. 4)",
+    )
+    ax3.legend(fontsize=7)
+
+
+register(
+    Check(
+        "e3cs-regret",
+        "E3CS: regret vs (27)/(28), selection statistics",
+        "Huang et al. (E3CS), Theorem 1, eqs. (27)-(28); Figures 3-4 set-up",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("bound",),
+    )
+)

@@ -1,0 +1,160 @@
+r"""FedLaAvg, MIFA, FedAU and MimiC on FedLaAvg's Example 1 (SPEC §2.2-2.3, §8.1).
+
+Same instance as ``example1-fedavg`` (:math:`f_i=(x-e_i)^2`, alternating blocks
+:math:`t_1\ne t_2`, exact gradients, one local step).
+
+* FedLaAvg's guarantee on this instance (arXiv Theorem 1 = journal App. G Theorem 4): with
+  :math:`\gamma=1/(2\sqrt T)`, :math:`(\hat x-x^*)^2\le\frac{f(x_0)-f(x^*)}{\sqrt T}+
+  \frac{I^2G^2}{4T}`, :math:`\hat x=\arg\min_{t\le T}f(x_t)`; checked for several :math:`T`.
+* Each algorithm's limit-cycle time average against FedAvg's exact bias
+  :math:`|\frac{t_1e_1+t_2e_2}{t_1+t_2}-x^*|` (comparison: the corrections exist to remove
+  it), for several constant learning rates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fedtheory.availability import AlternatingBlocks
+from fedtheory.bounds import fedlaavg
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, MimiC, simulate
+from fedtheory.verdict import compare_upper_bound
+from validation.registry import Check, Size, register
+
+CONVERGED = 1e-12  # |1 - 2 gamma|^rounds below this: transients are gone
+ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")
+
+
+def settings(size: Size) -> dict:
+    return {
+        "e1": 0.0,
+        "e2": 1.0,
+        "t1": 9,
+        "t2": 1,
+        "x0": 5.0,
+        "gammas": {
+            "tiny": [0.1, 0.03],
+            "quick": [0.1, 0.03, 0.01],
+            "full": [0.1, 0.03, 0.01, 0.003],
+        }[size],
+        "horizons": {"tiny": [100, 400], "quick": [100, 400, 1600], "full": [100, 400, 1600, 6400]}[
+            size
+        ],
+    }
+
+
+def _algorithm(name: str, gamma: float):
+    kw = {"local_steps": 1, "lr": gamma}
+    return {
+        "FedAvg": lambda: FedAvg(AverageParticipating(), **kw),
+        "FedLaAvg": lambda: FedLaAvg(clients_per_round=1, **kw),
+        "MIFA": lambda: MIFA(**kw),
+        "FedAU": lambda: FedAvg(FedAU(), **kw),
+        "MimiC": lambda: MimiC(full_first_round=True, **kw),
+    }[name]()
+
+
+def _trajectory(s: dict, algorithm, rounds: int) -> np.ndarray:
+    problem = QuadraticProblem.example1(s["e1"], s["e2"])
+    run = simulate(
+        problem, AlternatingBlocks(s["t1"], s["t2"]), algorithm, rounds=rounds, w0=[s["x0"]]
+    )
+    return run.iterates[0, :, 0]  # [rounds + 1]
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    x_star = (s["e1"] + s["e2"]) / 2
+    period = s["t1"] + s["t2"]
+    bias = np.empty((len(ALGORITHMS), len(s["gammas"])))  # |last-period average - x*|
+    for j, gamma in enumerate(s["gammas"]):
+        need = math.log(CONVERGED) / math.log(1 - 2 * gamma)
+        rounds = period * (math.ceil(need / period) + 1)
+        for i, name in enumerate(ALGORITHMS):
+            x = _trajectory(s, _algorithm(name, gamma), rounds)
+            bias[i, j] = abs(x[-period - 1 : -1].mean() - x_star)
+    horizons = np.array(s["horizons"])
+    best = np.array(
+        [
+            np.min(
+                (_trajectory(s, _algorithm("FedLaAvg", 1 / (2 * math.sqrt(T))), T) - x_star) ** 2
+            )
+            for T in horizons
+        ]
+    )
+    theorem4 = fedlaavg.fedlaavg_bound.evaluate(
+        x0=s["x0"], e1=s["e1"], e2=s["e2"], t1=s["t1"], t2=s["t2"], T=horizons
+    ).total
+    fedavg_bias = fedlaavg.time_average.evaluate(
+        e1=s["e1"], e2=s["e2"], gamma=np.array(s["gammas"]), t1=s["t1"], t2=s["t2"]
+    ).total
+    return {
+        "gamma": np.array(s["gammas"]),
+        "average_error": bias,
+        "fedavg_bias": np.abs(fedavg_bias - x_star),
+        "horizon": horizons,
+        "fedlaavg_best": best,
+        "theorem4": theorem4,
+    }
+
+
+def judge(data, s):
+    rows = [
+        compare_upper_bound(
+            "FedLaAvg on Example 1: (xhat - x*)^2 <= Theorem 4 bound, gamma = 1/(2 sqrt T)",
+            fedlaavg.fedlaavg_bound.reference,
+            data["fedlaavg_best"],
+            data["theorem4"],
+        )
+    ]
+    for i, name in enumerate(ALGORITHMS[1:], 1):
+        rows.append(
+            compare_upper_bound(
+                f"{name}: |time average - x*| below FedAvg's exact bias (Example 1)",
+                "comparison with Yan et al. 2020, Example 1 App. C [derived time average]",
+                data["average_error"][i],
+                data["fedavg_bias"],
+            )
+        )
+    return rows
+
+
+def plot(data, s, fig):
+    ax1, ax2 = fig.subplots(1, 2)
+    for i, (name, marker) in enumerate(zip(ALGORITHMS, "osx^v", strict=True)):
+        err = np.maximum(data["average_error"][i], 1e-17)
+        ax1.loglog(data["gamma"], err, marker + "-", mfc="none", label=name)
+    ax1.loglog(
+        data["gamma"], data["fedavg_bias"], "k--", label="FedAvg bias |(t1e1+t2e2)/(t1+t2) - x*|"
+    )
+    ax1.set(
+        xlabel="learning rate gamma",
+        ylabel="|time average - x*| (model units; 1e-17 = exact)",
+        title=f"Limit-cycle time average, blocks t1={s['t1']}, t2={s['t2']}",
+    )
+    ax1.legend(fontsize=7)
+    ax2.loglog(data["horizon"], data["fedlaavg_best"], "o", label="measured FedLaAvg (xhat - x*)^2")
+    ax2.loglog(data["horizon"], data["theorem4"], "-", label="FedLaAvg Theorem 4 bound")
+    ax2.set(
+        xlabel="horizon T (rounds), gamma = 1/(2 sqrt T)",
+        ylabel="(xhat - x*)^2 (squared model units)",
+        title="FedLaAvg guarantee on Example 1",
+    )
+    ax2.legend(fontsize=7)
+
+
+register(
+    Check(
+        "example1-algorithms",
+        "FedLaAvg, MIFA, FedAU and MimiC on FedLaAvg's Example 1",
+        "Yan et al. (FedLaAvg), arXiv Theorem 1 / journal App. G Theorem 4; corrections of "
+        "FedAvg's Example 1 bias (MIFA, FedAU, MimiC)",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("theorem4", "fedavg_bias"),
+    )
+)
