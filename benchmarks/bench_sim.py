@@ -3,7 +3,7 @@ machine's measured rates, and a 10^5-client run. Everything is measured in one r
 
 Run from the repository root (with the project's environment)::
 
-    python -m benchmarks.bench_sim           # full sizes, about 2-3 minutes on 2 cores
+    python -m benchmarks.bench_sim           # full sizes, about 3-4 minutes on 2 cores
     python -m benchmarks.bench_sim --quick   # smoke run with small sizes, seconds
     python -m benchmarks.bench_sim --threads 2   # let torch use 2 threads (default 1)
 
@@ -12,8 +12,10 @@ threads mostly wait for each other.
 
 1. Binary ridge logistic regression on CA-Fed App. F data (N = 100 clients, d = 100,
    200 samples each), FedAvg with E = 5 local steps, mini-batches of 32, 16 replicate seeds,
-   Bernoulli availability: time of ``simulate`` (all replicates and clients as tensor
-   dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one client at a time).
+   Bernoulli availability: best of 3 alternated timings of ``simulate`` (all replicates and
+   clients as tensor dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one
+   client at a time);
+   then the same with the problem's ``compute_dtype=torch.float32`` (both paths).
 2. The vectorised run's throughput, in GFLOP/s against a float64 matmul measured now, and in
    GB/s of mini-batch traffic against a measured memory copy.
 3. 10^5 clients x 10^3 rounds of a linear model (logistic regression, d = 10) with 1%
@@ -46,11 +48,18 @@ from fedtheory.sim import (
 )
 
 FULL = {
-    "compare": {"clients": 100, "dim": 100, "samples": 200, "replicates": 16, "rounds": 12},
+    "compare": {
+        "clients": 100,
+        "dim": 100,
+        "samples": 200,
+        "replicates": 16,
+        "rounds": 12,
+        "repeats": 3,
+    },
     "large": {"clients": 100_000, "dim": 10, "samples": 16, "replicates": 1, "rounds": 1000},
 }
 QUICK = {
-    "compare": {"clients": 10, "dim": 8, "samples": 40, "replicates": 2, "rounds": 2},
+    "compare": {"clients": 10, "dim": 8, "samples": 40, "replicates": 2, "rounds": 2, "repeats": 1},
     "large": {"clients": 2000, "dim": 4, "samples": 8, "replicates": 1, "rounds": 20},
 }
 LOCAL_STEPS, BATCH, LR = 5, 32, 0.05
@@ -96,17 +105,22 @@ class GradTimer:
         return getattr(self.problem, name)
 
 
-def logistic(size: dict, batch: int) -> LogisticRegressionProblem:
+def logistic(
+    size: dict, batch: int, compute_dtype: torch.dtype | None = None
+) -> LogisticRegressionProblem:
     """Ridge logistic regression on CA-Fed App. F clustered data, mini-batch ``grad``."""
     data = cafed_clustered(size["clients"], size["dim"], size["samples"], seed=0)
-    problem = LogisticRegressionProblem(data, batch_size=batch)
+    problem = LogisticRegressionProblem(data, batch_size=batch, compute_dtype=compute_dtype)
     problem.optimum()  # solved once here, outside the timings
     return problem
 
 
-def compare_with_reference(size: dict) -> dict[str, float]:
-    """Time the vectorised simulator and the reference loop on the same instance and masks."""
-    problem = logistic(size, BATCH)
+def compare_with_reference(
+    size: dict, compute_dtype: torch.dtype | None = None
+) -> dict[str, float]:
+    """Time the vectorised simulator and the reference loop on the same instance and masks
+    (both call the same problem's ``grad``, in ``compute_dtype`` if set)."""
+    problem = logistic(size, BATCH, compute_dtype)
     process = Bernoulli(np.linspace(0.2, 0.8, size["clients"]))
     alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
     reps, rounds, seed = size["replicates"], size["rounds"], 0
@@ -118,9 +132,7 @@ def compare_with_reference(size: dict) -> dict[str, float]:
             timer, process, alg, rounds=rounds, replicates=reps, seed=seed, eval_every=rounds
         )
 
-    vectorised()  # warm-up (imports, caches)
-    timer.seconds = 0.0
-    record, t_vec = timed(vectorised)
+    record = vectorised()  # warm-up (imports, caches); the masks the loop replays
 
     def loop():
         for r in range(reps):  # seeds one after another, clients one at a time
@@ -132,14 +144,22 @@ def compare_with_reference(size: dict) -> dict[str, float]:
                 generator=lambda t, r=r: rng.torch_generator(seed + r, t, rng.GRADIENT_NOISE),
             )
 
-    _, t_ref = timed(loop)
+    runs = []  # (t_vec, t_grad, t_ref), alternated so that load changes hit both paths alike
+    for _ in range(size["repeats"]):
+        timer.seconds = 0.0
+        _, t_vec = timed(vectorised)
+        t_grad = timer.seconds
+        runs.append((t_vec, t_grad, timed(loop)[1]))
+    t_vec, t_grad = min(runs)[:2]
+    t_ref = min(run[2] for run in runs)
     pair_steps = int(record.participants.sum()) * LOCAL_STEPS
     flops = pair_steps * 4 * BATCH * size["dim"]  # forward + backward of the mini-batch
-    traffic = pair_steps * 3 * BATCH * size["dim"] * 8  # gather (read + write) + 2 passes
+    itemsize = torch.finfo(compute_dtype or torch.float64).bits // 8
+    traffic = pair_steps * 4 * BATCH * size["dim"] * itemsize  # gather (read + write) + 2 reads
     return {
         "t_vec": t_vec,
         "t_ref": t_ref,
-        "t_grad": timer.seconds,
+        "t_grad": t_grad,
         "pair_steps": pair_steps,
         "gflops": flops / t_vec / 1e9,
         "gbytes": traffic / t_vec / 1e9,
@@ -219,11 +239,18 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
     peak, bandwidth = matmul_gflops(), copy_gbytes()
     print(f"machine: matmul {peak:.1f} GFLOP/s, memory copy {bandwidth:.1f} GB/s")
     cmp = compare_with_reference(c)
+    cmp32 = compare_with_reference(c, torch.float32)
     print(
         f"[1] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
-        f"R={c['replicates']} T={c['rounds']}: vectorised {cmp['t_vec']:.3g} s, "
+        f"R={c['replicates']} T={c['rounds']}, best of {c['repeats']} alternated runs: "
+        f"vectorised {cmp['t_vec']:.3g} s, "
         f"reference loop {cmp['t_ref']:.3g} s, speed-up {cmp['t_ref'] / cmp['t_vec']:.1f}x; "
         f"the problem's grad takes {cmp['t_grad'] / cmp['t_vec']:.0%} of the vectorised time"
+    )
+    print(
+        f"[1'] same with compute_dtype=float32 in both (model and metrics stay float64): "
+        f"vectorised {cmp32['t_vec']:.3g} s, reference loop {cmp32['t_ref']:.3g} s, "
+        f"speed-up {cmp32['t_ref'] / cmp32['t_vec']:.1f}x"
     )
     print(
         f"[2] throughput {cmp['gflops']:.2f} GFLOP/s = {cmp['gflops'] / peak:.1%} of matmul; "
@@ -244,6 +271,7 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
     return {
         "machine": {"gflops": peak, "gbytes": bandwidth},
         "compare": cmp,
+        "compare_float32": cmp32,
         "large": big,
         "others": others,
     }

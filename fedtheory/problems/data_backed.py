@@ -18,7 +18,11 @@ with ridge :math:`\rho\ge0`. The target weights default to :math:`\alpha_k=n_k/\
 
 ``batch_size=None`` means full batch (exact gradients, no randomness consumed). The cost is
 :math:`O(M\,b\,d)` for the gradients plus :math:`O(M\,n_{\max})` to draw subsets without
-replacement (random keys), independent of :math:`N`. ``grad`` returns ``w``'s dtype and
+replacement (the :math:`b_k` smallest of :math:`n_k` i.i.d. uniform keys: exact, and a fixed
+handful of tensor operations whatever :math:`M`, so one-pair calls stay cheap too),
+independent of :math:`N`. The batch rows are gathered with one ``index_select`` on the
+flattened ``[N n_max, p]`` table and contracted with batched matrix products
+(:func:`matvec`, :func:`vecmat`). ``grad`` returns ``w``'s dtype and
 computes in it, or in ``compute_dtype=torch.float32`` when set (about twice less memory
 traffic; a float32 copy of the data is made once). Exact quantities (losses, optimum,
 constants) are always float64.
@@ -44,7 +48,7 @@ from fedtheory.errors import ParameterError, SolverError
 from fedtheory.params import check_instance, check_int, check_real, check_simplex
 from fedtheory.problems.base import check_points
 
-__all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]
+__all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
 
 SAMPLING = ("without_replacement", "with_replacement")
 """Mini-batch sampling schemes of :meth:`DataProblem.grad`."""
@@ -54,6 +58,24 @@ GRAD_TOL = 1e-10
 _GRAD_FAIL = 1e-6  # a solve ending above this raises SolverError
 _NEWTON_MAX_ITER = 100
 _CHUNK_ELEMENTS = 2**24  # points evaluated together in client_losses / accuracy
+
+
+def matvec(X: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    r""":math:`Xw`: ``X [..., s, p]``, ``w [..., p]`` -> ``[..., s]``.
+
+    One batched matrix product when the leading dimensions agree (a mini-batch per point),
+    a broadcasting einsum otherwise (many points against every client's data)."""
+    if X.shape[:-2] == w.shape[:-1]:
+        return (X @ w.unsqueeze(-1)).squeeze(-1)
+    return torch.einsum("...sp,...p->...s", X, w)
+
+
+def vecmat(r: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    r""":math:`X^\top r`: ``r [..., s]``, ``X [..., s, p]`` -> ``[..., p]`` (batched matrix
+    product when the leading dimensions agree, einsum otherwise)."""
+    if r.shape[:-1] == X.shape[:-2]:
+        return (r.unsqueeze(-2) @ X).squeeze(-2)
+    return torch.einsum("...sp,...s->...p", X, r)
 
 
 class DataProblem(ABC):
@@ -167,19 +189,22 @@ class DataProblem(ABC):
             return X[clients], y[clients], mean_weight[clients]
         check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
         b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
+        n_max, p = X.shape[1], X.shape[2]
         counts = self._counts[clients]  # [M]
         if self.sampling == "with_replacement":
             u = torch.rand((m, b), generator=generator, dtype=torch.float64)
             idx = (u * counts[:, None]).long()  # [M, b], uniform in {0..n_k-1}
             c = torch.full((m, b), 1.0 / b, dtype=dtype)
         else:
-            keys = torch.rand((m, self._X.shape[1]), generator=generator, dtype=torch.float64)
+            keys = torch.rand((m, n_max), generator=generator, dtype=torch.float64)
             keys.masked_fill_(~self._valid[clients], 2.0)  # padding sorts last
-            idx = keys.topk(b, dim=1, largest=False).indices  # [M, b] uniform random subset
+            # [M, b] in any order: a uniform b-subset, or all n_k < b samples and padding
+            idx = keys.topk(b, dim=1, largest=False, sorted=False).indices
             size = counts.clamp(max=b)[:, None]  # b_k
-            c = ((torch.arange(b) < size) / size.double()).to(dtype)
-        rows = clients[:, None]
-        return X[rows, idx], y[rows, idx], c
+            c = ((idx < counts[:, None]) / size.double()).to(dtype)  # padding is past n_k
+        rows = (clients[:, None] * n_max + idx).reshape(-1)  # [M b] rows of the flat tables
+        X_batch = X.reshape(-1, p).index_select(0, rows).view(m, b, p)
+        return X_batch, y.reshape(-1).index_select(0, rows).view(m, b), c
 
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None

@@ -21,7 +21,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
-from fedtheory.problems.data_backed import DataProblem
+from fedtheory.problems.data_backed import DataProblem, matvec, vecmat
 
 __all__ = ["LeastSquaresProblem"]
 
@@ -79,17 +79,17 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
 
     # -- per-sample model -------------------------------------------------------------
     def _weighted_loss(self, w, X, y, c):
-        return (c * 0.5 * (torch.einsum("...sp,...p->...s", X, w) - y) ** 2).sum(-1)
+        return (c * 0.5 * (matvec(X, w) - y) ** 2).sum(-1)
 
     def _weighted_grad(self, w, X, y, c):
-        r = c * (torch.einsum("...sp,...p->...s", X, w) - y)
-        return torch.einsum("...sp,...s->...p", X, r)
+        r = c * (matvec(X, w) - y)
+        return vecmat(r, X)
 
     def _weighted_hessian(self, w, X, y, c):
         return (X.transpose(-1, -2) * c[..., None, :]) @ X
 
     def _per_sample_grads(self, w, X, y):
-        return X * (torch.einsum("...sp,...p->...s", X, w) - y)[..., None]
+        return X * (matvec(X, w) - y)[..., None]
 
     # -- exact constants as quadratic forms ---------------------------------------------
     def _A(self) -> np.ndarray:

@@ -37,7 +37,7 @@ import torch
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.problems.ball import Ball, LemmaOneConstants
-from fedtheory.problems.data_backed import ClassificationProblem
+from fedtheory.problems.data_backed import ClassificationProblem, matvec, vecmat
 
 __all__ = ["LogisticRegressionProblem", "MultinomialLogisticProblem"]
 
@@ -165,7 +165,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
 
     @staticmethod
     def _logits(w, X):
-        return torch.einsum("...sp,...p->...s", X, w)  # [..., s]
+        return matvec(X, w)  # [..., s]
 
     def _weighted_loss(self, w, X, y, c):
         z = self._logits(w, X)
@@ -173,7 +173,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
 
     def _weighted_grad(self, w, X, y, c):
         r = c * (torch.sigmoid(self._logits(w, X)) - y)  # [..., s]
-        return torch.einsum("...sp,...s->...p", X, r)
+        return vecmat(r, X)
 
     def _weighted_hessian(self, w, X, y, c):
         s = torch.sigmoid(self._logits(w, X))
