@@ -31,6 +31,8 @@ hence :math:`L=\max_k\lambda_{\max}(X_k^\top X_k)/(2n_k)+\rho` (upper bound) and
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import numpy as np
 import torch
 
@@ -49,9 +51,40 @@ def _max_gram_eigenvalue(data: FederatedDataset) -> float:
 
 
 class _GLMBallBounds(ClassificationProblem):
-    """Certified CA-Fed Lemma 1 bounds for generalised linear models (module docstring)."""
+    r"""Ridge GLM (:math:`\rho>0`) with the certified constants of the module docstring:
+    :math:`L=\kappa\max_k\lambda_{\max}(X_k^\top X_k/n_k)+\rho`, :math:`\mu=\rho`, and
+    CA-Fed Lemma 1 bounds on a ball."""
 
-    _RESIDUAL_BOUND: float
+    _RESIDUAL_BOUND: float  # beta >= ||d loss / d z||
+    _LOSS_CURVATURE: float  # kappa >= ||d^2 loss / d z^2|| (1/4 binary, 1/2 multinomial)
+
+    def __init__(
+        self,
+        data: FederatedDataset,
+        *,
+        ridge: float = 1e-2,
+        batch_size: int | None = None,
+        sampling: str = "without_replacement",
+        alpha=None,
+        compute_dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(
+            data,
+            ridge=ridge,
+            batch_size=batch_size,
+            sampling=sampling,
+            alpha=alpha,
+            owner=type(self).__name__,
+            compute_dtype=compute_dtype,
+            positive_ridge=True,
+        )
+        self.dim = self._model_dim(data)
+        self.L = _max_gram_eigenvalue(data) * self._LOSS_CURVATURE + self.ridge
+        self.mu = self.ridge
+
+    @abstractmethod
+    def _model_dim(self, data: FederatedDataset) -> int:
+        """Check the labels (and set the model's own attributes); return :math:`d`."""
 
     def max_noise_variance(self, ball: Ball) -> np.ndarray:
         r"""Upper bound on :math:`\max_{w\in W}\sigma_k^2(w)` ``[N]`` (holds on all of
@@ -105,36 +138,15 @@ class LogisticRegressionProblem(_GLMBallBounds):
     """
 
     _RESIDUAL_BOUND = 1.0
+    _LOSS_CURVATURE = 0.25
 
-    def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 1e-2,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-    ) -> None:
-        owner = "LogisticRegressionProblem"
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=owner,
-            compute_dtype=compute_dtype,
-            positive_ridge=True,
-        )
+    def _model_dim(self, data: FederatedDataset) -> int:
         if not np.isin(data.labels[data.valid], (0.0, 1.0)).all():
             raise ParameterError(
-                f"The 'data' parameter of {owner} must have labels in {{0, 1}}. "
+                f"The 'data' parameter of {self._owner} must have labels in {{0, 1}}. "
                 "Got other values instead."
             )
-        self.dim = data.num_features
-        self.L = _max_gram_eigenvalue(data) / 4 + self.ridge
-        self.mu = self.ridge
+        return data.num_features
 
     def curvature_on_ball(self, ball: Ball) -> tuple[float, float]:
         r"""Certified :math:`(\mu_W, L_W)` with :math:`\mu_WI\preceq\nabla^2F_k(w)\preceq L_WI`
@@ -207,32 +219,11 @@ class MultinomialLogisticProblem(_GLMBallBounds):
     """
 
     _RESIDUAL_BOUND = float(np.sqrt(2.0))
+    _LOSS_CURVATURE = 0.5
 
-    def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 1e-2,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-    ) -> None:
-        owner = "MultinomialLogisticProblem"
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=owner,
-            compute_dtype=compute_dtype,
-            positive_ridge=True,
-        )
-        self.num_classes = self._multiclass(data, owner)
-        self.dim = self.num_classes * data.num_features
-        self.L = _max_gram_eigenvalue(data) / 2 + self.ridge
-        self.mu = self.ridge
+    def _model_dim(self, data: FederatedDataset) -> int:
+        self.num_classes = self._multiclass(data, self._owner)
+        return self.num_classes * data.num_features
 
     def _logits(self, w, X):
         W = w.reshape(*w.shape[:-1], self.num_classes, self.data.num_features)  # [..., C, p]
