@@ -108,6 +108,60 @@ def _pointwise_level(confidence: float, points: int) -> float:
     return 1.0 - (1.0 - confidence) / points
 
 
+@dataclass(frozen=True)
+class _PointwiseMeans:
+    """Bonferroni-corrected confidence intervals of a mean at every point of a grid."""
+
+    replicates: int
+    confidence: float  # family-wise
+    level: float  # per point
+    target: np.ndarray  # [P] the bound or prediction at every point
+    mean: np.ndarray  # [P]
+    low: np.ndarray  # [P]
+    high: np.ndarray  # [P]
+
+    def comparison(
+        self,
+        i: int,
+        claim: str,
+        reference: str,
+        relation: str,
+        ok: bool,
+        assumptions_hold: bool,
+        judged: str,
+    ) -> Comparison:
+        """The row for point ``i``; ``judged`` ends its detail (how the interval decides)."""
+        size = self.target.size
+        where = "" if size == 1 else f" at point {i} of {size} (Bonferroni: {self.level:.4g} each)"
+        low, high = float(self.low[i]), float(self.high[i])
+        detail = (
+            f"mean over {self.replicates} replicates{where}, family-wise {self.confidence:.0%} CI "
+            f"[{low:.4g}, {high:.4g}]{judged}"
+        ) + _outside_note(ok, assumptions_hold)
+        return Comparison(
+            claim,
+            reference,
+            relation,
+            float(self.mean[i]),
+            float(self.target[i]),
+            _verdict(ok, assumptions_hold),
+            detail,
+            (low, high),
+        )
+
+
+def _pointwise_means(samples, target, confidence: float) -> _PointwiseMeans:
+    """Intervals from ``samples [n, ...]`` (``n`` i.i.d. replicates at every point ``[...]``)
+    with ``target`` broadcast against ``[...]``."""
+    x = np.asarray(samples, dtype=float)
+    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
+    t = np.broadcast_to(np.asarray(target, dtype=float).ravel(), x.shape[1:])  # [P]
+    level = _pointwise_level(confidence, x.shape[1])
+    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
+    mean, low, high = ci.T  # [P] each
+    return _PointwiseMeans(x.shape[0], confidence, level, t, mean, low, high)
+
+
 def compare_mean_upper_bound(
     claim: str,
     reference: str,
@@ -123,30 +177,14 @@ def compare_mean_upper_bound(
     and ``bound`` broadcasts against ``[...]``; the statement is checked at every point, with
     Bonferroni-corrected intervals so that ``confidence`` is family-wise, and the row reports
     the point where (upper confidence limit)/bound is largest."""
-    x = np.asarray(samples, dtype=float)
-    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
-    b = np.broadcast_to(np.asarray(bound, dtype=float).ravel(), x.shape[1:])  # [P]
-    level = _pointwise_level(confidence, x.shape[1])
-    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
-    mean, low, high = ci.T  # [P] each
+    means = _pointwise_means(samples, bound, confidence)
+    b, high = means.target, means.high  # [P]
     ok = bool(np.all(high <= b + BOUND_RTOL * np.abs(b)))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(b != 0, high / b, np.where(high > 0, np.inf, 0.0))
     i = int(np.nanargmax(ratio))
-    where = "" if b.size == 1 else f" at point {i} of {b.size} (Bonferroni: {level:.4g} each)"
-    detail = (
-        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
-        f"[{low[i]:.4g}, {high[i]:.4g}]; judged on the upper limit"
-    ) + _outside_note(ok, assumptions_hold)
-    return Comparison(
-        claim,
-        reference,
-        "<=",
-        float(mean[i]),
-        float(b[i]),
-        _verdict(ok, assumptions_hold),
-        detail,
-        (float(low[i]), float(high[i])),
+    return means.comparison(
+        i, claim, reference, "<=", ok, assumptions_hold, "; judged on the upper limit"
     )
 
 
@@ -163,30 +201,14 @@ def compare_mean_equal(
     prediction lies in the confidence interval of the mean at every point ``[...]``
     (Bonferroni-corrected, so ``confidence`` is family-wise); the row
     reports the point where |mean - predicted| / (half-width of the interval) is largest."""
-    x = np.asarray(samples, dtype=float)
-    x = x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]  # [n, P]
-    p = np.broadcast_to(np.asarray(predicted, dtype=float).ravel(), x.shape[1:])  # [P]
-    level = _pointwise_level(confidence, x.shape[1])
-    ci = np.array([mean_confidence_interval(x[:, j], level) for j in range(x.shape[1])])
-    mean, low, high = ci.T  # [P] each
+    means = _pointwise_means(samples, predicted, confidence)
+    p, mean, low, high = means.target, means.mean, means.low, means.high  # [P] each
     ok = bool(np.all((low <= p) & (p <= high)))
     with np.errstate(divide="ignore", invalid="ignore"):
         score = np.abs(mean - p) / np.maximum(high - mean, np.finfo(float).tiny)
     i = int(np.nanargmax(score))
-    where = "" if p.size == 1 else f" at point {i} of {p.size} (Bonferroni: {level:.4g} each)"
-    detail = (
-        f"mean over {x.shape[0]} replicates{where}, family-wise {confidence:.0%} CI "
-        f"[{low[i]:.4g}, {high[i]:.4g}] must contain the prediction"
-    ) + _outside_note(ok, assumptions_hold)
-    return Comparison(
-        claim,
-        reference,
-        "==",
-        float(mean[i]),
-        float(p[i]),
-        _verdict(ok, assumptions_hold),
-        detail,
-        (float(low[i]), float(high[i])),
+    return means.comparison(
+        i, claim, reference, "==", ok, assumptions_hold, " must contain the prediction"
     )
 
 
