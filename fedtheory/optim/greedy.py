@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from fedtheory.errors import ParameterError
 from fedtheory.optim.instance import WeightInstance, weight_objective
 from fedtheory.optim.program import WeightSolution, excluded_clients
-from fedtheory.params import check_array, check_real
+from fedtheory.params import check_array, check_instance, check_real
 
 __all__ = ["greedy_exclusion", "greedy_weights"]
 
@@ -55,11 +54,7 @@ def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> W
     (if given, Guideline B) and then in ascending :math:`\pi` (Guideline A). A heuristic:
     its value is an upper bound on the program's optimum."""
     owner = "greedy_weights"
-    if not isinstance(instance, WeightInstance):
-        raise ParameterError(
-            f"The 'instance' parameter of {owner} must be a WeightInstance. "
-            f"Got {type(instance).__name__} instead."
-        )
+    check_instance(instance, WeightInstance, "instance", owner)
     n, Q = instance.num_clients, instance.Q
     orders = []
     if lam is not None:

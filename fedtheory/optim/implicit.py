@@ -24,7 +24,7 @@ import torch
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
 from fedtheory.optim.program import ZERO_WEIGHT_RTOL, WeightSolution, excluded_clients
-from fedtheory.params import check_array
+from fedtheory.params import check_array, check_instance
 
 __all__ = ["polish_weights", "weight_sensitivity"]
 
@@ -39,11 +39,7 @@ class _SupportKKT:
     def __init__(
         self, instance: WeightInstance, q, owner: str, curvature_scales_with_pi=False, support=None
     ):
-        if not isinstance(instance, WeightInstance):
-            raise ParameterError(
-                f"The 'instance' parameter of {owner} must be a WeightInstance. "
-                f"Got {type(instance).__name__} instead."
-            )
+        check_instance(instance, WeightInstance, "instance", owner)
         if instance.bias == "tv" and instance.bias_weight > 0:
             raise ParameterError(
                 f"The 'instance' parameter of {owner} must have bias 'none' or 'chi2' (the "

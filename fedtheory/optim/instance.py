@@ -30,7 +30,13 @@ import torch
 
 from fedtheory.bounds.cafed import Theorem2Program
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_bool_array, check_real, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_bool_array,
+    check_instance,
+    check_real,
+    check_simplex,
+)
 
 __all__ = ["BIAS_KINDS", "WeightInstance", "weight_objective"]
 
@@ -167,11 +173,7 @@ class WeightInstance:
         :math:`\Gamma'`, fixed). :math:`A=\Sigma` scales with :math:`\pi` (use
         ``curvature_scales_with_pi=True`` in :func:`~fedtheory.optim.weight_sensitivity`)."""
         owner = "WeightInstance.from_theorem2"
-        if not isinstance(program, Theorem2Program):
-            raise ParameterError(
-                f"The 'program' parameter of {owner} must be a Theorem2Program. "
-                f"Got {type(program).__name__} instead."
-            )
+        check_instance(program, Theorem2Program, "program", owner)
         if kappa is None:
             if bias != "none":
                 raise ParameterError(

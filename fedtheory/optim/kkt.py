@@ -29,6 +29,7 @@ import numpy as np
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
 from fedtheory.optim.program import WeightSolution, excluded_clients
+from fedtheory.params import check_instance
 
 __all__ = ["waterfilling_weights"]
 
@@ -49,11 +50,7 @@ def waterfilling_weights(instance: WeightInstance) -> WeightSolution:
     [0.7026, 0.2974, 0.0]
     """
     owner = "waterfilling_weights"
-    if not isinstance(instance, WeightInstance):
-        raise ParameterError(
-            f"The 'instance' parameter of {owner} must be a WeightInstance. "
-            f"Got {type(instance).__name__} instead."
-        )
+    check_instance(instance, WeightInstance, "instance", owner)
     if instance.bias != "none" and instance.bias_weight > 0:
         raise ParameterError(
             f"The 'instance' parameter of {owner} must have no bias term (bias='none' or "

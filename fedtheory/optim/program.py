@@ -41,7 +41,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
-from fedtheory.params import check_int
+from fedtheory.params import check_instance, check_int
 
 __all__ = [
     "SOLVER",
@@ -176,11 +176,7 @@ class WeightProgram:
 
     def solve(self, instance: WeightInstance) -> WeightSolution:
         """Optimal weights of ``instance``; ``SolverError`` names the status on failure."""
-        if not isinstance(instance, WeightInstance):
-            raise ParameterError(
-                "The 'instance' parameter of WeightProgram.solve must be a WeightInstance. "
-                f"Got {type(instance).__name__} instead."
-            )
+        check_instance(instance, WeightInstance, "instance", "WeightProgram.solve")
         self._assign(instance)
         for options in (SOLVER_OPTIONS, SOLVER_RETRY_OPTIONS, SOLVER_LAST_OPTIONS):
             try:

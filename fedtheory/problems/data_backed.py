@@ -104,11 +104,7 @@ class DataProblem(ABC):
         compute_dtype: torch.dtype | None = None,
         positive_ridge: bool = False,
     ) -> None:
-        if not isinstance(data, FederatedDataset):
-            raise ParameterError(
-                f"The 'data' parameter of {owner} must be a FederatedDataset. "
-                f"Got {type(data).__name__} instead."
-            )
+        check_instance(data, FederatedDataset, "data", owner)
         self._owner = owner
         self.data = data
         self.num_clients = data.num_clients
