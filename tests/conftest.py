@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
+
+from fedtheory.errors import ParameterError
 
 settings.register_profile(
     "ci",
@@ -36,3 +40,13 @@ def assert_upper_bound(a, b, rtol: float = BOUND_RTOL) -> None:
 
 def assert_near_zero(a, atol: float = ZERO_ATOL) -> None:
     assert np.all(np.abs(np.asarray(a, float)) <= atol), a
+
+
+def assert_parameter_error(call: Callable[[], object], name: str, allowed: str) -> str:
+    """``call()`` raises ``ParameterError`` whose message names the parameter ``name`` and
+    the allowed values ``allowed``; returns the message."""
+    with pytest.raises(ParameterError) as err:
+        call()
+    message = str(err.value)
+    assert name in message and allowed in message
+    return message

@@ -29,7 +29,7 @@ from fedtheory.availability import (
 from fedtheory.availability.sampling import capped_inclusion_probabilities
 from fedtheory.errors import ParameterError
 from fedtheory.markov import kron_chain, product_mixing_constants, stationary_distribution
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 from tests.strategies import probabilities
 
 P_VALUE = 1e-3  # reject a statistical test below this p-value (each test has few comparisons)
@@ -336,9 +336,7 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)
 
 
 def test_trace_file_with_non_integer_id_is_rejected(tmp_path):

@@ -18,7 +18,7 @@ from fedtheory.data import (
     primary_label_split,
 )
 from fedtheory.errors import ParameterError
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 
 def test_padding_round_trips_every_client():
@@ -170,6 +170,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

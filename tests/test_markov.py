@@ -25,7 +25,7 @@ from fedtheory.markov import (
     two_state_parameters,
     two_state_transitions,
 )
-from tests.conftest import assert_tight, assert_upper_bound
+from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
 from tests.strategies import probabilities, stochastic_matrices, two_state_chains
 
 
@@ -175,6 +175,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

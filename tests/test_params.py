@@ -14,6 +14,7 @@ from fedtheory.errors import HypothesisViolation, ParameterError
 from fedtheory.params import check_stochastic_matrix
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, FixedWeights, simulate, unbiased_weights
+from tests.conftest import assert_parameter_error
 
 P2 = QuadraticProblem.example1(0.0, 1.0)
 
@@ -83,9 +84,7 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)
 
 
 def test_missing_or_unknown_theorem_parameters_are_named():

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from fedtheory.data import FederatedDataset, gaussian_linear
-from fedtheory.errors import ParameterError
 from fedtheory.problems import (
     Ball,
     LeastSquaresProblem,
@@ -21,7 +20,7 @@ from fedtheory.problems import (
     QuadraticProblem,
     max_quadratic_on_ball,
 )
-from tests.conftest import assert_tight, assert_upper_bound
+from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
 from tests.strategies import federated_datasets, quadratic_problems, simplex
 
 
@@ -219,6 +218,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

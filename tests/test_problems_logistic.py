@@ -10,9 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtheory.data import FederatedDataset, cafed_clustered
-from fedtheory.errors import ParameterError
 from fedtheory.problems import LogisticRegressionProblem, MultinomialLogisticProblem
-from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
+from tests.conftest import (
+    assert_near_zero,
+    assert_parameter_error,
+    assert_tight,
+    assert_upper_bound,
+)
 from tests.strategies import federated_datasets, simplex
 
 RIDGE = 0.05
@@ -217,6 +221,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

@@ -8,9 +8,8 @@ import pytest
 import torch
 
 from fedtheory.data import FederatedDataset
-from fedtheory.errors import ParameterError
 from fedtheory.problems import MLPProblem
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 
 def small_data(seed: int = 0) -> FederatedDataset:
@@ -97,6 +96,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

@@ -21,8 +21,7 @@ from fedtheory.availability.sampling import (
     successive_sample,
     systematic_sample,
 )
-from fedtheory.errors import ParameterError
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 ALPHA = 1e-4
 """Family-wise level of the frequency tests (Bonferroni over clients)."""
@@ -159,6 +158,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

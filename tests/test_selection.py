@@ -36,7 +36,12 @@ from fedtheory.sim.selection import (
 )
 from fedtheory.sim.selection_policies import E3CSState
 from fedtheory.sim.selection_reference import paper_prob_alloc, run_selected
-from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
+from tests.conftest import (
+    assert_near_zero,
+    assert_parameter_error,
+    assert_tight,
+    assert_upper_bound,
+)
 from tests.strategies import e3cs_allocation_inputs
 
 ALPHA = 1e-4
@@ -349,6 +354,4 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

@@ -13,7 +13,7 @@ import torch
 
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.errors import DivergenceError, ParameterError
+from fedtheory.errors import DivergenceError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     MIFA,
@@ -35,7 +35,7 @@ from fedtheory.sim import (
     simulate,
     unbiased_weights,
 )
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 N, D = 6, 3
 PROB = QuadraticProblem.random(N, D, mu=0.5, L=2.0, seed=11)
@@ -304,10 +304,7 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize(("call", "name", "allowed"), BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
-    assert "Got" in str(err.value)
+    assert "Got" in assert_parameter_error(call, name, allowed)
 
 
 def test_schedules_values():
