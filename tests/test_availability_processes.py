@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -264,6 +264,7 @@ def test_trace_replay_from_array_json_and_csv(tmp_path):
 
 
 @given(st.lists(probabilities, min_size=1, max_size=4), st.floats(0.01, 1.0))
+@example(p=[0.5], off_on=1.0)  # a = b = 1: a periodic (alternating) client
 def test_markov_process_exposes_its_chain(p, off_on):
     proc = TwoStateMarkov.fedau(p, off_on)
     P = proc.transition_matrices  # [N, 2, 2]
@@ -271,6 +272,12 @@ def test_markov_process_exposes_its_chain(p, off_on):
     assert_tight(np.einsum("ni,nij->nj", proc.stationary_laws, P), proc.stationary_laws)
     assert_tight(proc.marginals, p)
     joint = proc.chain()
+    if np.any(proc.lam <= -1.0 + 1e-12):
+        # a = b = 1 (p = 1/2, off->on 1): a client alternates, the product chain is periodic,
+        # outside CA-Fed's Assumption 1, and its stationary law is refused, not guessed
+        with pytest.raises(ParameterError, match="aperiodic"):
+            stationary_distribution(joint)
+        return
     assert_tight(stationary_distribution(joint)[-1], np.prod(p), rtol=1e-7)
     assert proc.mixing_constants() == product_mixing_constants(proc.pi, proc.lam)
     assert np.array_equal(joint, kron_chain(P))
