@@ -272,7 +272,7 @@ def test_markov_process_exposes_its_chain(p, off_on):
     assert_tight(np.einsum("ni,nij->nj", proc.stationary_laws, P), proc.stationary_laws)
     assert_tight(proc.marginals, p)
     joint = proc.chain()
-    if np.any(proc.lam <= -1.0 + 1e-12):
+    if np.any(proc.lam <= -1.0):
         # a = b = 1 (p = 1/2, off->on 1): a client alternates, the product chain is periodic,
         # outside CA-Fed's Assumption 1, and its stationary law is refused, not guessed
         with pytest.raises(ParameterError, match="aperiodic"):
