@@ -18,7 +18,9 @@ def test_full_participation_full_batch_fedavg_reaches_the_certified_optimum():
     run = simulate(prob, Bernoulli(np.ones(6)), FedAvg(FixedWeights(prob.alpha), lr=step),
                    rounds=400)  # fmt: skip
     gap = run.metrics["gap"][0]
-    assert gap[-1] <= 1e-8 and gap[-1] >= -prob.optimality_gap_bound()
+    # F(w) and F* are evaluated in different batches: a few ulps of F* of rounding on top
+    rounding = 4 * np.finfo(float).eps * abs(prob.optimum()[1])
+    assert gap[-1] <= 1e-8 and gap[-1] >= -prob.optimality_gap_bound() - rounding
     assert np.all(np.diff(gap) <= 1e-15)  # descent lemma with step 1/L
     assert run.metrics["grad_sq"][0, -1] <= 2 * prob.L * (gap[-1] + 1e-15)
     assert 0.5 < run.metrics["accuracy"][0, -1] <= 1

@@ -475,6 +475,24 @@ CONTRACT |= {
     _m(f"{PR}.logistic", "LogisticRegressionProblem"): Case(
         LogisticRegressionProblem, {"data": LABELLED}, ("ridge", STRING), ("ridge", 0.0)
     ),
+    _m(f"{PR}.data_backed", "DataProblem.local_sgd"): Case(
+        LogisticRegressionProblem(LABELLED).local_sgd,
+        {
+            "w": torch.zeros(2, 3, dtype=torch.float64),
+            "clients": torch.tensor([0, 3]),
+            "steps": 2,
+            "lr": 0.1,
+            "prox": 0.0,
+        },  # fmt: skip
+        ("clients", [0, 3]),
+        ("clients", torch.tensor([0, 4])),
+    ),
+    _m(f"{PR}.data_backed", "DataProblem.exact_metrics"): Case(
+        LogisticRegressionProblem(LABELLED).exact_metrics,
+        {"w": np.zeros(3)},
+        ("w", STRING),
+        ("w", np.zeros(4)),
+    ),
     _m(f"{PR}.logistic", "MultinomialLogisticProblem"): Case(
         MultinomialLogisticProblem,
         {"data": CLASSES},

@@ -45,7 +45,8 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_instance, check_int, check_real, check_simplex
+from fedtheory.params import check_bool, check_instance, check_int, check_real, check_simplex
+from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import check_points
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
@@ -91,6 +92,9 @@ class DataProblem(ABC):
     dim: int
     L: float
     mu: float
+    _LINK: int | None = None  # link of the fused local-SGD kernel, for subclasses that have one
+    fused: bool = False
+    """Whether :meth:`local_sgd` (the fused kernel) is used by the simulator."""
 
     def __init__(
         self,
@@ -211,6 +215,81 @@ class DataProblem(ABC):
         X, y, c = self._minibatch(clients, generator, v.dtype)
         return (self._weighted_grad(v, X, y, c) + self.ridge * v).to(w.dtype)
 
+    def _check_pairs(self, w, clients, owner: str) -> None:
+        """``w`` a real CPU tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N)."""
+        check_instance(w, torch.Tensor, "w", owner)
+        check_instance(clients, torch.Tensor, "clients", owner)
+        if w.ndim != 2 or w.shape[1] != self.dim or not w.is_floating_point():
+            raise ParameterError(
+                f"The 'w' parameter of {owner} must be a real tensor of shape (M, {self.dim}). "
+                f"Got a {w.dtype} tensor of shape {tuple(w.shape)} instead."
+            )
+        n = self.num_clients
+        if (
+            clients.shape != (w.shape[0],)
+            or clients.dtype != torch.int64
+            or (clients.numel() and not 0 <= int(clients.min()) <= int(clients.max()) < n)
+        ):
+            raise ParameterError(
+                f"The 'clients' parameter of {owner} must be an int64 tensor of shape "
+                f"({w.shape[0]},) with entries in [0, {n - 1}]. Got a {clients.dtype} tensor of "
+                f"shape {tuple(clients.shape)} instead."
+            )
+
+    def _enable_fused(self, fused: bool) -> None:
+        """Store the subclass's ``fused`` argument (only subclasses with a ``_LINK`` take it)."""
+        self.fused = check_bool(fused, "fused", self._owner)
+
+    def local_sgd(
+        self,
+        w: torch.Tensor,
+        clients: torch.Tensor,
+        *,
+        steps: int,
+        lr: float,
+        prox: float,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        r"""Updates :math:`\Delta=y_E-w` ``[M, d]`` of ``steps`` local SGD steps of clients
+        ``clients [M]`` from ``w [M, d]`` (CPU tensors), in the fused kernel of
+        :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
+        :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
+        arithmetic in float64."""
+        owner = f"{self._owner}.local_sgd"
+        if self._LINK is None:
+            raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
+        steps = check_int(steps, "steps", owner, low=1)
+        lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
+        self._check_pairs(w, clients, owner)  # the kernel does not check its indices
+        X, y, _ = self._stored(self.compute_dtype or torch.float64)
+        m = clients.shape[0]
+        if self.full_batch:
+            sampler, uniforms = fused_kernel.FULL_BATCH, torch.empty((steps, m, 0))
+        else:
+            check_instance(generator, torch.Generator, "generator", owner)
+            sampler = (
+                fused_kernel.WITHOUT_REPLACEMENT
+                if self.sampling == "without_replacement"
+                else fused_kernel.WITH_REPLACEMENT
+            )
+            uniforms = torch.rand(
+                (steps, m, self.batch_size), generator=generator, dtype=torch.float64
+            )
+        delta = fused_kernel.local_sgd_glm(
+            X.numpy(),
+            y.numpy(),
+            self._counts.numpy(),
+            clients.numpy(),
+            w.detach().to(torch.float64).numpy(),
+            uniforms.double().numpy(),
+            sampler=sampler,
+            link=self._LINK,
+            lr=lr,
+            ridge=self.ridge,
+            prox=prox,
+        )
+        return torch.from_numpy(delta).to(w.dtype)
+
     # -- exact full-data quantities -------------------------------------------------------
     def _per_client(self, w, fn: Callable, data: FederatedDataset | None = None) -> np.ndarray:
         """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N, *out]`` over all of
@@ -241,6 +320,28 @@ class DataProblem(ABC):
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
         data_term = self._per_client(w, self._weighted_grad)
         return data_term + self.ridge * self._points(w)[..., None, :]
+
+    def _data_terms(self, w, X, y, c) -> torch.Tensor:
+        """``[..., 1 + d]``: the data term's loss and gradient (classifiers insert a correct-
+        count column after the loss; subclasses may share one forward pass)."""
+        loss = self._weighted_loss(w, X, y, c)[..., None]
+        return torch.cat([loss, self._weighted_grad(w, X, y, c)], -1)
+
+    def exact_metrics(self, w) -> dict[str, np.ndarray]:
+        r"""Exact full-data quantities at ``w [..., d]`` in one pass over the data:
+        ``client_losses [..., N]`` and ``client_grads [..., N, d]`` (with ridge, as
+        :meth:`client_losses` and :meth:`client_grads`) and, for classifiers, ``accuracy
+        [...]`` (as :meth:`ClassificationProblem.accuracy`)."""
+        points = self._points(w)
+        terms = self._per_client(points, self._data_terms)  # [..., N, 1 (+ 1) + d]
+        out = {
+            "client_losses": terms[..., 0]
+            + 0.5 * self.ridge * np.sum(np.square(points), axis=-1)[..., None],
+            "client_grads": terms[..., -self.dim :] + self.ridge * points[..., None, :],
+        }
+        if terms.shape[-1] == self.dim + 2:  # the correct-count column of classifiers
+            out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
+        return out
 
     def full_grad(self, w, weights=None) -> np.ndarray:
         r"""Exact :math:`\nabla\sum_kp_kF_k(w)`: ``w [..., d]`` -> ``[..., d]``."""
@@ -372,6 +473,12 @@ class ClassificationProblem(DataProblem):
     @abstractmethod
     def _correct(self, w, X, y) -> torch.Tensor:
         """Boolean ``[..., s]``: is sample ``i`` classified correctly at ``w``."""
+
+    def _data_terms(self, w, X, y, c) -> torch.Tensor:
+        """``[..., 2 + d]``: loss, number of correctly classified samples, gradient."""
+        loss = self._weighted_loss(w, X, y, c)[..., None]
+        correct = (self._correct(w, X, y) * (c > 0)).sum(-1, keepdim=True).to(loss.dtype)
+        return torch.cat([loss, correct, self._weighted_grad(w, X, y, c)], -1)
 
     def accuracy(self, w, data: FederatedDataset | None = None) -> np.ndarray:
         r"""Fraction of correctly classified samples, pooled over all clients, of ``data``

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from fedtheory.data.federated import FederatedDataset
+from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.data_backed import DataProblem, matvec, vecmat
 
@@ -39,6 +40,8 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         :math:`\rho\ge0`.
     batch_size, sampling, alpha, compute_dtype
         As in :class:`~fedtheory.problems.data_backed.DataProblem`.
+    fused : bool
+        As in :class:`~fedtheory.problems.logistic.LogisticRegressionProblem`.
 
     Examples
     --------
@@ -49,6 +52,8 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
     True
     """
 
+    _LINK = fused_kernel.IDENTITY
+
     def __init__(
         self,
         data: FederatedDataset,
@@ -58,6 +63,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         sampling: str = "without_replacement",
         alpha=None,
         compute_dtype: torch.dtype | None = None,
+        fused: bool = True,
     ) -> None:
         super().__init__(
             data,
@@ -68,6 +74,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
             owner=_OWNER,
             compute_dtype=compute_dtype,
         )
+        self._enable_fused(fused)
         self.dim = data.num_features
         X, y, n = data.features, data.labels, data.counts.astype(np.float64)
         self._gram = np.einsum("nsp,nsq->npq", X, X) / n[:, None, None]  # X^T X / n  [N,d,d]

@@ -38,6 +38,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
+from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.ball import Ball, LemmaOneConstants
 from fedtheory.problems.data_backed import ClassificationProblem, matvec, vecmat
 
@@ -86,6 +87,38 @@ class _GLMBallBounds(ClassificationProblem):
     def _model_dim(self, data: FederatedDataset) -> int:
         """Check the labels (and set the model's own attributes); return :math:`d`."""
 
+    # -- the model as a function of the logits z (subclasses) ------------------------------
+    @abstractmethod
+    def _logits(self, w, X) -> torch.Tensor:
+        """Logits ``z`` of every sample (``[..., s]`` binary, ``[..., s, C]`` multinomial)."""
+
+    @abstractmethod
+    def _losses_at(self, z, y) -> torch.Tensor:
+        """Per-sample losses ``[..., s]``."""
+
+    @abstractmethod
+    def _grad_at(self, z, X, y, c) -> torch.Tensor:
+        r""":math:`\sum_ic_i\nabla\ell_i` ``[..., d]``."""
+
+    @abstractmethod
+    def _correct_at(self, z, y) -> torch.Tensor:
+        """Boolean ``[..., s]``: is sample ``i`` classified correctly."""
+
+    def _weighted_loss(self, w, X, y, c):
+        return (c * self._losses_at(self._logits(w, X), y)).sum(-1)
+
+    def _weighted_grad(self, w, X, y, c):
+        return self._grad_at(self._logits(w, X), X, y, c)
+
+    def _correct(self, w, X, y):
+        return self._correct_at(self._logits(w, X), y)
+
+    def _data_terms(self, w, X, y, c):
+        z = self._logits(w, X)  # one forward pass for the loss, gradient and accuracy
+        loss = (c * self._losses_at(z, y)).sum(-1, keepdim=True)
+        correct = (self._correct_at(z, y) * (c > 0)).sum(-1, keepdim=True).to(loss.dtype)
+        return torch.cat([loss, correct, self._grad_at(z, X, y, c)], -1)
+
     def max_noise_variance(self, ball: Ball) -> np.ndarray:
         r"""Upper bound on :math:`\max_{w\in W}\sigma_k^2(w)` ``[N]`` (holds on all of
         :math:`\mathbb R^d`)."""
@@ -127,6 +160,9 @@ class LogisticRegressionProblem(_GLMBallBounds):
     compute_dtype : torch.dtype, optional
         ``torch.float32`` computes ``grad`` in float32 (see
         :mod:`fedtheory.problems.data_backed`).
+    fused : bool
+        The simulator runs local SGD in the compiled kernel of :mod:`fedtheory.problems.fused`
+        (default; same law as step-by-step ``grad``, other random numbers).
 
     Examples
     --------
@@ -139,6 +175,28 @@ class LogisticRegressionProblem(_GLMBallBounds):
 
     _RESIDUAL_BOUND = 1.0
     _LOSS_CURVATURE = 0.25
+    _LINK = fused_kernel.LOGISTIC
+
+    def __init__(
+        self,
+        data: FederatedDataset,
+        *,
+        ridge: float = 1e-2,
+        batch_size: int | None = None,
+        sampling: str = "without_replacement",
+        alpha=None,
+        compute_dtype: torch.dtype | None = None,
+        fused: bool = True,
+    ) -> None:
+        super().__init__(
+            data,
+            ridge=ridge,
+            batch_size=batch_size,
+            sampling=sampling,
+            alpha=alpha,
+            compute_dtype=compute_dtype,
+        )
+        self._enable_fused(fused)
 
     def _model_dim(self, data: FederatedDataset) -> int:
         if not np.isin(data.labels[data.valid], (0.0, 1.0)).all():
@@ -175,17 +233,17 @@ class LogisticRegressionProblem(_GLMBallBounds):
         L = extreme_eigenvalue(sigma_prime(np.maximum(centre - spread, 0.0)), -1).max()
         return float(mu), float(L + self.ridge)
 
-    @staticmethod
-    def _logits(w, X):
+    def _logits(self, w, X):
         return matvec(X, w)  # [..., s]
 
-    def _weighted_loss(self, w, X, y, c):
-        z = self._logits(w, X)
-        return (c * (torch.logaddexp(torch.zeros_like(z), z) - y * z)).sum(-1)
+    def _losses_at(self, z, y):
+        return torch.logaddexp(torch.zeros_like(z), z) - y * z
 
-    def _weighted_grad(self, w, X, y, c):
-        r = c * (torch.sigmoid(self._logits(w, X)) - y)  # [..., s]
-        return vecmat(r, X)
+    def _grad_at(self, z, X, y, c):
+        return vecmat(c * (torch.sigmoid(z) - y), X)
+
+    def _correct_at(self, z, y):
+        return (z > 0) == (y > 0.5)
 
     def _weighted_hessian(self, w, X, y, c):
         s = torch.sigmoid(self._logits(w, X))
@@ -193,9 +251,6 @@ class LogisticRegressionProblem(_GLMBallBounds):
 
     def _per_sample_grads(self, w, X, y):
         return X * (torch.sigmoid(self._logits(w, X)) - y)[..., None]
-
-    def _correct(self, w, X, y):
-        return (self._logits(w, X) > 0) == (y > 0.5)
 
     def __repr__(self) -> str:
         return (
@@ -232,18 +287,19 @@ class MultinomialLogisticProblem(_GLMBallBounds):
     def _onehot_like(self, y):
         return torch.nn.functional.one_hot(y.long(), self.num_classes).to(y.dtype)
 
-    def _weighted_loss(self, w, X, y, c):
-        z = self._logits(w, X)
-        picked = (z * self._onehot_like(y)).sum(-1)
-        return (c * (torch.logsumexp(z, dim=-1) - picked)).sum(-1)
+    def _losses_at(self, z, y):
+        return torch.logsumexp(z, dim=-1) - (z * self._onehot_like(y)).sum(-1)
 
     def _residuals(self, w, X, y):
         return torch.softmax(self._logits(w, X), dim=-1) - self._onehot_like(y)  # [..., s, C]
 
-    def _weighted_grad(self, w, X, y, c):
-        r = self._residuals(w, X, y) * c[..., None]
+    def _grad_at(self, z, X, y, c):
+        r = (torch.softmax(z, dim=-1) - self._onehot_like(y)) * c[..., None]  # [..., s, C]
         g = r.transpose(-1, -2) @ X  # [..., C, p]
         return g.reshape(*g.shape[:-2], self.dim)
+
+    def _correct_at(self, z, y):
+        return z.argmax(-1) == y.long()
 
     def _weighted_hessian(self, w, X, y, c):
         s = torch.softmax(self._logits(w, X), dim=-1)  # [..., s, C]
@@ -258,9 +314,6 @@ class MultinomialLogisticProblem(_GLMBallBounds):
     def _per_sample_grads(self, w, X, y):
         r = self._residuals(w, X, y)
         return (r[..., :, None] * X[..., None, :]).flatten(-2)  # [..., s, C p]
-
-    def _correct(self, w, X, y):
-        return self._logits(w, X).argmax(-1) == y.long()
 
     def __repr__(self) -> str:
         return (

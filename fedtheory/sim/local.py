@@ -31,7 +31,12 @@ def local_sgd(
     prox: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Updates ``Delta [M, d]`` of clients ``clients [M]`` starting from ``w [M, d]``."""
+    """Updates ``Delta [M, d]`` of clients ``clients [M]`` starting from ``w [M, d]``.
+
+    Problems with a fused kernel (``problem.fused``) run all steps of all pairs in it when
+    the tensors are on the CPU (same law, other random numbers); otherwise step by step."""
+    if getattr(problem, "fused", False) and w.device.type == "cpu":
+        return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)

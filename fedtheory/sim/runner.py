@@ -34,20 +34,35 @@ def evaluate_metrics(
     :math:`F_B=\sum_kp_kF_k` for ``biased_weights`` :math:`p` (CA-Fed (4)); ``grad_sq`` =
     :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has exact
     ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
-    ``accuracy(w [..., d]) -> [...]``."""
-    out = {"gap": problem.loss(w) - problem.optimum()[1]}
-    if biased_weights is not None:
-        out["gap_B"] = problem.loss(w, biased_weights) - problem.optimum(biased_weights)[1]
-    if hasattr(problem, "client_grads"):
-        points = w.reshape(-1, w.shape[-1])  # [P, d], in chunks of [chunk, N, d] gradients
-        chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
-        sq = [
-            np.sum(np.square(np.einsum("n,pnd->pd", problem.alpha, problem.client_grads(x))), -1)
-            for x in np.array_split(points, range(chunk, len(points), chunk))
-        ]
-        out["grad_sq"] = np.concatenate(sq).reshape(w.shape[:-1])
-    if hasattr(problem, "accuracy"):
-        out["accuracy"] = np.asarray(problem.accuracy(w))
+    ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
+    data) give all of them at once. Points are taken in chunks of ``[chunk, N, d]``."""
+    points = w.reshape(-1, w.shape[-1])
+    chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
+    parts = [
+        _point_metrics(problem, x, biased_weights)
+        for x in np.array_split(points, range(chunk, len(points), chunk))
+    ]
+    return {key: np.concatenate([p[key] for p in parts]).reshape(w.shape[:-1]) for key in parts[0]}
+
+
+def _point_metrics(problem, points: np.ndarray, biased_weights) -> dict[str, np.ndarray]:
+    """:func:`evaluate_metrics` of ``points [P, d]``."""
+    if hasattr(problem, "exact_metrics"):
+        exact = problem.exact_metrics(points)
+        losses, grads = exact["client_losses"], exact["client_grads"]
+        out = {"gap": losses @ problem.alpha - problem.optimum()[1]}
+        if biased_weights is not None:
+            out["gap_B"] = losses @ biased_weights - problem.optimum(biased_weights)[1]
+    else:
+        out = {"gap": problem.loss(points) - problem.optimum()[1]}
+        if biased_weights is not None:
+            out["gap_B"] = problem.loss(points, biased_weights) - problem.optimum(biased_weights)[1]
+        grads = problem.client_grads(points) if hasattr(problem, "client_grads") else None
+        exact = {"accuracy": problem.accuracy(points)} if hasattr(problem, "accuracy") else {}
+    if grads is not None:
+        out["grad_sq"] = np.sum(np.square(np.einsum("n,pnd->pd", problem.alpha, grads)), -1)
+    if "accuracy" in exact:
+        out["accuracy"] = np.asarray(exact["accuracy"])
     return out
 
 

@@ -1,0 +1,167 @@
+r"""Fused local SGD for generalised linear models: all :math:`E` steps of all pairs in one
+compiled loop (numba), the simulator's hot path.
+
+For a (replicate, client) pair with client :math:`k`, start :math:`y_0=w` and run
+
+.. math:: y_{j+1}=y_j-\eta\Big(\frac1{b_k}\sum_{i\in\mathcal B_j}\big(\psi(x_i^\top y_j)-y_i\big)x_i
+          +\rho\,y_j+\mu_{\rm prox}(y_j-w)\Big),
+
+with the link :math:`\psi(z)=z` (least squares :math:`\tfrac12(x^\top w-y)^2`) or
+:math:`\psi(z)=1/(1+e^{-z})` (binary logistic regression), ridge :math:`\rho` and FedProx's
+:math:`\mu_{\rm prox}`. This is exactly :func:`fedtheory.sim.local_sgd` driven by
+:meth:`~fedtheory.problems.data_backed.DataProblem.grad`, with the same batch laws:
+
+* without replacement: :math:`\mathcal B_j` is a uniform :math:`b_k`-subset,
+  :math:`b_k=\min(b,n_k)`, drawn by a partial Fisher--Yates shuffle from :math:`b_k`
+  uniforms :math:`u_i`: swap position :math:`i` with :math:`i+\lfloor u_i(n_k-i)\rfloor`.
+  Running it on the arrangement the previous step left is still exact (a uniform subset
+  whatever the arrangement), so the index table is reset once per round, not per step;
+* with replacement: :math:`b` indices :math:`\lfloor u_in_k\rfloor`;
+* full batch: every sample, no randomness.
+
+The uniforms come from the caller's torch generator (``[E, M, b]``, one draw per round), so
+runs are deterministic. ``grad`` draws :math:`n_{\max}` keys per pair and step instead;
+both samplers have the same law, not the same numbers. Per pair and step the kernel reads
+the :math:`b` sampled rows once for :math:`x_i^\top y` and again from cache for the update:
+no ``[M, b, p]`` batch is ever materialised, which is what bounds the op-by-op path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["IDENTITY", "LOGISTIC"]  # the functions are package-internal: inputs unchecked
+
+IDENTITY, LOGISTIC = 0, 1
+"""Links :math:`\\psi`: least squares and binary logistic regression."""
+
+FULL_BATCH, WITHOUT_REPLACEMENT, WITH_REPLACEMENT = 0, 1, 2
+_BLOCK = 4  # rows read together: four independent loads in flight hide memory latency
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def draw_batch(order, uniforms, n_k, size, sampler, rows):
+    """Write the ``size`` sample indices of one batch of a client with ``n_k`` samples to
+    ``rows`` (module docstring); ``order`` holds an arrangement of ``0..n_k-1`` that partial
+    Fisher--Yates updates in place, ``uniforms [size]`` in [0, 1)."""
+    for i in range(size):
+        if sampler == FULL_BATCH:
+            rows[i] = i
+        elif sampler == WITHOUT_REPLACEMENT:
+            swap = i + int(uniforms[i] * (n_k - i))
+            picked = order[swap]
+            order[swap] = order[i]
+            order[i] = picked
+            rows[i] = picked
+        else:
+            rows[i] = int(uniforms[i] * n_k)
+
+
+@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+def _dots(X, rows, start, y, z):
+    """``z[i] = <X[rows[i]], y>`` for the block of rows starting at ``start``."""
+    r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
+    a0 = a1 = a2 = a3 = 0.0
+    for j in range(y.shape[0]):
+        a0 += X[r0, j] * y[j]
+        a1 += X[r1, j] * y[j]
+        a2 += X[r2, j] * y[j]
+        a3 += X[r3, j] * y[j]
+    z[start], z[start + 1], z[start + 2], z[start + 3] = a0, a1, a2, a3
+
+
+@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+def _accumulate(X, rows, start, c, g):
+    """``g += sum_i c[i] X[rows[i]]`` over the block of rows starting at ``start``."""
+    r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
+    c0, c1, c2, c3 = c[start], c[start + 1], c[start + 2], c[start + 3]
+    for j in range(g.shape[0]):
+        g[j] += c0 * X[r0, j] + c1 * X[r1, j] + c2 * X[r2, j] + c3 * X[r3, j]
+
+
+@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, prox, out):
+    """``out [M, d]`` = ``y_E - w`` for every pair (see the module docstring). Pairs are
+    visited client by client, so a client's rows stay in cache across its replicates; each
+    pair's numbers do not depend on the order."""
+    steps, b = u.shape[0], u.shape[2]
+    d = w.shape[1]
+    order = np.empty(n_max, dtype=np.int64)
+    rows = np.empty(max(b, n_max) + _BLOCK, dtype=np.int64)  # padded to whole blocks
+    z = np.empty(rows.shape[0])
+    y = np.empty(d)
+    g = np.empty(d)
+    for m in np.argsort(clients, kind="mergesort"):
+        k = clients[m]
+        n_k = counts[k]
+        base = k * n_max
+        if sampler == FULL_BATCH:
+            size = n_k
+        elif sampler == WITHOUT_REPLACEMENT:
+            size = min(b, n_k)
+        else:
+            size = b
+        for i in range(n_k):
+            order[i] = i
+        y[:] = w[m]
+        for s in range(steps):
+            draw_batch(order, u[s, m], n_k, size, sampler, rows)
+            rows[:size] += base
+            rows[size : size + _BLOCK] = base  # padding rows get weight 0 below
+            for start in range(0, size, _BLOCK):
+                _dots(X, rows, start, y, z)
+            for i in range(size):  # z_i <- (psi(z_i) - y_i) / b_k
+                if link == LOGISTIC:
+                    z[i] = 1.0 / (1.0 + math.exp(-z[i]))
+                z[i] = (z[i] - labels[rows[i]]) / size
+            z[size : size + _BLOCK] = 0.0
+            g[:] = 0.0
+            for start in range(0, size, _BLOCK):
+                _accumulate(X, rows, start, z, g)
+            for j in range(d):
+                y[j] -= lr * (g[j] + ridge * y[j] + prox * (y[j] - w[m, j]))
+        for j in range(d):
+            out[m, j] = y[j] - w[m, j]
+    return out
+
+
+def local_sgd_glm(
+    X: np.ndarray,
+    labels: np.ndarray,
+    counts: np.ndarray,
+    clients: np.ndarray,
+    w: np.ndarray,
+    uniforms: np.ndarray,
+    *,
+    sampler: int,
+    link: int,
+    lr: float,
+    ridge: float,
+    prox: float,
+) -> np.ndarray:
+    r"""Updates :math:`\Delta=y_E-w` ``[M, d]`` (float64) of pairs ``clients [M]`` from
+    ``w [M, d]``.
+
+    ``X [N, n_max, d]`` (float64 or float32), ``labels [N, n_max]``, ``counts [N]``,
+    ``uniforms [E, M, b]`` in [0, 1) (``b = 0`` for the full batch). Package-internal: the
+    caller (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs."""
+    n_max = X.shape[1]
+    out = np.empty(w.shape)
+    return _kernel(
+        X.reshape(-1, X.shape[2]),
+        labels.reshape(-1),
+        n_max,
+        counts,
+        clients,
+        w,
+        uniforms,
+        sampler,
+        link,
+        lr,
+        ridge,
+        prox,
+        out,
+    )
