@@ -13,11 +13,15 @@ threads mostly wait for each other.
 1. Binary ridge logistic regression on CA-Fed App. F data (N = 100 clients, d = 100,
    200 samples each), FedAvg with E = 5 local steps, mini-batches of 32, 16 replicate seeds,
    Bernoulli availability: best of 3 alternated timings of ``simulate`` (all replicates and
-   clients as tensor dimensions) vs ``fedtheory.sim.reference.run`` (one replicate, one
-   client at a time);
-   then the same with the problem's ``compute_dtype=torch.float32`` (both paths).
+   clients as tensor dimensions, local SGD in the fused kernel of
+   :mod:`fedtheory.problems.fused`) vs ``fedtheory.sim.reference.run`` (one replicate, one
+   client, one ``problem.grad`` call at a time, unchanged);
+   then where the speed-up comes from: the vectorised simulator with ``fused=False`` (the
+   same batching, local steps as torch operations on ``[M, b, d]`` batches), and the fused
+   kernel called one pair at a time against one call for all pairs of a round;
+   then everything with the problem's ``compute_dtype=torch.float32`` (both paths).
 2. The vectorised run's throughput, in GFLOP/s against a float64 matmul measured now, and in
-   GB/s of mini-batch traffic against a measured memory copy.
+   GB/s of mini-batch rows read against a measured memory copy.
 3. 10^5 clients x 10^3 rounds of a linear model (logistic regression, d = 10) with 1%
    Bernoulli participation.
 4. The algorithms with per-client server state on the same 10^5 clients (fewer rounds).
@@ -89,28 +93,37 @@ def copy_gbytes(megabytes: int = 128, repeats: int = 4) -> float:
     return 2 * src.numel() * 8 * repeats / sec / 1e9
 
 
-class GradTimer:
-    """Delegates to a problem and accumulates the seconds spent in its ``grad``."""
+class LocalWorkTimer:
+    """Delegates to a problem and accumulates the seconds spent in its local work (``grad``
+    step by step, or the fused ``local_sgd``)."""
 
     def __init__(self, problem) -> None:
         self.problem, self.seconds = problem, 0.0
 
-    def grad(self, w, clients, generator=None):
+    def _timed(self, method, *args, **kwargs):
         start = time.perf_counter()
-        g = self.problem.grad(w, clients, generator)
+        out = method(*args, **kwargs)
         self.seconds += time.perf_counter() - start
-        return g
+        return out
+
+    def grad(self, *args, **kwargs):
+        return self._timed(self.problem.grad, *args, **kwargs)
+
+    def local_sgd(self, *args, **kwargs):
+        return self._timed(self.problem.local_sgd, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.problem, name)
 
 
 def logistic(
-    size: dict, batch: int, compute_dtype: torch.dtype | None = None
+    size: dict, batch: int, compute_dtype: torch.dtype | None = None, fused: bool = True
 ) -> LogisticRegressionProblem:
     """Ridge logistic regression on CA-Fed App. F clustered data, mini-batch ``grad``."""
     data = cafed_clustered(size["clients"], size["dim"], size["samples"], seed=0)
-    problem = LogisticRegressionProblem(data, batch_size=batch, compute_dtype=compute_dtype)
+    problem = LogisticRegressionProblem(
+        data, batch_size=batch, compute_dtype=compute_dtype, fused=fused
+    )
     problem.optimum()  # solved once here, outside the timings
     return problem
 
@@ -118,21 +131,22 @@ def logistic(
 def compare_with_reference(
     size: dict, compute_dtype: torch.dtype | None = None
 ) -> dict[str, float]:
-    """Time the vectorised simulator and the reference loop on the same instance and masks
-    (both call the same problem's ``grad``, in ``compute_dtype`` if set)."""
+    """Time the vectorised simulator (fused kernel, then ``fused=False``) and the reference
+    loop on the same instance and masks (all in ``compute_dtype`` if set)."""
     problem = logistic(size, BATCH, compute_dtype)
+    stepwise = logistic(size, BATCH, compute_dtype, fused=False)
     process = Bernoulli(np.linspace(0.2, 0.8, size["clients"]))
     alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
     reps, rounds, seed = size["replicates"], size["rounds"], 0
+    timer = LocalWorkTimer(problem)
 
-    timer = GradTimer(problem)
-
-    def vectorised():
+    def vectorised(prob):
         return simulate(
-            timer, process, alg, rounds=rounds, replicates=reps, seed=seed, eval_every=rounds
+            prob, process, alg, rounds=rounds, replicates=reps, seed=seed, eval_every=rounds
         )
 
-    record = vectorised()  # warm-up (imports, caches); the masks the loop replays
+    record = vectorised(timer)  # warm-up (imports, compilation, caches); the loop's masks
+    vectorised(stepwise)
 
     def loop():
         for r in range(reps):  # seeds one after another, clients one at a time
@@ -144,27 +158,42 @@ def compare_with_reference(
                 generator=lambda t, r=r: rng.torch_generator(seed + r, t, rng.GRADIENT_NOISE),
             )
 
-    runs = []  # (t_vec, t_grad, t_ref), alternated so that load changes hit both paths alike
+    runs = []  # (t_vec, t_local, t_stepwise, t_ref), alternated so that load hits all alike
     for _ in range(size["repeats"]):
         timer.seconds = 0.0
-        _, t_vec = timed(vectorised)
-        t_grad = timer.seconds
-        runs.append((t_vec, t_grad, timed(loop)[1]))
-    t_vec, t_grad = min(runs)[:2]
-    t_ref = min(run[2] for run in runs)
+        _, t_vec = timed(lambda: vectorised(timer))
+        runs.append((t_vec, timer.seconds, timed(lambda: vectorised(stepwise))[1], timed(loop)[1]))
+    t_vec, t_local = min(runs)[:2]
+    t_step, t_ref = (min(run[i] for run in runs) for i in (2, 3))
     pair_steps = int(record.participants.sum()) * LOCAL_STEPS
-    flops = pair_steps * 4 * BATCH * size["dim"]  # forward + backward of the mini-batch
     itemsize = torch.finfo(compute_dtype or torch.float64).bits // 8
-    traffic = pair_steps * 4 * BATCH * size["dim"] * itemsize  # gather (read + write) + 2 reads
     return {
         "t_vec": t_vec,
         "t_ref": t_ref,
-        "t_grad": t_grad,
+        "t_stepwise": t_step,
+        "t_local": t_local,
+        **kernel_batching(problem, record, size),
         "pair_steps": pair_steps,
-        "gflops": flops / t_vec / 1e9,
-        "gbytes": traffic / t_vec / 1e9,
+        "gflops": pair_steps * 4 * BATCH * size["dim"] / t_vec / 1e9,  # x.w, then g += r x
+        "gbytes": pair_steps * BATCH * size["dim"] * itemsize / t_vec / 1e9,  # rows read once
         "final_gap": float(record.metrics["gap"][:, -1].mean()),
     }
+
+
+def kernel_batching(problem, record, size: dict) -> dict[str, float]:
+    """Local training of the pairs of round 0: one fused call for all pairs against one call
+    per pair (the same kernel, the same work)."""
+    rep, cli = torch.from_numpy(record.participation[:, 0]).nonzero(as_tuple=True)
+    w = torch.zeros(len(cli), problem.dim, dtype=torch.float64)
+    gen = rng.torch_generator(0, 0, rng.GRADIENT_NOISE)
+    kwargs = {"steps": LOCAL_STEPS, "lr": LR, "prox": 0.0, "generator": gen}
+    one_call = min(timed(lambda: problem.local_sgd(w, cli, **kwargs))[1] for _ in range(3))
+    per_pair = min(
+        timed(lambda: [problem.local_sgd(w[m : m + 1], cli[m : m + 1], **kwargs)
+                       for m in range(len(cli))])[1]
+        for _ in range(size["repeats"])
+    )  # fmt: skip
+    return {"t_kernel_batched": one_call, "t_kernel_per_pair": per_pair, "pairs": len(cli)}
 
 
 def large_run(size: dict) -> dict[str, float]:
@@ -243,18 +272,27 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
     print(
         f"[1] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
         f"R={c['replicates']} T={c['rounds']}, best of {c['repeats']} alternated runs: "
-        f"vectorised {cmp['t_vec']:.3g} s, "
-        f"reference loop {cmp['t_ref']:.3g} s, speed-up {cmp['t_ref'] / cmp['t_vec']:.1f}x; "
-        f"the problem's grad takes {cmp['t_grad'] / cmp['t_vec']:.0%} of the vectorised time"
+        f"vectorised {cmp['t_vec']:.3g} s, reference loop {cmp['t_ref']:.3g} s, "
+        f"speed-up {cmp['t_ref'] / cmp['t_vec']:.1f}x; local training takes "
+        f"{cmp['t_local'] / cmp['t_vec']:.0%} of the vectorised time"
+    )
+    print(
+        f"    where it comes from: vectorised with fused=False (torch ops on [M, b, d] "
+        f"batches) {cmp['t_stepwise']:.3g} s, {cmp['t_ref'] / cmp['t_stepwise']:.1f}x the "
+        f"loop; the fused kernel for the {cmp['pairs']} pairs of round 0: one call "
+        f"{1e3 * cmp['t_kernel_batched']:.3g} ms, one call per pair "
+        f"{1e3 * cmp['t_kernel_per_pair']:.3g} ms "
+        f"({cmp['t_kernel_per_pair'] / cmp['t_kernel_batched']:.1f}x)"
     )
     print(
         f"[1'] same with compute_dtype=float32 in both (model and metrics stay float64): "
         f"vectorised {cmp32['t_vec']:.3g} s, reference loop {cmp32['t_ref']:.3g} s, "
-        f"speed-up {cmp32['t_ref'] / cmp32['t_vec']:.1f}x"
+        f"speed-up {cmp32['t_ref'] / cmp32['t_vec']:.1f}x (fused=False: "
+        f"{cmp32['t_ref'] / cmp32['t_stepwise']:.1f}x)"
     )
     print(
         f"[2] throughput {cmp['gflops']:.2f} GFLOP/s = {cmp['gflops'] / peak:.1%} of matmul; "
-        f"mini-batch traffic {cmp['gbytes']:.2f} GB/s = {cmp['gbytes'] / bandwidth:.1%} "
+        f"mini-batch rows read {cmp['gbytes']:.2f} GB/s = {cmp['gbytes'] / bandwidth:.1%} "
         f"of memory copy ({cmp['pair_steps']} client-steps)"
     )
     big = large_run(g)

@@ -14,8 +14,13 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     spec.loader.exec_module(bench)
     figures = bench.main(["--quick"])
     out = capsys.readouterr().out
-    for tag in ("machine:", "[1]", "[2]", "[3]", "[4]", "speed-up", "of matmul", "clients x T="):
+    tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "speed-up", "of matmul", "clients x T=",
+            "fused=False", "one call per pair")  # fmt: skip
+    for tag in tags:
         assert tag in out
-    assert figures["compare"]["t_ref"] > 0 and figures["compare"]["t_vec"] > 0
+    cmp = figures["compare"]
+    for key in ("t_ref", "t_vec", "t_stepwise", "t_local", "t_kernel_batched", "t_kernel_per_pair"):
+        assert cmp[key] > 0
+    assert cmp["t_local"] < cmp["t_vec"]
     assert figures["large"]["gapT"] < figures["large"]["gap0"]  # the run does train
     assert set(figures["others"]) == {"fedau", "mifa", "fedvarp", "fedlaavg", "mimic"}
