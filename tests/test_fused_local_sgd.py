@@ -198,8 +198,12 @@ def test_fused_option_and_local_sgd_inputs_are_checked():
     assert_parameter_error(
         lambda: prob.local_sgd(w, clients, steps=0, lr=0.1, prox=0.0), "steps", "[1, inf)"
     )
-    multi = MultinomialLogisticProblem(load_digits_federated(3, seed=0))
-    assert not multi.fused
+    digits = load_digits_federated(3, seed=0)
+    multi = MultinomialLogisticProblem(digits)
+    assert not multi.fused and not MultinomialLogisticProblem(digits, fused=False).fused
+    assert_parameter_error(
+        lambda: MultinomialLogisticProblem(digits, fused=True), "fused", "None or False"
+    )
     with pytest.raises(NotImplementedError, match="no fused"):
         multi.local_sgd(torch.zeros(1, multi.dim, dtype=torch.float64), torch.tensor([0]),
                         steps=1, lr=0.1, prox=0.0)  # fmt: skip

@@ -45,7 +45,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_bool, check_instance, check_int, check_real, check_simplex
+from fedtheory.params import check_instance, check_int, check_real, check_simplex
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import check_points
 
@@ -236,9 +236,17 @@ class DataProblem(ABC):
                 f"shape {tuple(clients.shape)} instead."
             )
 
-    def _enable_fused(self, fused: bool) -> None:
-        """Store the subclass's ``fused`` argument (only subclasses with a ``_LINK`` take it)."""
-        self.fused = check_bool(fused, "fused", self._owner)
+    def _enable_fused(self, fused: bool | None) -> None:
+        """Set :attr:`fused` from a subclass's ``fused`` argument (``None``: if it has a kernel)."""
+        if fused is None:
+            self.fused = self._LINK is not None
+            return
+        if not isinstance(fused, (bool, np.bool_)) or (fused and self._LINK is None):
+            allowed = "None or a bool" if self._LINK is not None else "None or False (no kernel)"
+            raise ParameterError(
+                f"The 'fused' parameter of {self._owner} must be {allowed}. Got {fused!r} instead."
+            )
+        self.fused = bool(fused)
 
     def local_sgd(
         self,

@@ -63,7 +63,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         sampling: str = "without_replacement",
         alpha=None,
         compute_dtype: torch.dtype | None = None,
-        fused: bool = True,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             data,

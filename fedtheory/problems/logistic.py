@@ -68,6 +68,7 @@ class _GLMBallBounds(ClassificationProblem):
         sampling: str = "without_replacement",
         alpha=None,
         compute_dtype: torch.dtype | None = None,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             data,
@@ -79,6 +80,7 @@ class _GLMBallBounds(ClassificationProblem):
             compute_dtype=compute_dtype,
             positive_ridge=True,
         )
+        self._enable_fused(fused)
         self.dim = self._model_dim(data)
         self.L = _max_gram_eigenvalue(data) * self._LOSS_CURVATURE + self.ridge
         self.mu = self.ridge
@@ -160,9 +162,11 @@ class LogisticRegressionProblem(_GLMBallBounds):
     compute_dtype : torch.dtype, optional
         ``torch.float32`` computes ``grad`` in float32 (see
         :mod:`fedtheory.problems.data_backed`).
-    fused : bool
-        The simulator runs local SGD in the compiled kernel of :mod:`fedtheory.problems.fused`
-        (default; same law as step-by-step ``grad``, other random numbers).
+    fused : bool, optional
+        Whether the simulator runs local SGD in the compiled kernel of
+        :mod:`fedtheory.problems.fused` (same law as step-by-step ``grad``, other random
+        numbers). ``None`` (default): when the model has one (binary logistic regression
+        and least squares do; ``True`` for a model without one is an error).
 
     Examples
     --------
@@ -176,27 +180,6 @@ class LogisticRegressionProblem(_GLMBallBounds):
     _RESIDUAL_BOUND = 1.0
     _LOSS_CURVATURE = 0.25
     _LINK = fused_kernel.LOGISTIC
-
-    def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 1e-2,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-        fused: bool = True,
-    ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            compute_dtype=compute_dtype,
-        )
-        self._enable_fused(fused)
 
     def _model_dim(self, data: FederatedDataset) -> int:
         if not np.isin(data.labels[data.valid], (0.0, 1.0)).all():
