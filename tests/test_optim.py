@@ -157,11 +157,17 @@ def test_returned_weights_are_feasible(bias):
 
 
 # -- bias programs --------------------------------------------------------------------------
+def assert_no_worse(objective: float, reference: float, inst) -> None:
+    """``objective <= reference`` up to the solver's accuracy, relative to the optimised part
+    ``f - C`` (the constant ``C`` can bring ``f`` itself near 0)."""
+    assert objective <= reference + OBJECTIVE_RTOL * abs(reference - inst.C), (objective, reference)
+
+
 @given(weight_instances(bias="chi2"))
 def test_chi2_program_beats_unbiased_and_opt_only_weights(inst):
     sol = _program(inst).solve(inst)
     unbiased = inst.Q * (inst.alpha / inst.pi) / (inst.alpha / inst.pi).sum()
-    assert_upper_bound(sol.objective, inst.objective(unbiased), rtol=OBJECTIVE_RTOL)
+    assert_no_worse(sol.objective, inst.objective(unbiased), inst)
     # Newton on the KKT system never does worse than the solver. (They agree to
     # OBJECTIVE_RTOL on moderate instances; with a tiny bias weight and a nearly excluded
     # client, Clarabel's "optimal" answer was seen 1.4e-5 above the polished optimum.)
@@ -185,7 +191,7 @@ def test_tv_program_beats_unbiased_and_opt_only_weights(inst):
     opt_only = waterfilling_weights(dataclasses.replace(inst, bias="none")).q
     unbiased = inst.Q * (inst.alpha / inst.pi) / (inst.alpha / inst.pi).sum()
     for q in (opt_only, unbiased):
-        assert_upper_bound(sol.objective, inst.objective(q), rtol=OBJECTIVE_RTOL)
+        assert_no_worse(sol.objective, inst.objective(q), inst)
 
 
 def test_large_trade_off_gives_unbiased_weights():
