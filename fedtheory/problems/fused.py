@@ -8,7 +8,7 @@ For a (replicate, client) pair with client :math:`k`, start :math:`y_0=w` and ru
 
 with the link :math:`\psi(z)=z` (least squares :math:`\tfrac12(x^\top w-y)^2`) or
 :math:`\psi(z)=1/(1+e^{-z})` (binary logistic regression), ridge :math:`\rho` and FedProx's
-:math:`\mu_{\rm prox}`. This is exactly :func:`fedtheory.sim.local_sgd` driven by
+:math:`\mu_{\rm prox}`: the recursion of :func:`fedtheory.sim.local_sgd` driven by
 :meth:`~fedtheory.problems.data_backed.DataProblem.grad`, with the same batch laws:
 
 * without replacement: :math:`\mathcal B_j` is a uniform :math:`b_k`-subset,
@@ -51,7 +51,7 @@ def draw_batch(order, uniforms, n_k, size, sampler, rows):
         if sampler == FULL_BATCH:
             rows[i] = i
         elif sampler == WITHOUT_REPLACEMENT:
-            swap = i + int(uniforms[i] * (n_k - i))
+            swap = i + int(uniforms[i] * (n_k - i))  # u <= 1 - 2^-53: u*m rounds below m
             picked = order[swap]
             order[swap] = order[i]
             order[i] = picked
