@@ -219,21 +219,28 @@ class DataProblem(ABC):
         """``w`` a real CPU tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N)."""
         check_instance(w, torch.Tensor, "w", owner)
         check_instance(clients, torch.Tensor, "clients", owner)
-        if w.ndim != 2 or w.shape[1] != self.dim or not w.is_floating_point():
+        if (
+            w.ndim != 2
+            or w.shape[1] != self.dim
+            or not w.is_floating_point()
+            or w.device.type != "cpu"
+        ):
             raise ParameterError(
-                f"The 'w' parameter of {owner} must be a real tensor of shape (M, {self.dim}). "
-                f"Got a {w.dtype} tensor of shape {tuple(w.shape)} instead."
+                f"The 'w' parameter of {owner} must be a real CPU tensor of shape "
+                f"(M, {self.dim}). Got a {w.dtype} tensor of shape {tuple(w.shape)} on "
+                f"{w.device} instead."
             )
         n = self.num_clients
         if (
             clients.shape != (w.shape[0],)
             or clients.dtype != torch.int64
+            or clients.device.type != "cpu"
             or (clients.numel() and not 0 <= int(clients.min()) <= int(clients.max()) < n)
         ):
             raise ParameterError(
-                f"The 'clients' parameter of {owner} must be an int64 tensor of shape "
+                f"The 'clients' parameter of {owner} must be an int64 CPU tensor of shape "
                 f"({w.shape[0]},) with entries in [0, {n - 1}]. Got a {clients.dtype} tensor of "
-                f"shape {tuple(clients.shape)} instead."
+                f"shape {tuple(clients.shape)} on {clients.device} instead."
             )
 
     def _enable_fused(self, fused: bool | None) -> None:
