@@ -326,7 +326,7 @@ def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = No
     lam = check_real(lam, "lam", owner, low=-1.0, high=1.0, low_open=True, high_open=True)
     two_state_transitions(pi, lam, owner)  # feasibility of (pi, lam)
     lambda2 = abs(lam)
-    lam_rate = _check_rate(rate, lambda2, owner) if rate is not None else (1 + lambda2) / 2
+    lam_rate = _check_rate(rate, lambda2, owner)
     return MixingConstants(lambda2, lam_rate, max(pi, 1.0 - pi), 0, True, "two-state closed form")
 
 
@@ -353,7 +353,7 @@ def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingCon
     lam = np.broadcast_to(lam, pi.shape)
     two_state_transitions(pi, lam, owner)
     lambda2 = float(np.abs(lam).max())
-    lam_rate = _check_rate(rate, lambda2, owner) if rate is not None else (1 + lambda2) / 2
+    lam_rate = _check_rate(rate, lambda2, owner)
     weights, ratios = np.maximum(pi, 1.0 - pi), np.abs(lam) / lam_rate  # [N], [N]
 
     def tail_sum(t: int) -> float:
