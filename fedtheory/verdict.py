@@ -84,15 +84,22 @@ def _outside_note(ok: bool, assumptions_hold: bool) -> str:
     return "; outside the assumptions the inequality " + ("still holds" if ok else "fails")
 
 
+def _check_upper_bound(value: np.ndarray, bound: np.ndarray) -> tuple[bool, np.ndarray]:
+    """Whether ``value <= bound`` (up to ``BOUND_RTOL``) at every point, and the ratio
+    value/bound at every point (``inf`` where the bound is 0 and the value positive)."""
+    ok = bool(np.all(value <= bound + BOUND_RTOL * np.abs(bound)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound != 0, value / bound, np.where(value > 0, np.inf, 0.0))
+    return ok, ratio
+
+
 def compare_upper_bound(
     claim: str, reference: str, measured, bound, *, assumptions_hold: bool = True
 ) -> Comparison:
     """Deterministic ``measured <= bound`` checked at every point of two broadcastable
     arrays; the row reports the point of largest ratio measured/bound."""
     m, b = np.broadcast_arrays(np.asarray(measured, float), np.asarray(bound, float))
-    ok = bool(np.all(m <= b + BOUND_RTOL * np.abs(b)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(b != 0, m / b, np.where(m > 0, np.inf, 0.0))
+    ok, ratio = _check_upper_bound(m, b)
     i = np.unravel_index(np.nanargmax(ratio), ratio.shape)
     detail = f"checked at {m.size} point(s); worst ratio {float(ratio[i]):.4g}" + _outside_note(
         ok, assumptions_hold
@@ -179,9 +186,7 @@ def compare_mean_upper_bound(
     the point where (upper confidence limit)/bound is largest."""
     means = _pointwise_means(samples, bound, confidence)
     b, high = means.target, means.high  # [P]
-    ok = bool(np.all(high <= b + BOUND_RTOL * np.abs(b)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(b != 0, high / b, np.where(high > 0, np.inf, 0.0))
+    ok, ratio = _check_upper_bound(high, b)
     i = int(np.nanargmax(ratio))
     return means.comparison(
         i, claim, reference, "<=", ok, assumptions_hold, "; judged on the upper limit"
