@@ -213,8 +213,7 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     law[:, 0, 0, 0] = 1.0
     m = np.arange(n)[:, None]
     s = np.arange(n)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        omega_ms = np.where(m > 0, s / np.maximum(m, 1), 1.0)  # [m, s]
+    omega_ms = np.where(m > 0, s / np.maximum(m, 1), 1.0)  # [m, s]
     err = (flat[..., 0] * omega_ms - 1.0) ** 2  # [P, m, s]
     out = np.empty((flat.shape[0], rounds))
     for r in range(rounds):
