@@ -28,15 +28,20 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_simplex
 
 
+def _over_p(num: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``num / q`` where ``q > 0``; where ``q = 0``: ``inf`` if ``a > 0`` (the target has mass
+    the effective weights lack), else 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(q > 0, num / q, np.where(a > 0, np.inf, 0.0))
+
+
 def chi_square(alpha, p) -> float:
     r""":math:`\chi^2_{\alpha\|p}=\sum_k(\alpha_k-p_k)^2/p_k` (infinite if some
     :math:`p_k=0<\alpha_k`): the bias factor of CA-Fed Theorem 1 (Rodio et al. 2023).
     Exact."""
     a = check_simplex(alpha, "alpha", "chi_square")
     q = check_simplex(p, "p", "chi_square")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(q > 0, (a - q) ** 2 / q, np.where(a > 0, np.inf, 0.0))
-    return float(terms.sum())
+    return float(_over_p((a - q) ** 2, a, q).sum())
 
 
 def total_variation(alpha, p) -> float:
@@ -80,6 +85,4 @@ def chi_square_max_ratio_bound(alpha, p) -> float:
     support of :math:`\alpha`; infinite if some :math:`p_k=0<\alpha_k`."""
     a = check_simplex(alpha, "alpha", "chi_square_max_ratio_bound")
     q = check_simplex(p, "p", "chi_square_max_ratio_bound")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(q > 0, a / q, np.where(a > 0, np.inf, 0.0))
-    return float(ratio.max() - 1.0)
+    return float(_over_p(a, a, q).max() - 1.0)
