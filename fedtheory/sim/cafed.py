@@ -210,12 +210,9 @@ class CaFed(LocalTraining):
         pi, lam = self.estimates(counts, tuple(mask.shape))
         q = self.aggregation_weights(pi, lam, loss_hat - loss_min)
         working = mask & (q > 0)
-        rep, cli, delta = self.local_updates(problem, w, working, t, generator)
-        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
+        w_next = self.weighted_round(problem, w, q, working, t, generator)
         applied = torch.where(working, q, torch.zeros_like(q))
-        return CaFedState(
-            self.server_update(w, v, t), loss_hat, loss_min, started, counts, applied, working
-        )
+        return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working)
 
 
 def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
