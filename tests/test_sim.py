@@ -13,7 +13,6 @@ from fedtheory.sim import (
     AverageParticipating,
     FedAvg,
     FixedWeights,
-    RunRecord,
     simulate,
     unbiased_weights,
 )
@@ -113,12 +112,3 @@ def test_divergence_stops_with_round_replicate_and_algorithm():
         simulate(
             PROB, PROC, FedAvg(AverageParticipating(), local_steps=5, lr=5.0), rounds=2000, seed=0
         )
-
-
-def test_record_save_load_round_trip(tmp_path):
-    rec = simulate(PROB, PROC, FedAvg(AverageParticipating()), rounds=5, replicates=2)
-    rec.save(tmp_path / "run.npz")
-    back = RunRecord.load(tmp_path / "run.npz")
-    np.testing.assert_array_equal(back.iterates, rec.iterates)
-    np.testing.assert_array_equal(back.metrics["gap"], rec.metrics["gap"])
-    assert back.config == rec.config and back.versions["torch"] == torch.__version__

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.problems import QuadraticProblem
@@ -97,7 +98,9 @@ def test_save_load_round_trip_with_every_field(tmp_path):
         np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
     np.testing.assert_array_equal(back.effective_weights, rec.effective_weights)
     assert back.metrics.keys() == rec.metrics.keys() == {"gap", "gap_B", "grad_sq"}
-    assert back.config == rec.config
+    for name, values in rec.metrics.items():
+        np.testing.assert_array_equal(back.metrics[name], values)
+    assert back.config == rec.config and back.versions["torch"] == torch.__version__
 
 
 def test_to_pandas_rows_and_columns():

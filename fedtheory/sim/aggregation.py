@@ -80,12 +80,17 @@ class FixedWeights:
         return f"FixedWeights({self.name}, N={self.q.numel()})"
 
 
+def check_alpha_pi(alpha, pi, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    r"""Target weights :math:`\alpha` (a simplex vector ``[N]``) and availabilities
+    :math:`\pi\in(0,1]^N` of the same length, as float64 arrays, else ParameterError."""
+    a = check_simplex(alpha, "alpha", owner)
+    return a, check_array(pi, "pi", owner, shape=a.shape, low=0.0, high=1.0, low_open=True)
+
+
 def unbiased_weights(alpha, pi) -> FixedWeights:
     r"""CA-Fed's "Unbiased" rule / FedAU's known-:math:`p` rule: :math:`q_k=\alpha_k/\pi_k`,
     so that :math:`p=\alpha`."""
-    owner = "unbiased_weights"
-    a = check_simplex(alpha, "alpha", owner)
-    p = check_array(pi, "pi", owner, shape=a.shape, low=0.0, high=1.0, low_open=True)
+    a, p = check_alpha_pi(alpha, pi, "unbiased_weights")
     return FixedWeights(a / p, name="unbiased")
 
 

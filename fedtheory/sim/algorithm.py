@@ -119,6 +119,22 @@ class LocalTraining:
         )
         return rep, cli, delta
 
+    def weighted_round(
+        self,
+        problem: FederatedProblem,
+        w: torch.Tensor,
+        q: torch.Tensor,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None,
+    ) -> torch.Tensor:
+        r"""The pairs of ``mask [R, N]`` train locally, then
+        :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
+        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
+        return self.server_update(w, v, t)
+
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v

@@ -41,6 +41,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.params import check_array, check_int, check_real, check_simplex
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.aggregation import check_alpha_pi
 from fedtheory.sim.algorithm import LocalTraining
 
 __all__ = [
@@ -210,12 +211,9 @@ class CaFed(LocalTraining):
         pi, lam = self.estimates(counts, tuple(mask.shape))
         q = self.aggregation_weights(pi, lam, loss_hat - loss_min)
         working = mask & (q > 0)
-        rep, cli, delta = self.local_updates(problem, w, working, t, generator)
-        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
+        w_next = self.weighted_round(problem, w, q, working, t, generator)
         applied = torch.where(working, q, torch.zeros_like(q))
-        return CaFedState(
-            self.server_update(w, v, t), loss_hat, loss_min, started, counts, applied, working
-        )
+        return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working)
 
 
 def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
@@ -245,8 +243,7 @@ class AdaFedWeights:
     name = "adafed"
 
     def __init__(self, alpha, pi) -> None:
-        a = check_simplex(alpha, "alpha", "AdaFedWeights")
-        p = check_array(pi, "pi", "AdaFedWeights", shape=a.shape, low=0.0, high=1.0, low_open=True)
+        a, p = check_alpha_pi(alpha, pi, "AdaFedWeights")
         self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
@@ -264,8 +261,7 @@ class F3astWeights:
 
     def __init__(self, alpha, pi, *, clients: int = 12, beta_r: float = 1e-3) -> None:
         owner = "F3astWeights"
-        a = check_simplex(alpha, "alpha", owner)
-        p = check_array(pi, "pi", owner, shape=a.shape, low=0.0, high=1.0, low_open=True)
+        a, p = check_alpha_pi(alpha, pi, owner)
         self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
         self.clients = check_int(clients, "clients", owner, low=1)
         self.beta_r = check_real(beta_r, "beta_r", owner, low=0.0, high=1.0)

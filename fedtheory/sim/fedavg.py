@@ -72,6 +72,6 @@ class FedAvg(LocalTraining):
             q, agg_state = agg(mask), None
         else:
             q, agg_state = agg.weights(state.aggregator, mask), agg.update(state.aggregator, mask)
-        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
-        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
-        return FedAvgState(self.server_update(w, v, t), agg_state, q, mask)
+        return FedAvgState(
+            self.weighted_round(problem, w, q, mask, t, generator), agg_state, q, mask
+        )

@@ -105,7 +105,7 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     accept[:, k - 1] = True  # always true in exact arithmetic (see docstring)
     accept[:, k:] = False
     m = accept.to(torch.int64).argmax(dim=1, keepdim=True)  # [R, 1] first accepted m
-    scale = budget[m] * 1.0  # [R, 1]
+    scale = budget[m]  # [R, 1]
     share = torch.exp(sorted_lw - log_u.gather(1, m))  # [R, K]: w_(j) / U_m
     rank = torch.arange(num_clients).expand_as(sorted_lw)
     capped_sorted = rank < m

@@ -108,10 +108,8 @@ class SelectedFedAvg(LocalTraining):
         returned = self.participants(choice.selected & mask, t)  # [R, K]
         omega = torch.from_numpy(problem.alpha if self.omega is None else self.omega)
         q = returned * omega  # [R, K]
-        rep, cli, delta = self.local_updates(problem, w, returned, t, generator)
-        v = torch.zeros_like(w).index_add_(0, rep, q[rep, cli, None] * delta)  # [R, d]
         return SelectedFedAvgState(
-            self.server_update(w, v, t),
+            self.weighted_round(problem, w, q, returned, t, generator),
             self.selector.update(state.selector, t, choice, mask),
             state.selections + choice.selected,
             state.successes + returned,
