@@ -184,11 +184,19 @@ def check_bool_array(value: object, name: str, owner: str, *, ndim: int) -> np.n
     return a.astype(bool)
 
 
-def check_simplex(value: object, name: str, owner: str, *, positive: bool = False) -> np.ndarray:
-    """Weights that are non-negative (or positive) and sum to one."""
+def check_simplex(
+    value: object, name: str, owner: str, *, positive: bool = False, size: int | None = None
+) -> np.ndarray:
+    """Weights that are non-negative (or positive) and sum to one (``size`` of them, if
+    given: one per client)."""
     a = check_array(value, name, owner, ndim=1, low=0.0, low_open=positive)
     if abs(a.sum() - 1.0) > STOCHASTIC_ATOL * max(1, a.size):
         raise _fail(name, owner, "a weight vector summing to 1", a)
+    if size is not None and a.size != size:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must have length N={size}. "
+            f"Got length {a.size} instead."
+        )
     return a
 
 

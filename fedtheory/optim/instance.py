@@ -99,13 +99,7 @@ class WeightInstance:
             "pi",
             check_array(self.pi, "pi", owner, shape=(n,), low=0.0, high=1.0, low_open=True),
         )
-        alpha = check_simplex(self.alpha, "alpha", owner)
-        if alpha.shape != (n,):
-            raise ParameterError(
-                f"The 'alpha' parameter of {owner} must have length N={n}. "
-                f"Got length {alpha.size} instead."
-            )
-        set_(self, "alpha", alpha)
+        set_(self, "alpha", check_simplex(self.alpha, "alpha", owner, size=n))
         set_(self, "Q", check_real(self.Q, "Q", owner, low=0.0, low_open=True))
         if self.bias not in BIAS_KINDS:
             raise ParameterError(

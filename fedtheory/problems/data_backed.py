@@ -155,13 +155,7 @@ class DataProblem(ABC):
     def _weights(self, weights, name: str = "weights") -> np.ndarray:
         if weights is None:
             return self.alpha
-        p = check_simplex(weights, name, self._owner)
-        if p.shape != (self.num_clients,):
-            raise ParameterError(
-                f"The '{name}' parameter of {self._owner} must have length N="
-                f"{self.num_clients}. Got length {p.shape[0]} instead."
-            )
-        return p
+        return check_simplex(weights, name, self._owner, size=self.num_clients)
 
     def _points(self, w, name: str = "w") -> np.ndarray:
         return check_points(w, self.dim, self._owner, name)
