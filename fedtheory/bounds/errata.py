@@ -16,11 +16,14 @@ import numpy as np
 import sympy as sp
 import torch
 
+from fedtheory.availability import TwoStateMarkov, estimators
 from fedtheory.availability.sampling import successive_inclusion_probabilities
-from fedtheory.bounds import fedau, fedlaavg
+from fedtheory.bounds import cafed, fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
+from fedtheory.bounds.mimic import objective_bias
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int, check_real
+from fedtheory.problems import QuadraticProblem
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 SOLVER = "CLARABEL"
@@ -164,8 +167,6 @@ def cafed_water_filling_needs_equal_A() -> Erratum:
 def cafed_upsilon_uses_w_star() -> Erratum:
     r"""CA-Fed Theorem 2's :math:`\upsilon` uses :math:`\|w_{0,0}-w^*\|^2` although Lemma 2
     (App. B) and the statement concern :math:`F_B`, i.e. :math:`w_B^*`."""
-    from fedtheory.problems import QuadraticProblem
-
     prob = QuadraticProblem.random(4, 2, mu=0.5, L=4.0, spread=2.0, seed=0)
     pi = np.array([0.9, 0.6, 0.3, 0.1])
     p = effective_weights(prob.alpha, pi)
@@ -194,8 +195,6 @@ def cafed_theorem2_versus_its_proof() -> Erratum:
     \sum_t\eta_t^2`, :math:`C_3=\ln(1/\lambda)EDGQ\sum_t\mathcal J_t\eta_{t-\mathcal J_t}^2
     \sum_k\pi_kq_k`. The statement's noise term is :math:`\tfrac12q^\top\Sigma q`, the
     proof's :math:`2q^\top\Sigma q`."""
-    from fedtheory.bounds import cafed
-
     pi, sigma2, q = np.array([0.9, 0.5, 0.2]), np.full(3, 1e4), np.array([0.8, 0.1, 0.1])
     D = 1.0
     G = float(np.sqrt(D**2 + sigma2.max()))  # Lemma 1 (7)
@@ -240,8 +239,6 @@ def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -
     :math:`\hat\lambda\to\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)`, not :math:`\lambda`.
     The estimator is the availability layer's faithful copy
     (:func:`fedtheory.availability.estimators.cafed_code_estimate`, prior horizon 100)."""
-    from fedtheory.availability import TwoStateMarkov, estimators
-
     pi_s, lam_s = sp.symbols("pi lambda", positive=True)
     a = lam_s + (1 - lam_s) * pi_s
     b = 1 - (1 - lam_s) * pi_s
@@ -425,10 +422,6 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4) -> Erratum:
     r"""MimiC Remark 3: the objective-mismatch term vanishes when all clients drop out with the
     same probability. The mean of :math:`\Omega^t` does; :math:`\mathbb E\|\Omega^t\|^2`, the
     quantity in Theorem 1's term, does not (computed exactly over the four active sets)."""
-    from fedtheory.availability import TwoStateMarkov
-    from fedtheory.bounds.mimic import objective_bias
-    from fedtheory.problems import QuadraticProblem
-
     prob = QuadraticProblem.example1(e1=0.0, e2=1.0)
     mask = TwoStateMarkov([0.5, 0.5], 0.0).sample(rounds, replicates=replicates, seed=0)
     res = objective_bias(prob, prob.optimum()[0], mask.numpy())
