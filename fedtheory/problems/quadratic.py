@@ -21,7 +21,14 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_instance, check_real, check_seed, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_instance,
+    check_int,
+    check_real,
+    check_seed,
+    check_simplex,
+)
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.base import check_points
 
@@ -106,8 +113,6 @@ class QuadraticProblem(QuadraticConstantsMixin):
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
         rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
         owner = "QuadraticProblem.random"
-        from fedtheory.params import check_int
-
         n = check_int(num_clients, "num_clients", owner, low=1)
         d = check_int(dim, "dim", owner, low=1)
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
