@@ -18,6 +18,7 @@ __all__ = [
     "check_array",
     "check_bool",
     "check_bool_array",
+    "check_choice",
     "check_instance",
     "check_int_array",
     "check_int",
@@ -105,6 +106,15 @@ def check_bool(value: object, name: str, owner: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise _fail(name, owner, "a bool", repr(value))
     return bool(value)
+
+
+def check_choice(value: object, choices: tuple, name: str, owner: str) -> object:
+    """Return ``value`` after checking it is one of ``choices`` (such as a method's name)."""
+    if value not in choices:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be one of {choices}. Got {value!r} instead."
+        )
+    return value
 
 
 def check_instance(value: object, kind: type, name: str, owner: str) -> object:

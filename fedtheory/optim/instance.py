@@ -33,6 +33,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_bool_array,
+    check_choice,
     check_instance,
     check_real,
     check_simplex,
@@ -101,11 +102,7 @@ class WeightInstance:
         )
         set_(self, "alpha", check_simplex(self.alpha, "alpha", owner, size=n))
         set_(self, "Q", check_real(self.Q, "Q", owner, low=0.0, low_open=True))
-        if self.bias not in BIAS_KINDS:
-            raise ParameterError(
-                f"The 'bias' parameter of {owner} must be one of {BIAS_KINDS}. "
-                f"Got {self.bias!r} instead."
-            )
+        check_choice(self.bias, BIAS_KINDS, "bias", owner)
         set_(self, "bias_weight", check_real(self.bias_weight, "bias_weight", owner, low=0.0))
         ex = np.zeros(n, bool) if self.excluded is None else self.excluded
         ex = check_bool_array(ex, "excluded", owner, ndim=1)
