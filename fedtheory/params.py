@@ -18,6 +18,7 @@ __all__ = [
     "check_array",
     "check_bool",
     "check_bool_array",
+    "check_choice",
     "check_instance",
     "check_int_array",
     "check_int",
@@ -107,6 +108,15 @@ def check_bool(value: object, name: str, owner: str) -> bool:
     return bool(value)
 
 
+def check_choice(value: object, choices: tuple, name: str, owner: str) -> object:
+    """Return ``value`` after checking it is one of ``choices`` (such as a method's name)."""
+    if value not in choices:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be one of {choices}. Got {value!r} instead."
+        )
+    return value
+
+
 def check_instance(value: object, kind: type, name: str, owner: str) -> object:
     """Return ``value`` after checking ``isinstance(value, kind)`` (classes and
     ``runtime_checkable`` protocols)."""
@@ -184,11 +194,19 @@ def check_bool_array(value: object, name: str, owner: str, *, ndim: int) -> np.n
     return a.astype(bool)
 
 
-def check_simplex(value: object, name: str, owner: str, *, positive: bool = False) -> np.ndarray:
-    """Weights that are non-negative (or positive) and sum to one."""
+def check_simplex(
+    value: object, name: str, owner: str, *, positive: bool = False, size: int | None = None
+) -> np.ndarray:
+    """Weights that are non-negative (or positive) and sum to one (``size`` of them, if
+    given: one per client)."""
     a = check_array(value, name, owner, ndim=1, low=0.0, low_open=positive)
     if abs(a.sum() - 1.0) > STOCHASTIC_ATOL * max(1, a.size):
         raise _fail(name, owner, "a weight vector summing to 1", a)
+    if size is not None and a.size != size:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must have length N={size}. "
+            f"Got length {a.size} instead."
+        )
     return a
 
 

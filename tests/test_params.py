@@ -11,7 +11,7 @@ from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.bounds import cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights, total_variation
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_stochastic_matrix
+from fedtheory.params import check_choice, check_simplex, check_stochastic_matrix
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, FixedWeights, simulate, unbiased_weights
 from tests.conftest import assert_parameter_error
@@ -56,6 +56,8 @@ BAD_CALLS = [
         "N=2",
     ),
     (lambda: check_stochastic_matrix([[0.5, 0.4], [0.5, 0.5]], "P", "f"), "'P'", "row sums"),
+    (lambda: check_simplex([0.5, 0.5], "p", "f", size=3), "'p'", "length N=3. Got length 2"),
+    (lambda: check_choice("c", ("a", "b"), "kind", "f"), "'kind'", "one of ('a', 'b'). Got 'c'"),
     (lambda: chi_square([0.5, 0.5], [0.7, 0.7]), "'p'", "summing to 1"),
     (lambda: total_variation([1.5, -0.5], [0.5, 0.5]), "'alpha'", "[0, inf)"),
     (lambda: effective_weights([0.0, 0.0], [0.5, 0.5]), "'q'", "(0, inf)"),

@@ -33,6 +33,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_bool_array,
+    check_choice,
     check_instance,
     check_real,
     check_simplex,
@@ -99,19 +100,9 @@ class WeightInstance:
             "pi",
             check_array(self.pi, "pi", owner, shape=(n,), low=0.0, high=1.0, low_open=True),
         )
-        alpha = check_simplex(self.alpha, "alpha", owner)
-        if alpha.shape != (n,):
-            raise ParameterError(
-                f"The 'alpha' parameter of {owner} must have length N={n}. "
-                f"Got length {alpha.size} instead."
-            )
-        set_(self, "alpha", alpha)
+        set_(self, "alpha", check_simplex(self.alpha, "alpha", owner, size=n))
         set_(self, "Q", check_real(self.Q, "Q", owner, low=0.0, low_open=True))
-        if self.bias not in BIAS_KINDS:
-            raise ParameterError(
-                f"The 'bias' parameter of {owner} must be one of {BIAS_KINDS}. "
-                f"Got {self.bias!r} instead."
-            )
+        check_choice(self.bias, BIAS_KINDS, "bias", owner)
         set_(self, "bias_weight", check_real(self.bias_weight, "bias_weight", owner, low=0.0))
         ex = np.zeros(n, bool) if self.excluded is None else self.excluded
         ex = check_bool_array(ex, "excluded", owner, ndim=1)

@@ -41,7 +41,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
-from fedtheory.params import check_instance, check_int
+from fedtheory.params import check_choice, check_instance, check_int
 
 __all__ = [
     "SOLVER",
@@ -111,12 +111,7 @@ class WeightProgram:
     def __init__(self, num_clients: int, *, bias: str = "none") -> None:
         owner = "WeightProgram"
         n = check_int(num_clients, "num_clients", owner, low=1)
-        if bias not in BIAS_KINDS:
-            raise ParameterError(
-                f"The 'bias' parameter of {owner} must be one of {BIAS_KINDS}. "
-                f"Got {bias!r} instead."
-            )
-        self.num_clients, self.bias = n, bias
+        self.num_clients, self.bias = n, check_choice(bias, BIAS_KINDS, "bias", owner)
         self.y = cp.Variable(n, nonneg=True)
         self.s = cp.Variable(nonneg=True)
         self.sqrt_a = cp.Parameter(n, nonneg=True)

@@ -45,7 +45,7 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_instance, check_int, check_real, check_simplex
+from fedtheory.params import check_choice, check_instance, check_int, check_real, check_simplex
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import check_points
 
@@ -116,12 +116,7 @@ class DataProblem(ABC):
         if batch_size is not None:
             batch_size = check_int(batch_size, "batch_size", owner, low=1)
         self.batch_size = batch_size
-        if sampling not in SAMPLING:
-            raise ParameterError(
-                f"The 'sampling' parameter of {owner} must be one of {SAMPLING}. "
-                f"Got {sampling!r} instead."
-            )
-        self.sampling = sampling
+        self.sampling = check_choice(sampling, SAMPLING, "sampling", owner)
         if compute_dtype not in (None, torch.float64, torch.float32):
             raise ParameterError(
                 f"The 'compute_dtype' parameter of {owner} must be None, torch.float64 or "
@@ -155,13 +150,7 @@ class DataProblem(ABC):
     def _weights(self, weights, name: str = "weights") -> np.ndarray:
         if weights is None:
             return self.alpha
-        p = check_simplex(weights, name, self._owner)
-        if p.shape != (self.num_clients,):
-            raise ParameterError(
-                f"The '{name}' parameter of {self._owner} must have length N="
-                f"{self.num_clients}. Got length {p.shape[0]} instead."
-            )
-        return p
+        return check_simplex(weights, name, self._owner, size=self.num_clients)
 
     def _points(self, w, name: str = "w") -> np.ndarray:
         return check_points(w, self.dim, self._owner, name)

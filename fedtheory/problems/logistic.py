@@ -273,11 +273,11 @@ class MultinomialLogisticProblem(_GLMBallBounds):
     def _losses_at(self, z, y):
         return torch.logsumexp(z, dim=-1) - (z * self._onehot_like(y)).sum(-1)
 
-    def _residuals(self, w, X, y):
-        return torch.softmax(self._logits(w, X), dim=-1) - self._onehot_like(y)  # [..., s, C]
+    def _residuals_at(self, z, y):
+        return torch.softmax(z, dim=-1) - self._onehot_like(y)  # [..., s, C]
 
     def _grad_at(self, z, X, y, c):
-        r = (torch.softmax(z, dim=-1) - self._onehot_like(y)) * c[..., None]  # [..., s, C]
+        r = self._residuals_at(z, y) * c[..., None]  # [..., s, C]
         g = r.transpose(-1, -2) @ X  # [..., C, p]
         return g.reshape(*g.shape[:-2], self.dim)
 
@@ -295,7 +295,7 @@ class MultinomialLogisticProblem(_GLMBallBounds):
         return block - outer
 
     def _per_sample_grads(self, w, X, y):
-        r = self._residuals(w, X, y)
+        r = self._residuals_at(self._logits(w, X), y)
         return (r[..., :, None] * X[..., None, :]).flatten(-2)  # [..., s, C p]
 
     def __repr__(self) -> str:

@@ -21,7 +21,14 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_instance, check_real, check_seed, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_instance,
+    check_int,
+    check_real,
+    check_seed,
+    check_simplex,
+)
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.base import check_points
 
@@ -72,12 +79,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
             )
         self.A = A
         self.c = check_array(c, "c", _OWNER, shape=(n, d))
-        self.alpha = np.full(n, 1.0 / n) if alpha is None else check_simplex(alpha, "alpha", _OWNER)
-        if self.alpha.shape != (n,):
-            raise ParameterError(
-                f"The 'alpha' parameter of {_OWNER} must have length N={n}. "
-                f"Got length {self.alpha.shape[0]} instead."
-            )
+        self.alpha = (
+            np.full(n, 1.0 / n) if alpha is None else check_simplex(alpha, "alpha", _OWNER, size=n)
+        )
         self.noise_std = check_real(noise_std, "noise_std", _OWNER, low=0.0)
         self.num_clients, self.dim = n, d
         self.L = float(eig[:, -1].max())
@@ -109,8 +113,6 @@ class QuadraticProblem(QuadraticConstantsMixin):
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
         rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
         owner = "QuadraticProblem.random"
-        from fedtheory.params import check_int
-
         n = check_int(num_clients, "num_clients", owner, low=1)
         d = check_int(dim, "dim", owner, low=1)
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
@@ -139,13 +141,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
     def _weights(self, weights, name: str = "weights") -> np.ndarray:
         if weights is None:
             return self.alpha
-        p = check_simplex(weights, name, _OWNER)
-        if p.shape != (self.num_clients,):
-            raise ParameterError(
-                f"The '{name}' parameter of {_OWNER} must have length N={self.num_clients}. "
-                f"Got length {p.shape[0]} instead."
-            )
-        return p
+        return check_simplex(weights, name, _OWNER, size=self.num_clients)
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` for ``w [..., d]`` -> ``[..., N]``."""
