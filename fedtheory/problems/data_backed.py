@@ -295,26 +295,28 @@ class DataProblem(ABC):
         return torch.from_numpy(delta).to(w.dtype)
 
     # -- exact full-data quantities -------------------------------------------------------
-    def _per_client(self, w, fn: Callable, data: FederatedDataset | None = None) -> np.ndarray:
+    def _per_client(
+        self, points: np.ndarray, fn: Callable, data: FederatedDataset | None = None
+    ) -> np.ndarray:
         """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N, *out]`` over all of
-        ``w [..., d]`` in chunks -> ``[..., N, *out]``."""
-        w = self._points(w)
+        the checked ``points [..., d]`` (:meth:`_points`) in chunks -> ``[..., N, *out]``."""
         if data is None:
             X, y, c = self._X, self._y, self._mean_weight
         else:
             X, y = torch.from_numpy(data.features), torch.from_numpy(data.labels)
             c = torch.from_numpy(data.valid / data.counts[:, None])
-        flat = torch.from_numpy(w.reshape(-1, self.dim))
+        flat = torch.from_numpy(points.reshape(-1, self.dim))
         chunk = max(1, _CHUNK_ELEMENTS // max(X.numel(), c.numel() * self.dim))
         out = torch.cat(
             [fn(flat[i : i + chunk, None, :], X, y, c) for i in range(0, flat.shape[0], chunk)]
         )
-        return out.numpy().reshape(w.shape[:-1] + tuple(out.shape[1:]))
+        return out.numpy().reshape(points.shape[:-1] + tuple(out.shape[1:]))
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
-        ridge = 0.5 * self.ridge * np.sum(np.square(self._points(w)), axis=-1)[..., None]
-        return self._per_client(w, self._weighted_loss) + ridge
+        points = self._points(w)
+        ridge = 0.5 * self.ridge * np.sum(np.square(points), axis=-1)[..., None]
+        return self._per_client(points, self._weighted_loss) + ridge
 
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
@@ -322,8 +324,8 @@ class DataProblem(ABC):
 
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
-        data_term = self._per_client(w, self._weighted_grad)
-        return data_term + self.ridge * self._points(w)[..., None, :]
+        points = self._points(w)
+        return self._per_client(points, self._weighted_grad) + self.ridge * points[..., None, :]
 
     def _data_terms(self, w, X, y, c) -> torch.Tensor:
         """``[..., 1 + d]``: the data term's loss and gradient (classifiers insert a correct-
@@ -493,7 +495,8 @@ class ClassificationProblem(DataProblem):
                 f"The 'data' parameter of {self._owner}.accuracy must be a FederatedDataset "
                 f"with {self.data.num_features} features. Got {data!r:.60} instead."
             )
+        points = self._points(w)
         per_client = self._per_client(
-            w, lambda v, X, y, c: (self._correct(v, X, y) * (c > 0)).sum(-1).double(), data
+            points, lambda v, X, y, c: (self._correct(v, X, y) * (c > 0)).sum(-1).double(), data
         )
         return per_client.sum(-1) / data.counts.sum()
