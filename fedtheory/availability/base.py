@@ -42,9 +42,16 @@ class AvailabilityProcess(ABC):
         self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
     ) -> torch.Tensor:
         """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool)."""
-        owner = f"{type(self).__name__}.sample"
+        args = self._check_window(f"{type(self).__name__}.sample", rounds, replicates, seed, start)
+        return torch.from_numpy(self._sample(*args))
+
+    @staticmethod
+    def _check_window(
+        owner: str, rounds: int, replicates: int, seed: int, start: int
+    ) -> tuple[int, int, int, int]:
+        """The checked ``(rounds, replicates, seed, start)`` of a call to ``owner``."""
         rounds = check_int(rounds, "rounds", owner, low=1)
         replicates = check_int(replicates, "replicates", owner, low=1)
         seed = check_seed(seed, owner)
         start = check_int(start, "start", owner, low=0)
-        return torch.from_numpy(self._sample(rounds, replicates, seed, start))
+        return rounds, replicates, seed, start
