@@ -23,7 +23,8 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
-from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from fedtheory.verdict import compare_mean_upper_bound
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 
@@ -169,10 +170,10 @@ def plot(data, s, fig):
     T = data["horizon"]
     for i in range(len(s["lams"])):
         m = data["measured"][i]  # [R, H]
-        ci = np.array([mean_confidence_interval(m[:, j]) for j in range(T.size)])
+        ci, yerr = confidence_bars(m.T)  # [H, 3], [2, H]
         label = f"lambda(P)={data['lambda_P'][i]:.3g}"
         ax1.errorbar(
-            T, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="o", color=f"C{i}",
+            T, ci[:, 0], yerr=yerr, fmt="o", color=f"C{i}",
             capsize=3, label=f"measured, {label}",
         )  # fmt: skip
         ax1.plot(T, data["bound"][i], "-", color=f"C{i}", label=f"Theorem 2 bound, {label}")
