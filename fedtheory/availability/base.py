@@ -55,3 +55,14 @@ class AvailabilityProcess(ABC):
         seed = check_seed(seed, owner)
         start = check_int(start, "start", owner, low=0)
         return rounds, replicates, seed, start
+
+    def _draw_below(self, prob: np.ndarray, replicates: int, seed: int, start: int) -> np.ndarray:
+        """Independent draws ``[R, T, N]``: client ``k`` is available in round ``start + i``
+        iff its uniform from that round's ``AVAILABILITY`` stream is below ``prob[i, k]``
+        (``prob`` ``[T, N]``)."""
+        u = np.empty((replicates, self.num_clients))  # [R, N] reused buffer
+        out = np.empty((replicates, prob.shape[0], self.num_clients), dtype=bool)
+        for i in range(prob.shape[0]):
+            rng.numpy_rng(seed, start + i, rng.AVAILABILITY).random(out=u)
+            np.less(u, prob[i], out=out[:, i])
+        return out
