@@ -12,7 +12,7 @@ from scipy import stats
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov, builders, estimators
 from fedtheory.errors import ParameterError
 from fedtheory.markov import two_state_transitions
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 PROCESSES = [
     AlternatingBlocks(3, 2, group1=[True, False, True]),
@@ -135,9 +135,7 @@ BAD_ESTIMATOR_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_ESTIMATOR_CALLS)
 def test_estimator_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)
 
 
 # --- Builders of the papers' populations --------------------------------------------------------
@@ -242,6 +240,4 @@ BAD_BUILDER_CALLS = [
 
 @pytest.mark.parametrize("call, name, allowed", BAD_BUILDER_CALLS)
 def test_builder_bad_input_names_parameter_and_range(call, name, allowed):
-    with pytest.raises(ParameterError) as err:
-        call()
-    assert name in str(err.value) and allowed in str(err.value)
+    assert_parameter_error(call, name, allowed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,6 +108,26 @@ def test_changed_code_is_recomputed(tmp_path, monkeypatch):
     messages = []
     run(["example1-fedavg"], tmp_path, size="tiny", progress=messages.append)
     assert "data reused" not in messages[-1]
+
+
+@pytest.mark.parametrize("edited", ["cafed_theorem2.py", "ERRATA.md"])
+def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, monkeypatch):
+    # cafed-weights calls cafed_theorem2; errata reads ERRATA.md: an edit of either is a
+    # code change for them
+    import validation.runner as runner
+
+    read = Path.read_bytes
+    runner._code_digest.cache_clear()
+    try:
+        before = {n: runner.fingerprint(CHECKS[n]) for n in ("cafed-weights", "errata")}
+        monkeypatch.setattr(
+            Path, "read_bytes", lambda p: read(p) + (b"# edited" if p.name == edited else b"")
+        )
+        runner._code_digest.cache_clear()
+        assert all(runner.fingerprint(CHECKS[n]) != f for n, f in before.items())
+    finally:
+        monkeypatch.undo()
+        runner._code_digest.cache_clear()
 
 
 def test_a_crashing_validation_is_not_swallowed(tmp_path, monkeypatch):

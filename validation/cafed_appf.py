@@ -29,6 +29,7 @@ from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 ALGORITHMS = ("Unbiased", "F3AST", "AdaFed", "CA-Fed", "CA-Fed strict", "FedAU")
@@ -171,9 +172,9 @@ def plot(data, s, fig):
     )
     ax1.legend(fontsize=7)
     x = np.arange(len(ALGORITHMS))
-    ci = np.array([mean_confidence_interval(v) for v in data["stats"][:, 1]])
+    ci, yerr = confidence_bars(data["stats"][:, 1])
     ax2.errorbar(
-        x, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="o", capsize=4,
+        x, ci[:, 0], yerr=yerr, fmt="o", capsize=4,
         label="measured time-average accuracy (95% CI)",
     )  # fmt: skip
     ax2.plot(x, data["table_i"][:, 1], "s", mfc="none", ms=9, label="paper, Table I")

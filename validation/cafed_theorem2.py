@@ -23,7 +23,8 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
-from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from fedtheory.verdict import compare_mean_upper_bound
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 
@@ -67,7 +68,7 @@ def schedule(s: dict, horizon: int) -> np.ndarray:
     return np.array([eta(t) for t in range(horizon + 1)])
 
 
-def _constants(s, problem, radius, process, horizon):
+def _constants(s, problem, radius, process):
     """Everything Theorem 2 needs except the weights, as ``theorem2.evaluate`` keywords."""
     mix = process.mixing_constants()
     norm_c = np.linalg.norm(problem.c, axis=1)
@@ -94,13 +95,13 @@ def _constants(s, problem, radius, process, horizon):
 
 def program(s, problem, radius, process, horizon: int, Q: float) -> cafed.Theorem2Program:
     """CA-Fed Theorem 2 as a function of the weights (App. D form) on this instance."""
-    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    kw, sigma2 = _constants(s, problem, radius, process)
     return cafed.theorem2_program(schedule(s, horizon), sigma2=sigma2, pi=process.pi, Q=Q, **kw)
 
 
 def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
     """Theorem 2 at horizon ``T`` (value, hypotheses hold)."""
-    kw, sigma2 = _constants(s, problem, radius, process, horizon)
+    kw, sigma2 = _constants(s, problem, radius, process)
     agg = cafed.theorem2_aggregates(
         schedule(s, horizon), lam=kw["lam"], C_P=kw.pop("C_P"), T_P=kw["T_P"], H=kw.pop("H")
     )
@@ -127,14 +128,14 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     bound = np.empty((len(s["lams"]), horizons.size))
     inside = np.empty((len(s["lams"]), horizons.size))
     rate = np.empty(len(s["lams"]))
+    p = FixedWeights(q).effective_weights(pi)
+    _, fb_star = problem.optimum(p)
     for i, lam in enumerate(s["lams"]):
         process = TwoStateMarkov(pi, lam)
-        p = FixedWeights(q).effective_weights(pi)
         alg = FedAvg(FixedWeights(q), local_steps=s["local_steps"], lr=eta, radius=radius)
         rec = simulate(
             problem, process, alg, rounds=rounds, replicates=s["replicates"], seed=s["seed"]
         )
-        _, fb_star = problem.optimum(p)
         for j, T in enumerate(horizons):
             w = weights[1 : T + 1]  # eta_1..eta_T
             wbar = np.einsum("t,rtd->rd", w, rec.iterates[:, 1 : T + 1]) / w.sum()
@@ -169,10 +170,10 @@ def plot(data, s, fig):
     T = data["horizon"]
     for i in range(len(s["lams"])):
         m = data["measured"][i]  # [R, H]
-        ci = np.array([mean_confidence_interval(m[:, j]) for j in range(T.size)])
+        ci, yerr = confidence_bars(m.T)  # [H, 3], [2, H]
         label = f"lambda(P)={data['lambda_P'][i]:.3g}"
         ax1.errorbar(
-            T, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="o", color=f"C{i}",
+            T, ci[:, 0], yerr=yerr, fmt="o", color=f"C{i}",
             capsize=3, label=f"measured, {label}",
         )  # fmt: skip
         ax1.plot(T, data["bound"][i], "-", color=f"C{i}", label=f"Theorem 2 bound, {label}")

@@ -22,13 +22,9 @@ import numpy as np
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.optim import WeightInstance, WeightProgram, greedy_weights, waterfilling_weights
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
-from fedtheory.verdict import (
-    compare_equal,
-    compare_mean_upper_bound,
-    compare_upper_bound,
-    mean_confidence_interval,
-)
+from fedtheory.verdict import compare_equal, compare_mean_upper_bound, compare_upper_bound
 from validation import cafed_theorem2
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 METHODS = ("optimal (cvxpy)", "greedy CA-Fed", "Unbiased")
@@ -135,12 +131,10 @@ def judge(data, s):
 def plot(data, s, fig):
     ax1, ax2 = fig.subplots(1, 2)
     x = np.arange(len(METHODS))
-    ci = np.array([mean_confidence_interval(e) for e in data["error"]])
+    ci, yerr = confidence_bars(data["error"])
     ax1.bar(x - 0.2, data["bound"], 0.4, label="bound f(q) (Theorems 1+2)")
     ax1.bar(x + 0.2, ci[:, 0], 0.4, label="measured F(wbar_T) - F* (mean)")
-    ax1.errorbar(
-        x + 0.2, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="none", color="k", capsize=4
-    )
+    ax1.errorbar(x + 0.2, ci[:, 0], yerr=yerr, fmt="none", color="k", capsize=4)
     ax1.set_xticks(x, METHODS)
     ax1.set(
         yscale="log",

@@ -22,7 +22,8 @@ from fedtheory.availability import Bernoulli
 from fedtheory.bounds import e3cs
 from fedtheory.sim import E3CS, FedCS, RandomSelection, run_selection
 from fedtheory.sim.selection import quota_constant
-from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from fedtheory.verdict import compare_mean_upper_bound
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 RATES = (0.1, 0.3, 0.6, 0.9)
@@ -111,12 +112,12 @@ def plot(data, s, fig):
     ax1, ax2, ax3 = fig.subplots(1, 3)
     cs = np.array(s["cs"])
     for i, (label, _, _) in enumerate(VARIANTS):
-        ci = np.array([mean_confidence_interval(r) for r in data["regret"][i]])  # [C, 3]
+        ci, yerr = confidence_bars(data["regret"][i])  # [C, 3], [2, C]
         shift = (i - 1) * 0.01
         ax1.errorbar(
             cs + shift,
             ci[:, 0],
-            yerr=np.abs(ci[:, 1:].T - ci[:, 0]),
+            yerr=yerr,
             fmt="o",
             color=f"C{i}",
             capsize=3,

@@ -22,9 +22,9 @@ from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, MimiC, simulate
 from fedtheory.verdict import compare_upper_bound
+from validation.example1_fedavg import limit_cycle_rounds
 from validation.registry import Check, Size, register
 
-CONVERGED = 1e-12  # |1 - 2 gamma|^rounds below this: transients are gone
 ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")
 
 
@@ -70,8 +70,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     period = s["t1"] + s["t2"]
     bias = np.empty((len(ALGORITHMS), len(s["gammas"])))  # |last-period average - x*|
     for j, gamma in enumerate(s["gammas"]):
-        need = math.log(CONVERGED) / math.log(1 - 2 * gamma)
-        rounds = period * (math.ceil(need / period) + 1)
+        rounds = limit_cycle_rounds(gamma, period)
         for i, name in enumerate(ALGORITHMS):
             x = _trajectory(s, _algorithm(name, gamma), rounds)
             bias[i, j] = abs(x[-period - 1 : -1].mean() - x_star)

@@ -38,7 +38,9 @@ def settings(size: Size) -> dict:
     return {"e1": 0.0, "e2": 1.0, "t1": 9, "t2": 1, "tau": 5, "x0": 5.0, "gammas": gammas}
 
 
-def _rounds(gamma: float, period: int) -> int:
+def limit_cycle_rounds(gamma: float, period: int) -> int:
+    """Whole periods of rounds after which the transient of step ``gamma`` is below
+    ``CONVERGED``, plus one more period."""
     need = math.log(CONVERGED) / math.log(abs(1 - 2 * gamma))
     return period * (math.ceil(need / period) + 1)
 
@@ -51,7 +53,7 @@ def _limit_cycle(s: dict, t1: int, t2: int) -> dict[str, np.ndarray]:
     end, after1, avg, traces = [], [], [], []
     for gamma in s["gammas"]:
         alg = FedAvg(AverageParticipating(), local_steps=1, lr=gamma)
-        rounds = _rounds(gamma, period)
+        rounds = limit_cycle_rounds(gamma, period)
         x = simulate(problem, process, alg, rounds=rounds, w0=[s["x0"]]).iterates[0, :, 0]
         end.append(x[-1])  # x_{k(t1+t2)}: rounds is a multiple of the period
         after1.append(x[-1 - t2])  # x_{k(t1+t2)-t2}: after client 1's block

@@ -40,6 +40,7 @@ from fedtheory.verdict import (
     compare_mean_upper_bound,
     mean_confidence_interval,
 )
+from validation.plots import confidence_bars
 from validation.registry import Check, Size, register
 
 PATTERNS = ("bernoulli", "markov", "cyclic")
@@ -201,12 +202,12 @@ def plot(data, s, fig):
     T = data["horizon"]
     for i, pattern in enumerate(PATTERNS):
         m = data[f"{pattern}_weight_error"]
-        ci = np.array([mean_confidence_interval(m[:, j])[1:] for j in range(m.shape[1])])
+        ci, yerr = confidence_bars(m.T)  # [H, 3], [2, H]
         label = pattern + ("" if pattern == "bernoulli" else " (outside assumptions)")
         ax1.errorbar(
             T,
-            m.mean(axis=0),
-            yerr=np.abs(ci.T - m.mean(axis=0)),
+            ci[:, 0],
+            yerr=yerr,
             fmt="o",
             color=f"C{i}",
             capsize=3,
@@ -236,10 +237,10 @@ def plot(data, s, fig):
     )
     ax3.legend(fontsize=7)
     errors = data["final_error"]
-    ci = np.array([mean_confidence_interval(e) for e in errors])  # [A, 3]
+    ci, yerr = confidence_bars(errors)  # [A, 3], [2, A]
     x = np.arange(len(ALGORITHMS))
     ax2.bar(x, ci[:, 0], color=["C3" if a == "FedAU" else "C7" for a in ALGORITHMS])
-    ax2.errorbar(x, ci[:, 0], yerr=np.abs(ci[:, 1:].T - ci[:, 0]), fmt="none", color="k", capsize=4)
+    ax2.errorbar(x, ci[:, 0], yerr=yerr, fmt="none", color="k", capsize=4)
     fed = ci[ALGORITHMS.index("FedAU")]
     ax2.axhline(fed[2], color="C3", ls="--", label="FedAU upper 95% limit (measured)")
     ax2.set_xticks(x, ALGORITHMS, rotation=20, fontsize=8)

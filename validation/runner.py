@@ -9,8 +9,8 @@ Layout of the output folder::
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
 settings and the same code fingerprint (hash of the ``fedtheory`` sources and of the
-validation's module) is not recomputed, so an interrupted run resumes where it stopped and
-a code change is never answered with stale data. An exception
+``validation`` package with ``ERRATA.md``) is not recomputed, so an interrupted run resumes
+where it stopped and a code change is never answered with stale data. An exception
 inside a validation propagates (a crashed validation is a bug, never a silent gap).
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -59,19 +58,25 @@ class Outcome:
 
 
 @cache
-def _library_digest() -> str:
+def _code_digest() -> str:
     import fedtheory
 
+    here = Path(__file__).parent
     h = hashlib.sha256()
-    for path in sorted(Path(fedtheory.__file__).parent.rglob("*.py")):
+    for path in [
+        *sorted(Path(fedtheory.__file__).parent.rglob("*.py")),
+        *sorted(here.glob("*.py")),
+        here / "ERRATA.md",
+    ]:
         h.update(path.read_bytes())
     return h.hexdigest()
 
 
 def fingerprint(check: Check) -> str:
-    """Hash of the ``fedtheory`` sources and of the module defining ``check``."""
-    module = Path(sys.modules[check.compute.__module__].__file__)
-    return hashlib.sha256((_library_digest() + module.read_text()).encode()).hexdigest()
+    """Hash of the code any validation, ``check`` included, may run: the ``fedtheory``
+    sources, every module of ``validation`` (checks share code: ``cafed_weights`` calls
+    ``cafed_theorem2``) and ``ERRATA.md`` (read by the ``errata`` check)."""
+    return _code_digest()
 
 
 def _load_if_current(path: Path, settings: dict, code: str) -> dict | None:

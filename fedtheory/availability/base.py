@@ -42,9 +42,27 @@ class AvailabilityProcess(ABC):
         self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
     ) -> torch.Tensor:
         """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool)."""
-        owner = f"{type(self).__name__}.sample"
+        args = self._check_window(f"{type(self).__name__}.sample", rounds, replicates, seed, start)
+        return torch.from_numpy(self._sample(*args))
+
+    @staticmethod
+    def _check_window(
+        owner: str, rounds: int, replicates: int, seed: int, start: int
+    ) -> tuple[int, int, int, int]:
+        """The checked ``(rounds, replicates, seed, start)`` of a call to ``owner``."""
         rounds = check_int(rounds, "rounds", owner, low=1)
         replicates = check_int(replicates, "replicates", owner, low=1)
         seed = check_seed(seed, owner)
         start = check_int(start, "start", owner, low=0)
-        return torch.from_numpy(self._sample(rounds, replicates, seed, start))
+        return rounds, replicates, seed, start
+
+    def _draw_below(self, prob: np.ndarray, replicates: int, seed: int, start: int) -> np.ndarray:
+        """Independent draws ``[R, T, N]``: client ``k`` is available in round ``start + i``
+        iff its uniform from that round's ``AVAILABILITY`` stream is below ``prob[i, k]``
+        (``prob`` ``[T, N]``)."""
+        u = np.empty((replicates, self.num_clients))  # [R, N] reused buffer
+        out = np.empty((replicates, prob.shape[0], self.num_clients), dtype=bool)
+        for i in range(prob.shape[0]):
+            rng.numpy_rng(seed, start + i, rng.AVAILABILITY).random(out=u)
+            np.less(u, prob[i], out=out[:, i])
+        return out

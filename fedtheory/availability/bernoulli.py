@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.params import check_array
 
@@ -37,12 +36,8 @@ class Bernoulli(AvailabilityProcess):
         return self.p.copy()
 
     def _sample(self, rounds, replicates, seed, start):
-        u = np.empty((replicates, self.num_clients))  # [R, N] reused buffer
-        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
-        for i, t in enumerate(range(start, start + rounds)):
-            rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
-            np.less(u, self.p, out=out[:, i])
-        return out
+        prob = np.broadcast_to(self.p, (rounds, self.num_clients))  # [T, N]
+        return self._draw_below(prob, replicates, seed, start)
 
     def __repr__(self) -> str:
         return f"Bernoulli(N={self.num_clients})"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int
@@ -68,11 +67,7 @@ class Diurnal(AvailabilityProcess):
 
     def _sample(self, rounds, replicates, seed, start):
         prob = self.probabilities(np.arange(start, start + rounds))  # [T, N]
-        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
-        for i, t in enumerate(range(start, start + rounds)):
-            u = rng.numpy_rng(seed, t, rng.AVAILABILITY).random((replicates, self.num_clients))
-            out[:, i] = u < prob[i]
-        return out
+        return self._draw_below(prob, replicates, seed, start)
 
     def __repr__(self) -> str:
         return f"Diurnal(N={self.num_clients}, period={self.period})"

@@ -27,7 +27,7 @@ from fedtheory.availability.sampling import (
     systematic_sample,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real, check_seed
+from fedtheory.params import check_int, check_real
 
 SAMPLERS = ("successive", "exact")
 
@@ -89,10 +89,9 @@ class TimeVaryingParticipation(AvailabilityProcess):
         r"""Conditional inclusion probabilities ``[R, T, N]`` of the exact sampler given each
         round's weights, :math:`\min(1,c\,w^t_i)` (the weights of the rounds ``sample``
         draws with the same arguments)."""
-        owner = "TimeVaryingParticipation.inclusion_probabilities"
-        rounds = check_int(rounds, "rounds", owner, low=1)
-        replicates = check_int(replicates, "replicates", owner, low=1)
-        seed, start = check_seed(seed, owner), check_int(start, "start", owner, low=0)
+        rounds, replicates, seed, start = self._check_window(
+            "TimeVaryingParticipation.inclusion_probabilities", rounds, replicates, seed, start
+        )
         out = np.empty((replicates, rounds, self.num_clients))
         for i, t in enumerate(range(start, start + rounds)):
             w = self._weights(rng.numpy_rng(seed, t, rng.AVAILABILITY), replicates)
