@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+from scipy import stats
 
 from fedtheory.errors import ParameterError
 
@@ -50,3 +51,17 @@ def assert_parameter_error(call: Callable[[], object], name: str, allowed: str) 
     message = str(err.value)
     assert name in message and allowed in message
     return message
+
+
+def binomial_interval(trials: int, p: float, family: int, level: float = 1e-3):
+    """Two-sided binomial acceptance interval for counts, Bonferroni over ``family`` tests."""
+    return stats.binom.interval(1 - level / family, trials, p)
+
+
+def binomial_frequencies_ok(freq, p, n: int, alpha: float) -> bool:
+    """Every ``|freq - p|`` within the two-sided binomial (normal) bound of ``n`` draws,
+    Bonferroni over the entries at family-wise level ``alpha``."""
+    freq, p = np.asarray(freq), np.asarray(p)
+    z = stats.norm.ppf(1 - alpha / (2 * p.size))
+    se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
+    return bool(np.all(np.abs(freq - p) <= z * se))

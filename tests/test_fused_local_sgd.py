@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from scipy import stats
 
 from fedtheory.data import FederatedDataset, cafed_clustered, gaussian_linear, load_digits_federated
 from fedtheory.problems import (
@@ -19,7 +18,7 @@ from fedtheory.problems import (
     fused,
 )
 from fedtheory.sim import local_sgd
-from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight
+from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight, binomial_interval
 
 SAMPLERS = {
     "without_replacement": fused.WITHOUT_REPLACEMENT,
@@ -114,11 +113,6 @@ def test_results_of_a_pair_do_not_depend_on_the_other_pairs():
     keep = np.array([5, 2, 3])
     alone = fused.local_sgd_glm(*args, clients[keep], w[keep], u[:, keep], **opts)
     assert np.array_equal(everything[keep], alone)
-
-
-def binomial_interval(trials: int, p: float, family: int, level: float = 1e-3):
-    """Two-sided binomial acceptance interval for counts, Bonferroni over ``family`` tests."""
-    return stats.binom.interval(1 - level / family, trials, p)
 
 
 @pytest.mark.slow

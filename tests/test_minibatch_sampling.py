@@ -13,7 +13,7 @@ from scipy import stats
 from fedtheory.data import FederatedDataset, cafed_clustered
 from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem
 from fedtheory.problems.data_backed import matvec, vecmat
-from tests.conftest import assert_tight
+from tests.conftest import assert_tight, binomial_interval
 
 GEN = torch.Generator().manual_seed(0)
 
@@ -52,11 +52,6 @@ def ids_problem(counts: list[int], batch: int, sampling: str) -> LogisticRegress
     xs = [np.arange(m, dtype=float)[:, None] for m in counts]
     data = FederatedDataset.from_clients(xs, [np.zeros(m) for m in counts])
     return LogisticRegressionProblem(data, batch_size=batch, sampling=sampling)
-
-
-def binomial_interval(trials: int, p: float, family: int, level: float = 1e-3):
-    """Two-sided binomial acceptance interval for counts, Bonferroni over ``family`` tests."""
-    return stats.binom.interval(1 - level / family, trials, p)
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from fedtheory.availability.sampling import (
     successive_sample,
     systematic_sample,
 )
-from tests.conftest import assert_parameter_error, assert_tight
+from tests.conftest import assert_parameter_error, assert_tight, binomial_frequencies_ok
 
 ALPHA = 1e-4
 """Family-wise level of the frequency tests (Bonferroni over clients)."""
@@ -35,13 +35,6 @@ W_MIMIC = np.array([0.4, 0.3, 0.2, 0.1])  # MimiC-like weights, m = 2: capped p 
 def _draws(sampler, weights, m, *, n=N_DRAWS, seed=0) -> np.ndarray:
     """``n`` independent draws ``bool [n, N]`` from the counter-based SELECTION stream."""
     return sampler(np.tile(weights, (n, 1)), m, rng.numpy_rng(seed, 0, rng.SELECTION))
-
-
-def _binomial_ok(freq, p, n, alpha=ALPHA) -> bool:
-    """Every |freq - p| within the two-sided binomial (normal) bound, Bonferroni."""
-    z = stats.norm.ppf(1 - alpha / (2 * p.size))
-    se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
-    return bool(np.all(np.abs(freq - p) <= z * se))
 
 
 def _rejection_pvalue(freq, p, n) -> float:
@@ -88,7 +81,7 @@ def test_systematic_always_takes_capped_clients_successive_does_not():
 def test_systematic_sampling_has_inclusion_probabilities_exactly_p(weights, m):
     p = capped_inclusion_probabilities(weights[None], m)[0]
     freq = _draws(systematic_sample, p, m).mean(axis=0)
-    assert _binomial_ok(freq, p, N_DRAWS)
+    assert binomial_frequencies_ok(freq, p, N_DRAWS, ALPHA)
 
 
 @pytest.mark.parametrize("weights, m", [(P_TEST, 3), (W_MIMIC, 2)])
@@ -97,7 +90,9 @@ def test_successive_sampling_follows_the_enumeration_and_refutes_proportional_in
     exact = successive_inclusion_probabilities(weights, m)
     assert np.max(np.abs(exact - proportional)) > 0.03  # the bias, exactly
     freq = _draws(successive_sample, weights, m, seed=1).mean(axis=0)
-    assert _binomial_ok(freq, exact, N_DRAWS)  # the enumeration describes the sampler ...
+    assert binomial_frequencies_ok(
+        freq, exact, N_DRAWS, ALPHA
+    )  # the enumeration describes the sampler ...
     assert _rejection_pvalue(freq, proportional, N_DRAWS) < 1e-12  # ... and p is rejected
 
 

@@ -41,6 +41,7 @@ from tests.conftest import (
     assert_parameter_error,
     assert_tight,
     assert_upper_bound,
+    binomial_frequencies_ok,
 )
 from tests.strategies import e3cs_allocation_inputs
 
@@ -66,14 +67,6 @@ def _water_filling(log_w: np.ndarray, k: int, sigma: float) -> np.ndarray:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if alloc(mid).sum() < k else (lo, mid)
     return alloc(hi)
-
-
-def _binomial_ok(freq, p, n, alpha=ALPHA) -> bool:
-    """Every |freq - p| within the two-sided binomial (normal) bound, Bonferroni."""
-    freq, p = np.asarray(freq), np.asarray(p)
-    z = stats.norm.ppf(1 - alpha / (2 * p.size))
-    se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
-    return bool(np.all(np.abs(freq - p) <= z * se))
 
 
 # ---------------------------------------------------------------- ProbAlloc (Alg. 2)
@@ -183,7 +176,7 @@ def test_fedcs_takes_the_top_k_and_random_is_uniform():
     rand = RandomSelection(4)
     sel = rand.select(rand.init(50_000, 12), 0, gen).selected.numpy()
     assert np.all(sel.sum(axis=1) == 4)
-    assert _binomial_ok(sel.mean(axis=0), np.full(12, 4 / 12), 50_000)
+    assert binomial_frequencies_ok(sel.mean(axis=0), np.full(12, 4 / 12), 50_000, ALPHA)
 
 
 def test_pow_d_keeps_the_highest_losses_among_candidates():
