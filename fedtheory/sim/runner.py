@@ -49,18 +49,19 @@ def _point_metrics(problem, points: np.ndarray, biased_weights) -> dict[str, np.
     """:func:`evaluate_metrics` of ``points [P, d]``."""
     if hasattr(problem, "exact_metrics"):
         exact = problem.exact_metrics(points)
-        losses, grads = exact["client_losses"], exact["client_grads"]
-        out = {"gap": losses @ problem.alpha - problem.optimum()[1]}
-        if biased_weights is not None:
-            out["gap_B"] = losses @ biased_weights - problem.optimum(biased_weights)[1]
     else:
-        out = {"gap": problem.loss(points) - problem.optimum()[1]}
-        if biased_weights is not None:
-            out["gap_B"] = problem.loss(points, biased_weights) - problem.optimum(biased_weights)[1]
-        grads = problem.client_grads(points) if hasattr(problem, "client_grads") else None
-        exact = {"accuracy": problem.accuracy(points)} if hasattr(problem, "accuracy") else {}
-    if grads is not None:
-        out["grad_sq"] = np.sum(np.square(np.einsum("n,pnd->pd", problem.alpha, grads)), -1)
+        exact = {"client_losses": problem.client_losses(points)}
+        if hasattr(problem, "client_grads"):
+            exact["client_grads"] = problem.client_grads(points)
+        if hasattr(problem, "accuracy"):
+            exact["accuracy"] = problem.accuracy(points)
+    losses = exact["client_losses"]  # [P, N]; loss(w, p) is client_losses(w) @ p
+    out = {"gap": losses @ problem.alpha - problem.optimum()[1]}
+    if biased_weights is not None:
+        out["gap_B"] = losses @ biased_weights - problem.optimum(biased_weights)[1]
+    if "client_grads" in exact:
+        grad = np.einsum("n,pnd->pd", problem.alpha, exact["client_grads"])
+        out["grad_sq"] = np.sum(np.square(grad), -1)
     if "accuracy" in exact:
         out["accuracy"] = np.asarray(exact["accuracy"])
     return out
@@ -124,12 +125,7 @@ def simulate(
         )
     p_biased = None
     if biased_weights is not None:
-        p_biased = check_simplex(biased_weights, "biased_weights", owner)
-        if p_biased.shape != (n,):
-            raise ParameterError(
-                f"The 'biased_weights' parameter of {owner} must have length N={n}. "
-                f"Got length {p_biased.shape[0]} instead."
-            )
+        p_biased = check_simplex(biased_weights, "biased_weights", owner, size=n)
     start = (
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
