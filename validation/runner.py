@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
+from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.verdict import Comparison, Verdict
 from validation.registry import CHECKS, SIZES, Check, Size
@@ -133,10 +134,7 @@ def run(
 ) -> list[Outcome]:
     """Run the named validations in order and write the report and ``results.json``."""
     names = list(names)
-    if size not in SIZES:
-        raise ParameterError(
-            f"The 'size' parameter of run must be one of {SIZES}. Got {size!r} instead."
-        )
+    check_choice(size, SIZES, "size", "run")
     unknown = [n for n in names if n not in CHECKS]
     if unknown or not names:
         raise ParameterError(

@@ -21,7 +21,14 @@ from fedtheory.availability.base import population_rng
 from fedtheory.availability.markov import TwoStateMarkov
 from fedtheory.errors import ParameterError
 from fedtheory.markov import lambda_feasible_range
-from fedtheory.params import check_array, check_int, check_real, check_seed, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_seed,
+    check_simplex,
+)
 
 __all__ = [
     "CaFedPopulation",
@@ -84,11 +91,7 @@ def cafed_population(
     An infeasible :math:`(\pi,\lambda)` in the paper variant raises (no clipping).
     """
     owner = "cafed_population"
-    if variant not in ("paper", "code"):
-        raise ParameterError(
-            f"The 'variant' parameter of {owner} must be one of ('paper', 'code'). "
-            f"Got {variant!r} instead."
-        )
+    check_choice(variant, ("paper", "code"), "variant", owner)
     n = check_int(num_clients, "num_clients", owner, low=8)
     if n % 8:
         raise ParameterError(
@@ -163,11 +166,7 @@ def fedau_participation_probabilities(
         )
     mean = check_real(mean, "mean", owner, low=0.0, high=1.0, low_open=True)
     minimum = check_real(minimum, "minimum", owner, low=0.0, high=1.0)
-    if above_one not in ("raise", "cap"):
-        raise ParameterError(
-            f"The 'above_one' parameter of {owner} must be one of ('raise', 'cap'). "
-            f"Got {above_one!r} instead."
-        )
+    check_choice(above_one, ("raise", "cap"), "above_one", owner)
     classes = counts.shape[1]
     if q is None:
         q = population_rng(check_seed(seed, owner)).dirichlet(np.full(classes, 0.1))

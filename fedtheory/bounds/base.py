@@ -20,7 +20,7 @@ import sympy as sp
 
 from fedtheory.bounds.symbols import NOTATION, keyword_of
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_array, check_bool, interval
+from fedtheory.params import check_array, check_bool, check_choice, interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {
@@ -88,10 +88,7 @@ class Theorem:
     """
 
     def __init__(self, key, *, title, reference, kind, terms, conditions=(), statement=""):
-        if kind not in KINDS:
-            raise ParameterError(
-                f"The 'kind' parameter of Theorem must be one of {KINDS}. Got {kind!r} instead."
-            )
+        check_choice(kind, KINDS, "kind", "Theorem")
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
         self.terms: dict[str, sp.Expr] = dict(terms)
         self.conditions: tuple[Condition, ...] = tuple(conditions)
