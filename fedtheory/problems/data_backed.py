@@ -315,8 +315,7 @@ class DataProblem(ABC):
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
         points = self._points(w)
-        ridge = 0.5 * self.ridge * np.sum(np.square(points), axis=-1)[..., None]
-        return self._per_client(points, self._weighted_loss) + ridge
+        return self._per_client(points, self._weighted_loss) + self._ridge_loss(points)
 
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
@@ -325,7 +324,15 @@ class DataProblem(ABC):
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
         points = self._points(w)
-        return self._per_client(points, self._weighted_grad) + self.ridge * points[..., None, :]
+        return self._per_client(points, self._weighted_grad) + self._ridge_grad(points)
+
+    def _ridge_loss(self, points: np.ndarray) -> np.ndarray:
+        r""":math:`\frac\rho2\|w\|^2` ``[..., 1]`` (the same for every client)."""
+        return 0.5 * self.ridge * np.sum(np.square(points), axis=-1)[..., None]
+
+    def _ridge_grad(self, points: np.ndarray) -> np.ndarray:
+        r""":math:`\rho w` ``[..., 1, d]`` (the same for every client)."""
+        return self.ridge * points[..., None, :]
 
     def _data_terms(self, w, X, y, c) -> torch.Tensor:
         """``[..., 1 + d]``: the data term's loss and gradient (classifiers insert a correct-
@@ -341,11 +348,10 @@ class DataProblem(ABC):
         points = self._points(w)
         terms = self._per_client(points, self._data_terms)  # [..., N, 1 (+ 1) + d]
         out = {
-            "client_losses": terms[..., 0]
-            + 0.5 * self.ridge * np.sum(np.square(points), axis=-1)[..., None],
-            "client_grads": terms[..., -self.dim :] + self.ridge * points[..., None, :],
+            "client_losses": terms[..., 0] + self._ridge_loss(points),
+            "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),
         }
-        if terms.shape[-1] == self.dim + 2:  # the correct-count column of classifiers
+        if isinstance(self, ClassificationProblem):  # column 1: correctly classified samples
             out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
         return out
 
