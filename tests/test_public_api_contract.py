@@ -460,6 +460,9 @@ CONTRACT |= {
     _m(f"{PR}.base", "check_points"): Case(
         check_points, {"w": np.zeros(2), "dim": 2, "owner": "t"}, ("w", STRING), ("w", np.zeros(3))
     ),
+    _m(f"{PR}.quadratic", "QuadraticProblem.noise_variance"): Case(
+        QUAD.noise_variance, {"w": np.zeros(2)}, ("w", STRING), ("w", np.zeros(3))
+    ),
     _m(f"{PR}.quadratic", "QuadraticProblem.client_losses"): Case(
         QUAD.client_losses, {"w": np.zeros(2)}, ("w", STRING), ("w", np.zeros(3))
     ),

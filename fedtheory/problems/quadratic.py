@@ -192,7 +192,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     def noise_variance(self, w) -> np.ndarray:
         r""":math:`\sigma_k^2(w)=\mathbb E\|g_k(w)-\nabla F_k(w)\|^2` ``[N]`` (exact)."""
-        return self.noise_forms()(w)
+        return self.noise_forms()(check_points(w, self.dim, _OWNER))
 
     # -- gradients for the simulator ----------------------------------------------------
     def grad(
