@@ -9,7 +9,7 @@ from pathlib import Path
 
 def _list(_args) -> int:
     from fedtheory.bounds import CATALOGUE
-    from validation import CHECKS
+    from fedtheory.validation import CHECKS
 
     print("Theorems (fedtheory.bounds.CATALOGUE):")
     for key, thm in CATALOGUE.items():
@@ -21,8 +21,8 @@ def _list(_args) -> int:
 
 
 def _validate(args) -> int:
-    from validation import CHECKS
-    from validation.runner import run
+    from fedtheory.validation import CHECKS
+    from fedtheory.validation.runner import run
 
     names = args.check or list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
@@ -42,7 +42,7 @@ def _validate(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from validation.registry import SIZES
+    from fedtheory.validation.registry import SIZES
 
     parser = argparse.ArgumentParser(
         prog="fedtheory", description="Check federated-learning theory."

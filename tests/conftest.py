@@ -7,20 +7,16 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from scipy import stats
 
 from fedtheory.errors import ParameterError
+from fedtheory.testing import DEFAULT_PROFILE, register_profiles
 
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile("dev", max_examples=60, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+# Derandomised by default, so the README's test command gives the same result on every
+# machine; HYPOTHESIS_PROFILE=dev (random) or =thorough explores.
+register_profiles()
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 
 TIGHT_RTOL = 1e-9  # exact statements evaluated in float64
 BOUND_RTOL = 1e-9  # slack for "a <= b" (rounding only)

@@ -29,8 +29,8 @@ from fedtheory.availability import (
 from fedtheory.availability.sampling import capped_inclusion_probabilities
 from fedtheory.errors import ParameterError
 from fedtheory.markov import kron_chain, product_mixing_constants, stationary_distribution
+from fedtheory.testing.strategies import probabilities
 from tests.conftest import assert_parameter_error, assert_tight
-from tests.strategies import probabilities
 
 P_VALUE = 1e-3  # reject a statistical test below this p-value (each test has few comparisons)
 

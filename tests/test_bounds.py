@@ -16,8 +16,8 @@ from fedtheory.bounds import CATALOGUE, cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import NOTATION, symbol
 from fedtheory.errors import HypothesisViolation
+from fedtheory.testing.strategies import quadratic_problems, simplex
 from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
-from tests.strategies import quadratic_problems, simplex
 
 
 def _iterate_example1(e1, e2, gamma, t1, t2, periods):
@@ -79,7 +79,7 @@ def test_cafed_theorems_1_and_3_hold_on_random_quadratics(problem, raw, seed):
 
 
 def test_cafed_limit_cases_identical_clients_and_p_equal_alpha():
-    from tests.strategies import QuadraticProblem
+    from fedtheory.testing.strategies import QuadraticProblem
 
     same = QuadraticProblem(np.tile(np.diag([1.0, 3.0]), (4, 1, 1)), np.ones((4, 2)))
     dec = cafed.decomposition(same, np.zeros((1, 2)), [0.7, 0.1, 0.1, 0.1])

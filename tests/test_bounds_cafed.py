@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from fedtheory.bounds import cafed
 from fedtheory.errors import HypothesisViolation
+from fedtheory.testing.strategies import quadratic_problems, simplex, step_schedules
 from tests.conftest import assert_tight, assert_upper_bound
-from tests.strategies import quadratic_problems, simplex, step_schedules
 
 CONSTANTS = dict(Q=1.0, E=2, M=8, L=2.0, Gamma=0.5, G=3.0, D=2.0, H=2.0, T_P=0, dist0_sq=1.0)
 

@@ -7,8 +7,8 @@ from hypothesis import given, target
 from hypothesis import strategies as st
 
 from fedtheory.bounds import divergences as dv
+from fedtheory.testing.strategies import simplex
 from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
-from tests.strategies import simplex
 
 
 @given(st.integers(2, 8).flatmap(lambda n: st.tuples(simplex(n), simplex(n))))

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory.bounds import e3cs
+from fedtheory.testing.strategies import quota_schedules
 from tests.conftest import assert_tight, assert_upper_bound
-from tests.strategies import quota_schedules
 
 K, k = 10, 3
 
@@ -24,7 +24,7 @@ def test_regret_numeric_equals_hand_transcription(sigma, eta):
     assert_tight(e3cs.quota_sum(sigma, k=k, K=K), S)
 
 
-@given(quota_schedules(k=k, K=K))
+@given(quota_schedules(k=k, K=K, saturated=False))
 def test_optimal_eta_minimises_27_and_gives_28(sigma):
     S = float(e3cs.quota_sum(sigma, k=k, K=K))
     eta_star = float(e3cs.optimal_eta.evaluate(K_pool=K, k_sel=k, sum_quota=S).total)

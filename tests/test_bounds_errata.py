@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import errata
+from fedtheory.testing.strategies import simplex
 from tests.conftest import assert_tight, assert_upper_bound
-from tests.strategies import simplex
 
 
 def test_chi_square_is_not_convex_in_q_on_the_spec_chord():

@@ -15,8 +15,8 @@ from scipy import stats
 from fedtheory.bounds import fedau
 from fedtheory.bounds.symbols import NOTATION
 from fedtheory.errors import HypothesisViolation
+from fedtheory.testing.strategies import probabilities
 from tests.conftest import assert_tight, assert_upper_bound
-from tests.strategies import probabilities
 
 
 @given(probabilities, st.integers(1, 60))

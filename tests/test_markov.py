@@ -25,8 +25,8 @@ from fedtheory.markov import (
     two_state_parameters,
     two_state_transitions,
 )
+from fedtheory.testing.strategies import probabilities, stochastic_matrices, two_state_chains
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
-from tests.strategies import probabilities, stochastic_matrices, two_state_chains
 
 
 def max_deviation(P: np.ndarray, t: int) -> float:

@@ -26,8 +26,8 @@ from fedtheory.optim import (
     waterfilling_weights,
     weight_sensitivity,
 )
+from fedtheory.testing.strategies import weight_instances
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
-from tests.strategies import weight_instances
 
 # The solver stops at a relative duality gap of TOL: objectives agree to a small multiple of
 # it, and weights (the argmin of a smooth objective) only to about sqrt(TOL).

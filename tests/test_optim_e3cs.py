@@ -18,7 +18,7 @@ from fedtheory.optim.e3cs import (
     comparator_allocation,
     per_round_oracle,
 )
-from fedtheory.sim.selection import quota_incremental
+from fedtheory.sim.selection.allocation import quota_incremental
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
 
 

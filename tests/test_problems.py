@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
+from fedtheory.testing.strategies import quadratic_problems, simplex
 from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
-from tests.strategies import quadratic_problems, simplex
 
 
 @given(quadratic_problems(), simplex(5))

@@ -20,8 +20,8 @@ from fedtheory.problems import (
     QuadraticProblem,
     max_quadratic_on_ball,
 )
+from fedtheory.testing.strategies import federated_datasets, quadratic_problems, simplex
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
-from tests.strategies import federated_datasets, quadratic_problems, simplex
 
 
 def points_in_ball(ball: Ball, count: int, seed: int) -> np.ndarray:

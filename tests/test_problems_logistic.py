@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from fedtheory.data import FederatedDataset, cafed_clustered
 from fedtheory.problems import LogisticRegressionProblem, MultinomialLogisticProblem
+from fedtheory.testing.strategies import federated_datasets, simplex
 from tests.conftest import (
     assert_near_zero,
     assert_parameter_error,
     assert_tight,
     assert_upper_bound,
 )
-from tests.strategies import federated_datasets, simplex
 
 RIDGE = 0.05
 

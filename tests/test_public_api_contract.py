@@ -90,9 +90,11 @@ from fedtheory.problems import (
 )
 from fedtheory.problems import ball as ball_module
 from fedtheory.problems.base import check_points
-from fedtheory.sim import selection, selection_reference, selection_runner
-from fedtheory.sim.selection_fedavg import SelectedFedAvg
-from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection import allocation as selection
+from fedtheory.sim.selection import reference as selection_reference
+from fedtheory.sim.selection import runner as selection_runner
+from fedtheory.sim.selection.fedavg import SelectedFedAvg
+from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 
 
 def _finished_modules() -> list[str]:
@@ -102,9 +104,8 @@ def _finished_modules() -> list[str]:
     for package in ("availability", "bounds", "problems", "data"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
-    sim = importlib.import_module("fedtheory.sim").__path__
-    names += [f"fedtheory.sim.{m.name}" for m in pkgutil.iter_modules(sim)
-              if m.name.startswith("selection")]  # fmt: skip
+    selection = importlib.import_module("fedtheory.sim.selection").__path__
+    names += [f"fedtheory.sim.selection.{m.name}" for m in pkgutil.iter_modules(selection)]
     return names
 
 
@@ -562,7 +563,7 @@ CONTRACT |= {
         gaussian_linear, {"num_clients": 2, "dim": 2, "samples": 3}, ("dim", 1.5), ("noise", -1.0)
     ),
     # --- selection (E3CS) -------------------------------------------------------------------
-    _m(f"{SM}.selection", "exp3_update"): Case(
+    _m(f"{SM}.selection.allocation", "exp3_update"): Case(
         selection.exp3_update,
         {
             "log_w": LOG_W,
@@ -576,42 +577,42 @@ CONTRACT |= {
         ("log_w", STRING),
         ("eta", -0.5),
     ),
-    _m(f"{SM}.selection", "prob_alloc"): Case(
+    _m(f"{SM}.selection.allocation", "prob_alloc"): Case(
         selection.prob_alloc, {"log_w": LOG_W, "k": 1, "sigma": 0.0}, ("log_w", STRING), ("k", 4)
     ),
-    _m(f"{SM}.selection", "quota_constant"): Case(
+    _m(f"{SM}.selection.allocation", "quota_constant"): Case(
         selection.quota_constant, {"c": 0.5, "k": 1, "num_clients": 3}, ("c", STRING), ("c", 1.5)
     ),
-    _m(f"{SM}.selection", "quota_incremental"): Case(
+    _m(f"{SM}.selection.allocation", "quota_incremental"): Case(
         selection.quota_incremental,
         {"k": 1, "num_clients": 3, "rounds": 4},
         ("rounds", 2.5),
         ("k", 4),
     ),
-    _m(f"{SM}.selection_policies", "E3CS"): Case(E3CS, {"k": 1}, ("eta", STRING), ("sigma", -0.5)),
-    _m(f"{SM}.selection_policies", "FedCS"): Case(
+    _m(f"{SM}.selection.policies", "E3CS"): Case(E3CS, {"k": 1}, ("eta", STRING), ("sigma", -0.5)),
+    _m(f"{SM}.selection.policies", "FedCS"): Case(
         FedCS, {"rho": [0.5, 0.5], "k": 1}, ("k", 1.5), ("rho", [0.5, 1.5])
     ),
-    _m(f"{SM}.selection_policies", "PowD"): Case(PowD, {"k": 1, "d": 2}, ("d", STRING), ("d", 0)),
-    _m(f"{SM}.selection_policies", "RandomSelection"): Case(
+    _m(f"{SM}.selection.policies", "PowD"): Case(PowD, {"k": 1, "d": 2}, ("d", STRING), ("d", 0)),
+    _m(f"{SM}.selection.policies", "RandomSelection"): Case(
         RandomSelection, {"k": 1}, ("k", STRING), ("k", 0)
     ),
-    _m(f"{SM}.selection_runner", "run_selection"): Case(
+    _m(f"{SM}.selection.runner", "run_selection"): Case(
         selection_runner.run_selection,
         {"selector": SELECTOR, "success": SUCCESS[None] > 0},
         ("selector", STRING),
         ("seed", -1),
     ),
-    _m(f"{SM}.selection_fedavg", "SelectedFedAvg"): Case(
+    _m(f"{SM}.selection.fedavg", "SelectedFedAvg"): Case(
         SelectedFedAvg, {"selector": SELECTOR}, ("selector", STRING), ("omega", [1.5, -0.5])
     ),
-    _m(f"{SM}.selection_reference", "paper_prob_alloc"): Case(
+    _m(f"{SM}.selection.reference", "paper_prob_alloc"): Case(
         selection_reference.paper_prob_alloc,
         {"w": [1.0, 2.0, 3.0], "k": 1, "sigma": 0.0},
         ("w", STRING),
         ("sigma", 0.5),
     ),
-    _m(f"{SM}.selection_reference", "run_selected"): Case(
+    _m(f"{SM}.selection.reference", "run_selected"): Case(
         selection_reference.run_selected,
         {
             "problem": QUAD,
@@ -680,14 +681,14 @@ EXEMPT: dict[str, str] = {
     **{_m(f"{PR}.ball", n): RECORD for n in ["LemmaOneConstants", "QuadraticForms"]},
     _m(f"{PR}.ball", "QuadraticConstantsMixin"): PROTOCOL,
     _m(f"{PR}.base", "FederatedProblem"): PROTOCOL,
-    _m(f"{SM}.selection", "Allocation"): RECORD,
+    _m(f"{SM}.selection.allocation", "Allocation"): RECORD,
     **{
-        _m(f"{SM}.selection_policies", n): RECORD
+        _m(f"{SM}.selection.policies", n): RECORD
         for n in ["E3CSState", "Selection", "StatelessState"]
     },
-    _m(f"{SM}.selection_policies", "Selector"): PROTOCOL,
-    _m(f"{SM}.selection_runner", "SelectionRecord"): RECORD,
-    _m(f"{SM}.selection_fedavg", "SelectedFedAvgState"): RECORD,
+    _m(f"{SM}.selection.policies", "Selector"): PROTOCOL,
+    _m(f"{SM}.selection.runner", "SelectionRecord"): RECORD,
+    _m(f"{SM}.selection.fedavg", "SelectedFedAvgState"): RECORD,
     _m("fedtheory.optim.e3cs", "BestFixedAllocation"): RECORD,
 }
 

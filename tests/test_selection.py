@@ -27,15 +27,16 @@ from fedtheory.sim import (
     run_selection,
     simulate,
 )
-from fedtheory.sim.selection import (
+from fedtheory.sim.selection.allocation import (
     Allocation,
     exp3_update,
     prob_alloc,
     quota_constant,
     quota_incremental,
 )
-from fedtheory.sim.selection_policies import E3CSState
-from fedtheory.sim.selection_reference import paper_prob_alloc, run_selected
+from fedtheory.sim.selection.policies import E3CSState
+from fedtheory.sim.selection.reference import paper_prob_alloc, run_selected
+from fedtheory.testing.strategies import e3cs_allocation_inputs
 from tests.conftest import (
     assert_near_zero,
     assert_parameter_error,
@@ -43,7 +44,6 @@ from tests.conftest import (
     assert_upper_bound,
     binomial_frequencies_ok,
 )
-from tests.strategies import e3cs_allocation_inputs
 
 ALPHA = 1e-4
 """Family-wise level of the statistical tests (Bonferroni over clients)."""

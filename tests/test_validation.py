@@ -10,6 +10,19 @@ import pytest
 
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
+from fedtheory.validation import CHECKS
+from fedtheory.validation.registry import with_wrong_bounds
+from fedtheory.validation.report import (
+    Bullets,
+    Code,
+    Heading,
+    Image,
+    Paragraph,
+    Table,
+    to_html,
+    to_markdown,
+)
+from fedtheory.validation.runner import run
 from fedtheory.verdict import (
     Verdict,
     compare_equal,
@@ -17,10 +30,6 @@ from fedtheory.verdict import (
     compare_mean_upper_bound,
     compare_upper_bound,
 )
-from validation import CHECKS
-from validation.registry import with_wrong_bounds
-from validation.report import Bullets, Code, Heading, Image, Paragraph, Table, to_html, to_markdown
-from validation.runner import run
 
 REPORTED_VIOLATIONS = {"cafed-appf"}  # findings: the paper's claim is not reproduced
 
@@ -101,7 +110,7 @@ def test_changed_settings_are_recomputed(tmp_path):
 
 
 def test_changed_code_is_recomputed(tmp_path, monkeypatch):
-    import validation.runner as runner
+    import fedtheory.validation.runner as runner
 
     run(["example1-fedavg"], tmp_path, size="tiny", progress=lambda m: None)
     monkeypatch.setattr(runner, "fingerprint", lambda check: "another version of the code")
@@ -114,7 +123,7 @@ def test_changed_code_is_recomputed(tmp_path, monkeypatch):
 def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, monkeypatch):
     # cafed-weights calls cafed_theorem2; errata reads ERRATA.md: an edit of either is a
     # code change for them
-    import validation.runner as runner
+    import fedtheory.validation.runner as runner
 
     read = Path.read_bytes
     runner._code_digest.cache_clear()

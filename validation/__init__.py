@@ -6,15 +6,15 @@ Modules are imported in the order of the report (SPEC §8 / issue 7 item 1).
 """
 
 # ruff: noqa: I001, F401  (import order = report order; imports register the checks)
-from validation import example1_fedavg, example1_algorithms
-from validation import cafed_decomposition
-from validation import cafed_theorem2
-from validation import cafed_weights
-from validation import fedau_weights
-from validation import e3cs_regret
-from validation import mimic_dropout
-from validation import cafed_appf
-from validation import errata
-from validation.registry import CHECKS, Check
+from fedtheory.validation import example1_fedavg, example1_algorithms
+from fedtheory.validation import cafed_decomposition
+from fedtheory.validation import cafed_theorem2
+from fedtheory.validation import cafed_weights
+from fedtheory.validation import fedau_weights
+from fedtheory.validation import e3cs_regret
+from fedtheory.validation import mimic_dropout
+from fedtheory.validation import cafed_appf
+from fedtheory.validation import errata
+from fedtheory.validation.registry import CHECKS, Check
 
 __all__ = ["CHECKS", "Check"]

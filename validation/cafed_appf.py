@@ -28,9 +28,9 @@ from fedtheory.data import cafed_clustered
 from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
-from validation.plots import confidence_bars
-from validation.registry import Check, Size, register
 
 ALGORITHMS = ("Unbiased", "F3AST", "AdaFed", "CA-Fed", "CA-Fed strict", "FedAU")
 STRICT_TAU = 1e-12  # "CA-Fed strict": get keeps an exclusion only if the proxy strictly drops

@@ -16,8 +16,8 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, simulate
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
-from validation.registry import Check, Size, register
 
 
 def settings(size: Size) -> dict:

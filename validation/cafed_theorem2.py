@@ -23,9 +23,9 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
-from validation.plots import confidence_bars
-from validation.registry import Check, Size, register
 
 
 def settings(size: Size) -> dict:

@@ -22,10 +22,10 @@ import numpy as np
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.optim import WeightInstance, WeightProgram, greedy_weights, waterfilling_weights
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
+from fedtheory.validation import cafed_theorem2
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_upper_bound, compare_upper_bound
-from validation import cafed_theorem2
-from validation.plots import confidence_bars
-from validation.registry import Check, Size, register
 
 METHODS = ("optimal (cvxpy)", "greedy CA-Fed", "Unbiased")
 SOLVER_RTOL = 1e-5  # interior-point accuracy (optim.SOLVER_OPTIONS) on objective values

@@ -21,10 +21,10 @@ import numpy as np
 from fedtheory.availability import Bernoulli
 from fedtheory.bounds import e3cs
 from fedtheory.sim import E3CS, FedCS, RandomSelection, run_selection
-from fedtheory.sim.selection import quota_constant
+from fedtheory.sim.selection.allocation import quota_constant
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
-from validation.plots import confidence_bars
-from validation.registry import Check, Size, register
 
 RATES = (0.1, 0.3, 0.6, 0.9)
 #: (label, eta rule, sampler); "paper" = eta 0.5, "optimal" = eta* of (28)

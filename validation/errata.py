@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.bounds import errata
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
-from validation.registry import Check, Size, register
 
 ERRATA_MD = Path(__file__).resolve().parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}

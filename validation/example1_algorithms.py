@@ -21,9 +21,9 @@ from fedtheory.availability import AlternatingBlocks
 from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, MimiC, simulate
+from fedtheory.validation.example1_fedavg import limit_cycle_rounds
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
-from validation.example1_fedavg import limit_cycle_rounds
-from validation.registry import Check, Size, register
 
 ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")
 

@@ -21,8 +21,8 @@ from fedtheory.availability import AlternatingBlocks
 from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, simulate
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
-from validation.registry import Check, Size, register
 
 CONVERGED = 1e-12  # |r|^rounds below this: the iterate sits on the limit cycle
 RTOL = 1e-8

@@ -35,13 +35,13 @@ from fedtheory.sim import (
     simulate,
     unbiased_weights,
 )
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import (
     compare_mean_equal,
     compare_mean_upper_bound,
     mean_confidence_interval,
 )
-from validation.plots import confidence_bars
-from validation.registry import Check, Size, register
 
 PATTERNS = ("bernoulli", "markov", "cyclic")
 ALGORITHMS = ("FedAU", "known p", "avg participating", "avg all", "MIFA", "FedVARP")

@@ -26,8 +26,8 @@ from fedtheory.availability.builders import mimic_static_probabilities
 from fedtheory.bounds import mimic
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg, InverseTime, MimiC, simulate
+from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
-from validation.registry import Check, Size, register
 
 PATTERNS = ("bounded dropout", "static probability", "time-varying")
 ALGORITHMS = ("FedAvg", "MIFA", "MimiC")

@@ -32,9 +32,8 @@ from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
-from fedtheory.verdict import Comparison, Verdict
-from validation.registry import CHECKS, SIZES, Check, Size
-from validation.report import (
+from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
+from fedtheory.validation.report import (
     Block,
     Bullets,
     Code,
@@ -45,6 +44,7 @@ from validation.report import (
     to_html,
     to_markdown,
 )
+from fedtheory.verdict import Comparison, Verdict
 
 
 @dataclass(frozen=True)

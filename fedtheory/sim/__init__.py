@@ -26,9 +26,9 @@ from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
 from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
-from fedtheory.sim.selection_fedavg import SelectedFedAvg
-from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
-from fedtheory.sim.selection_runner import SelectionRecord, run_selection
+from fedtheory.sim.selection.fedavg import SelectedFedAvg
+from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection.runner import SelectionRecord, run_selection
 
 __all__ = [
     "AdaFedWeights",

@@ -1,4 +1,5 @@
-"""Hypothesis strategies shared by the tests, bounded to where the theorems are claimed."""
+"""Hypothesis strategies for instances with exact constants, bounded to where the theorems
+are claimed (the project's own property tests use them; so can yours)."""
 
 from __future__ import annotations
 
@@ -61,10 +62,12 @@ def step_schedules(draw, max_rounds: int = 60):
 
 
 @st.composite
-def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50):
-    """Fairness quotas sigma_t in [0, k/K] (E3CS)."""
+def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50, saturated: bool = True):
+    """Fairness quotas sigma_t in [0, k/K] (E3CS). With ``saturated=False`` every quota is at
+    most 0.99 k/K, so sum_t (k - K sigma_t) > 0 (the hypothesis of E3CS's optimal eta)."""
     T = draw(st.integers(1, max_rounds))
-    fractions = draw(st.lists(st.floats(0.0, 1.0), min_size=T, max_size=T))
+    top = 1.0 if saturated else 0.99
+    fractions = draw(st.lists(st.floats(0.0, top), min_size=T, max_size=T))
     return np.array(fractions) * k / K
 
 

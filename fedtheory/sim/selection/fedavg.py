@@ -28,7 +28,7 @@ from fedtheory import rng
 from fedtheory.params import check_instance, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
-from fedtheory.sim.selection_policies import Selector
+from fedtheory.sim.selection.policies import Selector
 
 __all__ = ["SelectedFedAvg", "SelectedFedAvgState"]
 
@@ -49,7 +49,7 @@ class SelectedFedAvg(LocalTraining):
     Parameters
     ----------
     selector : Selector
-        :class:`~fedtheory.sim.selection_policies.E3CS`, ``FedCS``, ``RandomSelection`` or
+        :class:`~fedtheory.sim.selection.policies.E3CS`, ``FedCS``, ``RandomSelection`` or
         ``PowD`` (which is given the exact client losses of the current model).
     omega : array [K], optional
         Data weights :math:`\omega` (default: the problem's target weights :math:`\alpha`).

@@ -1,7 +1,7 @@
 r"""Plain reference of training with client selection (E3CS Algorithm 1 and its baselines):
 one replicate and one client at a time, Python loops, the paper's ProbAlloc read literally.
 
-For reading, teaching and debugging; :class:`~fedtheory.sim.selection_fedavg.SelectedFedAvg`
+For reading, teaching and debugging; :class:`~fedtheory.sim.selection.fedavg.SelectedFedAvg`
 must agree with it in float64 (tested). It shares no selection or update code with the
 vectorised path; it only reads the same random draws (round ``t``'s SELECTION generator, in
 the order the vectorised samplers consume it) so that both select the same clients, and the
@@ -18,9 +18,9 @@ from fedtheory import rng
 from fedtheory.params import check_array, check_bool_array, check_instance, check_int
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.reference import local_update, server_update
-from fedtheory.sim.selection import check_quota
-from fedtheory.sim.selection_fedavg import SelectedFedAvg
-from fedtheory.sim.selection_policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sim.selection.allocation import check_quota
+from fedtheory.sim.selection.fedavg import SelectedFedAvg
+from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 
 __all__ = ["paper_prob_alloc", "run_selected"]
 

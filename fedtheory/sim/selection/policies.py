@@ -19,7 +19,7 @@ import torch
 from fedtheory.availability.sampling import successive_sample, systematic_sample
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_int, check_real
-from fedtheory.sim.selection import Allocation, check_tensor, exp3_update, prob_alloc
+from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
     "E3CS",

@@ -18,7 +18,7 @@ from fedtheory import rng
 from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
 from fedtheory.params import check_bool_array, check_instance, check_seed
-from fedtheory.sim.selection_policies import Selector
+from fedtheory.sim.selection.policies import Selector
 
 __all__ = ["SelectionRecord", "run_selection"]
 
@@ -102,7 +102,7 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
     Examples
     --------
     >>> from fedtheory.availability import TwoStateMarkov
-    >>> from fedtheory.sim.selection_policies import E3CS
+    >>> from fedtheory.sim.selection.policies import E3CS
     >>> x = TwoStateMarkov(np.linspace(0.1, 0.9, 10), 0.0).sample(200, replicates=4, seed=0)
     >>> rec = run_selection(E3CS(3, eta=0.5), x, seed=0)
     >>> rec.selection_counts.sum(axis=1)
