@@ -197,3 +197,12 @@ def test_cli_runs_one_validation_at_tiny_size(capsys, tmp_path):
     )
     assert "0 violated" in capsys.readouterr().out
     assert (tmp_path / "report.html").exists()
+
+
+def test_cli_sizes_are_the_registry_sizes():
+    """The CLI keeps the validation sizes without importing the validations (a fast
+    ``--help``); they must be the registry's."""
+    from fedtheory.cli.validate import SIZES as CLI_SIZES
+    from fedtheory.validation.registry import SIZES
+
+    assert CLI_SIZES == SIZES

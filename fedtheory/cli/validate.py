@@ -1,23 +1,11 @@
-"""Command line: ``fedtheory list`` and ``fedtheory validate``."""
+"""``fedtheory validate``: run validations and write the report."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-
-def _list(_args) -> int:
-    from fedtheory.bounds import CATALOGUE
-    from fedtheory.validation import CHECKS
-
-    print("Theorems (fedtheory.bounds.CATALOGUE):")
-    for key, thm in CATALOGUE.items():
-        print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
-    print("\nValidations (fedtheory validate --check NAME):")
-    for name, check in CHECKS.items():
-        print(f"  {name:45s} {check.title}")
-    return 0
+SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a test checks)
 
 
 def _validate(args) -> int:
@@ -41,14 +29,7 @@ def _validate(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from fedtheory.validation.registry import SIZES
-
-    parser = argparse.ArgumentParser(
-        prog="fedtheory", description="Check federated-learning theory."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list theorems and validations").set_defaults(func=_list)
+def add_parsers(sub) -> None:
     v = sub.add_parser("validate", help="run validations and write the report")
     v.add_argument(
         "--check",
@@ -68,5 +49,3 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--quick", dest="size", action="store_const", const="quick")
     mode.add_argument("--full", dest="size", action="store_const", const="full")
     v.set_defaults(func=_validate)
-    args = parser.parse_args(argv)
-    return args.func(args)
