@@ -13,6 +13,13 @@ clients unless ``--loop-clients`` is given. Both sides run in this one process, 
 the other, and the ratio is printed.
 
     python benchmarks/bench_availability.py [--clients 100000 --rounds 1000 --replicates 8]
+
+``--horizon`` instead times the horizon scaling: ``N = 10^4`` clients, 16 replicates,
+``T = 1k, 2k, 4k, 8k`` rounds sampled in the chunks ``simulate`` uses (one ``sample(chunk,
+start=t0)`` call per chunk), Markov next to Bernoulli, and prints the ratio of the 8k to
+the 1k time for each (linear scaling gives 8).
+
+    python benchmarks/bench_availability.py --horizon
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import time
 import numpy as np
 
 from fedtheory.availability import Bernoulli, TwoStateMarkov
+from fedtheory.sim.runner import CHUNK_ELEMENTS
 
 
 def loop_bernoulli(p: np.ndarray, rounds: int, replicates: int, seed: int) -> np.ndarray:
@@ -54,6 +62,26 @@ def timed(fn, *args) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
+def chunked(proc, rounds: int, replicates: int) -> None:
+    """Sample ``rounds`` rounds in ``simulate``'s chunks (``start = t0`` for each chunk)."""
+    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * proc.num_clients)))
+    for t0 in range(0, rounds, chunk):
+        proc.sample(min(chunk, rounds - t0), replicates=replicates, seed=0, start=t0)
+
+
+def horizon_scaling(clients: int, replicates: int) -> None:
+    """Seconds to sample T = 1k, 2k, 4k, 8k rounds in chunks, Markov next to Bernoulli."""
+    gen = np.random.default_rng(0)
+    pi, lam = gen.uniform(0.05, 0.95, clients), gen.uniform(0.0, 0.9, clients)
+    horizons = (1_000, 2_000, 4_000, 8_000)
+    print(f"horizon scaling: {clients} clients x {replicates} replicates, simulate's chunks")
+    TwoStateMarkov(pi[:2], lam[:2]).sample(2)  # compile the bridge kernel outside the timing
+    for name, proc in (("Bernoulli", Bernoulli(pi)), ("Markov", TwoStateMarkov(pi, lam))):
+        times = [timed(chunked, proc, T, replicates)[0] for T in horizons]
+        cells = " | ".join(f"T={T}: {s:6.2f} s" for T, s in zip(horizons, times, strict=True))
+        print(f"{name:10s} {cells} | 8k / 1k = {times[-1] / times[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=100_000)
@@ -65,7 +93,11 @@ def main() -> None:
         default=None,
         help="clients timed in the loop reference (Markov default: 1000)",
     )
+    parser.add_argument("--horizon", action="store_true", help="time the horizon scaling only")
     args = parser.parse_args()
+    if args.horizon:
+        horizon_scaling(10_000, 16)
+        return
     n, T, R = args.clients, args.rounds, args.replicates
     gen = np.random.default_rng(0)
     pi = gen.uniform(0.05, 0.95, n)

@@ -76,20 +76,49 @@ def test_same_seed_same_mask_and_restart_reproduces_remaining_rows(proc):
 # --- Fast paths against plain loops (same random numbers) ---------------------------------------
 
 
+def markov_state(proc: TwoStateMarkov, t: int, r: int, k: int, seed: int, memo: dict) -> bool:
+    """Readable dyadic-bridge construction of client ``k``'s chain in replicate ``r``: round
+    0 stationary, round H = 2^62 from the H-step law, round t the midpoint of [t - h, t + h]
+    (h = lowest set bit of t) drawn from the bridge law given both ends."""
+    if t in memo:
+        return memo[t]
+    shape = (r + 1, proc.num_clients)
+    pi, lam = proc.pi[k], proc.lam[k]
+
+    if t == 0:
+        on = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random(shape)[r, k] < pi
+    else:
+        u = rng.numpy_rng(seed, t, rng.AVAILABILITY).random(shape)[r, k]
+        horizon = 1 << 62
+        if t == horizon:
+            x0 = markov_state(proc, 0, r, k, seed, memo)
+            lh = float(lam) ** horizon
+            on = u < (pi + (1 - pi) * lh if x0 else pi * (1 - lh))
+        else:
+            h = t & -t
+            i = markov_state(proc, t - h, r, k, seed, memo)
+            j = markov_state(proc, t + h, r, k, seed, memo)
+            lh = float(lam) ** h
+            p_on = {False: pi * (1 - lh), True: pi + (1 - pi) * lh}  # P^h[i, on]
+            ph = {(a, b): p_on[a] if b else 1 - p_on[a] for a in (False, True) for b in (0, 1)}
+            through_on = ph[i, 1] * ph[True, j]
+            through_off = ph[i, 0] * ph[False, j]
+            on = u < through_on / (through_on + through_off)
+    memo[t] = bool(on)
+    return memo[t]
+
+
 def loop_reference(proc: AvailabilityProcess, rounds: int, replicates: int, seed: int):
     """Readable loop over replicates, rounds and clients with the round's uniforms."""
     out = np.zeros((replicates, rounds, proc.num_clients), dtype=bool)
-    first = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random((replicates, proc.num_clients))
+    memos = {}
     for t in range(rounds):
         u = rng.numpy_rng(seed, t, rng.AVAILABILITY).random((replicates, proc.num_clients))
         for r in range(replicates):
             for k in range(proc.num_clients):
                 if isinstance(proc, TwoStateMarkov):
-                    if t == 0:
-                        out[r, t, k] = first[r, k] < proc.pi[k]
-                    else:
-                        was_on = out[r, t - 1, k]
-                        out[r, t, k] = u[r, k] < (proc.p_on_on[k] if was_on else proc.p_off_on[k])
+                    memo = memos.setdefault((r, k), {})
+                    out[r, t, k] = markov_state(proc, t, r, k, seed, memo)
                 elif isinstance(proc, Diurnal):
                     out[r, t, k] = u[r, k] < proc.probabilities(np.array([t]))[0, k]
                 else:
@@ -128,6 +157,43 @@ def lag1_autocorrelation(x: np.ndarray, pi: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+@pytest.mark.parametrize("start", [0, 2**40 - 3, 10**12 + 5], ids=["start0", "2^40-3", "1e12+5"])
+def test_markov_window_anywhere_has_stationary_marginals_and_one_step_law(start):
+    """Across replicates, every round of a window (also one straddling the dyadic boundary
+    2^40, where the bridge construction changes level) is on with probability pi_k, and the
+    next round follows P_k (binomial tests of each conditional frequency)."""
+    pi, lam = np.array([0.2, 0.5, 0.7]), np.array([0.8, -0.6, 0.3])
+    proc = TwoStateMarkov(pi, lam)
+    x = proc.sample(6, replicates=4000, seed=5, start=start).numpy()  # [R, 6, N]
+    for k in range(3):
+        for t in range(6):
+            on = int(x[:, t, k].sum())
+            assert stats.binomtest(on, x.shape[0], pi[k]).pvalue > P_VALUE
+        for t in range(5):
+            for was_on, p_next in ((True, proc.p_on_on[k]), (False, proc.p_off_on[k])):
+                rows = x[:, t, k] == was_on
+                hits = int(x[rows, t + 1, k].sum())
+                assert stats.binomtest(hits, int(rows.sum()), p_next).pvalue > P_VALUE
+
+
+def test_markov_window_cost_does_not_depend_on_start_and_restarts_far_away():
+    proc = TwoStateMarkov([0.3, 0.6], [0.9, -0.2])
+    a = proc.sample(30, replicates=2, seed=4, start=10**12)
+    assert torch.equal(a[:, 20:], proc.sample(10, replicates=2, seed=4, start=10**12 + 20))
+    last = proc.sample(1, seed=4, start=(1 << 62) - 1)
+    assert last.shape == (1, 1, 2)
+    with pytest.raises(ParameterError, match="'start' parameter of TwoStateMarkov.sample"):
+        proc.sample(2, start=(1 << 62) - 1)
+
+
+def test_markov_extreme_correlations_keep_or_alternate_the_state():
+    frozen = TwoStateMarkov([0.3, 0.8], 1.0).sample(50, replicates=20, seed=2).numpy()
+    assert np.all(frozen == frozen[:, :1])  # lambda = 1: the chain never moves
+    flip = TwoStateMarkov([0.5], -1.0).sample(50, replicates=20, seed=2, start=7).numpy()
+    assert np.all(flip[:, 1:] != flip[:, :-1])  # lambda = -1: it alternates
+
+
 @pytest.mark.parametrize(
     "proc",
     [TwoStateMarkov.fedau([0.1, 0.3, 0.6], 0.05), TwoStateMarkov.fedau([0.02, 0.5], 0.5)],

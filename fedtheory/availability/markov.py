@@ -6,10 +6,15 @@ availability :math:`\pi_k` and second eigenvalue :math:`\lambda_k` (the lag-1
 autocorrelation of the on/off indicator). The initial state is drawn from the stationary
 law, so every round has marginal :math:`\pi_k`. The product chain
 :math:`P=\bigotimes_kP_k` has :math:`\lambda(P)=\max_k(1+|\lambda_k|)/2`.
+
+Paths are drawn by dyadic bridges (:func:`bridge_sample`), so that a window of rounds
+``[start, start + T)`` costs :math:`O(T+\log_2\text{start})` draws and equals the same rows
+of any longer sample.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from fedtheory import rng
@@ -28,6 +33,10 @@ from fedtheory.params import check_array
 
 MAX_KRON_CLIENTS = 12
 """``chain()`` builds the full ``2^N x 2^N`` product matrix only up to this many clients."""
+
+HORIZON_BITS = 62
+HORIZON = 1 << HORIZON_BITS
+"""The chains are sampled on rounds ``0 .. HORIZON`` (dyadic bridges, see ``_bridge_sample``)."""
 
 
 class TwoStateMarkov(AvailabilityProcess):
@@ -56,6 +65,9 @@ class TwoStateMarkov(AvailabilityProcess):
         self.p_on_on, self.p_off_on = two_state_transitions(pi, lam, owner)
         self.pi, self.lam = pi, lam
         self.num_clients = pi.size
+        # States drawn after the last sampled window (a memo of a pure function of the seed:
+        # ``simulate`` samples adjacent windows, which share most of their coarse rounds).
+        self._after_last_window: tuple[tuple[int, int] | None, dict] = (None, {})
 
     @classmethod
     def from_transitions(cls, p_on_on, p_off_on) -> TwoStateMarkov:
@@ -101,17 +113,127 @@ class TwoStateMarkov(AvailabilityProcess):
         return kron_chain(self.transition_matrices)
 
     def _sample(self, rounds, replicates, seed, start):
-        shape = (replicates, self.num_clients)
-        state = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random(shape) < self.pi
-        u = np.empty(shape)  # [R, N] reused buffer
-        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
-        for t in range(start + rounds):
-            if t > 0:
-                rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
-                state = u < np.where(state, self.p_on_on, self.p_off_on)
-            if t >= start:
-                out[:, t - start] = state
+        if start + rounds > HORIZON:
+            raise ParameterError(
+                f"The 'start' parameter of TwoStateMarkov.sample must be in "
+                f"[0, 2^{HORIZON_BITS} - rounds] (the chains are defined on rounds "
+                f"0 .. 2^{HORIZON_BITS}). Got {start} instead."
+            )
+        key, known = self._after_last_window
+        if key != (seed, replicates):
+            known = {}
+        out, after = bridge_sample(self.pi, self.lam, start, rounds, replicates, seed, known)
+        self._after_last_window = ((seed, replicates), after)
         return out
 
     def __repr__(self) -> str:
         return f"TwoStateMarkov(N={self.num_clients})"
+
+
+def _lowest_bit(t: np.ndarray) -> np.ndarray:
+    """``2^v`` with ``v`` the index of the lowest set bit of each ``t > 0`` (int64)."""
+    return t & -t
+
+
+def _needed_rounds(window: np.ndarray, known) -> list[int]:
+    """Rounds to draw so that the states of ``window`` are fixed: the window and,
+    recursively, the two ends ``t - h``, ``t + h`` of the dyadic interval that each round
+    ``0 < t < HORIZON`` is the midpoint of (``h`` its lowest set bit), stopping at rounds in
+    ``known``. Outside the window at most two rounds per level are added, so there are
+    ``len(window) + O(HORIZON_BITS)`` of them."""
+    needed = set(window.tolist())
+    frontier = window
+    while frontier.size:
+        inner = frontier[(frontier > 0) & (frontier < HORIZON)]
+        h = _lowest_bit(inner)
+        parents = np.unique(np.concatenate([inner - h, inner + h])).tolist()
+        fresh = [t for t in parents if t not in needed and t not in known]
+        needed.update(fresh)
+        frontier = np.array(fresh, dtype=np.int64)
+    return sorted(needed - known.keys())
+
+
+def _level(t: int) -> int:
+    """Level of round ``t`` in the dyadic construction: ``log2`` of its lowest set bit;
+    rounds 0 and ``HORIZON`` come first."""
+    return HORIZON_BITS if t in (0, HORIZON) else (t & -t).bit_length() - 1
+
+
+def _bridge_table(pi: np.ndarray, lam_h: np.ndarray) -> np.ndarray:
+    r"""``[4, N]``: row ``2i + k`` is :math:`P(X_t=1\mid X_{t-h}=i, X_{t+h}=k)` for a
+    two-state chain with :math:`P^h=\Pi+\lambda^h(I-\Pi)`, i.e.
+    :math:`P^h_{i1}P^h_{1k}/\sum_jP^h_{ij}P^h_{jk}` (0 for the impossible pairs, whose
+    denominator is 0)."""
+    on = np.stack([pi * (1.0 - lam_h), pi + (1.0 - pi) * lam_h])  # P^h[i, 1], [2, N]
+    ph = np.stack([1.0 - on, on], axis=1)  # P^h[i, j], [2, 2, N]
+    num = ph[:, 1, None, :] * ph[None, 1, :, :]  # P^h[i,1] P^h[1,k], [2, 2, N]
+    den = num + ph[:, 0, None, :] * ph[None, 0, :, :]
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0).reshape(4, -1)
+
+
+@numba.njit(cache=True)
+def _bridge_draw(u, left, right, table, out) -> None:  # pragma: no cover - compiled
+    """``out[r, k] = u[r, k] < table[2 left[r, k] + right[r, k], k]`` (all ``[R, N]``)."""
+    for r in range(u.shape[0]):
+        for k in range(u.shape[1]):
+            row = (2 if left[r, k] else 0) + (1 if right[r, k] else 0)
+            out[r, k] = u[r, k] < table[row, k]
+
+
+def bridge_sample(
+    pi: np.ndarray,
+    lam: np.ndarray,
+    start: int,
+    rounds: int,
+    replicates: int,
+    seed: int,
+    known: dict[int, np.ndarray],
+) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    r"""States ``[R, T, N]`` of independent two-state chains on rounds
+    ``start .. start + rounds - 1``, and the states ``{t: [R, N]}`` of the rounds after the
+    window that were drawn (an adjacent later window needs most of them: pass them back
+    as ``known``, whose entries are taken as drawn with the same ``seed``).
+
+    The path on rounds :math:`0..H` (:math:`H=2^{62}`) is built by dyadic bridges:
+    :math:`X_0` from the stationary law (stream ``INITIAL_STATE``), :math:`X_H` from
+    :math:`P^H` given :math:`X_0`, and every other round :math:`t`, the midpoint of
+    :math:`[t-h, t+h]` with :math:`h` the lowest set bit of :math:`t`, from the bridge law
+    given its two ends. Each round's uniform comes from ``numpy_rng(seed, t, AVAILABILITY)``,
+    so the state of round :math:`t` does not depend on the window asked for (restart
+    property) and the path has exactly the Markov law. A window of :math:`T` rounds costs
+    :math:`O(T + \log H)` draws of ``[R, N]`` whatever its start (a round-by-round sampler
+    costs :math:`O(\text{start} + T)`)."""
+    shape = (replicates, pi.size)
+    out = np.empty((replicates, rounds, pi.size), dtype=bool)
+    states = dict(known)
+    states.update({start + i: out[:, i] for i in range(rounds)})
+    todo = _needed_rounds(np.arange(start, start + rounds), known)
+    for t in todo:
+        if t not in states:
+            states[t] = np.empty(shape, dtype=bool)
+    powers = np.empty((HORIZON_BITS + 1, pi.size))  # lambda^(2^b), exact signs
+    powers[0] = lam
+    for b in range(1, HORIZON_BITS + 1):
+        powers[b] = powers[b - 1] ** 2
+    u = np.empty(shape)
+    if 0 in todo:
+        rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random(out=u)
+        np.less(u, pi, out=states[0])
+    if HORIZON in todo:  # X_H | X_0: on with probability P^H[X_0, 1]
+        lam_h = powers[HORIZON_BITS]
+        rng.numpy_rng(seed, HORIZON, rng.AVAILABILITY).random(out=u)
+        np.less(
+            u, np.where(states[0], pi + (1 - pi) * lam_h, pi * (1 - lam_h)), out=states[HORIZON]
+        )
+    todo = [t for t in todo if 0 < t < HORIZON]
+    todo.sort(key=_level, reverse=True)  # coarse to fine: both ends are drawn before a midpoint
+    table, level = None, -1
+    for t in todo:
+        if _level(t) != level:
+            level = _level(t)
+            table = _bridge_table(pi, powers[level])
+        h = 1 << level
+        rng.numpy_rng(seed, t, rng.AVAILABILITY).random(out=u)
+        _bridge_draw(u, states[t - h], states[t + h], table, states[t])
+    end = start + rounds
+    return out, {t: x for t, x in states.items() if t >= end}
