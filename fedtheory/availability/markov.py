@@ -7,7 +7,7 @@ autocorrelation of the on/off indicator). The initial state is drawn from the st
 law, so every round has marginal :math:`\pi_k`. The product chain
 :math:`P=\bigotimes_kP_k` has :math:`\lambda(P)=\max_k(1+|\lambda_k|)/2`.
 
-Paths are drawn by dyadic bridges (:func:`bridge_sample`), so that a window of rounds
+Paths are drawn by dyadic bridges (:func:`_bridge_sample`), so that a window of rounds
 ``[start, start + T)`` costs :math:`O(T+\log_2\text{start})` draws and equals the same rows
 of any longer sample.
 """
@@ -122,7 +122,7 @@ class TwoStateMarkov(AvailabilityProcess):
         key, known = self._after_last_window
         if key != (seed, replicates):
             known = {}
-        out, after = bridge_sample(self.pi, self.lam, start, rounds, replicates, seed, known)
+        out, after = _bridge_sample(self.pi, self.lam, start, rounds, replicates, seed, known)
         self._after_last_window = ((seed, replicates), after)
         return out
 
@@ -180,7 +180,7 @@ def _bridge_draw(u, left, right, table, out) -> None:  # pragma: no cover - comp
             out[r, k] = u[r, k] < table[row, k]
 
 
-def bridge_sample(
+def _bridge_sample(
     pi: np.ndarray,
     lam: np.ndarray,
     start: int,

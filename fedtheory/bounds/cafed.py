@@ -43,7 +43,6 @@ from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
-from fedtheory.problems.base import FederatedProblem
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -89,6 +88,8 @@ def decomposition(problem, w, p) -> Decomposition:
     :math:`\epsilon=F(w)-F^*`) at points ``w [..., d]`` of ``problem`` (which must give
     ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``
     (CA-Fed (4)); ``measured`` is the exact :math:`F(w)-F^*` the bounds are compared with."""
+    from fedtheory.problems.base import FederatedProblem  # torch: only when a problem is given
+
     owner = "cafed.decomposition"
     problem = check_instance(problem, FederatedProblem, "problem", owner)
     p = check_simplex(p, "p", owner)

@@ -30,11 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_bool_array, check_instance, check_int, check_real
-from fedtheory.problems.base import FederatedProblem
 
 _OWNER = "mimic.objective_bias"
 
@@ -73,6 +71,10 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
         :math:`\sum_t\eta_t\|\Omega^t\|^2/\sum_t\eta_t` and the weighted mean of
         :math:`\Omega^t` (exact, MimiC Lemma 2 / Theorem 1).
     """
+    import torch  # only when a problem is given: `import fedtheory.bounds` stays torch-free
+
+    from fedtheory.problems.base import FederatedProblem
+
     check_instance(problem, FederatedProblem, "problem", _OWNER)
     if getattr(problem, "noise_std", 0.0) > 0:
         raise ParameterError(
