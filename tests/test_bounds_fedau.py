@@ -63,6 +63,43 @@ def test_exact_weight_error_agrees_with_monte_carlo(p, K):
     assert np.all(np.abs(mean - exact) <= 4.5 * se + 1e-12)  # 4.5 s.e. over 25 rounds
 
 
+def _weight_error_dynamic_programme(p: float, K: int, rounds: int) -> np.ndarray:
+    """The law of (intervals m, their sum s, gap counter c) propagated round by round (the
+    previous implementation of weight_error_exact, O(T^3 K)): an independent reference."""
+    law = np.zeros((rounds, rounds, K))  # [m, s, c]
+    law[0, 0, 0] = 1.0
+    m, s = np.arange(rounds)[:, None], np.arange(rounds)[None, :]
+    err = (p * np.where(m > 0, s / np.maximum(m, 1), 1.0) - 1.0) ** 2  # [m, s]
+    out = np.empty(rounds)
+    for r in range(rounds):
+        out[r] = np.einsum("msc,ms->", law, err)
+        new = np.zeros_like(law)
+        for c in range(K):
+            gap, mass = c + 1, law[..., c]
+            record = p * mass if gap < K else mass
+            if gap < rounds:
+                new[1:, gap:, 0] += record[:-1, : rounds - gap]
+            if gap < K:
+                new[..., gap] += (1 - p) * mass
+        law = new
+    return out
+
+
+@given(st.floats(1e-6, 1.0), st.integers(1, 15), st.integers(1, 40))
+def test_exact_weight_error_equals_the_round_by_round_dynamic_programme(p, K, rounds):
+    assert_tight(
+        fedau.weight_error_exact(p, K, rounds), _weight_error_dynamic_programme(p, K, rounds)
+    )
+
+
+def test_exact_weight_error_is_vectorised_over_probabilities():
+    p = np.array([[0.1, 0.5], [0.9, 1.0]])
+    out = fedau.weight_error_exact(p, 4, 30)
+    assert out.shape == (2, 2, 30)
+    for idx in np.ndindex(2, 2):
+        assert_tight(out[idx], _weight_error_dynamic_programme(p[idx], 4, 30))
+
+
 @given(st.floats(0.02, 0.98), st.integers(1, 12), st.integers(2, 40))
 def test_theorem3_per_round_inequality_holds_exactly(p, K, rounds):
     exact = fedau.weight_error_exact(p, K, rounds)

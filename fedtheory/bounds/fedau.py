@@ -200,37 +200,46 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     participation and FedAU Algorithm 2 with cutoff :math:`K` (``[..., T]`` for ``p_n [...]``).
 
     Algorithm 2 records an interval when the client participated in the previous round or the
-    gap counter reaches :math:`K`; :math:`\omega_t` is the mean of the recorded intervals, or 1
-    before the first one. The law of (number of intervals, their sum, gap counter) is
-    propagated exactly over the rounds (a dynamic programme over ``[m, s, c]``)."""
+    gap counter reaches :math:`K`; :math:`\omega_t` is the mean of the recorded intervals, or
+    1 before the first one. The recorded intervals are i.i.d. with the cut-off geometric law
+    :math:`f(l)=p(1-p)^{l-1}` (:math:`l<K`), :math:`f(K)=(1-p)^{K-1}`, and the gap counter at
+    round :math:`t` is :math:`t-S_m` (the intervals tile the rounds), so with
+    :math:`f^{*m}` the law of the sum :math:`S_m` of :math:`m` intervals and
+    :math:`P(L>c)=(1-p)^c`,
+
+    .. math:: \mathbb E[(p\omega_t-1)^2]=\sum_{c=0}^{K-1}(1-p)^c
+              \sum_{m\ge0}f^{*m}(t-c)\,\bigl(p\,\tfrac{t-c}{m}-1\bigr)^2
+
+    (the :math:`m=0` term is :math:`(p-1)^2` at :math:`t-c=0`). Cost: :math:`O(T^2K)`
+    multiply-adds in compiled convolutions per value of :math:`p` and :math:`O(T)` memory
+    (``weight_error_exact(0.1, 50, 5000)`` takes seconds); the previous dynamic programme over
+    (intervals, sum, gap counter) cost :math:`O(T^3K)` time and :math:`O(T^2K)` memory.
+    """
     owner = "fedau.weight_error_exact"
     q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)
     K_cut = check_int(K_cut, "K_cut", owner, low=1)
     rounds = check_int(rounds, "rounds", owner, low=1)
-    flat = q.reshape(-1, 1, 1, 1)  # [P, 1, 1, 1]
-    n = rounds  # m, s <= rounds - 1
-    law = np.zeros((flat.shape[0], n, n, K_cut))  # [P, m, s, c]
-    law[:, 0, 0, 0] = 1.0
-    m = np.arange(n)[:, None]
-    s = np.arange(n)[None, :]
-    omega_ms = np.where(m > 0, s / np.maximum(m, 1), 1.0)  # [m, s]
-    err = (flat[..., 0] * omega_ms - 1.0) ** 2  # [P, m, s]
-    out = np.empty((flat.shape[0], rounds))
-    for r in range(rounds):
-        out[:, r] = np.einsum("pmsc,pms->p", law, err)
-        if r == rounds - 1:
-            break
-        new = np.zeros_like(law)
-        for c in range(K_cut):
-            gap = c + 1
-            mass = law[..., c]  # [P, m, s]
-            record = flat[..., 0] * mass if gap < K_cut else mass
-            if gap < n:  # sums s <= rounds - 1: longer intervals cannot have been recorded
-                new[:, 1:, gap:, 0] += record[:, :-1, : n - gap]
-            if gap < K_cut:
-                new[..., gap] += (1 - flat[..., 0]) * mass
-        law = new
+    out = np.stack([_weight_error_renewal(p, K_cut, rounds) for p in q.reshape(-1)])
     return out.reshape(q.shape + (rounds,))
+
+
+def _weight_error_renewal(p: float, K: int, T: int) -> np.ndarray:
+    """:func:`weight_error_exact` for one ``p``, ``[T]`` (the renewal sum in its docstring)."""
+    stay = 1.0 - p
+    f = np.zeros(K + 1)  # f[l]: law of one recorded interval, l = 1..K
+    f[1:K] = p * stay ** np.arange(K - 1)
+    f[K] = stay ** (K - 1)
+    s = np.arange(T, dtype=float)
+    weighted = np.zeros(T)  # sum_m f^{*m}(s) (p s / m - 1)^2
+    weighted[0] = (p - 1.0) ** 2  # m = 0: omega = 1
+    law = f[1 : min(K, T - 1) + 1].copy()  # f^{*m} on its support [m, min(mK, T-1)], m = 1
+    for m in range(1, T):
+        end = m + law.size
+        weighted[m:end] += law * (p * s[m:end] / m - 1.0) ** 2
+        if m + 1 >= T:
+            break
+        law = np.convolve(law, f[1:])[: T - (m + 1)]  # f^{*(m+1)} from s = m + 1
+    return np.convolve(weighted, stay ** np.arange(K))[:T]  # sum_c P(L > c) weighted(t - c)
 
 
 # --- Corollary 4 -----------------------------------------------------------------------------
