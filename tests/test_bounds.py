@@ -169,3 +169,12 @@ def test_every_hypothesis_can_fail_and_then_raises_naming_the_theorem(key):
     assert values is not None, f"no draw violates a hypothesis of {key}"
     with pytest.raises(HypothesisViolation, match=re.escape(thm.title)):
         thm.evaluate(**values)
+
+
+def test_every_catalogue_key_is_the_attribute_path_of_its_theorem():
+    import functools
+
+    import fedtheory.bounds as bounds
+
+    for key, theorem in CATALOGUE.items():
+        assert functools.reduce(getattr, key.split("."), bounds) is theorem, key

@@ -2,7 +2,10 @@
 
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg, mimic
 from fedtheory.bounds.base import BoundResult, Condition, Theorem
-from fedtheory.bounds.catalogue import CATALOGUE
+from fedtheory.bounds.catalogue import CATALOGUE, _expose
+
+for _module in (cafed, divergences, e3cs, fedau, fedlaavg, mimic):
+    _expose(_module, _module.__name__.rsplit(".", 1)[-1])
 
 __all__ = [
     "CATALOGUE",
