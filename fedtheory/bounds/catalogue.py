@@ -28,7 +28,7 @@ def register(theorem: Theorem) -> Theorem:
     return theorem
 
 
-class Statements(SimpleNamespace):
+class _Statements(SimpleNamespace):
     """A group of catalogue statements reached by attribute (``fedau.theorem3.order``)."""
 
     def __repr__(self) -> str:
@@ -37,7 +37,7 @@ class Statements(SimpleNamespace):
 
 def _expose(module: ModuleType, paper: str) -> None:
     """Make every catalogue key ``"<paper>.a.b"`` reachable as ``module.a.b``, creating a
-    :class:`Statements` namespace for each intermediate name not yet defined; a name already
+    :class:`_Statements` namespace for each intermediate name not yet defined; a name already
     bound to something else is an error (a key and an attribute path that disagree)."""
     for key, theorem in CATALOGUE.items():
         head, *path = key.split(".")
@@ -46,7 +46,7 @@ def _expose(module: ModuleType, paper: str) -> None:
         owner = module
         for name in path[:-1]:
             if not hasattr(owner, name):
-                setattr(owner, name, Statements())
+                setattr(owner, name, _Statements())
             owner = getattr(owner, name)
         if getattr(owner, path[-1], theorem) is not theorem:
             raise ParameterError(
