@@ -14,11 +14,11 @@ of any longer sample.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.compiled import njit
 from fedtheory.errors import ParameterError
 from fedtheory.markov import (
     MixingConstants,
@@ -171,7 +171,7 @@ def _bridge_table(pi: np.ndarray, lam_h: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0).reshape(4, -1)
 
 
-@numba.njit(cache=True)
+@njit
 def _bridge_draw(u, left, right, table, out) -> None:  # pragma: no cover - compiled
     """``out[r, k] = u[r, k] < table[2 left[r, k] + right[r, k], k]`` (all ``[R, N]``)."""
     for r in range(u.shape[0]):
