@@ -187,6 +187,16 @@ def test_markov_window_cost_does_not_depend_on_start_and_restarts_far_away():
         proc.sample(2, start=(1 << 62) - 1)
 
 
+def test_markov_windows_after_other_windows_equal_fresh_samples():
+    """The memo of rounds drawn after the last window (reused by adjacent windows) never
+    changes a sample: overlapping, later, earlier windows and another seed."""
+    pi, lam = [0.3, 0.6, 0.9], [0.9, -0.2, 0.5]
+    proc = TwoStateMarkov(pi, lam)
+    for start, rounds, seed in [(0, 30, 4), (28, 10, 4), (33, 40, 4), (5, 3, 4), (30, 5, 9)]:
+        fresh = TwoStateMarkov(pi, lam).sample(rounds, replicates=2, seed=seed, start=start)
+        assert torch.equal(proc.sample(rounds, replicates=2, seed=seed, start=start), fresh)
+
+
 def test_markov_extreme_correlations_keep_or_alternate_the_state():
     frozen = TwoStateMarkov([0.3, 0.8], 1.0).sample(50, replicates=20, seed=2).numpy()
     assert np.all(frozen == frozen[:, :1])  # lambda = 1: the chain never moves

@@ -206,7 +206,10 @@ def _bridge_sample(
     shape = (replicates, pi.size)
     out = np.empty((replicates, rounds, pi.size), dtype=bool)
     states = dict(known)
-    states.update({start + i: out[:, i] for i in range(rounds)})
+    for i in range(rounds):  # window rows are views into `out` (copied from `known` if there)
+        if start + i in known:
+            out[:, i] = known[start + i]
+        states[start + i] = out[:, i]
     todo = _needed_rounds(np.arange(start, start + rounds), known)
     for t in todo:
         if t not in states:

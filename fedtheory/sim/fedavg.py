@@ -44,11 +44,19 @@ class FedAvg(LocalTraining):
     --------
     >>> from fedtheory.sim.aggregation import FedAU
     >>> FedAvg(FedAU(cutoff=50), local_steps=5, lr=0.1).name
-    'fedavg'
+    'fedavg[fedau]'
     """
 
     aggregator: Aggregator | StatefulAggregator
-    name: str = "fedavg"
+    name: str = ""
+    """Recorded and reported name; default ``fedavg[<aggregator's name>]``."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.name:
+            agg = self.aggregator
+            rule = getattr(agg, "name", None) or getattr(agg, "__name__", type(agg).__name__)
+            object.__setattr__(self, "name", f"fedavg[{rule}]")
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
         agg = self.aggregator
