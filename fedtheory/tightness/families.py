@@ -33,8 +33,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real
+from fedtheory.params import check_array, check_int, check_real, check_seed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.tightness.family import Evaluation, Family, Integer, Real
 from fedtheory.verdict import mean_confidence_interval
@@ -59,7 +58,7 @@ def _cafed_reals(ints: Mapping[str, int]) -> tuple[Real, ...]:
     return tuple(out)
 
 
-def cafed_instance(ints: Mapping[str, int], x) -> tuple[QuadraticProblem, np.ndarray, np.ndarray]:
+def _cafed_instance(ints: Mapping[str, int], x) -> tuple[QuadraticProblem, np.ndarray, np.ndarray]:
     r"""The CA-Fed family's instance ``(problem, p [N], w [d])`` at a point.
 
     Client :math:`k` has eigenvalues :math:`\kappa_{\max}^{u_{kj}}` (so
@@ -106,7 +105,7 @@ def cafed_instance(ints: Mapping[str, int], x) -> tuple[QuadraticProblem, np.nda
 
 def _cafed_evaluate(which: str):
     def evaluate(ints, x, seed) -> Evaluation:
-        problem, p, w = cafed_instance(ints, x)
+        problem, p, w = _cafed_instance(ints, x)
         dec = cafed.decomposition(problem, w, p)
         res = getattr(dec, which)
         constants = {
@@ -250,11 +249,11 @@ def e3cs_regret_samples(
     owner = "e3cs_regret_samples"
     K = check_int(K, "K", owner, low=2)
     k = check_int(k, "k", owner, low=1, high=K)
+    T = check_int(T, "T", owner, low=1)
+    rho = check_array(rho, "rho", owner, shape=(K,), low=0.0, high=1.0)
+    replicates = check_int(replicates, "replicates", owner, low=2)
+    seed = check_seed(seed, owner)
     x = Bernoulli(rho).sample(T, replicates=replicates, seed=seed).numpy()
-    if x.shape[-1] != K:
-        raise ParameterError(
-            f"The 'rho' parameter of {owner} must have K = {K} entries. Got {x.shape[-1]} instead."
-        )
     rec = run_selection(E3CS(k, sigma=sigma, eta=eta, sampler="systematic"), x, seed=seed)
     return rec.regret
 
