@@ -104,7 +104,7 @@ def plot(data, s, fig):
     ax = fig.subplots()
     keys = s["keys"]
     y = np.arange(len(keys))
-    ax.barh(y, np.maximum(data["ratio"], 1e-6), color="C0", label="worst ratio found")
+    ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
     known = [j for j, key in enumerate(keys) if key in KNOWN_SUPREMUM]
     ax.plot(
         [KNOWN_SUPREMUM[keys[j]] for j in known], known, "kD", mfc="none", label="proved supremum"
@@ -112,7 +112,7 @@ def plot(data, s, fig):
     ax.axvline(1.0, color="C3", ls="--", label="ratio 1 (beyond: counterexample)")
     ax.set_yticks(y, keys)
     ax.set(
-        xscale="log",
+        xlim=(0.0, 1.05 * max(1.0, float(np.max(data["ratio"])))),
         xlabel="measured / bound (dimensionless)",
         title="Worst ratio found by the tightness search per upper bound",
     )
