@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from fedtheory.bounds.base import Theorem
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance, check_real
 from fedtheory.verdict import BOUND_RTOL
 
@@ -129,6 +130,14 @@ class Family:
     monte_carlo: bool = False
     tightness: str = "no closed form for the worst case is known"
     scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_instance(self.theorem, Theorem, "theorem", "Family")
+        if self.theorem.kind != "upper bound":
+            raise ParameterError(
+                "The 'theorem' parameter of Family must be an upper bound (kind 'upper "
+                f"bound'). Got {self.theorem.key!r} of kind {self.theorem.kind!r} instead."
+            )
 
     @property
     def key(self) -> str:
