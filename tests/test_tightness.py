@@ -74,6 +74,15 @@ def test_fedau_per_round_with_cutoff_one_by_its_closed_form(p, t):
     assert_tight(ev.ratio, t * (1 - p) / (t * (1 - p) + 2))
 
 
+def test_fedlaavg_example1_at_one_round_is_loose_by_exactly_two():
+    family = FAMILIES["fedlaavg.example1.fedlaavg_bound"]
+    assert_tight(family.measure({"t1": 1, "t2": 1, "T": 1}, [0.0]).ratio, 0.5)  # x0 = e1
+    ratios = [
+        family.measure({"t1": 3, "t2": 1, "T": 1}, [x]).ratio for x in np.linspace(-5, 5, 101)
+    ]
+    assert_upper_bound(max(ratios), 0.5)
+
+
 # --- measured sides against independent computations ----------------------------------------
 @pytest.mark.parametrize("x0, t1, t2, T", [(5.0, 9, 1, 60), (-2.0, 2, 3, 17), (0.5, 1, 1, 1)])
 def test_fedlaavg_example1_error_equals_the_simulator(x0, t1, t2, T):

@@ -347,6 +347,9 @@ FEDLAAVG_EXAMPLE1 = Family(
     (Integer("t1", 1, 20, "block 1"), Integer("t2", 1, 20, "block 2"), Integer("T", 1, 1000, "T")),
     lambda ints: (Real("x0", -20.0, 20.0),),
     _fedlaavg,
+    tightness="at T = 1 the ratio is at most 1/2, attained at x0 = e1 (x_1 = (x0 + e1)/2; with "
+    "a = |x0 - x^*|, the bound is 2a^2 >= 2 measured if 2a >= |e1 - e2|, else a^2 + (e1 - e2)^2/4 "
+    "> 2a^2); no closed form for T > 1",
 )
 
 FAMILIES: dict[str, Family] = {
