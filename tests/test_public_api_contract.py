@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedtheory import tightness
 from fedtheory.availability import (
     AlternatingBlocks,
     Bernoulli,
@@ -95,13 +96,14 @@ from fedtheory.sim.selection import reference as selection_reference
 from fedtheory.sim.selection import runner as selection_runner
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.tightness import families as tightness_families
 
 
 def _finished_modules() -> list[str]:
-    """The finished layers: every module of four packages (a new module is included), the
+    """The finished layers: every module of five packages (a new module is included), the
     Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
     names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
-    for package in ("availability", "bounds", "problems", "data"):
+    for package in ("availability", "bounds", "problems", "data", "tightness"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
     selection = importlib.import_module("fedtheory.sim.selection").__path__
@@ -171,6 +173,14 @@ BD = "fedtheory.bounds"
 PR = "fedtheory.problems"
 DT = "fedtheory.data"
 SM = "fedtheory.sim"
+TG = "fedtheory.tightness"
+TV_FAMILY = tightness.FAMILIES["divergences.tv_chi_square"]
+SAVED_SEARCH = {
+    "key": "divergences.tv_chi_square",
+    "scale": 1.0,
+    "seed": 0,
+    "worst": {"integers": {"N": 2}, "reals": {"a[0]": 0.6, "a[1]": 0.4, "b[0]": 1.0, "b[1]": 1.0}},
+}
 
 CONTRACT: dict[str, Case] = {
     # --- markov ------------------------------------------------------------------------------
@@ -636,6 +646,40 @@ CONTRACT |= {
         ("q", STRING),
         ("q", [0.5, 1.5, 0.5]),
     ),
+    # --- tightness --------------------------------------------------------------------------
+    _m(f"{TG}.engine", "search"): Case(
+        tightness.search, {"family": TV_FAMILY, "budget": 3}, ("budget", STRING), ("budget", 2)
+    ),
+    _m(f"{TG}.engine", "reproduce"): Case(
+        tightness.reproduce, {"saved": SAVED_SEARCH}, ("saved", 3), ("saved", {"key": "nope"})
+    ),
+    _m(f"{TG}.family", "scaled"): Case(
+        tightness.scaled, {"family": TV_FAMILY, "factor": 0.1}, ("factor", STRING), ("factor", 0.0)
+    ),
+    _m(f"{TG}.family", "Family"): Case(
+        tightness.Family,
+        {**vars(TV_FAMILY)},
+        ("theorem", STRING),
+        ("theorem", CATALOGUE["fedau.theorem1"]),
+    ),
+    **{
+        _m(f"{TG}.families", name): Case(
+            getattr(tightness_families, name), {"delta": 0.1}, ("delta", STRING), ("delta", 0.5)
+        )
+        for name in ("theorem1_near_tight_point", "theorem3_attaining_point")
+    },
+    _m(f"{TG}.families", "e3cs_regret_samples"): Case(
+        tightness_families.e3cs_regret_samples,
+        dict(K=3, k=1, T=4, sigma=0.0, eta=0.5, rho=[0.2, 0.5, 0.9], replicates=2, seed=0),
+        ("rho", STRING),
+        ("rho", [0.2, 0.5, 1.5]),
+    ),
+    _m(f"{TG}.families", "fedlaavg_example1_error"): Case(
+        tightness_families.fedlaavg_example1_error,
+        {"x0": 1.0, "t1": 2, "t2": 1, "T": 5},
+        ("x0", STRING),
+        ("T", 0),
+    ),
 }
 
 RECORD = "frozen result record or state tuple (built by the library, not from user input)"
@@ -644,6 +688,8 @@ NO_INPUT = "takes no argument"
 EXEMPT: dict[str, str] = {
     **{_m(MK, n): RECORD for n in ["MixingConstants"]},
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
+    **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
+    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Real"]},
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},
     **{_m(f"{BD}.base", n): RECORD for n in ["Condition", "BoundResult"]},

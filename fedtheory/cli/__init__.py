@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from fedtheory.cli import catalogue, validate
+from fedtheory.cli import catalogue, tightness, validate
 
-COMMANDS = (catalogue, validate)
+COMMANDS = (catalogue, validate, tightness)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,242 @@
+"""The tightness search: the closed forms where a bound is attained or approached, the
+measured sides against independent computations, and the search itself (it breaks a bound
+divided by 10 within its default budget, approaches 1 on a tight statement, reproduces,
+shrinks a counterexample)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedtheory.availability import AlternatingBlocks
+from fedtheory.bounds import divergences
+from fedtheory.cli import main
+from fedtheory.cli import tightness as cli_tightness
+from fedtheory.errors import ParameterError
+from fedtheory.problems import QuadraticProblem
+from fedtheory.sim import FedLaAvg, simulate
+from fedtheory.tightness import (
+    DEFAULT_BUDGET,
+    FAMILIES,
+    Evaluation,
+    Family,
+    Integer,
+    Real,
+    engine,
+    reproduce,
+    scaled,
+    search,
+)
+from fedtheory.tightness.families import (
+    fedlaavg_example1_error,
+    theorem1_near_tight_point,
+    theorem3_attaining_point,
+)
+from tests.conftest import assert_tight, assert_upper_bound
+
+EXACT = [key for key, family in FAMILIES.items() if not family.monte_carlo]
+
+
+# --- where a bound is attained or approached (closed forms) -----------------------------------
+@pytest.mark.parametrize("delta", [0.01, 0.1, 0.3])
+def test_cafed_theorem3_is_attained_exactly(delta):
+    ev = FAMILIES["cafed.theorem3"].measure(*theorem3_attaining_point(delta))
+    assert_tight(ev.measured, 8 * delta**2)
+    assert_tight(ev.ratio, 1.0)
+    assert ev.constants["kappa"] == 1.0 and not ev.violated
+
+
+@pytest.mark.parametrize("delta", [0.01, 0.1, 0.3])
+def test_cafed_theorem1_approaches_one_by_its_closed_form(delta):
+    ev = FAMILIES["cafed.theorem1"].measure(*theorem1_near_tight_point(delta))
+    assert_tight(ev.measured, 8 * delta**2)
+    assert_tight(ev.constants["chi2"], 4 * delta**2 / (1 - 4 * delta**2))
+    assert_tight(ev.ratio, (1 - 4 * delta**2) / (1 - 2 * delta**2))
+
+
+def test_tv_chi_square_is_attained_when_the_likelihood_ratio_is_constant():
+    family = FAMILIES["divergences.tv_chi_square"]
+    for alpha in ([0.6, 0.4], [0.9, 0.1]):
+        ev = family.measure({"N": 2}, [*alpha, 0.5, 0.5])
+        assert_tight(ev.ratio, 1.0)
+    three = family.measure({"N": 3}, [0.2, 0.3, 0.5, 1.0, 1.0, 1.0])  # |a - p|/p not constant
+    assert three.ratio < 1 - 1e-3
+
+
+@pytest.mark.parametrize("t", [1, 7, 40])
+@pytest.mark.parametrize("p", [1e-4, 0.3, 0.9])
+def test_fedau_per_round_with_cutoff_one_by_its_closed_form(p, t):
+    ev = FAMILIES["fedau.theorem3.per_round"].measure({"K": 1, "t": t}, [p])
+    assert_tight(ev.measured, (1 - p) ** 2)  # K = 1: every interval is 1, omega_t = 1
+    assert_tight(ev.ratio, t * (1 - p) / (t * (1 - p) + 2))
+
+
+def test_fedlaavg_example1_at_one_round_is_loose_by_exactly_two():
+    family = FAMILIES["fedlaavg.example1.fedlaavg_bound"]
+    assert_tight(family.measure({"t1": 1, "t2": 1, "T": 1}, [0.0]).ratio, 0.5)  # x0 = e1
+    ratios = [
+        family.measure({"t1": 3, "t2": 1, "T": 1}, [x]).ratio for x in np.linspace(-5, 5, 101)
+    ]
+    assert_upper_bound(max(ratios), 0.5)
+
+
+# --- measured sides against independent computations ----------------------------------------
+@pytest.mark.parametrize("x0, t1, t2, T", [(5.0, 9, 1, 60), (-2.0, 2, 3, 17), (0.5, 1, 1, 1)])
+def test_fedlaavg_example1_error_equals_the_simulator(x0, t1, t2, T):
+    alg = FedLaAvg(clients_per_round=1, local_steps=1, lr=1 / (2 * np.sqrt(T)))
+    run = simulate(
+        QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(t1, t2), alg, rounds=T, w0=[x0]
+    )
+    want = np.min((run.iterates[0, :, 0] - 0.5) ** 2)
+    assert_tight(fedlaavg_example1_error(x0, t1, t2, T), want)
+
+
+def test_cafed_family_bounds_equal_the_formulas_by_hand():
+    rng = np.random.default_rng(0)
+    for key in ("theorem1", "theorem3"):
+        family = FAMILIES[f"cafed.{key}"]
+        ints = {"N": 3, "d": 2}
+        boxes = np.array([(r.low, r.high) for r in family.reals(ints)])
+        ev = family.measure(ints, rng.uniform(boxes[:, 0], boxes[:, 1]))
+        c = ev.constants
+        k2 = c["kappa"] ** 2
+        if key == "theorem1":
+            want = 2 * k2 * c["gap_B"] + 2 * k2**2 * c["chi2"] * c["Gamma"]
+        else:
+            want = 2 * k2 * c["gap_B"] + 8 * k2**2 * c["d_tv"] ** 2 * c["Gamma_prime"]
+        assert_tight(ev.bound, want)
+        assert_upper_bound(ev.measured, ev.bound)
+
+
+def test_e3cs_family_compares_the_upper_confidence_limit():
+    family = FAMILIES["e3cs.regret"]
+    ints = {"K": 4, "k": 2, "T": 10}
+    ev = family.measure(ints, [0.5, 0.0, 0.1, 0.3, 0.6, 0.9], seed=3)
+    low, high = ev.interval
+    assert low <= ev.measured <= high
+    assert_tight(ev.ratio, high / ev.bound)
+    eta, S = 0.5, 10 * 2  # sigma = 0: sum_t (k - K sigma) = T k
+    assert_tight(ev.bound, eta * S + 4 * np.log(4) / eta)
+    same = family.measure(ints, [0.5, 0.0, 0.1, 0.3, 0.6, 0.9], seed=3)
+    assert same == ev  # common random numbers: the objective is deterministic
+
+
+def test_monte_carlo_violation_needs_the_lower_limit_above_the_bound():
+    assert Evaluation(1.0, 0.9, interval=(0.8, 1.2)).ratio > 1
+    assert not Evaluation(1.0, 0.9, interval=(0.8, 1.2)).violated
+    assert Evaluation(1.0, 0.7, interval=(0.8, 1.2)).violated
+    assert Evaluation(0.0, 0.0).ratio == 0.0 and Evaluation(1e-3, 0.0).violated
+
+
+# --- the search --------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", EXACT)
+def test_search_breaks_the_bound_divided_by_ten_within_the_default_budget(key):
+    result = search(scaled(FAMILIES[key], 0.1), seed=0)
+    cex = result.counterexample
+    assert cex is not None and cex.evaluation.violated and cex.ratio > 1
+    assert result.evaluations <= 2 * DEFAULT_BUDGET
+    ev = FAMILIES[key].measure(cex.integers, cex.vector())  # the catalogue bound holds there
+    assert_upper_bound(ev.measured, ev.bound)
+    assert_tight(cex.evaluation.bound, 0.1 * ev.bound)
+    if key.startswith("cafed"):  # shrunk to the fewest clients and the lowest dimension
+        assert cex.integers == {"N": 2, "d": 1}
+
+
+@pytest.mark.slow
+def test_search_breaks_the_e3cs_bound_divided_by_ten_with_confidence():
+    result = search(scaled(FAMILIES["e3cs.regret"], 0.1), budget=30, seed=0)
+    cex = result.counterexample
+    assert cex is not None and cex.evaluation.interval[0] > cex.evaluation.bound
+    again = scaled(FAMILIES["e3cs.regret"], 0.1).measure(
+        cex.integers, cex.vector(), seed=0 + engine.CONFIRMATION_OFFSET
+    )
+    assert again.violated  # confirmed with independent replicates
+
+
+def test_search_approaches_one_on_tight_statements():
+    tv = search(FAMILIES["divergences.tv_chi_square"], seed=0)
+    assert 0.99 < tv.ratio <= 1 + 1e-9 and tv.counterexample is None
+    fedau = search(FAMILIES["fedau.theorem3.per_round"], seed=0)
+    assert fedau.ratio > 0.95 and fedau.counterexample is None  # sup at t <= 40: >= 40/42
+
+
+@pytest.mark.parametrize("key", EXACT)
+def test_catalogue_bounds_hold_at_every_instance_searched(key):
+    result = search(FAMILIES[key], budget=30, seed=1)
+    assert result.counterexample is None and result.worst.ratio <= 1 + 1e-9
+
+
+def test_same_seed_same_result_and_the_json_reproduces(tmp_path):
+    family = FAMILIES["cafed.theorem3"]
+    first = search(family, budget=30, seed=5)
+    assert search(family, budget=30, seed=5).worst == first.worst
+    path = first.save(tmp_path / "worst.json")
+    saved = json.loads(path.read_text())
+    assert saved["seed"] == 5 and saved["budget"] == 30 and saved["versions"]["fedtheory"]
+    assert reproduce(path) == first.worst.evaluation
+    assert reproduce(saved).ratio == first.ratio
+
+
+def test_size_minimisation_lowers_each_size_integer_to_the_smallest_violating_value():
+    """A synthetic statement 'N x <= 1' on x in [0, 1]: violated iff N x > 1, so the smallest
+    violating instance has N = 2 (N = 1 never violates)."""
+    theorem = divergences.tv_chi_square
+    family = Family(
+        theorem,
+        "synthetic",
+        (Integer("N", 1, 8, "copies"),),
+        lambda ints: (Real("x", 0.0, 1.0),),
+        lambda ints, x, seed: Evaluation(ints["N"] * float(x[0]), 1.0),
+    )
+    record = engine._Recorder(family, 0)
+    start = record({"N": 8}, np.array([0.9]))
+    shrunk = engine._minimise_size(family, record, start, 200, 0, 2)
+    assert shrunk.integers == {"N": 2} and shrunk.evaluation.violated
+    assert engine._smaller(1, 8) == [1, 2, 3, 5, 7]  # lowest values, then halving 8 - 1
+
+
+def test_bad_input_raises_parameter_error():
+    family = FAMILIES["divergences.tv_chi_square"]
+    with pytest.raises(ParameterError, match="'budget' parameter of tightness.search"):
+        search(family, budget=2)
+    with pytest.raises(ParameterError, match="'family' parameter of tightness.search"):
+        search("cafed.theorem1")
+    with pytest.raises(ParameterError, match="'factor' parameter of scaled"):
+        scaled(family, 0.0)
+    with pytest.raises(ParameterError, match="'saved' parameter of tightness.reproduce"):
+        reproduce({"key": "nope"})
+    with pytest.raises(ParameterError, match="'delta' parameter of theorem3_attaining_point"):
+        theorem3_attaining_point(0.5)
+
+
+def test_every_family_is_an_upper_bound_of_the_catalogue():
+    for key, family in FAMILIES.items():
+        assert family.theorem.kind == "upper bound" and family.key == key
+        assert sp.Add(*family.theorem.terms.values()) == family.theorem.expression
+
+
+# --- command line ------------------------------------------------------------------------------
+def test_cli_prints_the_worst_ratio_and_saves_the_json(capsys, tmp_path):
+    out = tmp_path / "t1.json"
+    assert main(["tightness", "cafed.theorem1", "--budget", "30", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "worst ratio (measured / bound)" in text and "no counterexample" in text
+    saved = json.loads(out.read_text())
+    assert saved["worst"]["ratio"] <= 1 and f"{saved['worst']['ratio']:.6g}" in text
+
+
+def test_cli_reports_a_counterexample_to_a_deliberately_false_bound(capsys, tmp_path):
+    out = tmp_path / "weak.json"
+    args = ["tightness", "cafed.theorem1", "--scale", "0.1", "--out", str(out)]
+    assert main(args) == 1
+    assert "COUNTEREXAMPLE (shrunk)" in capsys.readouterr().out
+    assert json.loads(out.read_text())["counterexample"]["violated"] is True
+
+
+def test_cli_unknown_key_and_default_budget(capsys):
+    assert main(["tightness", "fedau.theorem2"]) == 2
+    assert "no tightness family" in capsys.readouterr().err
+    assert cli_tightness.DEFAULT_BUDGET == DEFAULT_BUDGET

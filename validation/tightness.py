@@ -1,0 +1,135 @@
+r"""Tightness table: the worst measured / bound found for every upper bound with a cheap
+measured side (:mod:`fedtheory.tightness`).
+
+For each family of ``fedtheory.tightness.FAMILIES`` (CA-Fed Theorems 1 and 3, the
+TV/chi-square inequality, FedAU's per-round Theorem 3, E3CS (27)/(28) on short horizons,
+FedLaAvg on Example 1) the search looks for the instance inside the bound's hypotheses that
+maximises measured / bound, with a fixed budget of evaluations. Each row compares the
+measured quantity with the bound *at the worst instance found*: a ratio above 1 there would
+be a counterexample. For the Monte-Carlo families (E3CS) the row's measured value is the
+upper 95% confidence limit of the mean regret, re-measured with independent replicates at
+the worst instance (the search itself maximised over noise). The notes give each worst
+instance's key constants and what is proved about the supremum (attained, approached, or
+unknown): a worst ratio well below a proved supremum of 1 says the budget was too small,
+not that the bound is loose.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
+from fedtheory.validation.registry import Check, Size, register
+from fedtheory.verdict import compare_upper_bound
+
+KNOWN_SUPREMUM = {"cafed.theorem1": 1.0, "cafed.theorem3": 1.0, "divergences.tv_chi_square": 1.0}
+"""Suprema of measured / bound over the families, where proved (each family's
+``tightness`` says how: attained or approached)."""
+
+
+def settings(size: Size) -> dict:
+    return {
+        "keys": list(FAMILIES),
+        "budget": {"tiny": 12, "quick": 60, "full": DEFAULT_BUDGET}[size],
+        "monte_carlo_budget": {"tiny": 6, "quick": 20, "full": 100}[size],
+        "seed": 0,
+    }
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    """One entry per family ``[F]``; the instances as JSON strings."""
+    out: dict[str, list] = {k: [] for k in ("ratio", "measured", "bound", "budget", "evaluations")}
+    out["instance"] = []
+    for key in s["keys"]:
+        family = FAMILIES[key]
+        budget = s["monte_carlo_budget"] if family.monte_carlo else s["budget"]
+        result = search(family, budget=budget, seed=s["seed"])
+        ev = result.worst.evaluation if result.confirmation is None else result.confirmation
+        measured = ev.measured if ev.interval is None else ev.interval[1]
+        out["ratio"].append(result.ratio)
+        out["measured"].append(measured)
+        out["bound"].append(ev.bound)
+        out["budget"].append(budget)
+        out["evaluations"].append(result.evaluations)
+        out["instance"].append(
+            json.dumps({"integers": dict(result.worst.integers), **dict(ev.constants)})
+        )
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _constants(text: str) -> str:
+    values = json.loads(text)
+    ints = values.pop("integers")
+    shown = {**ints, **{k: v for k, v in values.items() if k not in ints}}
+    return ", ".join(
+        f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()
+    )
+
+
+def judge(data, s):
+    rows = []
+    for i, key in enumerate(s["keys"]):
+        family = FAMILIES[key]
+        what = "upper 95% limit of the mean" if family.monte_carlo else "measured"
+        rows.append(
+            compare_upper_bound(
+                f"{family.theorem.title} at the worst instance found ({what}; budget "
+                f"{int(data['budget'][i])}; {_constants(str(data['instance'][i]))})",
+                family.theorem.reference,
+                data["measured"][i],
+                data["bound"][i],
+            )
+        )
+    return rows
+
+
+def notes(data, s) -> list[str]:
+    lines = []
+    for i, key in enumerate(s["keys"]):
+        family = FAMILIES[key]
+        sup = KNOWN_SUPREMUM.get(key)
+        known = f"; proved supremum {sup:.4g}" if sup is not None else ""
+        lines.append(
+            f"`{key}`: worst ratio {data['ratio'][i]:.4g} after {int(data['evaluations'][i])} "
+            f"evaluations (budget {int(data['budget'][i])}, seed {s['seed']}){known}. "
+            f"Known: {family.tightness}. Reproduce: `fedtheory tightness {key} --budget "
+            f"{int(data['budget'][i])} --seed {s['seed']}`"
+        )
+    return lines
+
+
+def plot(data, s, fig):
+    ax = fig.subplots()
+    keys = s["keys"]
+    y = np.arange(len(keys))
+    ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
+    known = [j for j, key in enumerate(keys) if key in KNOWN_SUPREMUM]
+    ax.plot(
+        [KNOWN_SUPREMUM[keys[j]] for j in known], known, "kD", mfc="none", label="proved supremum"
+    )
+    ax.axvline(1.0, color="C3", ls="--", label="ratio 1 (beyond: counterexample)")
+    ax.set_yticks(y, keys)
+    ax.set(
+        xlim=(0.0, 1.05 * max(1.0, float(np.max(data["ratio"])))),
+        xlabel="measured / bound (dimensionless)",
+        title="Worst ratio found by the tightness search per upper bound",
+    )
+    ax.legend(fontsize=7)
+
+
+register(
+    Check(
+        "tightness",
+        "Tightness table: worst measured / bound per upper bound",
+        "the catalogue's upper bounds (CA-Fed Theorems 1 and 3, TV vs chi-square, FedAU "
+        "Theorem 3 per round, E3CS (27)-(28), FedLaAvg Example 1) at the worst instance found",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("bound",),
+        notes=notes,
+    )
+)
