@@ -689,6 +689,7 @@ EXEMPT: dict[str, str] = {
     **{_m(MK, n): RECORD for n in ["MixingConstants"]},
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
+    _m(f"{TG}.engine", "source_digest"): NO_INPUT,
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Real"]},
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},

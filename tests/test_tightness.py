@@ -176,6 +176,7 @@ def test_same_seed_same_result_and_the_json_reproduces(tmp_path):
     path = first.save(tmp_path / "worst.json")
     saved = json.loads(path.read_text())
     assert saved["seed"] == 5 and saved["budget"] == 30 and saved["versions"]["fedtheory"]
+    assert saved["code"] == engine.source_digest() and len(saved["code"]) == 64
     assert reproduce(path) == first.worst.evaluation
     assert reproduce(saved).ratio == first.ratio
 

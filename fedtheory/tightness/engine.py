@@ -8,10 +8,11 @@ hypotheses, :func:`search` looks for :math:`\sup_x m(x)/b(x)` in three steps:
    large :math:`\log(m/b)`; a point with :math:`m>b` (a counterexample) is raised, so
    hypothesis *shrinks* it (fewer clients, shorter horizon, simpler reals) before it is
    reported;
-2. **local optimisation** (the rest): from the best ``starts`` points, Nelder-Mead
-   (``scipy.optimize.minimize``, bounded to the boxes) maximises :math:`\log(m/b)` over the
-   reals with the integers fixed; the boxes are the reparametrisation that keeps the
-   hypotheses true, so every iterate is a valid instance;
+2. **local optimisation** (the rest): from the best point of each of the ``starts`` best
+   integer configurations, Nelder-Mead (``scipy.optimize.minimize``, bounded to the boxes,
+   first simplex pointing into the box, restarted while it improves) maximises
+   :math:`\log(m/b)` over the reals with the integers fixed; the boxes are the
+   reparametrisation that keeps the hypotheses true, so every iterate is a valid instance;
 3. **size minimisation** of a counterexample found in step 2 (at most one more budget):
    each ``size`` integer in turn is capped at smaller values (its lowest values first, then
    halving the distance to the current value) and steps 1-2 are rerun with a fifth of the
@@ -29,10 +30,12 @@ The result is a :class:`SearchResult`, saved as a JSON that :func:`reproduce` re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +50,9 @@ from fedtheory.params import check_bool, check_instance, check_int, check_seed
 from fedtheory.tightness.family import Evaluation, Family
 
 DEFAULT_BUDGET = 300
-"""Evaluations of the measured side per search (the counterexample's shrinking may spend as
-many again)."""
+"""Evaluations of the measured side per search. A counterexample's shrinking spends more:
+hypothesis's shrinker (a few dozen evaluations in practice) or step 3 (at most one more
+budget)."""
 CONFIRMATION_OFFSET = 7919
 """A Monte-Carlo worst instance is re-measured with seed ``seed + CONFIRMATION_OFFSET``."""
 _LOG_CAP = 700.0  # log(ratio) is clipped to [-700, 700] (ratio 0 or inf)
@@ -123,6 +127,7 @@ class SearchResult:
             if self.counterexample is None
             else self.counterexample.as_dict(),
             "versions": library_versions(),
+            "code": source_digest(),
         }
 
     def save(self, path) -> Path:
@@ -130,6 +135,17 @@ class SearchResult:
         path = Path(path)
         atomic_write_text(path, json.dumps(self.as_dict(), indent=2))
         return path
+
+
+@cache
+def source_digest() -> str:
+    """SHA-256 of the ``fedtheory`` sources (the code version a saved search ran with)."""
+    import fedtheory
+
+    h = hashlib.sha256()
+    for path in sorted(Path(fedtheory.__file__).parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 class _Violation(Exception):
@@ -318,11 +334,13 @@ def search(
         E.g. ``FAMILIES["cafed.theorem1"]``, or ``scaled(FAMILIES[key], 0.1)`` for a
         deliberately false statement.
     budget : int
-        Evaluations of the measured side for steps 1-2 (step 3 may spend as many again).
+        Evaluations of the measured side for steps 1-2 (shrinking a counterexample spends
+        more, see ``DEFAULT_BUDGET``); the search stops at the first counterexample.
     seed : int
         Seeds hypothesis and the Monte-Carlo replicates: same seed, same result.
     starts : int
-        Local optimisations from the ``starts`` best explored points.
+        Local optimisations from the best point of each of the ``starts`` best integer
+        configurations explored.
     shrink : bool
         Minimise the size of a counterexample found by the local optimisation.
 
