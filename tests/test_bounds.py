@@ -79,7 +79,7 @@ def test_cafed_theorems_1_and_3_hold_on_random_quadratics(problem, raw, seed):
 
 
 def test_cafed_limit_cases_identical_clients_and_p_equal_alpha():
-    from fedtheory.testing.strategies import QuadraticProblem
+    from fedtheory.problems import QuadraticProblem
 
     same = QuadraticProblem(np.tile(np.diag([1.0, 3.0]), (4, 1, 1)), np.ones((4, 2)))
     dec = cafed.decomposition(same, np.zeros((1, 2)), [0.7, 0.1, 0.1, 0.1])
