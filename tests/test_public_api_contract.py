@@ -14,6 +14,8 @@ import importlib
 import inspect
 import pkgutil
 import re
+import tempfile
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import hypothesis
@@ -104,12 +106,14 @@ from fedtheory.testing import (
     strategies,
     theorem_values,
 )
+from fedtheory.validation.custom import load_checks, theorem_check
 
 
 def _finished_modules() -> list[str]:
     """The finished layers: every module of five packages (a new module is included), the
-    Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
-    names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
+    Markov tools, the E3CS selection modules of ``sim``, the E3CS comparators and the
+    bring-your-own-theorem builder of ``validation``."""
+    names = ["fedtheory.markov", "fedtheory.optim.e3cs", "fedtheory.validation.custom"]
     for package in ("availability", "bounds", "problems", "data", "testing"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
@@ -699,6 +703,27 @@ CONTRACT |= {
         },
         ("theorem", STRING),
         ("rtol", -1.0),
+    ),
+}
+NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
+NO_CHECKS.write_text("")
+CONTRACT |= {
+    _m("fedtheory.validation.custom", "theorem_check"): Case(
+        theorem_check,
+        {
+            "theorem": CATALOGUE["cafed.theorem1"],
+            "measure": lambda **values: 0.0,
+            "name": "contract",
+            "instances": [{"kappa": 2.0, "gap_B": 0.1, "chi2": 0.5, "Gamma": 1.0}],
+        },
+        ("theorem", STRING),
+        ("replicates", 1),
+    ),
+    _m("fedtheory.validation.custom", "load_checks"): Case(
+        load_checks,
+        {"path": NO_CHECKS},
+        ("path", 3),
+        ("path", "no_such_file.py"),
     ),
 }
 
