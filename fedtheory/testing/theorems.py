@@ -11,7 +11,7 @@ left-hand side); the other parameters are drawn first, in their boxes, then the 
 box is cut at the roots of all its hypotheses (evaluated at the values drawn) and the pivot
 is drawn in a piece where they all hold, endpoints included where they hold (a bound is
 often tight at ``gamma = 1/(4L)``). A hypothesis that no symbol solves is filtered
-(``assume``); every draw is finally re-checked by ``theorem.evaluate``.
+(``assume``); every draw is finally re-checked against every hypothesis.
 
 Boxes: a parameter's domain intersected with ``ranges[name]`` or, by default, with
 :data:`DEFAULT_BOX` for reals (``[-10, 10]``; positive reals start at
@@ -28,7 +28,7 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-from hypothesis import assume, given, target
+from hypothesis import HealthCheck, assume, given, target
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -242,9 +242,7 @@ def _values(draw, theorem, fixed: dict, boxes: dict):
         a, b, with_a, with_b = draw(st.sampled_from(pieces))
         values[p] = _draw_in(draw, box, a, b, with_a, with_b)
     args = [values[q] for q in plan.params]
-    assume(_holds(plan.checks, range(len(plan.checks)), args))
-    result = theorem.evaluate(strict=False, **values)
-    assume(result.valid)
+    assume(_holds(plan.checks, range(len(plan.checks)), args))  # every hypothesis, once more
     return values
 
 
@@ -317,6 +315,8 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
             )
     if fixed:
         _check_fixed(theorem, fixed, owner)
+    _plan(theorem, frozenset(fixed))  # solve the hypotheses now, not in the first draw
+    _ = theorem._numeric  # compile evaluate's functions now, not in the first example (deadlines)
     boxes = {
         p: _box(p, theorem.notation[p], ranges, owner) for p in theorem.parameters if p not in fixed
     }
@@ -353,8 +353,9 @@ def check_theorem(
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
 
     For every ``values`` drawn by :func:`theorem_values` (hypothesis, with the active
-    profile unless ``settings`` is given), ``measure(**values)`` (the quantity the theorem
-    speaks of, computed independently) is compared with ``theorem.evaluate(**values).total``:
+    profile without a deadline unless ``settings`` is given), ``measure(**values)`` (the
+    quantity the theorem speaks of, computed independently) is compared with
+    ``theorem.evaluate(**values).total``:
     :func:`assert_upper_bound` for an upper bound (``rtol`` default :data:`BOUND_RTOL`),
     :func:`assert_equal` for an exact statement (``rtol`` default :data:`TIGHT_RTOL`,
     ``atol``). Hypothesis's ``target`` pushes towards the largest ratio, and a failure is
@@ -367,9 +368,10 @@ def check_theorem(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from fedtheory.bounds import divergences
-    >>> check_theorem(divergences.tv_chi_square, lambda chi2: 0.5 * np.sqrt(chi2))
+    >>> from fedtheory.bounds import fedau
+    >>> def weight_error(p, K, t):  # exact E[(p omega_t - 1)^2] of FedAU's Algorithm 2
+    ...     return fedau.weight_error_exact(p, K, t + 1)[t]
+    >>> check_theorem(fedau.theorem3_per_round, weight_error, ranges={"t": (1, 20), "K": (1, 5)})
     ... # doctest: +ELLIPSIS
     TheoremCheck(...)
     """
@@ -413,8 +415,13 @@ def check_theorem(
         except AssertionError as err:
             raise AssertionError(f"{where}: {err}") from None
 
-    test = given(strategy)(one)
-    if settings is not None:
-        test = settings(test)
-    test()
+    if settings is None:  # the active profile, without a deadline (measurements take time)
+        settings = hypothesis_settings(
+            deadline=None,
+            suppress_health_check=[
+                *hypothesis_settings().suppress_health_check,
+                HealthCheck.too_slow,
+            ],
+        )
+    settings(given(strategy)(one))()
     return TheoremCheck(theorem.key, seen["examples"], seen["ratio"], seen["values"])
