@@ -1,4 +1,5 @@
-"""Shared tolerances (the three kinds of numerical assertion) and the hypothesis profiles."""
+"""Shared test helpers: the kit's assertions and tolerances (``fedtheory.testing``), the
+hypothesis profile, parameter-error and binomial checks."""
 
 from __future__ import annotations
 
@@ -11,32 +12,25 @@ from hypothesis import settings
 from scipy import stats
 
 from fedtheory.errors import ParameterError
-from fedtheory.testing import DEFAULT_PROFILE, register_profiles
+from fedtheory.testing import (
+    BOUND_RTOL,
+    DEFAULT_PROFILE,
+    TIGHT_RTOL,
+    ZERO_ATOL,
+    assert_equal,
+    assert_near_zero,
+    assert_upper_bound,
+    register_profiles,
+)
 
 # Derandomised by default, so the README's test command gives the same result on every
 # machine; HYPOTHESIS_PROFILE=dev (random) or =thorough explores.
 register_profiles()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 
-TIGHT_RTOL = 1e-9  # exact statements evaluated in float64
-BOUND_RTOL = 1e-9  # slack for "a <= b" (rounding only)
-ZERO_ATOL = 1e-12
-
-
-def assert_tight(a, b, rtol: float = TIGHT_RTOL) -> None:
-    """|a - b| <= rtol * |b| (elementwise), with ZERO_ATOL for b = 0."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    assert np.all(np.abs(a - b) <= rtol * np.abs(b) + ZERO_ATOL), (a, b)
-
-
-def assert_upper_bound(a, b, rtol: float = BOUND_RTOL) -> None:
-    """a <= b * (1 + rtol) (elementwise)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    assert np.all(a <= b + rtol * np.abs(b)), (a, b)
-
-
-def assert_near_zero(a, atol: float = ZERO_ATOL) -> None:
-    assert np.all(np.abs(np.asarray(a, float)) <= atol), a
+# The three kinds of numerical assertion and their named tolerances are the kit's
+# (fedtheory.testing.assertions); ``assert_tight`` is the tests' name for an exact statement.
+assert_tight = assert_equal
 
 
 def assert_parameter_error(call: Callable[[], object], name: str, allowed: str) -> str:
@@ -61,3 +55,17 @@ def binomial_frequencies_ok(freq, p, n: int, alpha: float) -> bool:
     z = stats.norm.ppf(1 - alpha / (2 * p.size))
     se = np.sqrt(np.maximum(p * (1 - p), 1e-12) / n)
     return bool(np.all(np.abs(freq - p) <= z * se))
+
+
+__all__ = [
+    "BOUND_RTOL",
+    "TIGHT_RTOL",
+    "ZERO_ATOL",
+    "assert_equal",
+    "assert_near_zero",
+    "assert_parameter_error",
+    "assert_tight",
+    "assert_upper_bound",
+    "binomial_frequencies_ok",
+    "binomial_interval",
+]

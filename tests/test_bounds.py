@@ -16,6 +16,7 @@ from fedtheory.bounds import CATALOGUE, cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import NOTATION, symbol
 from fedtheory.errors import HypothesisViolation
+from fedtheory.testing import theorem_values
 from fedtheory.testing.strategies import quadratic_problems, simplex
 from tests.conftest import assert_near_zero, assert_tight, assert_upper_bound
 
@@ -79,7 +80,7 @@ def test_cafed_theorems_1_and_3_hold_on_random_quadratics(problem, raw, seed):
 
 
 def test_cafed_limit_cases_identical_clients_and_p_equal_alpha():
-    from fedtheory.testing.strategies import QuadraticProblem
+    from fedtheory.problems import QuadraticProblem
 
     same = QuadraticProblem(np.tile(np.diag([1.0, 3.0]), (4, 1, 1)), np.ones((4, 2)))
     dec = cafed.decomposition(same, np.zeros((1, 2)), [0.7, 0.1, 0.1, 0.1])
@@ -91,16 +92,15 @@ def test_cafed_limit_cases_identical_clients_and_p_equal_alpha():
 
 
 @given(
-    st.floats(1.0, 50.0),
-    st.floats(0.0, 10.0),
-    st.floats(0.0, 5.0),
-    st.floats(0.0, 3.0),
-    st.floats(0.0, 1.0),
+    theorem_values(cafed.theorem1, ranges={"kappa": (1.0, 50.0)}),
+    theorem_values(cafed.theorem3, ranges={"kappa": (1.0, 50.0)}),
 )
-def test_cafed_numeric_equals_hand_transcription(kappa, gap, chi2, gam, dtv):
-    t1 = cafed.theorem1.evaluate(kappa=kappa, gap_B=gap, chi2=chi2, Gamma=gam)
+def test_cafed_numeric_equals_hand_transcription(v1, v3):
+    kappa, gap, chi2, gam = v1["kappa"], v1["gap_B"], v1["chi2"], v1["Gamma"]
+    t1 = cafed.theorem1.evaluate(**v1)
     assert_tight(t1.total, 2 * kappa**2 * gap + 2 * kappa**4 * chi2 * gam)
-    t3 = cafed.theorem3.evaluate(kappa=kappa, gap_B=gap, d_tv=dtv, Gamma_prime=gam)
+    kappa, gap, dtv, gam = v3["kappa"], v3["gap_B"], v3["d_tv"], v3["Gamma_prime"]
+    t3 = cafed.theorem3.evaluate(**v3)
     assert_tight(t3.total, 2 * kappa**2 * gap + 8 * kappa**4 * dtv**2 * gam)
 
 

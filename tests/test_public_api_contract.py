@@ -14,8 +14,11 @@ import importlib
 import inspect
 import pkgutil
 import re
+import tempfile
+from pathlib import Path
 from typing import Any, NamedTuple
 
+import hypothesis
 import numpy as np
 import pytest
 import torch
@@ -49,7 +52,7 @@ from fedtheory.bounds import (
 )
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
-from fedtheory.bounds.symbols import NOTATION, keyword_of, symbol
+from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
 from fedtheory.data import (
     FederatedDataset,
     cafed_clustered,
@@ -96,14 +99,24 @@ from fedtheory.sim.selection import reference as selection_reference
 from fedtheory.sim.selection import runner as selection_runner
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.testing import (
+    assert_equal,
+    assert_near_zero,
+    assert_upper_bound,
+    check_theorem,
+    strategies,
+    theorem_values,
+)
 from fedtheory.tightness import families as tightness_families
+from fedtheory.validation.custom import load_checks, theorem_check
 
 
 def _finished_modules() -> list[str]:
-    """The finished layers: every module of five packages (a new module is included), the
-    Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
-    names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
-    for package in ("availability", "bounds", "problems", "data", "tightness"):
+    """The finished layers: every module of six packages (a new module is included), the
+    Markov tools, the E3CS selection modules of ``sim``, the E3CS comparators and the
+    bring-your-own-theorem builder of ``validation``."""
+    names = ["fedtheory.markov", "fedtheory.optim.e3cs", "fedtheory.validation.custom"]
+    for package in ("availability", "bounds", "problems", "data", "tightness", "testing"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
     selection = importlib.import_module("fedtheory.sim.selection").__path__
@@ -452,6 +465,12 @@ CONTRACT |= {
     _m(f"{BD}.symbols", "keyword_of"): Case(
         keyword_of, {"sym": symbol("eta")}, ("sym", 3), ("sym", __import__("sympy").Symbol("zz"))
     ),
+    _m(f"{BD}.symbols", "notation_of"): Case(
+        notation_of,
+        {"sym": __import__("sympy").Symbol("zz", positive=True)},
+        ("sym", 3),
+        ("sym", __import__("sympy").Symbol("not an identifier")),
+    ),
     # --- problems ---------------------------------------------------------------------------
     _m(f"{PR}.ball", "Ball"): Case(
         Ball, {"center": np.zeros(2), "radius": 1.0}, ("radius", STRING), ("radius", -1.0)
@@ -682,6 +701,76 @@ CONTRACT |= {
     ),
 }
 
+# --- the property-testing kit -------------------------------------------------------------------
+TS = "fedtheory.testing"
+_STRATEGY_CASES = {
+    "simplex": ({"n": 3}, ("n", STRING), ("n", 0)),
+    "participation_probabilities": ({"max_clients": 3}, ("low", STRING), ("low", 1.5)),
+    "quadratic_problems": ({"max_clients": 3}, ("max_dim", STRING), ("kappa", (0.5, 2.0))),
+    "least_squares_problems": ({}, ("max_clients", STRING), ("max_clients", 1)),
+    "logistic_problems": ({}, ("ridge", STRING), ("ridge", (0.0, 1.0))),
+    "federated_datasets": ({}, ("num_classes", STRING), ("num_classes", 1)),
+    "weight_instances": ({}, ("bias", 3), ("bias", "kl")),
+    "stochastic_matrices": ({}, ("sparse", STRING), ("max_states", 1)),
+    "cyclic_patterns": ({}, ("max_period", STRING), ("max_period", 1)),
+    "block_patterns": ({}, ("max_block", STRING), ("max_block", 0)),
+    "step_schedules": ({}, ("max_rounds", STRING), ("max_rounds", 0)),
+    "quota_schedules": ({"k": 2, "K": 4}, ("k", STRING), ("k", 5)),
+    "e3cs_allocation_inputs": ({}, ("max_clients", STRING), ("max_clients", 1)),
+}
+CONTRACT |= {
+    _m(f"{TS}.strategies", name): Case(getattr(strategies, name), *case)
+    for name, case in _STRATEGY_CASES.items()
+}
+CONTRACT |= {
+    _m(f"{TS}.assertions", "assert_upper_bound"): Case(
+        assert_upper_bound, {"measured": 1.0, "bound": 2.0}, ("rtol", STRING), ("rtol", -1.0)
+    ),
+    _m(f"{TS}.assertions", "assert_equal"): Case(
+        assert_equal, {"measured": 1.0, "expected": 1.0}, ("atol", STRING), ("rtol", -1.0)
+    ),
+    _m(f"{TS}.assertions", "assert_near_zero"): Case(
+        assert_near_zero, {"measured": 0.0}, ("atol", STRING), ("atol", -1.0)
+    ),
+    _m(f"{TS}.theorems", "theorem_values"): Case(
+        theorem_values,
+        {"theorem": CATALOGUE["cafed.theorem1"]},
+        ("theorem", STRING),
+        ("fixed", {"kappa": 0.5}),  # breaks kappa >= 1
+    ),
+    _m(f"{TS}.theorems", "check_theorem"): Case(
+        check_theorem,
+        {
+            "theorem": CATALOGUE["cafed.lemma1.G_squared"],
+            "measure": lambda D, sigma2_max: D**2 + sigma2_max,
+            "settings": hypothesis.settings(max_examples=5),
+        },
+        ("theorem", STRING),
+        ("rtol", -1.0),
+    ),
+}
+NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
+NO_CHECKS.write_text("")
+CONTRACT |= {
+    _m("fedtheory.validation.custom", "theorem_check"): Case(
+        theorem_check,
+        {
+            "theorem": CATALOGUE["cafed.theorem1"],
+            "measure": lambda **values: 0.0,
+            "name": "contract",
+            "instances": [{"kappa": 2.0, "gap_B": 0.1, "chi2": 0.5, "Gamma": 1.0}],
+        },
+        ("theorem", STRING),
+        ("replicates", 1),
+    ),
+    _m("fedtheory.validation.custom", "load_checks"): Case(
+        load_checks,
+        {"path": NO_CHECKS},
+        ("path", 3),
+        ("path", "no_such_file.py"),
+    ),
+}
+
 RECORD = "frozen result record or state tuple (built by the library, not from user input)"
 PROTOCOL = "protocol / abstract base: nothing to construct"
 NO_INPUT = "takes no argument"
@@ -737,6 +826,9 @@ EXEMPT: dict[str, str] = {
     _m(f"{SM}.selection.runner", "SelectionRecord"): RECORD,
     _m(f"{SM}.selection.fedavg", "SelectedFedAvgState"): RECORD,
     _m("fedtheory.optim.e3cs", "BestFixedAllocation"): RECORD,
+    _m(f"{TS}.strategies", "two_state_chains"): NO_INPUT,
+    _m(f"{TS}.profiles", "register_profiles"): NO_INPUT,
+    _m(f"{TS}.theorems", "TheoremCheck"): RECORD,
 }
 
 

@@ -2,7 +2,8 @@
 
 A check computes its data (no plotting), judges it (verdict rows with measured and bound
 side by side) and plots it; ``validation.runner`` saves, resumes and writes the report.
-Modules are imported in the order of the report (SPEC §8 / issue 7 item 1).
+Modules are imported in the order of the report (SPEC §8 / issue 7 item 1). Your own
+statement gets the same machinery through :func:`theorem_check` (``custom.py``).
 """
 
 # ruff: noqa: I001, F401  (import order = report order; imports register the checks)
@@ -16,6 +17,7 @@ from fedtheory.validation import mimic_dropout
 from fedtheory.validation import cafed_appf
 from fedtheory.validation import errata
 from fedtheory.validation import tightness
-from fedtheory.validation.registry import CHECKS, Check
+from fedtheory.validation.registry import CHECKS, Check, register
+from fedtheory.validation.custom import load_checks, theorem_check
 
-__all__ = ["CHECKS", "Check"]
+__all__ = ["CHECKS", "Check", "load_checks", "register", "theorem_check"]

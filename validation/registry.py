@@ -29,7 +29,9 @@ class Check:
     from ``data`` only, so that :func:`with_wrong_bounds` can break them);
     ``plot(data, settings, fig)`` draws measured and bound in the same axes; the optional
     ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
-    empirical ordering), shown in the report without a verdict.
+    empirical ordering), shown in the report without a verdict. A check defined outside
+    the package (``fedtheory.validation.custom``) records in ``module`` the file that
+    registers it, for the report's reproduce command.
     """
 
     name: str
@@ -41,6 +43,7 @@ class Check:
     plot: Callable[[Data, dict, Figure], None]
     bounds: tuple[str, ...] = ()
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
+    module: str = ""  # the user's file that registers it (``fedtheory validate --module``)
 
 
 def with_wrong_bounds(check: Check, data: Data) -> Data:

@@ -130,35 +130,55 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
 
 
 def run(
-    names: Iterable[str], out: Path, *, size: Size, progress: Callable[[str], None] = print
+    names: Iterable[str | Check],
+    out: Path,
+    *,
+    size: Size,
+    progress: Callable[[str], None] = print,
 ) -> list[Outcome]:
-    """Run the named validations in order and write the report and ``results.json``."""
+    """Run the validations in order and write the report and ``results.json``.
+
+    ``names`` holds registered names (``CHECKS``) and/or ``Check`` objects, such as a
+    user's own (``fedtheory.validation.custom.theorem_check``), run without registering."""
     names = list(names)
     check_choice(size, SIZES, "size", "run")
-    unknown = [n for n in names if n not in CHECKS]
+    unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
     if unknown or not names:
         raise ParameterError(
-            f"The 'names' parameter of run must be a non-empty list of {sorted(CHECKS)}. "
-            f"Got {names!r} instead."
+            f"The 'names' parameter of run must be a non-empty list of Check objects or of "
+            f"{sorted(CHECKS)}. Got {names!r} instead."
         )
+    checks = [n if isinstance(n, Check) else CHECKS[n] for n in names]
     outcomes = []
-    for i, name in enumerate(names, 1):
-        progress(f"[{i}/{len(names)}] {name}: running")
-        outcome = run_check(CHECKS[name], out, size=size)
+    for i, check in enumerate(checks, 1):
+        name = check.name
+        progress(f"[{i}/{len(checks)}] {name}: running")
+        outcome = run_check(check, out, size=size)
         verdicts = ", ".join(r.verdict.value for r in outcome.rows)
         how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
-        progress(f"[{i}/{len(names)}] {name}: {verdicts}{how}")
+        progress(f"[{i}/{len(checks)}] {name}: {verdicts}{how}")
         outcomes.append(outcome)
     write_report(outcomes, out, size=size)
     return outcomes
 
 
-def command(names: list[str], out: Path, size: Size) -> str:
+def command(names: list[str], out: Path, size: Size, module: str = "") -> str:
     """The command line that reruns exactly these validations at this size, into a folder
-    of its own (next to ``out``) so that the full report is not overwritten."""
+    of its own (next to ``out``) so that the full report is not overwritten; ``module``:
+    the user's file that registers them (``--module``)."""
     checks = " ".join(f"--check {n}" for n in names)
     alone = out.parent / f"{out.name}-{'-'.join(names)}"
-    return f"fedtheory validate {checks} --size {size} --out {alone}"
+    where = f"--module {module} " if module else ""
+    return f"fedtheory validate {where}{checks} --size {size} --out {alone}"
+
+
+def _reproduce(check: Check, out: Path, size: Size) -> str:
+    """How to rerun ``check`` alone: the command line, or for a check defined in Python
+    and not registered from a file, the call."""
+    if check.module or CHECKS.get(check.name) is check:
+        return command([check.name], out, size, module=check.module)
+    alone = out.parent / f"{out.name}-{check.name}"
+    return f"fedtheory.validation.runner.run([check], Path({str(alone)!r}), size={size!r})"
 
 
 def _measured(r: Comparison) -> str:
@@ -224,7 +244,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             ),
             Image(c.name, f"{c.name}/figure.png"),
             Paragraph("Reproduce alone:"),
-            Code(command([c.name], out, size)),
+            Code(_reproduce(c, out, size)),
             Paragraph(
                 f"Data: `{c.name}/data.npz` (arrays: {', '.join(sorted(c.bounds))} are the "
                 f"bounds/predictions); settings: `{json.dumps(o.settings)}`"

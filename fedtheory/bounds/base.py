@@ -10,6 +10,7 @@ that broadcast over grids.
 
 from __future__ import annotations
 
+import inspect
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from fedtheory.bounds.symbols import NOTATION, keyword_of
+from fedtheory.bounds.symbols import Notation, notation_of
 from fedtheory.errors import HypothesisViolation, ParameterError
 from fedtheory.params import check_array, check_bool, check_choice, interval
 
@@ -85,18 +86,76 @@ class Theorem:
         The named terms; the statement's value is their sum.
     conditions : sequence of Condition
         Hypotheses checked at evaluation.
+    statement : str
+        The statement in plain text.
+    meanings : dict, optional
+        Meanings of symbols outside the notation table (by symbol name), shown by
+        ``help``/``fedtheory show``. Such symbols take their domain from their sympy
+        assumptions (:func:`fedtheory.bounds.symbols.notation_of`).
+
+    Each instance's ``evaluate`` has the theorem's parameters in its signature
+    (``inspect.signature(theorem.evaluate)``), and ``help(theorem)`` lists them with their
+    meaning, domain and symbol.
     """
 
-    def __init__(self, key, *, title, reference, kind, terms, conditions=(), statement=""):
+    def __init__(
+        self, key, *, title, reference, kind, terms, conditions=(), statement="", meanings=None
+    ):
         check_choice(kind, KINDS, "kind", "Theorem")
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
-        self.terms: dict[str, sp.Expr] = dict(terms)
+        self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in dict(terms).items()}
         self.conditions: tuple[Condition, ...] = tuple(conditions)
         self.statement = statement
+        meanings = dict(meanings or {})
         free = set().union(*(e.free_symbols for e in self.terms.values()))
         for c in self.conditions:
-            free |= c.lhs.free_symbols | sp.sympify(c.rhs).free_symbols
-        self.parameters: tuple[str, ...] = tuple(sorted(keyword_of(s) for s in free))
+            free |= sp.sympify(c.lhs).free_symbols | sp.sympify(c.rhs).free_symbols
+        notation: dict[str, Notation] = {}
+        for sym in free:
+            name, entry = notation_of(sym, meanings.get(sym.name, ""))
+            if name in notation:
+                raise ParameterError(
+                    f"The 'terms' parameter of Theorem must use one symbol per name. Got two "
+                    f"symbols named {name!r} ({notation[name].symbol!r} with different "
+                    "assumptions) instead."
+                )
+            notation[name] = entry
+        self.parameters: tuple[str, ...] = tuple(sorted(notation))
+        self.notation: dict[str, Notation] = {p: notation[p] for p in self.parameters}
+        self.__doc__ = self._doc()
+        self.evaluate = self._signed_evaluate()
+
+    def _doc(self) -> str:
+        """Statement, kind, reference, hypotheses and parameters (shown by ``help(theorem)``)."""
+        lines = [f"{self.title} ({self.kind}); {self.reference}.", ""]
+        if self.statement:
+            lines += [self.statement, ""]
+        if self.conditions:
+            lines += ["Hypotheses", "----------", *(f"- {c.text}" for c in self.conditions), ""]
+        lines += ["Parameters (keywords of ``evaluate``)", "-------------------------------------"]
+        for p, n in self.notation.items():
+            where = interval(n.low, n.high, low_open=n.low_open, high_open=n.high_open)
+            kind = "integer" if n.integer else "real"
+            lines += [f"{p} : {kind} in {where}", f"    {n.meaning} (symbol {n.symbol})"]
+        return "\n".join(lines)
+
+    def _signed_evaluate(self):
+        """``evaluate`` with this theorem's parameters in its signature and docstring."""
+        unbound = Theorem.evaluate
+
+        def evaluate(*, strict: bool = True, **values) -> BoundResult:
+            return unbound(self, strict=strict, **values)
+
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        evaluate.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, keyword, annotation="ArrayLike") for p in self.parameters]
+            + [inspect.Parameter("strict", keyword, default=True, annotation=bool)],
+            return_annotation=BoundResult,
+        )
+        evaluate.__name__ = "evaluate"
+        evaluate.__qualname__ = f"Theorem({self.key!r}).evaluate"
+        evaluate.__doc__ = f"Evaluate {self.title}.\n\n{unbound.__doc__}\n\n{self.__doc__}"
+        return evaluate
 
     @property
     def expression(self) -> sp.Expr:
@@ -105,7 +164,7 @@ class Theorem:
 
     @cached_property
     def _numeric(self):
-        syms = [NOTATION[p].symbol for p in self.parameters]
+        syms = [self.notation[p].symbol for p in self.parameters]
         terms = {k: sp.lambdify(syms, e, "numpy") for k, e in self.terms.items()}
         conds = [
             (c, sp.lambdify(syms, c.lhs, "numpy"), sp.lambdify(syms, c.rhs, "numpy"))
@@ -124,7 +183,7 @@ class Theorem:
             )
         arrays = []
         for p in self.parameters:
-            n = NOTATION[p]
+            n = self.notation[p]
             a = check_array(
                 values[p],
                 p,
@@ -182,4 +241,5 @@ class Theorem:
         return f"$\\text{{{_text(self.title)}}}:\\ {self.latex()}$"
 
     def __repr__(self) -> str:
-        return f"<{self.title} ({self.kind}; {self.reference})>"
+        params = ", ".join(self.parameters)
+        return f"<Theorem {self.key}: {self.title} ({self.kind}; {self.reference}) ({params})>"

@@ -7,6 +7,7 @@ Each entry maps the Python keyword used by ``Theorem.evaluate`` to its sympy sym
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 
 import sympy as sp
@@ -126,6 +127,41 @@ def symbol(name: str) -> sp.Symbol:
             f"Got {name!r} instead."
         )
     return NOTATION[name].symbol
+
+
+def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
+    """The keyword and entry of ``sym``: its entry of the notation table when it is one of
+    the table's symbols, otherwise an entry derived from the symbol's sympy assumptions
+    (``positive`` -> (0, inf), ``nonnegative`` -> [0, inf), ``negative``/``nonpositive``
+    likewise, ``integer``), keyed by the symbol's name, which must be a Python identifier.
+
+    This is how a theorem defined outside the package (``fedtheory.custom``) uses symbols
+    of its own, e.g. ``sympy.Symbol("mu", positive=True)``."""
+    if not isinstance(sym, sp.Symbol):
+        raise ParameterError(
+            f"The 'sym' parameter of notation_of must be a sympy Symbol. Got {sym!r} instead."
+        )
+    for key, entry in NOTATION.items():
+        if entry.symbol == sym:
+            return key, entry
+    name = sym.name
+    if not name.isidentifier() or keyword.iskeyword(name) or name == "strict":
+        raise ParameterError(
+            "The 'sym' parameter of notation_of must be a symbol of the notation table or "
+            f"be named by a Python identifier other than 'strict'. Got {name!r} instead."
+        )
+    low = 0.0 if (sym.is_nonnegative or sym.is_positive) else None
+    high = 0.0 if (sym.is_nonpositive or sym.is_negative) else None
+    entry = Notation(
+        sym,
+        meaning or f"{name} (declared by the theorem)",
+        low=low,
+        high=high,
+        low_open=bool(sym.is_positive),
+        high_open=bool(sym.is_negative),
+        integer=bool(sym.is_integer),
+    )
+    return name, entry
 
 
 def keyword_of(sym: sp.Symbol) -> str:

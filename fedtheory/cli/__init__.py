@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from fedtheory.cli import catalogue, tightness, validate
+from fedtheory import __version__
+from fedtheory.cli import catalogue, theorem, tightness, validate
 
-COMMANDS = (catalogue, validate, tightness)
+COMMANDS = (catalogue, theorem, validate, tightness)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fedtheory", description="Check federated-learning theory against experiment."
     )
+    parser.add_argument("--version", action="version", version=f"fedtheory {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parsers(sub)

@@ -1,20 +1,61 @@
-"""``fedtheory list``: the theorem catalogue and the validations."""
+"""``fedtheory list``: the theorem catalogue (filtered by paper and kind) and, with
+``--validations``, the validations.
+
+Listing theorems imports only ``fedtheory.bounds``; the validations (which import the
+simulator) are listed on request."""
 
 from __future__ import annotations
 
+import re
+import sys
 
-def _list(_args) -> int:
+KINDS = ("upper bound", "exact", "limit", "order")  # = fedtheory.bounds.base.KINDS (a test checks)
+
+
+def _paper_of_claim(claim: str) -> str:
+    """The paper a validation's claim names first, e.g. ``"Rodio et al. (CA-Fed), ..."`` ->
+    ``"cafed"`` (the catalogue's key prefix)."""
+    match = re.search(r"\(([^,)]+)", claim)
+    return re.sub(r"[^a-z0-9]", "", match.group(1).lower()) if match else ""
+
+
+def _list(args) -> int:
     from fedtheory.bounds import CATALOGUE
+
+    papers = sorted({key.split(".")[0] for key in CATALOGUE})
+    if args.paper is not None and args.paper not in papers:
+        print(f"fedtheory: unknown paper {args.paper!r}; choose from {papers}", file=sys.stderr)
+        return 2
+    theorems = [
+        (key, thm)
+        for key, thm in CATALOGUE.items()
+        if (args.paper is None or key.split(".")[0] == args.paper)
+        and (args.kind is None or thm.kind == args.kind)
+    ]
+    print("Theorems (fedtheory.bounds.CATALOGUE; fedtheory show KEY):")
+    for key, thm in theorems:
+        print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
+    if not theorems:
+        print("  (none)")
+    if not args.validations:
+        print("\nValidations: fedtheory list --validations")
+        return 0
     from fedtheory.validation import CHECKS
 
-    print("Theorems (fedtheory.bounds.CATALOGUE):")
-    for key, thm in CATALOGUE.items():
-        print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
     print("\nValidations (fedtheory validate --check NAME):")
     for name, check in CHECKS.items():
-        print(f"  {name:45s} {check.title}")
+        if args.paper is None or _paper_of_claim(check.claim) == args.paper:
+            print(f"  {name:45s} {check.title}")
     return 0
 
 
 def add_parsers(sub) -> None:
-    sub.add_parser("list", help="list theorems and validations").set_defaults(func=_list)
+    p = sub.add_parser("list", help="list theorems (filter by paper and kind) and validations")
+    p.add_argument("--paper", help="only this paper (key prefix: cafed, fedau, e3cs, ...)")
+    p.add_argument("--kind", choices=KINDS, help="only statements of this kind")
+    p.add_argument(
+        "--validations",
+        action="store_true",
+        help="also list the validations (imports the simulator)",
+    )
+    p.set_defaults(func=_list)

@@ -1,4 +1,4 @@
-"""``fedtheory validate``: run validations and write the report."""
+"""``fedtheory validate``: run validations (the papers' and your own) and write the report."""
 
 from __future__ import annotations
 
@@ -9,10 +9,18 @@ SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a te
 
 
 def _validate(args) -> int:
-    from fedtheory.validation import CHECKS
+    from fedtheory.errors import ParameterError
+    from fedtheory.validation import CHECKS, load_checks
     from fedtheory.validation.runner import run
 
-    names = args.check or list(CHECKS)
+    added = []
+    for module in args.module or []:
+        try:
+            added += load_checks(module)
+        except ParameterError as err:
+            print(f"fedtheory: {err}", file=sys.stderr)
+            return 2
+    names = args.check or added or list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
     if unknown:
         print(
@@ -26,7 +34,7 @@ def _validate(args) -> int:
     )
     violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
     print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
-    return 0
+    return 1 if args.fail_on_violated and violated else 0
 
 
 def add_parsers(sub) -> None:
@@ -35,9 +43,21 @@ def add_parsers(sub) -> None:
         "--check",
         action="append",
         metavar="NAME",
-        help="run only this validation (repeatable; default: all)",
+        help="run only this validation (repeatable; default: all, or those of --module)",
+    )
+    v.add_argument(
+        "--module",
+        action="append",
+        metavar="FILE.py",
+        help="a Python file that registers your own checks (fedtheory.validation."
+        "theorem_check + register); without --check, only its checks run (repeatable)",
     )
     v.add_argument("--out", default="results", help="output folder (default: results)")
+    v.add_argument(
+        "--fail-on-violated",
+        action="store_true",
+        help="exit with status 1 when a verdict row is violated (for CI jobs)",
+    )
     mode = v.add_mutually_exclusive_group()
     mode.add_argument(
         "--size",

@@ -1,81 +1,192 @@
-"""Hypothesis strategies for instances with exact constants, bounded to where the theorems
-are claimed (the project's own property tests use them; so can yours)."""
+r"""Hypothesis strategies for instances with exact constants, bounded to where the theorems
+are claimed (the project's own property tests use them; so can yours).
+
+Every public function checks its arguments (``ParameterError``) and returns a hypothesis
+strategy. Problems, data and processes are imported when a value is drawn, so importing
+this module stays light.
+
+=============================  ============================================================
+strategy                       draws
+=============================  ============================================================
+``probabilities``              one probability in [0.02, 0.98] (a constant strategy)
+``participation_probabilities`` Bernoulli probabilities ``p [N]``
+``simplex(n)``                 positive weights summing to one (``near_degenerate=True``
+                               mixes in weights of 1e-12..1e-6 and dominant clients)
+``quadratic_problems``         strongly convex quadratics with ``kappa`` in a given range
+``least_squares_problems``     ridge least squares on heterogeneous Gaussian data
+``logistic_problems``          ridge logistic regression (binary labels)
+``federated_datasets``         small data sets with uneven client sizes
+``two_state_chains``           feasible CA-Fed pairs ``(pi, lambda)``
+``stochastic_matrices``        primitive stochastic matrices ``[n, n]``
+``cyclic_patterns``            FedAU's cyclic participation (``Cyclic``)
+``block_patterns``             FedLaAvg's alternating blocks (``AlternatingBlocks``)
+``step_schedules``             decreasing step sizes ``a / (t + b)^c``
+``quota_schedules``            E3CS fairness quotas ``sigma_t`` in [0, k/K]
+``weight_instances``           CA-Fed App. D weight programs
+``e3cs_allocation_inputs``     inputs of E3CS's ProbAlloc
+=============================  ============================================================
+
+Values drawn inside a catalogue theorem's hypotheses: :func:`fedtheory.testing.theorem_values`.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from fedtheory.problems import QuadraticProblem
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_bool, check_choice, check_int, check_real, interval
 
 probabilities = st.floats(0.02, 0.98, allow_nan=False)
+"""One probability in [0.02, 0.98] (away from the degenerate 0 and 1)."""
+
+_TINY = (1e-12, 1e-9, 1e-6)  # near-degenerate weights
 
 
+def _range(value, name: str, owner: str, *, low: float, high: float | None = None):
+    """A ``(low, high)`` pair of reals inside ``[low, high]`` with ``low <= high``."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        where = interval(low, high, low_open=False, high_open=False)
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be a pair (low, high) of reals in "
+            f"{where}. Got {value!r} instead."
+        )
+    a = check_real(value[0], f"{name}[0]", owner, low=low, high=high)
+    b = check_real(value[1], f"{name}[1]", owner, low=a, high=high)
+    return a, b
+
+
+# --- weights and probabilities -------------------------------------------------------------
 @st.composite
-def simplex(draw, n: int, *, low: float = 1e-3):
-    """Positive weights summing to one."""
-    raw = np.array(draw(st.lists(st.floats(low, 1.0), min_size=n, max_size=n)))
+def _simplex(draw, n: int, low: float, near_degenerate: bool):
+    entry = st.floats(low, 1.0)
+    if near_degenerate:
+        entry = entry | st.sampled_from(_TINY)
+    raw = np.array(draw(st.lists(entry, min_size=n, max_size=n)))
     return raw / raw.sum()
 
 
+def simplex(n: int, *, low: float = 1e-3, near_degenerate: bool = False):
+    r"""Positive weights ``[n]`` summing to one (raw entries in ``[low, 1]``, normalised).
+
+    With ``near_degenerate=True`` entries of :math:`10^{-12}`, :math:`10^{-9}` and
+    :math:`10^{-6}` are mixed in, so some clients weigh almost nothing (and one can weigh
+    almost everything).
+    """
+    owner = "simplex"
+    n = check_int(n, "n", owner, low=1)
+    low = check_real(low, "low", owner, low=0.0, high=1.0, low_open=True)
+    return _simplex(n, low, check_bool(near_degenerate, "near_degenerate", owner))
+
+
+def participation_probabilities(
+    max_clients: int = 8, *, low: float = 0.02, high: float = 1.0, min_clients: int = 1
+):
+    """Bernoulli participation probabilities ``p [N]`` in ``[low, high]``, ``N`` in
+    ``[min_clients, max_clients]``."""
+    owner = "participation_probabilities"
+    max_clients = check_int(max_clients, "max_clients", owner, low=1)
+    min_clients = check_int(min_clients, "min_clients", owner, low=1, high=max_clients)
+    low = check_real(low, "low", owner, low=0.0, high=1.0, low_open=True)
+    high = check_real(high, "high", owner, low=low, high=1.0)
+    return st.integers(min_clients, max_clients).flatmap(
+        lambda n: st.lists(st.floats(low, high), min_size=n, max_size=n).map(np.array)
+    )
+
+
+# --- problems with exact constants ------------------------------------------------------------
 @st.composite
-def quadratic_problems(draw, max_clients: int = 5, max_dim: int = 3):
-    """Random strongly convex quadratic problems with exact constants."""
+def _quadratic_problems(draw, max_clients, max_dim, kappa, noise_std):
+    from fedtheory.problems import QuadraticProblem
+
     n = draw(st.integers(2, max_clients))
     d = draw(st.integers(1, max_dim))
     mu = draw(st.floats(0.1, 2.0))
-    L = mu * draw(st.floats(1.0, 20.0))
+    L = mu * draw(st.floats(*kappa))
     seed = draw(st.integers(0, 2**31 - 1))
-    alpha = draw(simplex(n))
+    alpha = draw(_simplex(n, 1e-3, False))
     return QuadraticProblem.random(
-        n, d, mu=mu, L=L, spread=draw(st.floats(0.0, 3.0)), alpha=alpha, seed=seed
+        n,
+        d,
+        mu=mu,
+        L=L,
+        spread=draw(st.floats(0.0, 3.0)),
+        noise_std=draw(st.floats(*noise_std)),
+        alpha=alpha,
+        seed=seed,
+    )
+
+
+def quadratic_problems(
+    max_clients: int = 5,
+    max_dim: int = 3,
+    *,
+    kappa: tuple[float, float] = (1.0, 20.0),
+    noise_std: tuple[float, float] = (0.0, 0.0),
+):
+    r"""Strongly convex quadratic problems (``QuadraticProblem.random``) with
+    :math:`\kappa=L/\mu` in the range ``kappa`` (both extremes attained by an eigenvalue),
+    ``2..max_clients`` clients, dimension ``1..max_dim`` and gradient noise standard
+    deviation in ``noise_std``; every constant is exact."""
+    owner = "quadratic_problems"
+    return _quadratic_problems(
+        check_int(max_clients, "max_clients", owner, low=2),
+        check_int(max_dim, "max_dim", owner, low=1),
+        _range(kappa, "kappa", owner, low=1.0),
+        _range(noise_std, "noise_std", owner, low=0.0),
     )
 
 
 @st.composite
-def weight_instances(draw, max_clients: int = 12, *, bias: str = "none"):
-    """Instances of CA-Fed's App. D weight program (``fedtheory.optim.WeightInstance``)."""
-    from fedtheory.optim import WeightInstance
+def _data_problems(draw, model, max_clients, max_dim, ridge):
+    from fedtheory.data import FederatedDataset, gaussian_linear
+    from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem
 
     n = draw(st.integers(2, max_clients))
-    floats = st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)
-    a = np.array(draw(st.lists(st.floats(0.1, 5.0), min_size=n, max_size=n)))
-    return WeightInstance(
-        a,
-        draw(st.floats(0.0, 3.0)),
-        draw(st.floats(-1.0, 1.0)),
-        np.array(draw(floats)),
-        draw(simplex(n)),
-        Q=draw(st.floats(0.5, 3.0)),
-        bias=bias,
-        # tiny positive bias weights give weights ~ sqrt(w) that no solver resolves
-        bias_weight=0.0 if bias == "none" else draw(st.just(0.0) | st.floats(1e-3, 2.0)),
+    d = draw(st.integers(1, max_dim))
+    samples = draw(st.integers(2, 12))
+    seed = draw(st.integers(0, 2**31 - 1))
+    data = gaussian_linear(
+        n, d, samples, heterogeneity=draw(st.floats(0.0, 2.0)), noise=0.1, seed=seed
+    )
+    rho = draw(st.floats(*ridge))
+    if model == "least_squares":
+        return LeastSquaresProblem(data, ridge=rho, batch_size=1)
+    binary = FederatedDataset(data.features, (data.labels > 0).astype(float), data.counts)
+    return LogisticRegressionProblem(binary, ridge=rho, batch_size=1)
+
+
+def least_squares_problems(
+    max_clients: int = 4, max_dim: int = 3, *, ridge: tuple[float, float] = (0.01, 1.0)
+):
+    """Ridge least-squares problems on heterogeneous Gaussian linear data (``gaussian_linear``),
+    batch size 1 (so the exact gradient noise is non-zero); ridge in ``ridge``."""
+    owner = "least_squares_problems"
+    return _data_problems(
+        "least_squares",
+        check_int(max_clients, "max_clients", owner, low=2),
+        check_int(max_dim, "max_dim", owner, low=1),
+        _range(ridge, "ridge", owner, low=0.0),
+    )
+
+
+def logistic_problems(
+    max_clients: int = 4, max_dim: int = 3, *, ridge: tuple[float, float] = (0.01, 1.0)
+):
+    r"""Ridge binary logistic-regression problems (certified :math:`L`, :math:`\mu=\rho`)
+    on the sign of Gaussian linear data; ridge :math:`\rho` in ``ridge`` (positive)."""
+    owner = "logistic_problems"
+    ridge = _range(ridge, "ridge", owner, low=1e-6)
+    return _data_problems(
+        "logistic",
+        check_int(max_clients, "max_clients", owner, low=2),
+        check_int(max_dim, "max_dim", owner, low=1),
+        ridge,
     )
 
 
 @st.composite
-def step_schedules(draw, max_rounds: int = 60):
-    """Decreasing step sizes eta_t = a / (t + b)^c, t = 0..T (CA-Fed Theorem 2)."""
-    T = draw(st.integers(1, max_rounds))
-    a, b, c = draw(st.floats(1e-3, 0.5)), draw(st.floats(1.0, 10.0)), draw(st.floats(0.5, 1.0))
-    return a / (np.arange(T + 1) + b) ** c
-
-
-@st.composite
-def quota_schedules(draw, *, k: int, K: int, max_rounds: int = 50, saturated: bool = True):
-    """Fairness quotas sigma_t in [0, k/K] (E3CS). With ``saturated=False`` every quota is at
-    most 0.99 k/K, so sum_t (k - K sigma_t) > 0 (the hypothesis of E3CS's optimal eta)."""
-    T = draw(st.integers(1, max_rounds))
-    top = 1.0 if saturated else 0.99
-    fractions = draw(st.lists(st.floats(0.0, top), min_size=T, max_size=T))
-    return np.array(fractions) * k / K
-
-
-@st.composite
-def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int = 5):
-    """Small federated data sets with uneven client sizes (padding exercised).
-
-    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
+def _federated_datasets(draw, num_classes, max_clients):
     from fedtheory.data import FederatedDataset
 
     n = draw(st.integers(1, max_clients))
@@ -89,13 +200,63 @@ def federated_datasets(draw, *, num_classes: int | None = None, max_clients: int
     return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
 
 
-@st.composite
-def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
-    """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``.
+def federated_datasets(*, num_classes: int | None = None, max_clients: int = 5):
+    """Small federated data sets with uneven client sizes (padding exercised).
 
-    A cycle ``i -> i+1 (mod n)`` and a self-loop at state 0 are kept positive, which makes
-    the chain irreducible and aperiodic; the other entries are random and may be zero.
-    """
+    ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
+    owner = "federated_datasets"
+    if num_classes is not None:
+        num_classes = check_int(num_classes, "num_classes", owner, low=2)
+    return _federated_datasets(num_classes, check_int(max_clients, "max_clients", owner, low=1))
+
+
+@st.composite
+def _weight_instances(draw, max_clients, bias):
+    from fedtheory.optim import WeightInstance
+
+    n = draw(st.integers(2, max_clients))
+    floats = st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)
+    a = np.array(draw(st.lists(st.floats(0.1, 5.0), min_size=n, max_size=n)))
+    return WeightInstance(
+        a,
+        draw(st.floats(0.0, 3.0)),
+        draw(st.floats(-1.0, 1.0)),
+        np.array(draw(floats)),
+        draw(_simplex(n, 1e-3, False)),
+        Q=draw(st.floats(0.5, 3.0)),
+        bias=bias,
+        # tiny positive bias weights give weights ~ sqrt(w) that no solver resolves
+        bias_weight=0.0 if bias == "none" else draw(st.just(0.0) | st.floats(1e-3, 2.0)),
+    )
+
+
+def weight_instances(max_clients: int = 12, *, bias: str = "none"):
+    """Instances of CA-Fed's App. D weight program (``fedtheory.optim.WeightInstance``)."""
+    owner = "weight_instances"
+    return _weight_instances(
+        check_int(max_clients, "max_clients", owner, low=2),
+        check_choice(bias, ("none", "chi2", "tv"), "bias", owner),
+    )
+
+
+# --- availability ---------------------------------------------------------------------------
+@st.composite
+def _two_state_chains(draw):
+    pi = draw(probabilities)
+    low = 1.0 - 1.0 / max(pi, 1.0 - pi)
+    lam = draw(st.floats(max(low, -0.98), 0.98))
+    return pi, lam
+
+
+def two_state_chains():
+    r"""Feasible CA-Fed pairs ``(pi, lam)``: :math:`\pi\in[0.02,0.98]`, :math:`\lambda` in
+    its feasible range :math:`[1-1/\max(\pi,1-\pi),1)` intersected with
+    :math:`[-0.98,0.98]`."""
+    return _two_state_chains()
+
+
+@st.composite
+def _stochastic_matrices(draw, max_states, sparse):
     n = draw(st.integers(2, max_states))
     values = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=n * n, max_size=n * n)))
     values = values.reshape(n, n)
@@ -108,19 +269,97 @@ def stochastic_matrices(draw, max_states: int = 6, *, sparse: bool = True):
     return values / values.sum(axis=1, keepdims=True)
 
 
-@st.composite
-def two_state_chains(draw):
-    """Feasible CA-Fed pairs ``(pi, lam)`` with ``lam`` in the open interval (-1, 1)."""
-    pi = draw(probabilities)
-    low = 1.0 - 1.0 / max(pi, 1.0 - pi)
-    lam = draw(st.floats(max(low, -0.98), 0.98))
-    return pi, lam
+def stochastic_matrices(max_states: int = 6, *, sparse: bool = True):
+    """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``, ``n`` in
+    ``2..max_states``.
+
+    A cycle ``i -> i+1 (mod n)`` and a self-loop at state 0 are kept positive, which makes
+    the chain irreducible and aperiodic; the other entries are random and may be zero.
+    """
+    owner = "stochastic_matrices"
+    return _stochastic_matrices(
+        check_int(max_states, "max_states", owner, low=2), check_bool(sparse, "sparse", owner)
+    )
 
 
 @st.composite
-def e3cs_allocation_inputs(draw, max_clients: int = 12):
-    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
-    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+def _cyclic_patterns(draw, max_clients, max_period):
+    from fedtheory.availability import Cyclic
+
+    n = draw(st.integers(1, max_clients))
+    p = draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n))
+    return Cyclic(np.array(p), period=draw(st.integers(2, max_period)))
+
+
+def cyclic_patterns(max_clients: int = 6, *, max_period: int = 20):
+    """FedAU's cyclic participation (``availability.Cyclic``): per-client targets
+    ``p [N]`` in [0, 1] and a period in ``2..max_period``."""
+    owner = "cyclic_patterns"
+    return _cyclic_patterns(
+        check_int(max_clients, "max_clients", owner, low=1),
+        check_int(max_period, "max_period", owner, low=2),
+    )
+
+
+@st.composite
+def _block_patterns(draw, max_block, max_clients):
+    from fedtheory.availability import AlternatingBlocks
+
+    n = draw(st.integers(2, max_clients))
+    group1 = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    group1[0], group1[-1] = True, False  # both groups non-empty
+    t1, t2 = draw(st.integers(1, max_block)), draw(st.integers(1, max_block))
+    return AlternatingBlocks(t1, t2, group1=group1)
+
+
+def block_patterns(max_block: int = 10, *, max_clients: int = 2):
+    """FedLaAvg's alternating blocks (``availability.AlternatingBlocks``): block lengths
+    ``t1, t2`` in ``1..max_block`` and two non-empty groups among ``2..max_clients``
+    clients (Example 1 when ``max_clients=2``)."""
+    owner = "block_patterns"
+    return _block_patterns(
+        check_int(max_block, "max_block", owner, low=1),
+        check_int(max_clients, "max_clients", owner, low=2),
+    )
+
+
+# --- schedules ------------------------------------------------------------------------------
+@st.composite
+def _step_schedules(draw, max_rounds):
+    T = draw(st.integers(1, max_rounds))
+    a, b, c = draw(st.floats(1e-3, 0.5)), draw(st.floats(1.0, 10.0)), draw(st.floats(0.5, 1.0))
+    return a / (np.arange(T + 1) + b) ** c
+
+
+def step_schedules(max_rounds: int = 60):
+    """Decreasing step sizes ``eta_t = a / (t + b)^c``, ``t = 0..T`` (CA-Fed Theorem 2),
+    ``a`` in [1e-3, 0.5], ``b`` in [1, 10], ``c`` in [0.5, 1], ``T`` in ``1..max_rounds``."""
+    return _step_schedules(check_int(max_rounds, "max_rounds", "step_schedules", low=1))
+
+
+@st.composite
+def _quota_schedules(draw, k, K, max_rounds, saturated):
+    T = draw(st.integers(1, max_rounds))
+    top = 1.0 if saturated else 0.99
+    fractions = draw(st.lists(st.floats(0.0, top), min_size=T, max_size=T))
+    return np.array(fractions) * k / K
+
+
+def quota_schedules(*, k: int, K: int, max_rounds: int = 50, saturated: bool = True):
+    """Fairness quotas ``sigma_t`` in [0, k/K] (E3CS). With ``saturated=False`` every quota is
+    at most 0.99 k/K, so sum_t (k - K sigma_t) > 0 (the hypothesis of E3CS's optimal eta)."""
+    owner = "quota_schedules"
+    K = check_int(K, "K", owner, low=1)
+    return _quota_schedules(
+        check_int(k, "k", owner, low=1, high=K),
+        K,
+        check_int(max_rounds, "max_rounds", owner, low=1),
+        check_bool(saturated, "saturated", owner),
+    )
+
+
+@st.composite
+def _e3cs_allocation_inputs(draw, max_clients):
     n = draw(st.integers(2, max_clients))
     k = draw(st.integers(1, n))
     reps = draw(st.integers(1, 3))
@@ -129,3 +368,11 @@ def e3cs_allocation_inputs(draw, max_clients: int = 12):
     log_w = spread * np.array(raw).reshape(reps, n)
     fraction = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
     return log_w, k, fraction * k / n
+
+
+def e3cs_allocation_inputs(max_clients: int = 12):
+    """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
+    gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
+    return _e3cs_allocation_inputs(
+        check_int(max_clients, "max_clients", "e3cs_allocation_inputs", low=2)
+    )

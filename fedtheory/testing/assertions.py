@@ -1,0 +1,132 @@
+r"""Numerical assertions with named tolerances (STYLE.md habit 14).
+
+Three kinds, each named after what it claims:
+
+* :func:`assert_equal` -- an exact statement: :math:`|a-b|\le\mathrm{rtol}\,|b|+\mathrm{atol}`;
+* :func:`assert_upper_bound` -- an upper bound: :math:`a\le b+\mathrm{rtol}\,|b|`;
+* :func:`assert_near_zero` -- :math:`|a|\le\mathrm{atol}`.
+
+All compare elementwise (arrays broadcast). On failure the message shows, at the worst
+point, the measured value, the bound (or expected value), their ratio, the tolerance by
+name, and how many points fail, e.g.::
+
+    upper bound violated at 1 of 3 point(s); worst at index (2,): measured 2.1,
+    bound 2, ratio 1.05 (tolerance BOUND_RTOL = 1e-09)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.params import check_real
+from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
+
+TIGHT_RTOL = 1e-9
+"""Relative tolerance of an exact statement evaluated in float64."""
+BOUND_RTOL = _VERDICT_BOUND_RTOL
+"""Relative slack of ``measured <= bound`` (rounding only; the verdicts use the same)."""
+ZERO_ATOL = 1e-12
+"""Absolute tolerance of a quantity that must vanish (and of ``assert_equal`` at 0)."""
+
+__all__ = [
+    "BOUND_RTOL",
+    "TIGHT_RTOL",
+    "ZERO_ATOL",
+    "assert_equal",
+    "assert_near_zero",
+    "assert_upper_bound",
+]
+
+
+def _pair(measured, reference) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(measured, dtype=float)
+    b = np.asarray(reference, dtype=float)
+    return np.broadcast_arrays(a, b)
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.6g}" if b != 0 else ("inf" if a != 0 else "nan (0/0)")
+
+
+def _message(what: str, ok: np.ndarray, score: np.ndarray, a, b, label: str, tol: str) -> str:
+    i = np.unravel_index(int(np.nanargmax(np.where(ok, -np.inf, score))), ok.shape)
+    where = f" at index {tuple(int(j) for j in i)}" if ok.ndim else ""
+    return (
+        f"{what} at {int(ok.size - ok.sum())} of {ok.size} point(s); worst{where}: "
+        f"measured {float(a[i]):.10g}, {label} {float(b[i]):.10g}, "
+        f"ratio {_ratio(float(a[i]), float(b[i]))} ({tol})"
+    )
+
+
+def _tolerance(value: float, default: float, name: str) -> str:
+    suffix = "" if value == default else " (custom)"
+    return f"{name} = {value:g}{suffix}"
+
+
+def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL) -> None:
+    r"""Assert ``measured <= bound * (1 + rtol)`` at every point (upper-bound statements).
+
+    Parameters
+    ----------
+    measured, bound : array_like
+        Broadcastable arrays (NaN anywhere fails).
+    rtol : float
+        Relative slack, :data:`BOUND_RTOL` (rounding only) by default.
+
+    Raises
+    ------
+    AssertionError
+        With measured, bound and ratio at the point of largest ratio among the failures.
+
+    Examples
+    --------
+    >>> assert_upper_bound([0.5, 1.0], 1.0)
+    """
+    rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0)
+    a, b = _pair(measured, bound)
+    ok = a <= b + rtol * np.abs(b)
+    if not np.all(ok):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
+        tol = _tolerance(rtol, BOUND_RTOL, "BOUND_RTOL")
+        raise AssertionError(_message("upper bound violated", ok, score, a, b, "bound", tol))
+
+
+def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = ZERO_ATOL) -> None:
+    r"""Assert ``|measured - expected| <= rtol * |expected| + atol`` at every point (exact
+    statements).
+
+    Examples
+    --------
+    >>> assert_equal(0.1 + 0.2, 0.3)
+    """
+    rtol = check_real(rtol, "rtol", "assert_equal", low=0.0)
+    atol = check_real(atol, "atol", "assert_equal", low=0.0)
+    a, b = _pair(measured, expected)
+    dev = np.abs(a - b)
+    ok = dev <= rtol * np.abs(b) + atol
+    if not np.all(ok):
+        tol = (
+            f"{_tolerance(rtol, TIGHT_RTOL, 'TIGHT_RTOL')}, "
+            f"{_tolerance(atol, ZERO_ATOL, 'ZERO_ATOL')}; "
+            f"largest |measured - expected| {float(np.nanmax(np.where(ok, 0, dev))):.3g}"
+        )
+        score = np.nan_to_num(dev, nan=np.inf)
+        raise AssertionError(_message("equality fails", ok, score, a, b, "expected", tol))
+
+
+def assert_near_zero(measured, *, atol: float = ZERO_ATOL) -> None:
+    r"""Assert ``|measured| <= atol`` at every point.
+
+    Examples
+    --------
+    >>> assert_near_zero([1e-15, -1e-14])
+    """
+    atol = check_real(atol, "atol", "assert_near_zero", low=0.0)
+    a = np.asarray(measured, dtype=float)
+    ok = np.abs(a) <= atol
+    if not np.all(ok):
+        score = np.nan_to_num(np.abs(a), nan=np.inf)
+        tol = _tolerance(atol, ZERO_ATOL, "ZERO_ATOL")
+        bound = np.full(a.shape, atol)
+        raise AssertionError(_message("not near zero", ok, score, a, bound, "bound", tol))

@@ -1,0 +1,427 @@
+r"""Values inside a theorem's hypotheses, and a property check of a theorem on them.
+
+:func:`theorem_values` turns a :class:`~fedtheory.bounds.Theorem` into a hypothesis strategy
+of keyword dictionaries for ``theorem.evaluate``. Every value lies in its parameter's domain
+(the notation table, or the sympy assumptions of a user's own symbol) and every declared
+hypothesis holds, so no property test draws an input its theorem excludes.
+
+How the hypotheses are met, not filtered: each hypothesis ``lhs rel rhs`` is solved with
+sympy for one of its symbols, its *pivot* (preferring real over integer symbols and the
+left-hand side); the other parameters are drawn first, in their boxes, then the pivot's
+box is cut at the roots of all its hypotheses (evaluated at the values drawn) and the pivot
+is drawn in a piece where they all hold, endpoints included where they hold (a bound is
+often tight at ``gamma = 1/(4L)``). A hypothesis that no symbol solves is filtered
+(``assume``); every draw is finally re-checked against every hypothesis.
+
+Boxes: a parameter's domain intersected with ``ranges[name]`` or, by default, with
+:data:`DEFAULT_BOX` for reals (``[-10, 10]``; positive reals start at
+:data:`POSITIVE_FLOOR`) and ``[low, low + 100]`` for integers.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+import sympy as sp
+from hypothesis import HealthCheck, assume, given, target
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_instance, check_real, interval
+from fedtheory.testing.assertions import (
+    BOUND_RTOL,
+    TIGHT_RTOL,
+    ZERO_ATOL,
+    assert_equal,
+    assert_upper_bound,
+)
+
+__all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR", "TheoremCheck", "check_theorem", "theorem_values"]
+
+DEFAULT_BOX = 100.0
+"""Reals are drawn in ``[-10, 10]`` (unbounded) or ``[low, low + DEFAULT_BOX]`` (bounded
+below); integers in ``[low, low + DEFAULT_BOX]``."""
+POSITIVE_FLOOR = 1e-6
+"""Smallest value drawn for a parameter that must be positive (``(0, ...)``), so that terms
+such as ``1/x`` stay finite."""
+
+_RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def _theorem_type():
+    from fedtheory.bounds.base import Theorem
+
+    return Theorem
+
+
+# --- boxes --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Box:
+    low: float
+    high: float
+    integer: bool
+
+
+def _box(name: str, entry, ranges: Mapping, owner: str) -> _Box:
+    lo = entry.low if entry.low is not None else -10.0
+    if entry.low is not None and entry.low_open:
+        lo = entry.low + POSITIVE_FLOOR if not entry.integer else entry.low + 1
+    if entry.high is not None:
+        hi = entry.high - (POSITIVE_FLOOR if entry.high_open else 0.0)
+    else:
+        hi = lo + DEFAULT_BOX if entry.low is not None else 10.0
+    if name in ranges:
+        r = ranges[name]
+        if not isinstance(r, (tuple, list)) or len(r) != 2:
+            raise ParameterError(
+                f"The 'ranges[{name}]' parameter of {owner} must be a pair (low, high). "
+                f"Got {r!r} instead."
+            )
+        where = interval(entry.low, entry.high, low_open=entry.low_open, high_open=entry.high_open)
+        a = check_real(
+            r[0],
+            f"ranges[{name}]",
+            owner,
+            low=entry.low,
+            high=entry.high,
+            low_open=entry.low_open,
+            high_open=entry.high_open,
+        )
+        b = check_real(r[1], f"ranges[{name}]", owner, low=a, high=entry.high)
+        if entry.high_open and entry.high is not None and b >= entry.high:
+            raise ParameterError(
+                f"The 'ranges[{name}]' parameter of {owner} must lie in {where}. Got {r!r} instead."
+            )
+        lo, hi = a, b
+    if entry.integer:
+        lo, hi = math.ceil(lo), math.floor(hi)
+        if lo > hi:
+            raise ParameterError(
+                f"The 'ranges[{name}]' parameter of {owner} must contain an integer. "
+                f"Got {ranges.get(name)!r} instead."
+            )
+    return _Box(float(lo), float(hi), entry.integer)
+
+
+# --- pivots -------------------------------------------------------------------------------
+@dataclass
+class _Plan:
+    """How to draw: free parameters, then pivots in dependency order."""
+
+    params: tuple[str, ...]
+    symbols: tuple[sp.Symbol, ...]
+    checks: list  # [(condition, lhs_fn, rhs_fn)] over all parameters
+    pivots: dict = field(default_factory=dict)  # name -> [(condition index, [root fns])]
+    order: list = field(default_factory=list)  # draw order of the parameters
+    filtered: list = field(default_factory=list)  # condition indices met by rejection
+
+
+def _roots(cond, sym: sp.Symbol, params, symbols):
+    """Root functions of ``lhs = rhs`` in ``sym`` (over all parameters), or None."""
+    try:
+        sols = sp.solve(sp.Eq(sp.sympify(cond.lhs), sp.sympify(cond.rhs)), sym, dict=False)
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+    sols = [s for s in sols if not isinstance(s, (dict, tuple)) and s.free_symbols <= set(symbols)]
+    if not sols or any(sym in s.free_symbols for s in sols):
+        return None
+    return [sp.lambdify(symbols, s, "numpy") for s in sols]
+
+
+@cache
+def _plan(theorem, fixed_names: frozenset) -> _Plan:
+    params = theorem.parameters
+    symbols = tuple(theorem.notation[p].symbol for p in params)
+    name_of = {s: p for p, s in zip(params, symbols, strict=True)}
+    checks = [
+        (
+            c,
+            sp.lambdify(symbols, sp.sympify(c.lhs), "numpy"),
+            sp.lambdify(symbols, sp.sympify(c.rhs), "numpy"),
+        )
+        for c in theorem.conditions
+    ]
+    plan = _Plan(params, symbols, checks)
+    depends: dict[str, set[str]] = {}  # pivot -> names its bounds depend on
+
+    def reaches(a: str, b: str) -> bool:  # does a depend (transitively) on b?
+        seen, todo = set(), [a]
+        while todo:
+            x = todo.pop()
+            if x == b:
+                return True
+            if x not in seen:
+                seen.add(x)
+                todo += list(depends.get(x, ()))
+        return False
+
+    for i, c in enumerate(theorem.conditions):
+        lhs, rhs = sp.sympify(c.lhs), sp.sympify(c.rhs)
+        names = {name_of[s] for s in (lhs.free_symbols | rhs.free_symbols)}
+        if c.rel not in _RELATIONS or not names - fixed_names:
+            plan.filtered.append(i)  # "!=" or nothing to draw: checked on every draw
+            continue
+        lhs_names = {name_of[s] for s in lhs.free_symbols}
+        candidates = sorted(
+            names - fixed_names,
+            key=lambda p: (
+                p not in plan.pivots,
+                theorem.notation[p].integer,
+                p not in lhs_names,
+                p,
+            ),
+        )
+        for p in candidates:
+            others = names - {p}
+            if any(reaches(o, p) for o in others):
+                continue  # would make a cycle
+            roots = _roots(c, theorem.notation[p].symbol, params, symbols)
+            if roots is None:
+                continue
+            plan.pivots.setdefault(p, []).append((i, roots))
+            depends.setdefault(p, set()).update(others)
+            break
+        else:
+            plan.filtered.append(i)
+    # draw order: a parameter after everything its bounds depend on
+    done: list[str] = []
+    while len(done) < len(params):
+        ready = [p for p in params if p not in done and depends.get(p, set()) <= set(done)]
+        done += ready
+    plan.order = done
+    return plan
+
+
+def _holds(checks, indices, args) -> bool:
+    for i in indices:
+        cond, lhs, rhs = checks[i]
+        with np.errstate(all="ignore"):
+            ok = _RELATIONS.get(cond.rel, operator.ne)(float(lhs(*args)), float(rhs(*args)))
+        if not ok:
+            return False
+    return True
+
+
+@st.composite
+def _values(draw, theorem, fixed: dict, boxes: dict):
+    plan = _plan(theorem, frozenset(fixed))
+    values: dict[str, float] = dict(fixed)
+    for p in plan.order:
+        if p in values:
+            continue
+        box = boxes[p]
+        if p not in plan.pivots:
+            values[p] = _draw_in(draw, box, box.low, box.high, True, True)
+            continue
+        indices = [i for i, _ in plan.pivots[p]]
+
+        def args_at(x, p=p):
+            return [values.get(q, x) if q != p else x for q in plan.params]
+
+        cuts = {box.low, box.high}
+        for _, roots in plan.pivots[p]:
+            for root in roots:
+                with np.errstate(all="ignore"):
+                    r = complex(root(*args_at(np.nan)))
+                if abs(r.imag) < 1e-12 and math.isfinite(r.real) and box.low < r.real < box.high:
+                    cuts.add(r.real)
+        cuts = sorted(cuts)
+        ok_at = [_holds(plan.checks, indices, args_at(c)) for c in cuts]
+        pieces = [(c, c, True, True) for c, ok in zip(cuts, ok_at, strict=True) if ok]
+        for j in range(len(cuts) - 1):
+            a, b = cuts[j], cuts[j + 1]
+            if _holds(plan.checks, indices, args_at(0.5 * (a + b))):
+                pieces.append((a, b, ok_at[j], ok_at[j + 1]))
+        assume(pieces)  # empty: the other values leave the pivot no room
+        a, b, with_a, with_b = draw(st.sampled_from(pieces))
+        values[p] = _draw_in(draw, box, a, b, with_a, with_b)
+    args = [values[q] for q in plan.params]
+    assume(_holds(plan.checks, range(len(plan.checks)), args))  # every hypothesis, once more
+    return values
+
+
+def _draw_in(draw, box: _Box, a: float, b: float, with_a: bool, with_b: bool):
+    if box.integer:
+        lo = math.ceil(a) + (1 if not with_a and float(math.ceil(a)) == a else 0)
+        hi = math.floor(b) - (1 if not with_b and float(math.floor(b)) == b else 0)
+        assume(lo <= hi)
+        return draw(st.integers(lo, hi))
+    if a == b:
+        return a
+    return draw(st.floats(a, b, exclude_min=not with_a, exclude_max=not with_b, allow_nan=False))
+
+
+def _check_fixed(theorem, fixed: dict, owner: str) -> None:
+    """The fixed values lie in their domains and satisfy every hypothesis that involves
+    only fixed parameters."""
+    theorem._check_inputs({p: fixed.get(p, 1.0) for p in theorem.parameters})
+    plan = _plan(theorem, frozenset(fixed))
+    args = [fixed.get(p, np.nan) for p in plan.params]
+    name_of = {theorem.notation[p].symbol: p for p in plan.params}
+    for i in plan.filtered:
+        cond = plan.checks[i][0]
+        names = sp.sympify(cond.lhs).free_symbols | sp.sympify(cond.rhs).free_symbols
+        if {name_of[s] for s in names} <= set(fixed):
+            if not _holds(plan.checks, [i], args):
+                raise ParameterError(
+                    f"The 'fixed' parameter of {owner} must satisfy the hypothesis "
+                    f"{cond.text} of {theorem.title}. Got {fixed!r} instead."
+                )
+
+
+def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | None = None):
+    r"""Hypothesis strategy of keyword dictionaries inside ``theorem``'s hypotheses.
+
+    Parameters
+    ----------
+    theorem : Theorem
+        A catalogue theorem (``fedtheory.bounds.CATALOGUE[key]``) or your own.
+    ranges : dict, optional
+        ``name -> (low, high)``: draw ``name`` in this box (inside its domain) instead of
+        the default one (module docstring).
+    fixed : dict, optional
+        ``name -> value``: hold ``name`` fixed (checked against its domain).
+
+    Returns
+    -------
+    SearchStrategy of dict
+        ``{parameter: value}`` such that ``theorem.evaluate(**values)`` raises nothing:
+        every value in its domain (ints for integer parameters), every hypothesis true.
+
+    Examples
+    --------
+    >>> from hypothesis import given
+    >>> from fedtheory.bounds import cafed
+    >>> @given(theorem_values(cafed.theorem1, ranges={"kappa": (1.0, 50.0)}))
+    ... def test(values):
+    ...     assert values["kappa"] >= 1.0
+    >>> test()
+    """
+    owner = "theorem_values"
+    check_instance(theorem, _theorem_type(), "theorem", owner)
+    ranges = dict(ranges or {})
+    fixed = dict(fixed or {})
+    for name in [*ranges, *fixed]:
+        if name not in theorem.parameters:
+            raise ParameterError(
+                f"The 'ranges/fixed' parameter of {owner} must name parameters of "
+                f"{theorem.title} ({', '.join(theorem.parameters)}). Got {name!r} instead."
+            )
+    if fixed:
+        _check_fixed(theorem, fixed, owner)
+    _plan(theorem, frozenset(fixed))  # solve the hypotheses now, not in the first draw
+    _ = theorem._numeric  # compile evaluate's functions now, not in the first example (deadlines)
+    boxes = {
+        p: _box(p, theorem.notation[p], ranges, owner) for p in theorem.parameters if p not in fixed
+    }
+    return _values(theorem, fixed, boxes)
+
+
+# --- a property check of a theorem ------------------------------------------------------------
+@dataclass(frozen=True)
+class TheoremCheck:
+    """Outcome of :func:`check_theorem` (the check raised nothing: the statement held)."""
+
+    theorem: str
+    examples: int  # values drawn and checked
+    worst_ratio: float  # largest measured / bound (upper bound) or |measured/expected - 1|
+    worst_values: dict  # the values where it was attained
+
+    def __repr__(self) -> str:
+        return (
+            f"TheoremCheck({self.theorem}: {self.examples} examples, worst ratio "
+            f"{self.worst_ratio:.6g} at {self.worst_values})"
+        )
+
+
+def check_theorem(
+    theorem,
+    measure: Callable[..., object],
+    *,
+    ranges: Mapping | None = None,
+    fixed: Mapping | None = None,
+    rtol: float | None = None,
+    atol: float = ZERO_ATOL,
+    settings: hypothesis_settings | None = None,
+) -> TheoremCheck:
+    r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
+
+    For every ``values`` drawn by :func:`theorem_values` (hypothesis, with the active
+    profile without a deadline unless ``settings`` is given), ``measure(**values)`` (the
+    quantity the theorem speaks of, computed independently) is compared with
+    ``theorem.evaluate(**values).total``:
+    :func:`assert_upper_bound` for an upper bound (``rtol`` default :data:`BOUND_RTOL`),
+    :func:`assert_equal` for an exact statement (``rtol`` default :data:`TIGHT_RTOL`,
+    ``atol``). Hypothesis's ``target`` pushes towards the largest ratio, and a failure is
+    shrunk to a small example and raised (``AssertionError`` naming the values).
+
+    Returns
+    -------
+    TheoremCheck
+        Number of examples and the worst ratio seen, with its values.
+
+    Examples
+    --------
+    >>> from fedtheory.bounds import fedau
+    >>> def weight_error(p, K, t):  # exact E[(p omega_t - 1)^2] of FedAU's Algorithm 2
+    ...     return fedau.weight_error_exact(p, K, t + 1)[t]
+    >>> check_theorem(fedau.theorem3_per_round, weight_error, ranges={"t": (1, 20), "K": (1, 5)})
+    ... # doctest: +ELLIPSIS
+    TheoremCheck(...)
+    """
+    owner = "check_theorem"
+    check_instance(theorem, _theorem_type(), "theorem", owner)
+    if theorem.kind not in ("upper bound", "exact"):
+        raise ParameterError(
+            f"The 'theorem' parameter of {owner} must be an upper bound or an exact statement "
+            f"(a number to compare with). Got {theorem.key!r} of kind {theorem.kind!r} instead."
+        )
+    if not callable(measure):
+        raise ParameterError(
+            f"The 'measure' parameter of {owner} must be callable. Got {measure!r} instead."
+        )
+    upper = theorem.kind == "upper bound"
+    default = BOUND_RTOL if upper else TIGHT_RTOL
+    rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0)
+    atol = check_real(atol, "atol", owner, low=0.0)
+    if settings is not None:
+        check_instance(settings, hypothesis_settings, "settings", owner)
+    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed)
+    seen = {"examples": 0, "ratio": -math.inf, "values": {}}
+
+    def one(values):
+        measured = np.asarray(measure(**values), dtype=float)
+        total = np.asarray(theorem.evaluate(**values).total, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = measured / total if upper else np.abs(measured / total - 1.0)
+        worst = float(np.nanmax(np.where(np.isnan(ratio), -np.inf, ratio)))
+        if math.isfinite(worst):
+            target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
+        seen["examples"] += 1
+        if worst > seen["ratio"]:
+            seen["ratio"], seen["values"] = worst, dict(values)
+        where = f"{theorem.title} at {values}"
+        try:
+            if upper:
+                assert_upper_bound(measured, total, rtol=rtol)
+            else:
+                assert_equal(measured, total, rtol=rtol, atol=atol)
+        except AssertionError as err:
+            raise AssertionError(f"{where}: {err}") from None
+
+    if settings is None:  # the active profile, without a deadline (measurements take time)
+        settings = hypothesis_settings(
+            deadline=None,
+            suppress_health_check=[
+                *hypothesis_settings().suppress_health_check,
+                HealthCheck.too_slow,
+            ],
+        )
+    settings(given(strategy)(one))()
+    return TheoremCheck(theorem.key, seen["examples"], seen["ratio"], seen["values"])

@@ -1,0 +1,209 @@
+"""The property-testing kit ``fedtheory.testing``: values inside every catalogue theorem's
+hypotheses, the assertions' messages, ``check_theorem`` on a true and a false statement, and
+the instance strategies."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from fedtheory.bounds import CATALOGUE, Condition, Theorem, cafed, fedau, fedlaavg
+from fedtheory.errors import ParameterError
+from fedtheory.testing import (
+    assert_equal,
+    assert_near_zero,
+    assert_upper_bound,
+    check_theorem,
+    strategies,
+    theorem_values,
+)
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_theorem_values_lie_inside_every_catalogue_theorems_hypotheses(key):
+    theorem = CATALOGUE[key]
+
+    @settings(max_examples=20)
+    @given(theorem_values(theorem))
+    def inside(values):
+        assert set(values) == set(theorem.parameters)
+        theorem.evaluate(**values)  # strict: raises HypothesisViolation / ParameterError
+        for p, v in values.items():
+            assert isinstance(v, int) == theorem.notation[p].integer
+
+    inside()
+
+
+def test_theorem_values_reach_the_boundary_of_an_inequality():
+    """Bounds are often tight where a hypothesis is: gamma = 1/(4L) is drawn exactly."""
+    found = find(
+        theorem_values(fedlaavg.round_bound),
+        lambda v: v["gamma"] == 1.0 / (4.0 * v["L"]),
+        settings=settings(max_examples=500, database=None),
+    )
+    fedlaavg.round_bound.evaluate(**found)
+
+
+def test_theorem_values_use_the_assumptions_of_a_users_own_symbols():
+    x = sp.Symbol("x", positive=True)
+    y = sp.Symbol("y", nonpositive=True)
+    n = sp.Symbol("n", positive=True, integer=True)
+    thm = Theorem(
+        "user.t",
+        title="user statement",
+        reference="none",
+        kind="upper bound",
+        terms={"a": x * n - y},
+        conditions=[Condition("x <= n", x, "<=", n)],
+    )
+
+    @given(theorem_values(thm, ranges={"n": (1, 5)}))
+    def inside(values):
+        assert values["x"] > 0 and values["y"] <= 0 and 1 <= values["n"] <= 5
+        assert values["x"] <= values["n"]
+
+    inside()
+
+
+def test_theorem_values_respect_ranges_and_fixed_values():
+    @given(theorem_values(cafed.theorem1, ranges={"kappa": (2.0, 3.0)}, fixed={"Gamma": 0.5}))
+    def inside(values):
+        assert 2.0 <= values["kappa"] <= 3.0 and values["Gamma"] == 0.5
+
+    inside()
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"ranges": {"kappa": (-1.0, 2.0)}}, "ranges[kappa]"),
+        ({"ranges": {"nope": (0.0, 1.0)}}, "ranges/fixed"),
+        ({"fixed": {"kappa": 0.5}}, "fixed"),  # breaks kappa >= 1
+        ({"fixed": {"kappa": -1.0}}, "kappa"),  # outside the domain
+    ],
+)
+def test_theorem_values_refuse_ranges_and_fixed_values_outside(kwargs, name):
+    with pytest.raises(ParameterError, match=re.escape(f"'{name}' parameter of")):
+        theorem_values(cafed.theorem1, **kwargs)
+
+
+def test_assertions_pass_within_their_named_tolerances():
+    assert_upper_bound([1.0, 2.0], [1.0, 2.0 * (1 + 1e-12)])
+    assert_equal(np.array([0.1 + 0.2, 0.0]), np.array([0.3, 1e-13]))
+    assert_near_zero([1e-13, -1e-13])
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (
+            lambda: assert_upper_bound([1.0, 2.2, 0.5], 2.0),
+            ["upper bound violated at 1 of 3", "measured 2.2", "bound 2", "ratio 1.1"],
+        ),
+        (
+            lambda: assert_upper_bound(1.0, np.nan),
+            ["upper bound violated at 1 of 1", "BOUND_RTOL"],
+        ),
+        (
+            lambda: assert_equal(1.0, 1.5, rtol=0.1),
+            ["equality fails", "expected 1.5", "ratio 0.666667", "TIGHT_RTOL = 0.1 (custom)"],
+        ),
+        (lambda: assert_near_zero([0.0, 1e-6]), ["not near zero at 1 of 2", "ZERO_ATOL"]),
+    ],
+)
+def test_assertions_print_measured_bound_and_ratio_on_failure(call, words):
+    with pytest.raises(AssertionError) as err:
+        call()
+    for word in words:
+        assert word in str(err.value)
+
+
+def _weight_error(p, K, t):
+    """Exact E[(p w_t - 1)^2] of FedAU's Algorithm 2 (independent of the bound)."""
+    return fedau.weight_error_exact(p, K, t + 1)[t]
+
+
+def test_check_theorem_holds_on_a_true_statement():
+    result = check_theorem(
+        fedau.theorem3_per_round,
+        _weight_error,
+        ranges={"t": (1, 40), "K": (1, 20)},
+        settings=settings(max_examples=30),
+    )
+    assert result.examples >= 30 and 0.0 < result.worst_ratio <= 1.0
+
+
+def test_check_theorem_reports_a_false_statement_with_its_values():
+    """The same statement with its bound divided by 10 is false; the check says where."""
+    third = Theorem(
+        "user.fedau.theorem3_over_10",
+        title="FedAU Theorem 3 / 10",
+        reference="deliberately false",
+        kind="upper bound",
+        terms={k: e / 10 for k, e in fedau.theorem3_per_round.terms.items()},
+    )
+    with pytest.raises(AssertionError, match=r"FedAU Theorem 3 / 10 at \{.*ratio"):
+        check_theorem(third, _weight_error, ranges={"t": (1, 40), "K": (1, 20)})
+
+
+def test_check_theorem_refuses_an_order_statement_and_a_non_callable():
+    with pytest.raises(ParameterError, match="'theorem' parameter of check_theorem"):
+        check_theorem(fedau.theorem3_order, lambda **v: 0.0)
+    with pytest.raises(ParameterError, match="'measure' parameter of check_theorem"):
+        check_theorem(fedau.theorem3_per_round, 3.0)
+
+
+@given(strategies.quadratic_problems(kappa=(5.0, 6.0)))
+def test_quadratic_problems_have_kappa_in_the_range(problem):
+    assert 5.0 - 1e-9 <= problem.kappa <= 6.0 + 1e-9
+
+
+@settings(max_examples=10)
+@given(st.one_of(strategies.least_squares_problems(), strategies.logistic_problems()))
+def test_data_problems_have_exact_positive_constants(problem):
+    assert 0.0 < problem.mu <= problem.L
+    w, _ = problem.optimum()
+    assert_near_zero(np.linalg.norm(problem.full_grad(w)), atol=1e-8)
+
+
+@given(strategies.simplex(5, near_degenerate=True))
+def test_near_degenerate_simplex_weights_are_positive_and_sum_to_one(w):
+    assert np.all(w > 0)
+    assert_equal(w.sum(), 1.0)
+
+
+def test_near_degenerate_simplex_reaches_tiny_weights():
+    w = find(strategies.simplex(4, near_degenerate=True), lambda w: w.min() < 1e-8)
+    assert w.min() > 0
+
+
+@given(strategies.cyclic_patterns(), strategies.block_patterns(max_clients=4))
+def test_cyclic_and_block_patterns_are_valid_processes(cyclic, blocks):
+    assert np.all((cyclic.marginals > 0) & (cyclic.marginals < 1))
+    mask = blocks.sample(2 * (blocks.t1 + blocks.t2)).numpy()[0]  # [T, N]
+    assert mask.any(axis=0).all() and (mask.sum(axis=1) > 0).all()
+
+
+@given(strategies.participation_probabilities(4, low=0.1, high=0.5))
+def test_participation_probabilities_lie_in_their_range(p):
+    assert 1 <= p.size <= 4 and np.all((p >= 0.1) & (p <= 0.5))
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: strategies.simplex(0), "n"),
+        (lambda: strategies.quadratic_problems(kappa=(0.5, 2.0)), "kappa[0]"),
+        (lambda: strategies.quadratic_problems(kappa=3.0), "kappa"),
+        (lambda: strategies.quota_schedules(k=5, K=4), "k"),
+        (lambda: strategies.weight_instances(bias="kl"), "bias"),
+    ],
+)
+def test_strategies_check_their_arguments(call, name):
+    with pytest.raises(ParameterError, match=re.escape(f"'{name}' parameter of")):
+        call()

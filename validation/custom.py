@@ -1,0 +1,337 @@
+r"""Bring your own theorem: a validation built from a ``Theorem`` and a measurement.
+
+:func:`theorem_check` turns a statement (a :class:`~fedtheory.bounds.Theorem`, catalogue or
+your own: sympy terms, hypotheses, reference) and a function that measures the quantity it
+bounds on an instance into a :class:`~fedtheory.validation.registry.Check`, the object every
+paper's validation is. The runner (:func:`fedtheory.validation.runner.run`) then gives it
+the same machinery: verdict rows (with confidence intervals for random quantities, and
+*outside assumptions* where an instance breaks a hypothesis), a bound-vs-measured figure, a
+report section, resumable data, ``results.json``.
+
+From Python::
+
+    check = theorem_check(my_theorem, my_measure, name="my-check", instances=[...])
+    run([check], out, size="quick")
+
+From the command line, a file that registers its checks::
+
+    # my_checks.py
+    from fedtheory.validation import register, theorem_check
+    register(theorem_check(...))
+
+    $ fedtheory validate --module my_checks.py --out results --fail-on-violated
+
+The measurement. With ``replicates=None`` (a deterministic quantity)
+``measure(**instance) -> float``; otherwise
+``measure(**instance, replicates=R, seed=s) -> array [R]`` of i.i.d. replicates (vectorise
+over them as you like), judged on the mean's Student-t confidence interval
+(:func:`fedtheory.verdict.compare_mean_upper_bound`). ``instance`` holds the theorem's
+parameters and any extra keys the measurement needs (a problem's dimension, a seed); the
+theorem is evaluated on its own parameters only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_instance, check_int, check_seed
+from fedtheory.validation import registry
+from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.registry import SIZES, Check
+from fedtheory.verdict import (
+    compare_equal,
+    compare_mean_equal,
+    compare_mean_upper_bound,
+    compare_upper_bound,
+)
+
+__all__ = ["load_checks", "theorem_check"]
+
+_OWNER = "theorem_check"
+EXACT_RTOL = 1e-9
+"""Relative tolerance of a deterministic exact statement (``compare_equal``)."""
+
+
+def _per_size(value, name: str, kind: Callable) -> dict:
+    """``value`` for every size: one value, or a mapping with every size as key."""
+    if isinstance(value, Mapping):
+        missing = [s for s in SIZES if s not in value]
+        if missing:
+            raise ParameterError(
+                f"The '{name}' parameter of {_OWNER} must give a value for every size "
+                f"{SIZES}. Got {sorted(value)!r} instead."
+            )
+        return {s: kind(value[s], s) for s in SIZES}
+    return {s: kind(value, s) for s in SIZES}
+
+
+def _instances(value, size: str) -> list[dict]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+        raise ParameterError(
+            f"The 'instances' parameter of {_OWNER} must be a non-empty list of dicts "
+            f"(or a dict of such lists per size). Got {value!r} instead."
+        )
+    out = []
+    for inst in value:
+        if not isinstance(inst, Mapping):
+            raise ParameterError(
+                f"The 'instances' parameter of {_OWNER} must hold dicts of values. "
+                f"Got {inst!r} instead."
+            )
+        out.append({k: (v.item() if isinstance(v, np.generic) else v) for k, v in inst.items()})
+    try:
+        json.dumps(out)  # the settings of a validation are saved (JSON) with its data
+    except TypeError:
+        raise ParameterError(
+            f"The 'instances' parameter of {_OWNER} must hold JSON-able values (numbers, "
+            f"strings, lists). Got {value!r} instead."
+        ) from None
+    return out
+
+
+def _code_digest(theorem, measure) -> str:
+    """Hash of the statement and of the measurement's source, so that data computed by
+    other code is never reused (a source that cannot be read is never reused either)."""
+    try:
+        source = inspect.getsource(measure)
+    except (OSError, TypeError):
+        source = secrets.token_hex(16)
+    statement = [
+        theorem.key,
+        theorem.reference,
+        theorem.kind,
+        *(f"{k}={sp.srepr(e)}" for k, e in theorem.terms.items()),
+        *(
+            f"{c.text}:{sp.srepr(sp.sympify(c.lhs))}{c.rel}{sp.srepr(sp.sympify(c.rhs))}"
+            for c in theorem.conditions
+        ),  # fmt: skip
+    ]
+    return hashlib.sha256("\n".join([*statement, source]).encode()).hexdigest()[:16]
+
+
+def _label(instance: dict, keys) -> str:
+    def fmt(v):
+        return f"{v:g}" if isinstance(v, (int, float)) else str(v)
+
+    return ", ".join(f"{k}={fmt(instance[k])}" for k in keys)
+
+
+def theorem_check(
+    theorem,
+    measure: Callable,
+    *,
+    name: str,
+    instances,
+    replicates=None,
+    seed: int = 0,
+    x: str | None = None,
+    measured: str = "measured",
+    title: str | None = None,
+) -> Check:
+    r"""A validation of ``theorem`` against ``measure`` on ``instances``.
+
+    Parameters
+    ----------
+    theorem : Theorem
+        An upper bound or an exact statement (a catalogue theorem or your own).
+    measure : callable
+        The quantity the theorem speaks of, computed independently of the bound (module
+        docstring for its two signatures).
+    name : str
+        The validation's name (``fedtheory validate --check NAME``, report anchors).
+    instances : list of dict, or dict size -> list of dict
+        Each dict holds the theorem's parameters (and any extra keys ``measure`` needs);
+        JSON-able. One verdict row per instance; an instance outside the theorem's
+        hypotheses gets the verdict *outside assumptions*.
+    replicates : None, int, or dict size -> int
+        ``None``: ``measure`` is deterministic. Otherwise the number of i.i.d. replicates
+        (at least 2) per instance at each size (``tiny``/``quick``/``full``).
+    seed : int
+        Seed passed to ``measure`` (instance ``i`` gets ``seed + i``).
+    x : str, optional
+        Instance key on the figure's horizontal axis (default: the instance's index).
+    measured : str
+        Name of the measured quantity in the verdict rows, e.g. ``"E||w_T - w*||^2"``.
+    title : str, optional
+        Section title (default: the theorem's title).
+
+    Returns
+    -------
+    Check
+        Run it with ``fedtheory.validation.runner.run([check], out, size=...)``, or
+        ``register`` it in a file given to ``fedtheory validate --module``.
+    """
+    from fedtheory.bounds.base import Theorem
+
+    check_instance(theorem, Theorem, "theorem", _OWNER)
+    if theorem.kind not in ("upper bound", "exact"):
+        raise ParameterError(
+            f"The 'theorem' parameter of {_OWNER} must be an upper bound or an exact "
+            f"statement. Got {theorem.key!r} of kind {theorem.kind!r} instead."
+        )
+    if not callable(measure):
+        raise ParameterError(
+            f"The 'measure' parameter of {_OWNER} must be callable. Got {measure!r} instead."
+        )
+    if not isinstance(name, str) or not name or any(c in name for c in " /\\"):
+        raise ParameterError(
+            f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "
+            f"slashes (it names a folder). Got {name!r} instead."
+        )
+    per_size = _per_size(instances, "instances", _instances)
+    for insts in per_size.values():
+        for inst in insts:
+            missing = set(theorem.parameters) - set(inst)
+            if missing:
+                raise ParameterError(
+                    f"The 'instances' parameter of {_OWNER} must give every parameter of "
+                    f"{theorem.title} ({', '.join(theorem.parameters)}). Got {inst!r} "
+                    f"(missing {sorted(missing)}) instead."
+                )
+            if x is not None and x not in inst:
+                raise ParameterError(
+                    f"The 'x' parameter of {_OWNER} must be a key of every instance. "
+                    f"Got {x!r} instead."
+                )
+    reps = None
+    if replicates is not None:
+        reps = _per_size(
+            replicates, "replicates", lambda v, _: check_int(v, "replicates", _OWNER, low=2)
+        )
+    seed = check_seed(seed, _OWNER)
+    digest = _code_digest(theorem, measure)
+    upper = theorem.kind == "upper bound"
+    relation = "<=" if upper else "=="
+
+    def settings(size):
+        return {
+            "theorem": theorem.key,
+            "instances": per_size[size],
+            "replicates": None if reps is None else reps[size],
+            "seed": seed,
+            "code": digest,
+        }
+
+    def compute(s):
+        bound, valid, samples = [], [], []
+        for i, inst in enumerate(s["instances"]):
+            values = {p: inst[p] for p in theorem.parameters}
+            result = theorem.evaluate(strict=False, **values)
+            bound.append(float(result.total))
+            valid.append(result.valid)
+            if s["replicates"] is None:
+                samples.append([float(measure(**inst))])
+            else:
+                out = np.asarray(
+                    measure(**inst, replicates=s["replicates"], seed=s["seed"] + i), dtype=float
+                )
+                if out.shape != (s["replicates"],):
+                    raise ParameterError(
+                        f"The 'measure' parameter of {_OWNER} must return an array "
+                        f"[{s['replicates']}] (one value per replicate). Got shape {out.shape} "
+                        "instead."
+                    )
+                samples.append(out)
+        return {
+            "measured": np.array(samples),  # [I, R] (R = 1: deterministic)
+            "bound": np.array(bound),  # [I]
+            "valid": np.array(valid),  # [I] hypotheses hold
+        }
+
+    def judge(data, s):
+        rows = []
+        for i, inst in enumerate(s["instances"]):
+            claim = f"{measured} {relation} {theorem.title} at {_label(inst, inst)}"
+            hold = bool(data["valid"][i])
+            m, b = data["measured"][i], data["bound"][i]
+            if s["replicates"] is None and upper:
+                row = compare_upper_bound(claim, theorem.reference, m[0], b, assumptions_hold=hold)
+            elif s["replicates"] is None:
+                row = compare_equal(
+                    claim, theorem.reference, m[0], b, rtol=EXACT_RTOL, assumptions_hold=hold
+                )
+            else:
+                compare = compare_mean_upper_bound if upper else compare_mean_equal
+                row = compare(claim, theorem.reference, m, b, assumptions_hold=hold)
+            rows.append(row)
+        return rows
+
+    def plot(data, s, fig):
+        ax1, ax2 = fig.subplots(1, 2)
+        insts = s["instances"]
+        xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
+        xlabel = x if x else "instance"
+        measured_values = data["measured"]  # [I, R]
+        if measured_values.shape[1] > 1:
+            ci, yerr = confidence_bars(measured_values)
+            ax1.errorbar(
+                xs, ci[:, 0], yerr=yerr, fmt="o-", capsize=4, label=f"{measured} (mean, 95% CI)"
+            )
+            centre = ci[:, 0]
+        else:
+            centre = measured_values[:, 0]
+            ax1.plot(xs, centre, "o-", label=measured)
+        ax1.plot(xs, data["bound"], "s--", label=f"{theorem.title} (bound)")
+        outside = ~data["valid"].astype(bool)
+        if outside.any():
+            ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
+                     label="outside the hypotheses")  # fmt: skip
+        if np.all(centre > 0) and np.all(data["bound"] > 0):
+            ax1.set_yscale("log")
+        ax1.set(xlabel=xlabel, ylabel=f"{measured} (units of the quantity)",
+                title=f"{theorem.title}: bound and measured")  # fmt: skip
+        ax1.legend(fontsize=7)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = centre / data["bound"]
+        ax2.plot(xs, ratio, "o-", label="measured / bound")
+        ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
+        ax2.set(xlabel=xlabel, ylabel="measured / bound (dimensionless)", title="Tightness")
+        ax2.legend(fontsize=7)
+
+    return Check(
+        name,
+        title or f"{theorem.title} (user check)",
+        f"{theorem.reference}: {theorem.statement or theorem.title}",
+        settings,
+        compute,
+        judge,
+        plot,
+        bounds=("bound",),
+    )
+
+
+def load_checks(path) -> list[str]:
+    """Import the Python file ``path``, which registers checks (``register(...)``); return
+    the names it registered, each marked with ``path`` so that the report's reproduce
+    command names it (``fedtheory validate --module PATH --check NAME``). Loading the same
+    file again replaces its checks."""
+    file = Path(path) if isinstance(path, (str, os.PathLike)) else None
+    if file is None or not file.is_file() or file.suffix != ".py":
+        raise ParameterError(
+            f"The 'path' parameter of load_checks must be an existing .py file. "
+            f"Got {str(path)!r} instead."
+        )
+    for name in [n for n, c in registry.CHECKS.items() if c.module == str(file)]:
+        del registry.CHECKS[name]  # loading a file again replaces its checks
+    before = set(registry.CHECKS)
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+    module_name = f"fedtheory_user_checks_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    added = [n for n in registry.CHECKS if n not in before]
+    for n in added:
+        registry.CHECKS[n] = replace(registry.CHECKS[n], module=str(file))
+    return added
