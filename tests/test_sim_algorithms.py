@@ -279,7 +279,7 @@ def test_divergence_names_round_replicate_and_algorithm(key):
 
 
 BAD_CALLS = [
-    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, inf)"),
+    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, 2147483647]"),
     (lambda: MIFA(lr=-0.1), "'lr'", "(0, inf)"),
     (lambda: MimiC(server_lr=0.0), "'server_lr'", "(0, inf)"),
     (lambda: FedVARP(prox=-1.0), "'prox'", "[0, inf)"),

@@ -24,6 +24,7 @@ from fedtheory.params import (
     check_int,
     check_seed,
     check_simplex,
+    check_size,
 )
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import footprint
@@ -141,8 +142,8 @@ def simulate(
     check_instance(problem, FederatedProblem, "problem", owner)
     check_instance(availability, AvailabilityProcess, "availability", owner)
     check_instance(algorithm, Algorithm, "algorithm", owner)
-    rounds = check_int(rounds, "rounds", owner, low=1)
-    replicates = check_int(replicates, "replicates", owner, low=1)
+    rounds = check_size(rounds, "rounds", owner)
+    replicates = check_size(replicates, "replicates", owner)
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
     keep_masks = check_bool(keep_masks, "keep_masks", owner)
