@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import StatefulAggregator
 from fedtheory.sim.algorithm import LocalTraining
@@ -49,6 +50,16 @@ class FedAvg(LocalTraining):
 
     aggregator: Aggregator | StatefulAggregator
     name: str = "fedavg"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        agg = self.aggregator
+        if not (isinstance(agg, StatefulAggregator) or callable(agg)):
+            raise ParameterError(
+                "The 'aggregator' parameter of FedAvg must be a callable mask -> weights "
+                "(e.g. AverageParticipating()) or a StatefulAggregator (e.g. FedAU()). "
+                f"Got {agg!r} instead."
+            )
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
         agg = self.aggregator

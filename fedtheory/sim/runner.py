@@ -26,7 +26,7 @@ from fedtheory.params import (
     check_simplex,
     check_size,
 )
-from fedtheory.problems.base import FederatedProblem
+from fedtheory.problems.base import FederatedProblem, check_points
 from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm
 from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
@@ -48,6 +48,13 @@ def evaluate_metrics(
     ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
     data) give all of them at once. Points are taken in chunks of ``[chunk, N, d]``."""
+    owner = "evaluate_metrics"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    w = check_points(w, problem.dim, owner)
+    if biased_weights is not None:
+        biased_weights = check_simplex(
+            biased_weights, "biased_weights", owner, size=problem.num_clients
+        )
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
