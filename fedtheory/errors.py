@@ -38,4 +38,38 @@ class SolverError(FedTheoryError):
 
 
 class DivergenceError(FedTheoryError):
-    """A simulated run produced NaN or inf."""
+    """A simulated run produced NaN or inf from finite inputs.
+
+    Attributes
+    ----------
+    algorithm : str
+        The algorithm with its aggregator, e.g. ``"fedavg[fedau]"``.
+    round : int
+        The round ``t`` whose result (the model :math:`w_{t+1}`, a per-client state or a
+        metric of :math:`w_{t+1}`) is not finite; ``-1`` for a metric of the initial model.
+    replicate : int
+        The first replicate where it happened.
+    quantity : str
+        What is not finite (``"the model w"``, ``"the per-client state 'table.updates'"``,
+        ``"the metric 'gap'"``).
+    partial : RunRecord or None
+        The run up to the last round at which everything was finite (every replicate), or
+        ``None`` if not even the initial model's metrics were finite.
+    """
+
+    def __init__(
+        self, algorithm: str, round: int, replicate: int, quantity: str, partial=None
+    ) -> None:
+        self.algorithm, self.round, self.replicate = algorithm, round, replicate
+        self.quantity, self.partial = quantity, partial
+        where = "at the initial model" if round < 0 else f"in round {round}"
+        done = 0 if partial is None else partial.iterates.shape[1] - 1
+        kept = f"; err.partial keeps the {done} round(s) before it" if done else ""
+        super().__init__(
+            f"{algorithm} diverged {where} of replicate {replicate}: "
+            f"{quantity} is not finite{kept}."
+        )
+
+    def __reduce__(self):
+        args = (self.algorithm, self.round, self.replicate, self.quantity, self.partial)
+        return (type(self), args)

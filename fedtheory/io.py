@@ -1,17 +1,51 @@
-"""Atomic file output: a result file is either complete or absent, never half-written."""
+"""File output that loses nothing and trusts nothing it did not check.
+
+* Atomic writes: a result file is either complete or absent, never half-written; the
+  temporary files a killed process leaves behind (``.<name>.<random>.tmp``) are removed by
+  :func:`remove_temporaries` on the next run.
+* Checked data files: :func:`save_npz` stores a SHA-256 checksum of every array (name,
+  dtype, shape and bytes) next to them, and :func:`load_npz` refuses a file that is
+  truncated, empty, garbage, bit-flipped or edited with :class:`DamagedFileError` (never a
+  ``BadZipFile``/``EOFError``/``KeyError`` from the zip reader).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
+
+import numpy as np
+
+from fedtheory.errors import FedTheoryError
+
+CHECKSUM_KEY = "__checksum__"
+"""Name of the array holding the checksum in a file written by :func:`save_npz`."""
+
+_TMP_SUFFIX = ".tmp"
+
+
+class DamagedFileError(FedTheoryError):
+    """A data file cannot be trusted: unreadable, without checksum, or its arrays do not
+    match their checksum."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path} is damaged or was edited: {reason}.")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder + rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -26,3 +60,67 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Text version of :func:`atomic_write_bytes` (UTF-8)."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_temporaries(folder: Path) -> list[Path]:
+    """Delete the temporary files :func:`atomic_write_bytes` left in ``folder`` (not its
+    subfolders) when its process was killed; returns what was removed."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in sorted(folder.glob(f".*{_TMP_SUFFIX}")):
+        if path.is_file():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def checksum(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 (hex) of the arrays' names, dtypes, shapes and bytes, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` (no pickled objects) and their :func:`checksum` to one compressed
+    ``.npz`` file, atomically."""
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays, **{CHECKSUM_KEY: np.array(checksum(arrays))})
+    atomic_write_bytes(Path(path), buf.getvalue())
+
+
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a file written by :func:`save_npz`, after checking their checksum.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    DamagedFileError
+        If it cannot be read, has no checksum or its arrays do not match it."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise DamagedFileError(path, "not an .npz archive")
+        with loaded as z:
+            arrays = {k: z[k] for k in z.files}
+    except _UNREADABLE as err:
+        raise DamagedFileError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    stored = arrays.pop(CHECKSUM_KEY, None)
+    if stored is None:
+        raise DamagedFileError(path, "no checksum (written by an older fedtheory?)")
+    if str(stored) != checksum(arrays):
+        raise DamagedFileError(path, "its arrays do not match their checksum")
+    return arrays

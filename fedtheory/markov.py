@@ -27,7 +27,13 @@ from functools import reduce
 import numpy as np
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_stochastic_matrix
+from fedtheory.params import (
+    check_array,
+    check_int,
+    check_like,
+    check_real,
+    check_stochastic_matrix,
+)
 
 __all__ = [
     "MixingConstants",
@@ -348,9 +354,11 @@ def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingCon
     :math:`\lambda^{-t}` crosses :math:`S`. So :math:`C_P\le\sum_kc_k\le N` (SPEC's bound).
     """
     owner = "product_mixing_constants"
-    pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True)
+    pi = check_array(
+        pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True, min_size=1
+    )
     lam = check_array(lam, "lam", owner, low=-1.0, high=1.0, low_open=True, high_open=True)
-    lam = np.broadcast_to(lam, pi.shape)
+    lam = check_like(lam, pi.shape, "lam", owner, like="pi")
     two_state_transitions(pi, lam, owner)
     lambda2 = float(np.abs(lam).max())
     lam_rate = _check_rate(rate, lambda2, owner)

@@ -22,12 +22,20 @@ __all__ = [
     "check_instance",
     "check_int_array",
     "check_int",
+    "check_like",
     "check_real",
     "check_seed",
     "check_simplex",
+    "check_size",
     "check_stochastic_matrix",
+    "check_str",
     "interval",
 ]
+
+MAX_SIZE = 2**31 - 1
+"""Largest count (rounds, clients, samples, dimension, steps) a public function accepts:
+more cannot be allocated (NumPy fails with a raw error near :math:`2^{63}` elements, and
+memory runs out long before)."""
 
 STOCHASTIC_ATOL = 1e-9
 """Tolerance on row sums of a stochastic matrix and on the sum of simplex weights."""
@@ -37,9 +45,14 @@ def interval(low: float | None, high: float | None, *, low_open: bool, high_open
     """Format an interval such as ``(0, 1]`` or ``[1, inf)``."""
     left = "(" if low_open or low is None else "["
     right = ")" if high_open or high is None else "]"
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
+    lo = "-inf" if low is None else _number(low)
+    hi = "inf" if high is None else _number(high)
     return f"{left}{lo}, {hi}{right}"
+
+
+def _number(x: float) -> str:
+    """An interval end: integers exactly (``2147483647``), other numbers in ``%g``."""
+    return str(x) if isinstance(x, Integral) else f"{x:g}"
 
 
 def _fail(name: str, owner: str, constraint: str, got: object) -> ParameterError:
@@ -101,6 +114,18 @@ def check_int(
     return int(value)
 
 
+def check_size(value: object, name: str, owner: str, *, low: int = 1) -> int:
+    """A count (rounds, clients, samples, dimension): an integer in ``[low, MAX_SIZE]``."""
+    return check_int(value, name, owner, low=low, high=MAX_SIZE)
+
+
+def check_str(value: object, name: str, owner: str) -> str:
+    """Return ``value`` after checking it is a non-empty string (a name, key or label)."""
+    if not isinstance(value, str) or not value:
+        raise _fail(name, owner, "a non-empty string", repr(value))
+    return value
+
+
 def check_bool(value: object, name: str, owner: str) -> bool:
     """Return ``value`` after checking it is a bool (``numpy.bool_`` included)."""
     if not isinstance(value, (bool, np.bool_)):
@@ -141,12 +166,16 @@ def check_array(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    min_size: int = 0,
 ) -> np.ndarray:
-    """Return a float64 copy of ``value`` after checking shape, finiteness and range."""
+    """Return a float64 copy of ``value`` after checking shape, size (at least
+    ``min_size`` entries), finiteness and range."""
     try:
         a = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise _fail(name, owner, "an array of real numbers", repr(value)) from None
+    except (TypeError, ValueError, OverflowError):
+        raise _fail(name, owner, "an array of real numbers", _shown(value)) from None
+    if a.size < min_size:
+        raise _fail(name, owner, f"an array with at least {min_size} entries", f"shape {a.shape}")
     if ndim is not None and a.ndim != ndim:
         raise _fail(name, owner, f"an array with {ndim} dimension(s)", f"shape {a.shape}")
     if shape is not None:
@@ -162,6 +191,25 @@ def check_array(
     if not np.all(_in_range(a, low, high, low_open, high_open)):
         raise _fail(name, owner, f"an array with entries in {where}", a)
     return a
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def check_like(
+    value: np.ndarray, shape: tuple[int, ...], name: str, owner: str, *, like: str
+) -> np.ndarray:
+    """``value`` (already checked) broadcast to ``shape``: it must be a scalar or have
+    exactly that shape (the shape of the parameter ``like``); never a silent broadcast of a
+    mismatched length."""
+    if value.ndim != 0 and value.shape != tuple(shape):
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be a scalar or an array of shape "
+            f"{tuple(shape)} like '{like}'. Got shape {value.shape} instead."
+        )
+    return np.broadcast_to(value, shape).copy()
 
 
 def check_int_array(

@@ -400,7 +400,11 @@ BAD_CALLS = [
         "'weight_range[1]'",
         "[0.5, inf)",
     ),
-    (lambda: TimeVaryingParticipation(4, 0.5).inclusion_probabilities(0), "'rounds'", "[1, inf)"),
+    (
+        lambda: TimeVaryingParticipation(4, 0.5).inclusion_probabilities(0),
+        "'rounds'",
+        "[1, 2147483647]",
+    ),
     (lambda: Diurnal([0.5], 0.6), "'amplitude'", "[0, 0.5]"),
     (lambda: Diurnal([0.9], 0.2), "'amplitude'", "[0, 0.1]"),
     (lambda: Diurnal([0.5], 0.1, period=1), "'period'", "[2, inf)"),
@@ -412,7 +416,7 @@ BAD_CALLS = [
     (lambda: TraceReplay([], num_clients=3), "'trace'", "at least one round"),
     (lambda: TraceReplay([[0], [1]], num_clients=2).sample(3), "'rounds'", "[1, 2]"),
     (lambda: TraceReplay.from_file("trace.txt", num_clients=2), "'path'", ".json or .csv"),
-    (lambda: Bernoulli([0.5]).sample(0), "'rounds'", "[1, inf)"),
+    (lambda: Bernoulli([0.5]).sample(0), "'rounds'", "[1, 2147483647]"),
     (lambda: Bernoulli([0.5]).sample(3, seed=-2), "'seed'", "[0, inf)"),
 ]
 

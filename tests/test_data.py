@@ -140,7 +140,7 @@ def test_partition_builds_the_clients():
 
 
 BAD_CALLS = [
-    (lambda: cafed_clustered(0), "'num_clients'", "[1, inf)"),
+    (lambda: cafed_clustered(0), "'num_clients'", "[1, 2147483647]"),
     (lambda: cafed_clustered(2, hetero=1.5), "'hetero'", "[0, 1]"),
     (lambda: dirichlet_label_split([0, 1], 3, 1.0), "'num_clients'", "[1, 2]"),
     (lambda: dirichlet_label_split([0, 1, 1], 2, 0.0), "'concentration'", "(0, inf)"),

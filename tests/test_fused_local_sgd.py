@@ -190,7 +190,7 @@ def test_fused_option_and_local_sgd_inputs_are_checked():
         lambda: prob.local_sgd(w[:, :1], clients, steps=1, lr=0.1, prox=0.0), "w", "(M, 2)"
     )
     assert_parameter_error(
-        lambda: prob.local_sgd(w, clients, steps=0, lr=0.1, prox=0.0), "steps", "[1, inf)"
+        lambda: prob.local_sgd(w, clients, steps=0, lr=0.1, prox=0.0), "steps", "[1, 2147483647]"
     )
     digits = load_digits_federated(3, seed=0)
     multi = MultinomialLogisticProblem(digits)

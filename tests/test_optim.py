@@ -396,7 +396,7 @@ BAD_CALLS = [
         "'bias'",
         "without kappa",
     ),
-    (lambda: WeightProgram(0), "'num_clients'", "[1, inf)"),
+    (lambda: WeightProgram(0), "'num_clients'", "[1, 2147483647]"),
     (lambda: WeightProgram(2, bias="kl"), "'bias'", "one of"),
     (lambda: PROGRAMS["none"].solve(_instance(3)), "'instance'", "N=12"),
     (lambda: PROGRAMS["none"].solve("x"), "'instance'", "WeightInstance"),

@@ -30,16 +30,16 @@ BAD_CALLS = [
     (lambda: QuadraticProblem(np.full((2, 1, 1), -1.0), np.zeros((2, 1))), "'A'", "positive"),
     (lambda: QuadraticProblem(np.ones((2, 1, 1)), np.zeros((3, 1))), "'c'", "shape"),
     (lambda: QuadraticProblem.random(3, 2, mu=2.0, L=1.0), "'L'", "[2, inf)"),
-    (lambda: QuadraticProblem.random(0, 2), "'num_clients'", "[1, inf)"),
+    (lambda: QuadraticProblem.random(0, 2), "'num_clients'", "[1, 2147483647]"),
     (lambda: P2.optimum([0.5, 0.6]), "'weights'", "summing to 1"),
     (lambda: FedAvg(AverageParticipating(), lr=-1.0), "'lr'", "(0, inf)"),
-    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, inf)"),
+    (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, 2147483647]"),
     (lambda: FixedWeights([-1.0, 1.0]), "'q'", "[0, inf)"),
     (lambda: unbiased_weights([0.5, 0.5], [0.0, 0.5]), "'pi'", "(0, 1]"),
     (
         lambda: simulate(P2, AlternatingBlocks(1, 1), FedAvg(AverageParticipating()), rounds=0),
         "'rounds'",
-        "[1, inf)",
+        "[1, 2147483647]",
     ),
     (
         lambda: simulate(

@@ -211,7 +211,7 @@ BAD_CALLS = [
         "'features'",
         "n_k >= 1",
     ),
-    (lambda: gaussian_linear(0, 2, 3), "'num_clients'", "[1, inf)"),
+    (lambda: gaussian_linear(0, 2, 3), "'num_clients'", "[1, 2147483647]"),
     (lambda: gaussian_linear(2, 2, 3, noise=-0.1), "'noise'", "[0, inf)"),
 ]
 

@@ -328,7 +328,7 @@ BAD_CALLS = [
         "(0, inf)",
     ),
     (lambda: quota_constant(1.5, 2, 10), "'c'", "[0, 1]"),
-    (lambda: quota_incremental(2, 10, 0), "'rounds'", "[1, inf)"),
+    (lambda: quota_incremental(2, 10, 0), "'rounds'", "[1, 2147483647]"),
     (lambda: E3CS(0), "'k'", "[1, inf)"),
     (lambda: E3CS(2, sampler="depround"), "'sampler'", "'successive'"),
     (lambda: E3CS(2, sigma=0.5).init(1, 10), "'sigma'", "[0, 0.2]"),

@@ -108,8 +108,8 @@ def test_one_client_reduces_to_gradient_descent():
 
 
 def test_divergence_stops_with_round_replicate_and_algorithm():
-    message = r"fedavg\[avg-participating\] diverged in round \d+ of replicate 0"
-    with pytest.raises(DivergenceError, match=message):
+    label = r"fedavg\[avg-participating\]"
+    with pytest.raises(DivergenceError, match=rf"{label} diverged in round \d+ of replicate 0"):
         simulate(
             PROB, PROC, FedAvg(AverageParticipating(), local_steps=5, lr=5.0), rounds=2000, seed=0
         )

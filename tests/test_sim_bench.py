@@ -21,6 +21,5 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     cmp = figures["compare"]
     for key in ("t_ref", "t_vec", "t_stepwise", "t_local", "t_kernel_batched", "t_kernel_per_pair"):
         assert cmp[key] > 0
-    assert cmp["t_local"] < cmp["t_vec"]
     assert figures["large"]["gapT"] < figures["large"]["gap0"]  # the run does train
     assert set(figures["others"]) == {"fedau", "mifa", "fedvarp", "fedlaavg", "mimic"}

@@ -8,10 +8,14 @@ Layout of the output folder::
     <name>/figure.png
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
-settings and the same code fingerprint (hash of the ``fedtheory`` sources and of the
-``validation`` package with ``ERRATA.md``) is not recomputed, so an interrupted run resumes
-where it stopped and a code change is never answered with stale data. An exception
-inside a validation propagates (a crashed validation is a bug, never a silent gap).
+settings and the same code fingerprint (hash of the ``fedtheory`` sources, of the
+``validation`` package with ``ERRATA.md`` and of the library versions) is not recomputed,
+so an interrupted run resumes where it stopped and a code change is never answered with
+stale data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
+empty, bit-flipped, garbage) or edited file is reported and recomputed, never reused.
+Temporary files a killed run left are removed by the next run; Ctrl-C writes the report
+of what finished. An exception inside a validation propagates (a crashed validation is a
+bug, never a silent gap).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,7 +35,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fedtheory.errors import ParameterError
-from fedtheory.io import atomic_write_bytes, atomic_write_text
+from fedtheory.io import (
+    DamagedFileError,
+    atomic_write_bytes,
+    atomic_write_text,
+    load_npz,
+    remove_temporaries,
+    save_npz,
+)
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
@@ -76,27 +89,38 @@ def _code_digest() -> str:
 def fingerprint(check: Check) -> str:
     """Hash of the code any validation, ``check`` included, may run: the ``fedtheory``
     sources, every module of ``validation`` (checks share code: ``cafed_weights`` calls
-    ``cafed_theorem2``) and ``ERRATA.md`` (read by the ``errata`` check)."""
-    return _code_digest()
+    ``cafed_theorem2``) and ``ERRATA.md`` (read by the ``errata`` check), and of the
+    versions of the libraries the numbers depend on (:func:`library_versions`)."""
+    versions = json.dumps(library_versions(), sort_keys=True)
+    return hashlib.sha256(f"{_code_digest()}\0{versions}".encode()).hexdigest()
 
 
-def _load_if_current(path: Path, settings: dict, code: str) -> dict | None:
-    if not path.exists():
-        return None
-    with np.load(path, allow_pickle=False) as z:
-        if json.loads(str(z["__settings__"])) != settings or "__code__" not in z.files:
-            return None
-        if str(z["__code__"]) != code:
-            return None
-        return {k: z[k] for k in z.files if k not in ("__settings__", "__code__")}
+def _load_if_current(path: Path, settings: dict, code: str) -> tuple[dict | None, str | None]:
+    """``(data, None)`` if ``path`` holds intact data of these settings and code;
+    ``(None, why)`` if it exists but cannot be reused (damaged, edited, stale);
+    ``(None, None)`` if there is none."""
+    try:
+        z = load_npz(path)
+    except FileNotFoundError:
+        return None, None
+    except DamagedFileError as err:
+        return None, f"{path.name} is damaged or was edited ({err.reason})"
+    try:
+        stored = json.loads(str(z.pop("__settings__")))
+        stored_code = str(z.pop("__code__"))
+    except (KeyError, ValueError):
+        return None, f"{path.name} has no readable settings"
+    if stored != settings:
+        return None, f"{path.name} was computed with other settings"
+    if stored_code != code:
+        return None, f"{path.name} was computed by other code or library versions"
+    return z, None
 
 
 def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
-    buf = io.BytesIO()
-    np.savez_compressed(
-        buf, __settings__=np.array(json.dumps(settings)), __code__=np.array(code), **data
+    save_npz(
+        path, {"__settings__": np.array(json.dumps(settings)), "__code__": np.array(code), **data}
     )
-    atomic_write_bytes(path, buf.getvalue())
 
 
 def _save_figure(path: Path, check: Check, data: dict, settings: dict, rows) -> None:
@@ -112,12 +136,17 @@ def _save_figure(path: Path, check: Check, data: dict, settings: dict, rows) -> 
     atomic_write_bytes(path, buf.getvalue())
 
 
-def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
-    """Compute (or reuse), judge and plot one validation."""
+def run_check(
+    check: Check, out: Path, *, size: Size, progress: Callable[[str], None] | None = None
+) -> Outcome:
+    """Compute (or reuse), judge and plot one validation; ``progress`` hears why stored
+    data is not reused."""
     settings = check.settings(size)
     folder = out / check.name
     code = fingerprint(check)
-    data = _load_if_current(folder / "data.npz", settings, code)
+    data, why = _load_if_current(folder / "data.npz", settings, code)
+    if why is not None and progress is not None:
+        progress(f"{check.name}: {why}; recomputing")
     reused = data is not None
     start = time.perf_counter()
     if data is None:
@@ -127,6 +156,43 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
     rows = check.judge(data, settings)
     _save_figure(folder / "figure.png", check, data, settings, rows)
     return Outcome(check, settings, rows, data, reused, folder, seconds)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run`: the report of the validations that finished is written
+    (``outcomes``); the message says where and how to resume."""
+
+    def __init__(self, message: str, outcomes: list[Outcome]) -> None:
+        super().__init__(message)
+        self.outcomes = outcomes
+
+
+def check_output_folder(out: Path, owner: str = "run") -> Path:
+    """Create ``out`` if needed and check that a file can be written in it, before any
+    compute; else a ParameterError naming the folder and the reason."""
+    out = Path(out)
+
+    def refuse(reason: str) -> ParameterError:
+        return ParameterError(
+            f"The 'out' parameter of {owner} must be a writable folder. Got '{out}' ({reason}) "
+            "instead."
+        )
+
+    if out.exists() and not out.is_dir():
+        raise refuse("a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-test.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise refuse(err.strerror or type(err).__name__) from None
+    return out
+
+
+def _remove_leftovers(out: Path, names: list[str]) -> int:
+    """Remove the temporary files an earlier, killed run left (report and data folders)."""
+    return sum(len(remove_temporaries(folder)) for folder in [out, *(out / n for n in names)])
 
 
 def run(
@@ -139,7 +205,11 @@ def run(
     """Run the validations in order and write the report and ``results.json``.
 
     ``names`` holds registered names (``CHECKS``) and/or ``Check`` objects, such as a
-    user's own (``fedtheory.validation.custom.theorem_check``), run without registering."""
+    user's own (``fedtheory.validation.custom.theorem_check``), run without registering.
+    The output folder is checked for writability before any compute; temporary files an
+    earlier killed run left are removed; stored data that is damaged or edited is reported
+    through ``progress`` and recomputed. Ctrl-C writes the report of what finished and
+    raises :class:`Interrupted`."""
     names = list(names)
     check_choice(size, SIZES, "size", "run")
     unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
@@ -149,15 +219,28 @@ def run(
             f"{sorted(CHECKS)}. Got {names!r} instead."
         )
     checks = [n if isinstance(n, Check) else CHECKS[n] for n in names]
-    outcomes = []
-    for i, check in enumerate(checks, 1):
-        name = check.name
-        progress(f"[{i}/{len(checks)}] {name}: running")
-        outcome = run_check(check, out, size=size)
-        verdicts = ", ".join(r.verdict.value for r in outcome.rows)
-        how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
-        progress(f"[{i}/{len(checks)}] {name}: {verdicts}{how}")
-        outcomes.append(outcome)
+    out = check_output_folder(out)
+    if removed := _remove_leftovers(out, [c.name for c in checks]):
+        progress(f"removed {removed} temporary file(s) left by an interrupted run")
+    outcomes: list[Outcome] = []
+    i, name = 0, checks[0].name
+    try:
+        for i, check in enumerate(checks, 1):
+            name = check.name
+            progress(f"[{i}/{len(checks)}] {name}: running")
+            outcome = run_check(check, out, size=size, progress=progress)
+            verdicts = ", ".join(r.verdict.value for r in outcome.rows)
+            how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
+            progress(f"[{i}/{len(checks)}] {name}: {verdicts}{how}")
+            outcomes.append(outcome)
+    except KeyboardInterrupt:
+        write_report(outcomes, out, size=size)
+        raise Interrupted(
+            f"interrupted during {name} ({i}/{len(checks)}); the report of the "
+            f"{len(outcomes)} finished validation(s) is in {out / 'report.md'}; "
+            "rerun the same command to resume",
+            outcomes,
+        ) from None
     write_report(outcomes, out, size=size)
     return outcomes
 

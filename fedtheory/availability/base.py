@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
-from fedtheory.params import check_int, check_seed
+from fedtheory.params import check_int, check_seed, check_size
 
 
 def population_rng(seed: int) -> np.random.Generator:
@@ -50,7 +50,7 @@ class AvailabilityProcess(ABC):
         owner: str, rounds: int, replicates: int, seed: int, start: int
     ) -> tuple[int, int, int, int]:
         """The checked ``(rounds, replicates, seed, start)`` of a call to ``owner``."""
-        rounds = check_int(rounds, "rounds", owner, low=1)
+        rounds = check_size(rounds, "rounds", owner)
         replicates = check_int(replicates, "replicates", owner, low=1)
         seed = check_seed(seed, owner)
         start = check_int(start, "start", owner, low=0)

@@ -24,10 +24,10 @@ from fedtheory.markov import lambda_feasible_range
 from fedtheory.params import (
     check_array,
     check_choice,
-    check_int,
     check_real,
     check_seed,
     check_simplex,
+    check_size,
 )
 
 __all__ = [
@@ -92,7 +92,7 @@ def cafed_population(
     """
     owner = "cafed_population"
     check_choice(variant, ("paper", "code"), "variant", owner)
-    n = check_int(num_clients, "num_clients", owner, low=8)
+    n = check_size(num_clients, "num_clients", owner, low=8)
     if n % 8:
         raise ParameterError(
             f"The 'num_clients' parameter of {owner} must be a multiple of 8 "
@@ -192,6 +192,6 @@ def mimic_static_probabilities(num_clients: int, minimum: float) -> np.ndarray:
     (The paper instead gives every client the same :math:`p`: use ``Bernoulli`` directly.)
     Not modelled: the code's rule forcing two clients active when fewer are."""
     owner = "mimic_static_probabilities"
-    n = check_int(num_clients, "num_clients", owner, low=1)
+    n = check_size(num_clients, "num_clients", owner)
     s = check_real(minimum, "minimum", owner, low=0.0, high=1.0)
     return s + (np.arange(n) % 5) * (1.0 - s) / 4.0

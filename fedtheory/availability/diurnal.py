@@ -15,7 +15,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int
+from fedtheory.params import check_array, check_int, check_like
 
 
 class Diurnal(AvailabilityProcess):
@@ -41,8 +41,9 @@ class Diurnal(AvailabilityProcess):
 
     def __init__(self, mean, amplitude, *, period: int = 24, phase=0.0) -> None:
         owner = "Diurnal"
-        self.mean = check_array(mean, "mean", owner, ndim=1, low=0.0, high=1.0)
-        amp = np.broadcast_to(check_array(amplitude, "amplitude", owner, low=0.0), self.mean.shape)
+        self.mean = check_array(mean, "mean", owner, ndim=1, low=0.0, high=1.0, min_size=1)
+        amp = check_array(amplitude, "amplitude", owner, low=0.0)
+        amp = check_like(amp, self.mean.shape, "amplitude", owner, like="mean")
         bad = (self.mean - amp < 0.0) | (self.mean + amp > 1.0)
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
@@ -52,7 +53,8 @@ class Diurnal(AvailabilityProcess):
                 f"Got {amp[k]:g} instead."
             )
         self.amplitude = amp.copy()
-        self.phase = np.broadcast_to(check_array(phase, "phase", owner), self.mean.shape).copy()
+        phase = check_array(phase, "phase", owner)
+        self.phase = check_like(phase, self.mean.shape, "phase", owner, like="mean")
         self.period = check_int(period, "period", owner, low=2)
         self.num_clients = self.mean.size
 

@@ -29,7 +29,7 @@ from fedtheory.markov import (
     two_state_parameters,
     two_state_transitions,
 )
-from fedtheory.params import check_array
+from fedtheory.params import check_array, check_like
 
 MAX_KRON_CLIENTS = 12
 """``chain()`` builds the full ``2^N x 2^N`` product matrix only up to this many clients."""
@@ -61,7 +61,7 @@ class TwoStateMarkov(AvailabilityProcess):
     def __init__(self, pi, lam) -> None:
         owner = "TwoStateMarkov"
         pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True)
-        lam = np.broadcast_to(check_array(lam, "lam", owner), pi.shape).copy()
+        lam = check_like(check_array(lam, "lam", owner), pi.shape, "lam", owner, like="pi")
         self.p_on_on, self.p_off_on = two_state_transitions(pi, lam, owner)
         self.pi, self.lam = pi, lam
         self.num_clients = pi.size

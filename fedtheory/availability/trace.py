@@ -22,7 +22,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_bool_array, check_int
+from fedtheory.params import check_bool, check_bool_array, check_size
 
 
 class TraceReplay(AvailabilityProcess):
@@ -49,7 +49,7 @@ class TraceReplay(AvailabilityProcess):
         if isinstance(trace, np.ndarray) and trace.ndim == 2:
             mask = check_bool_array(trace, "trace", owner, ndim=2)
             if num_clients is not None:
-                n = check_int(num_clients, "num_clients", owner, low=1)
+                n = check_size(num_clients, "num_clients", owner)
                 if n != mask.shape[1]:
                     raise ParameterError(
                         f"The 'num_clients' parameter of {owner} must equal the trace's width "
@@ -61,7 +61,7 @@ class TraceReplay(AvailabilityProcess):
                     f"The 'num_clients' parameter of {owner} must be an integer in [1, inf) "
                     "when the trace is a list of client ids. Got None instead."
                 )
-            mask = ids_to_mask(trace, check_int(num_clients, "num_clients", owner, low=1), owner)
+            mask = ids_to_mask(trace, check_size(num_clients, "num_clients", owner), owner)
         if mask.shape[0] == 0:
             raise ParameterError(
                 f"The 'trace' parameter of {owner} must have at least one round. "
@@ -121,7 +121,7 @@ def _parse_id(text: str, path: Path) -> int:
 
 def ids_to_mask(trace: Sequence[Sequence[int]], num_clients: int, owner: str) -> np.ndarray:
     """Boolean mask ``[T, N]`` from per-round lists of ids in ``[0, num_clients - 1]``."""
-    num_clients = check_int(num_clients, "num_clients", owner, low=1)
+    num_clients = check_size(num_clients, "num_clients", owner)
     mask = np.zeros((len(trace), num_clients), dtype=bool)
     for t, ids in enumerate(trace):
         for k in ids:

@@ -21,7 +21,7 @@ import sympy as sp
 
 from fedtheory.bounds.symbols import Notation, notation_of
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_array, check_bool, check_choice, interval
+from fedtheory.params import check_array, check_bool, check_choice, check_str, interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {
@@ -102,6 +102,15 @@ class Theorem:
         self, key, *, title, reference, kind, terms, conditions=(), statement="", meanings=None
     ):
         check_choice(kind, KINDS, "kind", "Theorem")
+        for name, value in (("key", key), ("title", title), ("reference", reference)):
+            check_str(value, name, "Theorem")
+        if not isinstance(terms, Mapping) or not all(
+            isinstance(k, str) and isinstance(e, sp.Basic) for k, e in terms.items()
+        ):
+            raise ParameterError(
+                "The 'terms' parameter of Theorem must be a mapping from term names to sympy "
+                f"expressions. Got {type(terms).__name__} instead."
+            )
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
         self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in dict(terms).items()}
         self.conditions: tuple[Condition, ...] = tuple(conditions)
@@ -200,7 +209,33 @@ class Theorem:
                     f"Got {values[p]} instead."
                 )
             arrays.append(a)
+        shape: tuple[int, ...] = ()
+        for p, a in zip(self.parameters, arrays, strict=True):
+            try:
+                shape = np.broadcast_shapes(shape, a.shape)
+            except ValueError:
+                raise ParameterError(
+                    f"The '{p}' parameter of {owner} must be a scalar or an array whose shape "
+                    f"broadcasts with the other parameters' {shape}. Got shape {a.shape} "
+                    "instead."
+                ) from None
         return arrays
+
+    def _check_finite(self, args: list[np.ndarray], terms: dict[str, np.ndarray]) -> None:
+        """Finite inputs must give finite terms: an overflow is reported, never returned
+        as inf or NaN; the message names the input of largest magnitude."""
+        for key, value in terms.items():
+            if np.all(np.isfinite(value)):
+                continue
+            sizes = [float(np.max(np.abs(a), initial=0.0)) for a in args]
+            i = int(np.argmax(sizes)) if sizes else 0
+            name = self.parameters[i] if self.parameters else "values"
+            bad = np.asarray(value)[~np.isfinite(value)].flat[0]
+            raise ParameterError(
+                f"The '{name}' parameter of {self.title} must be small enough for every term "
+                f"to be finite (the term '{key}' is {bad:g}). Got {sizes[i] if sizes else 0:g} "
+                "instead."
+            )
 
     def evaluate(self, *, strict: bool = True, **values) -> BoundResult:
         """Evaluate every term at ``values`` (arrays broadcast together).
@@ -223,11 +258,13 @@ class Theorem:
                 valid = False
                 reason = f"hypothesis {cond.text} fails (left {lhs[i]:g}, right {rhs[i]:g})"
                 break
-        terms = {
-            k: np.broadcast_to(np.asarray(f(*args), dtype=float), shape)
-            for k, f in term_fns.items()
-        }
-        total = sum(terms.values())
+        with np.errstate(all="ignore"):  # overflow is reported by _check_finite
+            terms = {
+                k: np.broadcast_to(np.asarray(f(*args), dtype=float), shape)
+                for k, f in term_fns.items()
+            }
+            total = sum(terms.values())
+        self._check_finite(args, {**terms, "total": np.asarray(total)})
         return BoundResult(self.title, self.reference, self.kind, terms, total, valid, reason)
 
     def latex(self) -> str:

@@ -39,7 +39,7 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.params import check_array, check_int, check_real, check_size
 
 p, K, t, T, N, I = (symbol(n) for n in ("p", "K", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
@@ -81,7 +81,7 @@ def cutoff_geometric_pmf(p_n, K_cut: int) -> np.ndarray:
     :math:`\Pr\{S=k\}`) for ``p_n [...]`` in (0, 1]. Exact."""
     owner = "fedau.cutoff_geometric_pmf"
     q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)[..., None]
-    K_cut = check_int(K_cut, "K_cut", owner, low=1)
+    K_cut = check_size(K_cut, "K_cut", owner)
     k = np.arange(1, K_cut + 1)
     return np.where(k < K_cut, q * (1 - q) ** (k - 1), (1 - q) ** (K_cut - 1))
 
@@ -176,8 +176,8 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     (:math:`\omega_0^n=1`), each :math:`t\ge1` at most :math:`2K(1-p_n)/t+(1-p_n)^{2K}`."""
     owner = "fedau.weight_error_bound"
     q = check_array(p_n, "p_n", owner, ndim=1, low=0.0, high=1.0, low_open=True)
-    K_cut = check_int(K_cut, "K_cut", owner, low=1)
-    rounds = check_int(rounds, "rounds", owner, low=1)
+    K_cut = check_size(K_cut, "K_cut", owner)
+    rounds = check_size(rounds, "rounds", owner)
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
     later = theorem3_per_round.evaluate(p=q[None, :], K=K_cut, t=ts).total if rounds > 1 else 0
     return float(((1 - q) ** 2 + np.sum(later, axis=0)).sum() / (q.size * rounds))
@@ -217,8 +217,8 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     """
     owner = "fedau.weight_error_exact"
     q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)
-    K_cut = check_int(K_cut, "K_cut", owner, low=1)
-    rounds = check_int(rounds, "rounds", owner, low=1)
+    K_cut = check_size(K_cut, "K_cut", owner)
+    rounds = check_size(rounds, "rounds", owner)
     out = np.stack([_weight_error_renewal(p, K_cut, rounds) for p in q.reshape(-1)])
     return out.reshape(q.shape + (rounds,))
 

@@ -32,7 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_bool_array, check_instance, check_int, check_real
+from fedtheory.params import (
+    check_array,
+    check_bool_array,
+    check_instance,
+    check_real,
+    check_size,
+)
 
 _OWNER = "mimic.objective_bias"
 
@@ -120,5 +126,5 @@ def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     owner = "mimic.lemma6_schedule"
     a = check_real(a, "a", owner, low=0.0, low_open=True)
     b = check_real(b, "b", owner, low=0.0, low_open=True)
-    rounds = check_int(rounds, "rounds", owner, low=1)
+    rounds = check_size(rounds, "rounds", owner)
     return a / (np.arange(rounds) + b)

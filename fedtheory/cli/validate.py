@@ -11,7 +11,7 @@ SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a te
 def _validate(args) -> int:
     from fedtheory.errors import ParameterError
     from fedtheory.validation import CHECKS, load_checks
-    from fedtheory.validation.runner import run
+    from fedtheory.validation.runner import Interrupted, run
 
     added = []
     for module in args.module or []:
@@ -29,9 +29,16 @@ def _validate(args) -> int:
         )
         return 2
     out = Path(args.out)
-    outcomes = run(
-        names, out, size=args.size, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
-    )
+    try:
+        outcomes = run(
+            names, out, size=args.size, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
+        )
+    except ParameterError as err:  # e.g. an output folder that cannot be written
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return 2
+    except Interrupted as err:
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return 130
     violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
     print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
     return 1 if args.fail_on_violated and violated else 0

@@ -22,7 +22,14 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_int_array, check_real, check_seed
+from fedtheory.params import (
+    check_array,
+    check_int,
+    check_int_array,
+    check_real,
+    check_seed,
+    check_size,
+)
 
 __all__ = [
     "dirichlet_label_split",
@@ -132,8 +139,8 @@ def primary_label_split(
     """
     owner = "primary_label_split"
     y = _labels(labels, owner)
-    n = check_int(num_clients, "num_clients", owner, low=1)
-    m = check_int(samples_per_client, "samples_per_client", owner, low=1)
+    n = check_size(num_clients, "num_clients", owner)
+    m = check_size(samples_per_client, "samples_per_client", owner)
     f = check_real(primary_fraction, "primary_fraction", owner, low=0.0, high=1.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
     classes = np.unique(y)

@@ -22,7 +22,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.params import check_bool, check_int, check_real, check_seed
+from fedtheory.params import check_bool, check_real, check_seed, check_size
 
 __all__ = ["cafed_clustered", "gaussian_linear"]
 
@@ -64,9 +64,9 @@ def cafed_clustered(
     ((4, 5, 3), [0, 0, 1, 1])
     """
     owner = "cafed_clustered"
-    n = check_int(num_clients, "num_clients", owner, low=1)
-    d = check_int(dim, "dim", owner, low=1)
-    m = check_int(samples, "samples", owner, low=1)
+    n = check_size(num_clients, "num_clients", owner)
+    d = check_size(dim, "dim", owner)
+    m = check_size(samples, "samples", owner)
     h = check_real(hetero, "hetero", owner, low=0.0, high=1.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
     w_star = gen.standard_normal(d)
@@ -98,9 +98,9 @@ def gaussian_linear(
     (3, 4, 2)
     """
     owner = "gaussian_linear"
-    n = check_int(num_clients, "num_clients", owner, low=1)
-    d = check_int(dim, "dim", owner, low=1)
-    m = check_int(samples, "samples", owner, low=1)
+    n = check_size(num_clients, "num_clients", owner)
+    d = check_size(dim, "dim", owner)
+    m = check_size(samples, "samples", owner)
     s = check_real(heterogeneity, "heterogeneity", owner, low=0.0)
     sd = check_real(noise, "noise", owner, low=0.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)

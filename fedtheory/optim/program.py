@@ -41,7 +41,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
-from fedtheory.params import check_choice, check_instance, check_int
+from fedtheory.params import check_choice, check_instance, check_size
 
 __all__ = [
     "SOLVER",
@@ -110,7 +110,7 @@ class WeightProgram:
 
     def __init__(self, num_clients: int, *, bias: str = "none") -> None:
         owner = "WeightProgram"
-        n = check_int(num_clients, "num_clients", owner, low=1)
+        n = check_size(num_clients, "num_clients", owner)
         self.num_clients, self.bias = n, check_choice(bias, BIAS_KINDS, "bias", owner)
         self.y = cp.Variable(n, nonneg=True)
         self.s = cp.Variable(nonneg=True)

@@ -45,7 +45,14 @@ import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_choice, check_instance, check_int, check_real, check_simplex
+from fedtheory.params import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_real,
+    check_simplex,
+    check_size,
+)
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import check_points
 
@@ -262,7 +269,7 @@ class DataProblem(ABC):
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
-        steps = check_int(steps, "steps", owner, low=1)
+        steps = check_size(steps, "steps", owner)
         lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
         self._check_pairs(w, clients, owner)  # the kernel does not check its indices
         X, y, _ = self._stored(self.compute_dtype or torch.float64)

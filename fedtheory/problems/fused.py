@@ -40,6 +40,10 @@ IDENTITY, LOGISTIC = 0, 1
 
 FULL_BATCH, WITHOUT_REPLACEMENT, WITH_REPLACEMENT = 0, 1, 2
 _BLOCK = 4  # rows read together: four independent loads in flight hide memory latency
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+"""Fast-math flags that let LLVM vectorise the dot products but keep NaN and inf exact (no
+``nnan``/``ninf``), so that a diverging run returns non-finite updates, which the simulator
+reports as a :class:`~fedtheory.errors.DivergenceError`, instead of undefined behaviour."""
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
@@ -60,7 +64,7 @@ def draw_batch(order, uniforms, n_k, size, sampler, rows):
             rows[i] = int(uniforms[i] * n_k)
 
 
-@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, boundscheck=False, nogil=True)
 def _dots(X, rows, start, y, z):
     """``z[i] = <X[rows[i]], y>`` for the block of rows starting at ``start``."""
     r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
@@ -73,7 +77,7 @@ def _dots(X, rows, start, y, z):
     z[start], z[start + 1], z[start + 2], z[start + 3] = a0, a1, a2, a3
 
 
-@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, boundscheck=False, nogil=True)
 def _accumulate(X, rows, start, c, g):
     """``g += sum_i c[i] X[rows[i]]`` over the block of rows starting at ``start``."""
     r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
@@ -82,7 +86,7 @@ def _accumulate(X, rows, start, c, g):
         g[j] += c0 * X[r0, j] + c1 * X[r1, j] + c2 * X[r2, j] + c3 * X[r3, j]
 
 
-@numba.njit(cache=True, fastmath=True, boundscheck=False, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, error_model="numpy", boundscheck=False, nogil=True)
 def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, prox, out):
     """``out [M, d]`` = ``y_E - w`` for every pair (see the module docstring). Pairs are
     visited client by client, so a client's rows stay in cache across its replicates; each

@@ -24,10 +24,10 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_instance,
-    check_int,
     check_real,
     check_seed,
     check_simplex,
+    check_size,
 )
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.base import check_points
@@ -113,8 +113,8 @@ class QuadraticProblem(QuadraticConstantsMixin):
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
         rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
         owner = "QuadraticProblem.random"
-        n = check_int(num_clients, "num_clients", owner, low=1)
-        d = check_int(dim, "dim", owner, low=1)
+        n = check_size(num_clients, "num_clients", owner)
+        d = check_size(dim, "dim", owner)
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
         L = check_real(L, "L", owner, low=mu)
         spread = check_real(spread, "spread", owner, low=0.0)

@@ -23,14 +23,52 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
-from fedtheory.params import check_array, check_int, check_simplex
+from fedtheory.errors import ParameterError
+from fedtheory.params import (
+    check_array,
+    check_instance,
+    check_int,
+    check_simplex,
+    check_size,
+    check_str,
+)
+
+
+def check_mask(mask: object, owner: str, *, shape: tuple[int, ...] | None = None) -> torch.Tensor:
+    """``mask`` after checking it is a boolean torch tensor ``[..., N]`` (of ``shape``, if
+    given); O(1): the entries are not scanned."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() < 1:
+        got = (
+            f"{type(mask).__name__} of dtype {mask.dtype}"
+            if isinstance(mask, torch.Tensor)
+            else repr(mask)
+        )
+        raise ParameterError(
+            f"The 'mask' parameter of {owner} must be a boolean torch tensor [R, N]. "
+            f"Got {got} instead."
+        )
+    if shape is not None and tuple(mask.shape) != tuple(shape):
+        raise ParameterError(
+            f"The 'mask' parameter of {owner} must have shape {tuple(shape)}. "
+            f"Got shape {tuple(mask.shape)} instead."
+        )
+    return mask
+
+
+def check_clients(weights: torch.Tensor, mask: torch.Tensor, name: str, owner: str) -> None:
+    """Per-client weights ``[N]`` must match the run's ``N`` (the last axis of ``mask``)."""
+    if weights.numel() != mask.shape[-1]:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must have length N={mask.shape[-1]} (one weight "
+            f"per client of the run). Got length {weights.numel()} instead."
+        )
 
 
 def average_participating(mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_k=\mathbb 1_{k\in A_t}/|A_t|` (``0`` for everybody if nobody participates).
 
     ``mask [R, N]`` bool -> ``[R, N]`` float64."""
-    m = mask.to(torch.float64)
+    m = check_mask(mask, "average_participating").to(torch.float64)
     return m / m.sum(dim=-1, keepdim=True).clamp_min(1.0)
 
 
@@ -40,6 +78,9 @@ class AverageParticipating:
 
     name: str = "avg-participating"
 
+    def __post_init__(self) -> None:
+        check_str(self.name, "name", "AverageParticipating")
+
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         return average_participating(mask)
 
@@ -48,7 +89,7 @@ def average_all(mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_k=\mathbb 1_{k\in A_t}/N` (FedAU baseline "average all", SPEC §5.5).
 
     ``mask [R, N]`` bool -> ``[R, N]`` float64."""
-    return mask.to(torch.float64) / mask.shape[-1]
+    return check_mask(mask, "average_all").to(torch.float64) / mask.shape[-1]
 
 
 @dataclass(frozen=True)
@@ -56,6 +97,9 @@ class AverageAll:
     """Participants' updates summed and divided by the number of all clients."""
 
     name: str = "avg-all"
+
+    def __post_init__(self) -> None:
+        check_str(self.name, "name", "AverageAll")
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         return average_all(mask)
@@ -67,9 +111,10 @@ class FixedWeights:
 
     def __init__(self, q, *, name: str = "fixed") -> None:
         self.q = torch.from_numpy(check_array(q, "q", "FixedWeights", ndim=1, low=0.0))
-        self.name = name
+        self.name = check_str(name, "name", "FixedWeights")
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
+        check_clients(self.q, check_mask(mask, "FixedWeights"), "q", "FixedWeights")
         return mask.to(torch.float64) * self.q
 
     def effective_weights(self, pi) -> np.ndarray:
@@ -119,9 +164,16 @@ class FedAUState(NamedTuple):
 def fedau_init(replicates: int, num_clients: int) -> FedAUState:
     r"""FedAU Algorithm 2 initialisation: :math:`\omega_0^n=1`, :math:`M_n=0`,
     :math:`S_n^\diamond=0`."""
-    shape = (replicates, num_clients)
+    shape = (check_size(replicates, "replicates", "fedau_init"),
+             check_size(num_clients, "num_clients", "fedau_init"))  # fmt: skip
     ones = torch.ones(shape, dtype=torch.float64)
     return FedAUState(ones, torch.zeros(shape, dtype=torch.float64), torch.zeros_like(ones))
+
+
+def check_fedau_state(state: object, mask: object, owner: str) -> None:
+    """``state`` is a :class:`FedAUState` and ``mask`` a boolean tensor of its shape."""
+    check_instance(state, FedAUState, "state", owner)
+    check_mask(mask, owner, shape=tuple(state.omega.shape))
 
 
 def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUState:
@@ -137,8 +189,11 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUS
     ``cutoff`` is :math:`K\ge1` (``math.inf`` for :math:`K\to\infty`, the code's default
     ``K = 100000``). :math:`\omega_t` is the mean of the recorded intervals
     :math:`\min(G,K)`, an estimate of :math:`\mathbb E\min(G,K)=(1-(1-p)^K)/p` (Theorem 3)."""
+    check_fedau_state(state, mask, "fedau_update")
+    if cutoff != math.inf:
+        check_int(cutoff, "cutoff", "fedau_update", low=1)
     gap = state.gap + 1.0
-    record = mask.to(torch.bool) | (gap >= cutoff)
+    record = mask | (gap >= cutoff)
     mean = (state.intervals * state.omega + gap) / (state.intervals + 1.0)
     omega = torch.where(record, mean, state.omega)
     intervals = state.intervals + record.to(torch.float64)
@@ -147,6 +202,7 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUS
 
 def fedau_weights(state: FedAUState, mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_t^n=\mathbb I_t^n\omega_t^n/N` (FedAU Algorithm 1): ``[R, N]``."""
+    check_fedau_state(state, mask, "fedau_weights")
     return mask.to(torch.float64) * state.omega / mask.shape[-1]
 
 
@@ -169,6 +225,7 @@ class FedAU:
     name: str = "fedau"
 
     def __post_init__(self) -> None:
+        check_str(self.name, "name", "FedAU")
         if self.cutoff != math.inf:
             check_int(self.cutoff, "cutoff", "FedAU", low=1)
 

@@ -19,7 +19,8 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from fedtheory.params import check_int, check_real
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.local import local_sgd, project_ball
 from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
@@ -82,7 +83,12 @@ class LocalTraining:
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        check_int(self.local_steps, "local_steps", owner, low=1)
+        if not isinstance(getattr(self, "name", owner), str):
+            raise ParameterError(
+                f"The 'name' parameter of {owner} must be a string. Got {self.name!r} instead."
+            )
+        check_bool(self.full_first_round, "full_first_round", owner)
+        check_size(self.local_steps, "local_steps", owner)
         check_real(self.prox, "prox", owner, low=0.0)
         if self.radius is not None:
             check_real(self.radius, "radius", owner, low=0.0, low_open=True)

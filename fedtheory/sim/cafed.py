@@ -41,7 +41,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.params import check_array, check_int, check_real, check_simplex
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import check_alpha_pi
+from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
 from fedtheory.sim.algorithm import LocalTraining
 
 __all__ = [
@@ -247,6 +247,7 @@ class AdaFedWeights:
         self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
+        check_clients(self.alpha, check_mask(mask, "AdaFedWeights"), "alpha", "AdaFedWeights")
         return adafed_weights(mask, self.alpha, self.pi)
 
     def __repr__(self) -> str:
@@ -267,6 +268,7 @@ class F3astWeights:
         self.beta_r = check_real(beta_r, "beta_r", owner, low=0.0, high=1.0)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
+        check_clients(self.alpha, check_mask(mask, "F3astWeights"), "alpha", "F3astWeights")
         return f3ast_weights(mask, self.alpha, self.pi, clients=self.clients, beta_r=self.beta_r)
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import StatefulAggregator
 from fedtheory.sim.algorithm import LocalTraining
@@ -53,8 +54,14 @@ class FedAvg(LocalTraining):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        agg = self.aggregator
+        if not (isinstance(agg, StatefulAggregator) or callable(agg)):
+            raise ParameterError(
+                "The 'aggregator' parameter of FedAvg must be a callable mask -> weights "
+                "(e.g. AverageParticipating()) or a StatefulAggregator (e.g. FedAU()). "
+                f"Got {agg!r} instead."
+            )
         if not self.name:
-            agg = self.aggregator
             rule = getattr(agg, "name", None) or getattr(agg, "__name__", type(agg).__name__)
             object.__setattr__(self, "name", f"fedavg[{rule}]")
 

@@ -19,8 +19,10 @@ from typing import NamedTuple
 
 import torch
 
-from fedtheory.params import check_int
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_int, check_size
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.aggregation import check_mask
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 
@@ -30,6 +32,14 @@ def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tens
 
     ``mask [R, N]`` bool, ``last [R, N]`` int64 (last participation round, -1 = never)
     -> ``[R, N]`` bool with ``min(k, #available)`` entries per row."""
+    owner = "absent_longest"
+    check_mask(mask, owner)
+    if not isinstance(last, torch.Tensor) or last.dtype != torch.int64 or last.shape != mask.shape:
+        raise ParameterError(
+            f"The 'last' parameter of {owner} must be an int64 torch tensor of the mask's shape "
+            f"{tuple(mask.shape)}. Got {last!r} instead."
+        )
+    k = check_size(k, "k", owner)
     n = mask.shape[-1]
     key = last * n + torch.arange(n)  # unique: ties broken by client index
     key = torch.where(mask, key, torch.iinfo(torch.int64).max)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.params import check_bool
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
@@ -34,6 +35,10 @@ class FedVARP(LocalTraining):
 
     skip_empty_rounds: bool = True
     name: str = "fedvarp"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_bool(self.skip_empty_rounds, "skip_empty_rounds", "FedVARP")
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:
         return FedVARPState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1]))

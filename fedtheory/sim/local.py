@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import torch
 
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_instance, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
 
 
@@ -35,6 +37,12 @@ def local_sgd(
 
     Problems with a fused kernel (``problem.fused``) run all steps of all pairs in it when
     the tensors are on the CPU (same law, other random numbers); otherwise step by step."""
+    owner = "local_sgd"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    check_pairs(w, clients, problem.dim, problem.num_clients, owner)
+    steps = check_size(steps, "steps", owner)
+    lr = check_real(lr, "lr", owner, low=0.0, low_open=True)
+    prox = check_real(prox, "prox", owner, low=0.0)
     if getattr(problem, "fused", False) and w.device.type == "cpu":
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
     y = w.clone()
@@ -46,13 +54,51 @@ def local_sgd(
     return y - w
 
 
+def check_pairs(w: object, clients: object, dim: int, num_clients: int, owner: str) -> None:
+    """``w [M, d]`` floating-point and ``clients [M]`` integer tensors with client indices
+    in ``[0, N)``."""
+    if not isinstance(w, torch.Tensor) or not w.is_floating_point() or w.dim() != 2:
+        raise ParameterError(
+            f"The 'w' parameter of {owner} must be a floating-point torch tensor [M, {dim}]. "
+            f"Got {type(w).__name__} instead."
+        )
+    if w.shape[1] != dim:
+        raise ParameterError(
+            f"The 'w' parameter of {owner} must have shape (M, {dim}). "
+            f"Got shape {tuple(w.shape)} instead."
+        )
+    ok = isinstance(clients, torch.Tensor) and not clients.is_floating_point()
+    if not ok or clients.dtype == torch.bool or tuple(clients.shape) != (w.shape[0],):
+        got = f"shape {tuple(clients.shape)}" if isinstance(clients, torch.Tensor) else clients
+        raise ParameterError(
+            f"The 'clients' parameter of {owner} must be an integer torch tensor [M] with "
+            f"M={w.shape[0]} (one client per row of w). Got {got!r} instead."
+        )
+    if clients.numel() and (int(clients.min()) < 0 or int(clients.max()) >= num_clients):
+        raise ParameterError(
+            f"The 'clients' parameter of {owner} must hold client indices in [0, "
+            f"{num_clients - 1}]. Got values in [{int(clients.min())}, {int(clients.max())}] "
+            "instead."
+        )
+
+
 def project_ball(
     w: torch.Tensor, radius: float, center: torch.Tensor | None = None
 ) -> torch.Tensor:
     r"""Euclidean projection of ``w [..., d]`` onto :math:`\{x:\|x-c\|\le r\}` (CA-Fed (3)).
 
     :math:`\mathrm{Proj}(w)=c+(w-c)\min(1,r/\|w-c\|)`; points inside are returned unchanged."""
-    c = torch.zeros(w.shape[-1], dtype=w.dtype) if center is None else center
+    owner = "project_ball"
+    if not isinstance(w, torch.Tensor) or not w.is_floating_point() or w.dim() < 1:
+        raise ParameterError(
+            f"The 'w' parameter of {owner} must be a floating-point torch tensor [..., d]. "
+            f"Got {type(w).__name__} instead."
+        )
+    radius = check_real(radius, "radius", owner, low=0.0, low_open=True)
+    if center is not None:
+        given = center.detach().cpu().numpy() if isinstance(center, torch.Tensor) else center
+        center = torch.from_numpy(check_array(given, "center", owner, shape=(w.shape[-1],)))
+    c = torch.zeros(w.shape[-1], dtype=w.dtype) if center is None else center.to(w.dtype)
     diff = w - c
     norm = diff.norm(dim=-1, keepdim=True)
     scale = torch.where(norm > radius, radius / norm.clamp_min(torch.finfo(w.dtype).tiny), 1.0)

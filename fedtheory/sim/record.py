@@ -3,7 +3,6 @@ library versions, so that the run can be reproduced, saved and tabulated."""
 
 from __future__ import annotations
 
-import io
 import json
 import platform
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.io import atomic_write_bytes
+from fedtheory.io import DamagedFileError, load_npz, save_npz
 
 
 def library_versions() -> dict[str, str]:
@@ -105,23 +104,25 @@ class RunRecord:
         return pd.DataFrame(columns)
 
     def save(self, path: str | Path) -> None:
-        """Write the record to one ``.npz`` file (atomically)."""
+        """Write the record to one ``.npz`` file (atomically, with a checksum:
+        :func:`fedtheory.io.save_npz`)."""
         arrays = {"iterates": self.iterates}
         arrays.update({k: getattr(self, k) for k in _OPTIONAL if getattr(self, k) is not None})
         arrays.update({f"metric_{k}": v for k, v in self.metrics.items()})
         meta = json.dumps({"config": self.config, "versions": self.versions})
-        buf = io.BytesIO()
-        np.savez_compressed(buf, meta=np.array(meta), **arrays)
-        atomic_write_bytes(Path(path), buf.getvalue())
+        save_npz(Path(path), {"meta": np.array(meta), **arrays})
 
     @classmethod
     def load(cls, path: str | Path) -> RunRecord:
-        """Read a record written by :meth:`save`."""
-        with np.load(Path(path), allow_pickle=False) as z:
+        """Read a record written by :meth:`save`; a damaged or edited file raises
+        :class:`fedtheory.io.DamagedFileError`."""
+        z = load_npz(Path(path))
+        try:
             meta = json.loads(str(z["meta"]))
-            metrics = {k[7:]: z[k] for k in z.files if k.startswith("metric_")}
-            optional = {k: z[k] for k in _OPTIONAL if k in z.files}
-            participation = optional.pop("participation", None)
-            return cls(
-                z["iterates"], participation, metrics, meta["config"], meta["versions"], **optional
-            )
+            config, versions, iterates = meta["config"], meta["versions"], z["iterates"]
+        except (KeyError, ValueError, TypeError) as err:
+            raise DamagedFileError(Path(path), f"not a run record ({err!r})") from None
+        metrics = {k[7:]: z[k] for k in z if k.startswith("metric_")}
+        optional = {k: z[k] for k in _OPTIONAL if k in z}
+        participation = optional.pop("participation", None)
+        return cls(iterates, participation, metrics, config, versions, **optional)

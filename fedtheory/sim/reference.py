@@ -18,11 +18,13 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from fedtheory.errors import ParameterError
+from fedtheory.errors import DivergenceError, ParameterError
+from fedtheory.params import check_array, check_bool_array, check_instance
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.cafed import CaFed
+from fedtheory.sim.divergence import algorithm_label
 from fedtheory.sim.fedavg import FedAvg
 from fedtheory.sim.fedlaavg import FedLaAvg
 from fedtheory.sim.fedvarp import FedVARP
@@ -247,9 +249,26 @@ def run(
             f"The 'algorithm' parameter of reference.run must be one of {known}. "
             f"Got {type(algorithm).__name__} instead."
         )
-    mask = np.array(mask, dtype=bool)
+    owner = "reference.run"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    mask = check_bool_array(mask, "mask", owner, ndim=2)
+    if mask.shape[1] != problem.num_clients:
+        raise ParameterError(
+            f"The 'mask' parameter of {owner} must have shape (T, {problem.num_clients}) "
+            f"(one column per client). Got shape {mask.shape} instead."
+        )
+    w0 = check_array(w0, "w0", owner, shape=(problem.dim,))
+    if generator is not None and not callable(generator):
+        raise ParameterError(
+            f"The 'generator' parameter of {owner} must be a callable t -> torch.Generator. "
+            f"Got {type(generator).__name__} instead."
+        )
     if algorithm.full_first_round and mask.shape[0] > 0:
         mask[0] = True
     gen = generator if generator is not None else (lambda t: None)
-    out = _REFERENCES[type(algorithm)](problem, algorithm, mask, np.array(w0, float), gen)
-    return np.array(out)
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite iterates are reported
+        out = np.array(_REFERENCES[type(algorithm)](problem, algorithm, mask, w0, gen))
+    bad = ~np.isfinite(out).all(axis=-1)
+    if bad.any():
+        raise DivergenceError(algorithm_label(algorithm), int(np.argmax(bad)) - 1, 0, "the model w")
+    return out

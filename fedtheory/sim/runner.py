@@ -9,15 +9,27 @@ the caller offers them :math:`F_B(w_t)-F_B^*`, :math:`\|\nabla F(w_t)\|^2`, accu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError, ParameterError
-from fedtheory.params import check_array, check_int, check_seed, check_simplex
-from fedtheory.problems.base import FederatedProblem
+from fedtheory.params import (
+    check_array,
+    check_bool,
+    check_instance,
+    check_int,
+    check_seed,
+    check_simplex,
+    check_size,
+)
+from fedtheory.problems.base import FederatedProblem, check_points
+from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm
+from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
 from fedtheory.sim.record import RunRecord
 
 CHUNK_ELEMENTS = 1 << 24
@@ -36,6 +48,13 @@ def evaluate_metrics(
     ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
     data) give all of them at once. Points are taken in chunks of ``[chunk, N, d]``."""
+    owner = "evaluate_metrics"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    w = check_points(w, problem.dim, owner)
+    if biased_weights is not None:
+        biased_weights = check_simplex(
+            biased_weights, "biased_weights", owner, size=problem.num_clients
+        )
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
@@ -79,6 +98,7 @@ def simulate(
     biased_weights=None,
     eval_every: int = 1,
     keep_masks: bool = True,
+    max_memory: int | str | None = None,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -101,6 +121,19 @@ def simulate(
         Evaluate the metrics every this many rounds (and at the last round).
     keep_masks : bool
         Keep the availability mask ``[R, T, N]`` in the record (set False for huge N).
+    max_memory : int or str, optional
+        Memory cap of the run in bytes (or ``"8G"``); default: the environment variable
+        ``FEDTHEORY_MAX_MEMORY``, else the available memory. What the run keeps is
+        estimated before its first round (:mod:`fedtheory.sim.footprint`) and a run over the
+        cap raises a ParameterError naming ``keep_masks``/``eval_every``.
+
+    Raises
+    ------
+    DivergenceError
+        After the first round whose model, per-client state or metric is NaN or inf
+        (:mod:`fedtheory.sim.divergence`), naming the algorithm with its aggregator, the
+        round, the replicate and the quantity; ``err.partial`` is the record of the rounds
+        before it.
 
     Examples
     --------
@@ -113,10 +146,14 @@ def simulate(
     (1, 9, 1)
     """
     owner = "simulate"
-    rounds = check_int(rounds, "rounds", owner, low=1)
-    replicates = check_int(replicates, "replicates", owner, low=1)
+    check_instance(problem, FederatedProblem, "problem", owner)
+    check_instance(availability, AvailabilityProcess, "availability", owner)
+    check_instance(algorithm, Algorithm, "algorithm", owner)
+    rounds = check_size(rounds, "rounds", owner)
+    replicates = check_size(replicates, "replicates", owner)
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
+    keep_masks = check_bool(keep_masks, "keep_masks", owner)
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
@@ -130,39 +167,27 @@ def simulate(
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
     state = algorithm.init(problem, torch.from_numpy(start).expand(replicates, -1).clone())
+    footprint.check(
+        footprint.estimate(
+            replicates=replicates,
+            rounds=rounds,
+            num_clients=n,
+            dim=problem.dim,
+            eval_every=eval_every,
+            keep_masks=keep_masks,
+            state=state,
+            chunk_elements=CHUNK_ELEMENTS,
+        ),
+        max_memory,
+        owner,
+    )
     iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64)
     iterates[:, 0] = state.w
-    masks = []
+    masks = torch.empty(replicates, rounds, n, dtype=torch.bool) if keep_masks else None
+    available = torch.empty(replicates, rounds, dtype=torch.int64)
     participants = torch.empty(replicates, rounds, dtype=torch.int64)
     weight_sum = None
-    name = getattr(algorithm, "name", type(algorithm).__name__)
-    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
-    for t0 in range(0, rounds, chunk):
-        mask = availability.sample(
-            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
-        )  # [R, chunk, N]
-        masks.append(mask if keep_masks else mask.sum(-1))
-        for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
-            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
-            bad = ~torch.isfinite(state.w).all(dim=-1)
-            if bad.any():
-                r = int(bad.nonzero()[0, 0])
-                raise DivergenceError(
-                    f"{name} diverged in round {t} of replicate {r}: the model is not finite."
-                )
-            iterates[:, t + 1] = state.w
-            worked = getattr(state, "participants", None)
-            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1)
-            q = getattr(state, "weights", None)
-            if q is not None:
-                weight_sum = q if weight_sum is None else weight_sum + q
-    it = iterates.numpy()
-    masks = torch.cat(masks, dim=1).numpy()
-    eval_rounds = np.unique(np.append(np.arange(0, rounds + 1, eval_every), rounds))
-    effective = None
-    if weight_sum is not None:
-        effective = (weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)).numpy()
+    label = algorithm_label(algorithm)
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -174,13 +199,70 @@ def simulate(
         "biased_weights": None if p_biased is None else p_biased.tolist(),
         "eval_every": eval_every,
     }
-    return RunRecord(
-        it,
-        masks if keep_masks else None,
-        evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased),
-        config,
-        eval_rounds=eval_rounds,
-        participants=participants.numpy(),
-        available=masks.sum(-1) if keep_masks else masks,
-        effective_weights=effective,
-    )
+
+    def record(done: int) -> RunRecord:
+        """The record of the first ``done`` rounds."""
+        it = iterates[:, : done + 1].numpy()
+        eval_rounds = np.unique(np.append(np.arange(0, done + 1, eval_every), done))
+        effective = None
+        if weight_sum is not None:
+            effective = (weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)).numpy()
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported
+            metrics = evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased)
+        return RunRecord(
+            it,
+            None if masks is None else masks[:, :done].numpy(),
+            metrics,
+            {**config, "rounds": done},
+            eval_rounds=eval_rounds,
+            participants=participants[:, :done].numpy(),
+            available=available[:, :done].numpy(),
+            effective_weights=effective,
+        )
+
+    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
+    for t0 in range(0, rounds, chunk):
+        mask = availability.sample(
+            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
+        )  # [R, chunk, N]
+        if masks is not None:
+            masks[:, t0 : t0 + mask.shape[1]] = mask
+        available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1)
+        for t in range(t0, t0 + mask.shape[1]):
+            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
+            bad = non_finite_state(state, replicates)
+            if bad is not None:
+                finished_record(label, record, t, (t, bad.replicate, bad.quantity))
+            iterates[:, t + 1] = state.w
+            worked = getattr(state, "participants", None)
+            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1)
+            q = getattr(state, "weights", None)
+            if q is not None:
+                weight_sum = q if weight_sum is None else weight_sum + q
+    return finished_record(label, record, rounds)
+
+
+def finished_record(
+    label: str,
+    record: Callable[[int], RunRecord],
+    done: int,
+    failure: tuple[int, int, str] | None = None,
+) -> RunRecord:
+    """``record(done)`` if its metrics are finite and no ``failure`` (round, replicate,
+    quantity) was found; else raise :class:`~fedtheory.errors.DivergenceError` for the
+    earliest non-finite quantity, with the record of the rounds before it as ``partial``.
+
+    A non-finite metric of :math:`w_k` is a failure of round :math:`k-1`."""
+    partial: RunRecord | None = None
+    while done >= 0:
+        partial = record(done)
+        bad = non_finite_metric(partial.metrics)
+        if bad is None:
+            break
+        k = int(partial.eval_rounds[bad.index])
+        failure = (k - 1, bad.replicate, f"the metric '{bad.metric}'")
+        done, partial = k - 1, None
+    if failure is not None:
+        raise DivergenceError(label, *failure, partial=partial)
+    return partial

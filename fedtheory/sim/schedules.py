@@ -13,10 +13,12 @@ The three families the papers use:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fedtheory.params import check_real
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_int, check_real
 
 Schedule = Callable[[int], float]
 StepSize = float | Schedule
@@ -33,6 +35,7 @@ class Constant:
         check_real(self.value, "value", "Constant", low=0.0, low_open=True)
 
     def __call__(self, t: int) -> float:
+        check_int(t, "t", "Constant", low=0)
         return self.value
 
 
@@ -46,9 +49,14 @@ class InverseTime:
     def __post_init__(self) -> None:
         check_real(self.a, "a", "InverseTime", low=0.0, low_open=True)
         check_real(self.b, "b", "InverseTime", low=0.0, low_open=True)
+        if not math.isfinite(self.a / self.b):  # the largest rate, eta_0 = a / b
+            raise ParameterError(
+                f"The 'b' parameter of InverseTime must keep eta_0 = a/b finite. "
+                f"Got a={self.a:g}, b={self.b:g} instead."
+            )
 
     def __call__(self, t: int) -> float:
-        return self.a / (t + self.b)
+        return self.a / (check_int(t, "t", "InverseTime", low=0) + self.b)
 
 
 @dataclass(frozen=True)
@@ -67,11 +75,35 @@ class ExponentialDecay:
         check_real(self.floor, "floor", owner, low=0.0)
 
     def __call__(self, t: int) -> float:
+        t = check_int(t, "t", "ExponentialDecay", low=0)
         return max(self.initial * self.decay**t, self.floor)
 
 
+@dataclass(frozen=True)
+class CheckedSchedule:
+    r"""A schedule whose every value is checked when it is used: ``schedule(t)`` must be a
+    finite real :math:`\eta_t>0` (a negative rate would silently run gradient ascent)."""
+
+    schedule: Schedule
+    name: str
+    owner: str
+
+    def __call__(self, t: int) -> float:
+        try:
+            value = self.schedule(t)
+        except (TypeError, ValueError, ArithmeticError) as err:
+            raise ParameterError(
+                f"The '{self.name}' parameter of {self.owner} must be a schedule t -> eta_t "
+                f"that accepts round t={t}. Calling it raised {type(err).__name__}: {err}"
+            ) from None
+        return check_real(value, f"{self.name}({t})", self.owner, low=0.0, low_open=True)
+
+
 def as_schedule(value: StepSize, name: str, owner: str) -> Schedule:
-    """A schedule from a positive float (constant) or a callable (returned unchanged)."""
-    if callable(value):
+    """A schedule from a positive float (constant) or a callable, whose values are then
+    checked when used (:class:`CheckedSchedule`)."""
+    if isinstance(value, Constant):
         return value
+    if callable(value):
+        return CheckedSchedule(value, name, owner)
     return Constant(check_real(value, name, owner, low=0.0, low_open=True))

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_int, check_real
+from fedtheory.params import check_instance, check_int, check_real, check_size
 
 __all__ = [
     "Allocation",
@@ -159,7 +159,7 @@ def quota_constant(c: float, k: int, num_clients: int) -> float:
     :math:`c=1` is uniform random selection)."""
     owner = "quota_constant"
     c = check_real(c, "c", owner, low=0.0, high=1.0)
-    num_clients = check_int(num_clients, "num_clients", owner, low=1)
+    num_clients = check_size(num_clients, "num_clients", owner)
     k = check_int(k, "k", owner, low=1, high=num_clients)
     return c * k / num_clients
 
@@ -171,8 +171,8 @@ def quota_incremental(k: int, num_clients: int, rounds: int) -> np.ndarray:
     Returns ``[T]``; entry ``j`` is the quota of paper round :math:`t=j+1`.
     """
     owner = "quota_incremental"
-    num_clients = check_int(num_clients, "num_clients", owner, low=1)
+    num_clients = check_size(num_clients, "num_clients", owner)
     k = check_int(k, "k", owner, low=1, high=num_clients)
-    rounds = check_int(rounds, "rounds", owner, low=1)
+    rounds = check_size(rounds, "rounds", owner)
     t = np.arange(1, rounds + 1)
     return np.where(t <= rounds / 4, 0.0, k / num_clients)

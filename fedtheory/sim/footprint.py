@@ -1,0 +1,160 @@
+r"""Memory a simulated run keeps, estimated before its first round.
+
+:func:`fedtheory.sim.simulate` keeps, for ``R`` replicates, ``T`` rounds, ``N`` clients,
+dimension ``d`` and ``K`` metric evaluations (``K = T/eval_every + 1``):
+
+* the availability masks ``[R, T, N]`` (one byte a cell) if ``keep_masks``;
+* the iterates ``[R, T+1, d]`` and the per-round counts ``[R, T]`` (8 bytes a value);
+* the metrics ``[R, K]`` and the evaluated points ``[R, K, d]``;
+* the algorithm's state (measured on the initial state; old and new during a step);
+* one chunk of sampled availability and of exact per-client metrics (bounded by
+  :data:`fedtheory.sim.runner.CHUNK_ELEMENTS`).
+
+The budget is ``max_memory`` (an argument of ``simulate``), else the environment variable
+``FEDTHEORY_MAX_MEMORY`` (bytes, or with a suffix ``K``, ``M``, ``G``, ``T``: ``"8G"``),
+else the memory the operating system reports as available (Linux: ``MemAvailable`` and
+the cgroup limit). A run whose estimate exceeds it stops before its first round with a
+:class:`~fedtheory.errors.ParameterError` that names the estimate and what to change.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_int
+
+ENV = "FEDTHEORY_MAX_MEMORY"
+"""Environment variable holding the default memory cap of a run (bytes or ``8G``)."""
+
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+METRICS_PER_POINT = 4
+"""At most four metrics per evaluated point (gap, gap_B, grad_sq, accuracy)."""
+
+
+class Footprint(NamedTuple):
+    """Estimated bytes a run keeps, by item."""
+
+    masks: int  # [R, T, N] bool, 0 without keep_masks
+    iterates: int  # [R, T+1, d] float64 and the [R, T] counts
+    metrics: int  # [R, K] metrics and the [R, K, d] evaluated points
+    state: int  # algorithm state, twice (old and new during a step)
+    chunks: int  # one availability chunk and one chunk of exact metrics
+
+    @property
+    def total(self) -> int:
+        return sum(self)
+
+
+def estimate(
+    *,
+    replicates: int,
+    rounds: int,
+    num_clients: int,
+    dim: int,
+    eval_every: int,
+    keep_masks: bool,
+    state: object,
+    chunk_elements: int,
+) -> Footprint:
+    """The :class:`Footprint` of a run (module docstring)."""
+    r, t, n, d = replicates, rounds, num_clients, dim
+    k = t // eval_every + 2
+    state_bytes = sum(x.nbytes for x in _tensors(state))
+    return Footprint(
+        masks=r * t * n if keep_masks else 0,
+        iterates=8 * (r * (t + 1) * d + 3 * r * t),
+        metrics=8 * r * k * (METRICS_PER_POINT + d),
+        state=2 * state_bytes,
+        chunks=9 * min(chunk_elements, r * t * n) + 8 * chunk_elements,
+    )
+
+
+def _tensors(state: object) -> list[torch.Tensor]:
+    out = []
+    for value in state if isinstance(state, tuple) else ():
+        if isinstance(value, torch.Tensor):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += _tensors(value)
+    return out
+
+
+def parse_bytes(value: object, name: str, owner: str) -> int:
+    """A byte count from an int or a string such as ``"512M"``/``"8G"``."""
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in _SUFFIX else ""
+        number = text[: len(text) - len(unit)].strip()
+        try:
+            amount = float(number)
+        except ValueError:
+            amount = -1.0
+        if not amount > 0 or amount * _SUFFIX[unit] > 2**62:
+            raise ParameterError(
+                f"The '{name}' parameter of {owner} must be a positive number of bytes, "
+                f"optionally with a suffix K, M, G or T (e.g. '8G'). Got {value!r} instead."
+            )
+        return int(amount * _SUFFIX[unit])
+    return check_int(value, name, owner, low=1)
+
+
+def available_bytes() -> int | None:
+    """Memory the operating system can give this process now (Linux ``MemAvailable``,
+    lowered to the room left under a cgroup v2 limit), or ``None`` where it is not known."""
+    found = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        cgroup = Path("/sys/fs/cgroup")
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            used = int((cgroup / "memory.current").read_text().strip())
+            found.append(max(int(limit) - used, 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
+    """The byte budget of a run and where it comes from (for the error message)."""
+    if max_memory is not None:
+        return parse_bytes(max_memory, "max_memory", owner), "max_memory"
+    env = os.environ.get(ENV)
+    if env is not None:
+        return parse_bytes(env, ENV, owner), f"the environment variable {ENV}"
+    return available_bytes(), "the available memory"
+
+
+def _size(b: int) -> str:
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale:
+            return f"{b / scale:.1f} {unit}"
+    return f"{b} B"
+
+
+def check(footprint: Footprint, max_memory: object, owner: str) -> None:
+    """Raise a :class:`~fedtheory.errors.ParameterError` if the run would keep more than its
+    budget; the message names the estimate, its largest items and the fixes."""
+    limit, source = budget(max_memory, owner)
+    if limit is None or footprint.total <= limit:
+        return
+    parts = ", ".join(f"{k} {_size(v)}" for k, v in footprint._asdict().items() if v)
+    fixes = []
+    if footprint.masks:
+        fixes.append(f"keep_masks=False (saves {_size(footprint.masks)})")
+    fixes.append(f"a larger eval_every (metrics take {_size(footprint.metrics)})")
+    fixes.append("fewer rounds or replicates")
+    raise ParameterError(
+        f"{owner} would keep about {_size(footprint.total)} ({parts}), more than "
+        f"{source} ({_size(limit)}). Use " + ", or ".join(fixes) + f", or raise {ENV} / "
+        "max_memory."
+    )
