@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
+from fedtheory.device import PerDevice
 from fedtheory.params import check_array, check_int, check_simplex
 
 
@@ -68,9 +69,10 @@ class FixedWeights:
     def __init__(self, q, *, name: str = "fixed") -> None:
         self.q = torch.from_numpy(check_array(q, "q", "FixedWeights", ndim=1, low=0.0))
         self.name = name
+        self._q = PerDevice(self.q)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
-        return mask.to(torch.float64) * self.q
+        return mask.to(torch.float64) * self._q.on(mask.device)
 
     def effective_weights(self, pi) -> np.ndarray:
         r""":math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for availability ``pi``."""

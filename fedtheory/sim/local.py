@@ -52,7 +52,7 @@ def project_ball(
     r"""Euclidean projection of ``w [..., d]`` onto :math:`\{x:\|x-c\|\le r\}` (CA-Fed (3)).
 
     :math:`\mathrm{Proj}(w)=c+(w-c)\min(1,r/\|w-c\|)`; points inside are returned unchanged."""
-    c = torch.zeros(w.shape[-1], dtype=w.dtype) if center is None else center
+    c = torch.zeros(w.shape[-1], dtype=w.dtype, device=w.device) if center is None else center
     diff = w - c
     norm = diff.norm(dim=-1, keepdim=True)
     scale = torch.where(norm > radius, radius / norm.clamp_min(torch.finfo(w.dtype).tiny), 1.0)

@@ -18,10 +18,12 @@ class UpdateTable(NamedTuple):
     mean: torch.Tensor  # [R, d] (1/N) sum_k u_k
 
 
-def empty_table(replicates: int, num_clients: int, dim: int) -> UpdateTable:
-    """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64)."""
-    updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64)
-    return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64))
+def empty_table(
+    replicates: int, num_clients: int, dim: int, device: torch.device | None = None
+) -> UpdateTable:
+    """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64, on ``device``)."""
+    updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64, device=device)
+    return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64, device=device))
 
 
 def refresh(

@@ -44,7 +44,8 @@ class MimiC(LocalTraining):
     name: str = "mimic"
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MimiCState:
-        c = torch.zeros(w0.shape[0], problem.num_clients, w0.shape[1], dtype=torch.float64)
+        shape = (w0.shape[0], problem.num_clients, w0.shape[1])
+        c = torch.zeros(shape, dtype=torch.float64, device=w0.device)
         return MimiCState(w0, c)
 
     def step(

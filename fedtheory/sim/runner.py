@@ -14,6 +14,7 @@ import torch
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.device import check_device
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.params import check_array, check_int, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
@@ -26,7 +27,11 @@ cells, so that memory stays bounded for large N."""
 
 
 def evaluate_metrics(
-    problem: FederatedProblem, w: np.ndarray, *, biased_weights: np.ndarray | None = None
+    problem: FederatedProblem,
+    w: np.ndarray,
+    *,
+    biased_weights: np.ndarray | None = None,
+    device: torch.device | str | None = None,
 ) -> dict[str, np.ndarray]:
     r"""Metrics of models ``w [..., d]``, each ``[...]``.
 
@@ -35,20 +40,23 @@ def evaluate_metrics(
     :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has exact
     ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
-    data) give all of them at once. Points are taken in chunks of ``[chunk, N, d]``."""
+    data) give all of them at once, computed on ``device`` (default CPU). Points are taken
+    in chunks of ``[chunk, N, d]``."""
+    dev = check_device(device, "device", "evaluate_metrics")
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
-        _point_metrics(problem, x, biased_weights)
+        _point_metrics(problem, x, biased_weights, dev)
         for x in np.array_split(points, range(chunk, len(points), chunk))
     ]
     return {key: np.concatenate([p[key] for p in parts]).reshape(w.shape[:-1]) for key in parts[0]}
 
 
-def _point_metrics(problem, points: np.ndarray, biased_weights) -> dict[str, np.ndarray]:
+def _point_metrics(problem, points: np.ndarray, biased_weights, device) -> dict[str, np.ndarray]:
     """:func:`evaluate_metrics` of ``points [P, d]``."""
     if hasattr(problem, "exact_metrics"):
-        exact = problem.exact_metrics(points)
+        on_device = {} if device.type == "cpu" else {"device": device}
+        exact = problem.exact_metrics(points, **on_device)
     else:
         exact = {"client_losses": problem.client_losses(points)}
         if hasattr(problem, "client_grads"):
@@ -79,6 +87,7 @@ def simulate(
     biased_weights=None,
     eval_every: int = 1,
     keep_masks: bool = True,
+    device: torch.device | str | None = None,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -101,6 +110,13 @@ def simulate(
         Evaluate the metrics every this many rounds (and at the last round).
     keep_masks : bool
         Keep the availability mask ``[R, T, N]`` in the record (set False for huge N).
+    device : torch.device or str, optional
+        Where the run happens (default CPU; e.g. ``"cuda"``): models, per-client state,
+        masks, local training and the exact metrics (:mod:`fedtheory.device`). On the CPU,
+        problems with a fused kernel use it (``fused=False`` steps with batched torch
+        operations instead); elsewhere local steps are batched torch operations, in the
+        problem's ``compute_dtype``. Randomness is drawn on the device: same seed and
+        device, same numbers; across devices, the same law.
 
     Examples
     --------
@@ -117,6 +133,7 @@ def simulate(
     replicates = check_int(replicates, "replicates", owner, low=1)
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
+    device = check_device(device, "device", owner)
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
@@ -129,21 +146,22 @@ def simulate(
     start = (
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
-    state = algorithm.init(problem, torch.from_numpy(start).expand(replicates, -1).clone())
-    iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64)
+    w0_all = torch.from_numpy(start).to(device).expand(replicates, -1).clone()
+    state = algorithm.init(problem, w0_all)
+    iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64, device=device)
     iterates[:, 0] = state.w
     masks = []
-    participants = torch.empty(replicates, rounds, dtype=torch.int64)
+    participants = torch.empty(replicates, rounds, dtype=torch.int64, device=device)
     weight_sum = None
     name = getattr(algorithm, "name", type(algorithm).__name__)
     chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
     for t0 in range(0, rounds, chunk):
         mask = availability.sample(
-            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
+            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=device
         )  # [R, chunk, N]
-        masks.append(mask if keep_masks else mask.sum(-1))
+        masks.append((mask if keep_masks else mask.sum(-1)).cpu())
         for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, device)
             state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
             bad = ~torch.isfinite(state.w).all(dim=-1)
             if bad.any():
@@ -157,12 +175,13 @@ def simulate(
             q = getattr(state, "weights", None)
             if q is not None:
                 weight_sum = q if weight_sum is None else weight_sum + q
-    it = iterates.numpy()
+    it = iterates.cpu().numpy()
     masks = torch.cat(masks, dim=1).numpy()
     eval_rounds = np.unique(np.append(np.arange(0, rounds + 1, eval_every), rounds))
     effective = None
     if weight_sum is not None:
-        effective = (weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)).numpy()
+        effective = weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
+        effective = effective.cpu().numpy()
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -173,14 +192,15 @@ def simulate(
         "w0": start.tolist(),
         "biased_weights": None if p_biased is None else p_biased.tolist(),
         "eval_every": eval_every,
+        "device": str(device),
     }
     return RunRecord(
         it,
         masks if keep_masks else None,
-        evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased),
+        evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased, device=device),
         config,
         eval_rounds=eval_rounds,
-        participants=participants.numpy(),
+        participants=participants.cpu().numpy(),
         available=masks.sum(-1) if keep_masks else masks,
         effective_weights=effective,
     )
