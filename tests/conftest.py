@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import settings
 from scipy import stats
 
@@ -17,6 +18,17 @@ from fedtheory.testing import DEFAULT_PROFILE, register_profiles
 # machine; HYPOTHESIS_PROFILE=dev (random) or =thorough explores.
 register_profiles()
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Skip the tests marked ``gpu`` where no CUDA device is available."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
+
 
 TIGHT_RTOL = 1e-9  # exact statements evaluated in float64
 BOUND_RTOL = 1e-9  # slack for "a <= b" (rounding only)

@@ -282,7 +282,9 @@ class DataProblem(ABC):
         ``clients [M]`` from ``w [M, d]`` (CPU tensors), in the fused kernel of
         :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
         :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
-        arithmetic in float64."""
+        arithmetic in float64. The pairs are shared among ``torch.get_num_threads()``
+        threads (``torch.set_num_threads`` sets them), with bit-identical results whatever
+        that number."""
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
@@ -315,6 +317,7 @@ class DataProblem(ABC):
             lr=lr,
             ridge=self.ridge,
             prox=prox,
+            threads=torch.get_num_threads(),
         )
         return torch.from_numpy(delta).to(w.dtype)
 

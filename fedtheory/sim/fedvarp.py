@@ -36,7 +36,9 @@ class FedVARP(LocalTraining):
     name: str = "fedvarp"
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:
-        return FedVARPState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device))
+        return FedVARPState(
+            w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device)
+        )
 
     def step(
         self,
