@@ -16,7 +16,8 @@ from fedtheory.availability.estimators import BetaPrior
 from fedtheory.data import cafed_clustered
 from fedtheory.device import check_device
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
-from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate
+from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate, sum_per_replicate
+from fedtheory.sim.aggregation import _table_sum
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
 from tests.conftest import (
@@ -211,3 +212,18 @@ def test_bad_devices_are_refused_naming_the_parameter():
     assert_parameter_error(lambda: problem.exact_metrics(W0, device="gpu0"), "device", "cpu")
     assert check_device(None, "device", "f") == torch.device("cpu")
     assert check_device(torch.device("cpu"), "device", "f") == torch.device("cpu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sums_per_replicate_are_the_same_on_every_run(device):
+    """The table sum used off the CPU equals ``index_add`` (to rounding) and repeats exactly."""
+    gen = torch.Generator().manual_seed(0)
+    mask = torch.rand(7, 50, generator=gen) < 0.6
+    rep, cli = mask.nonzero(as_tuple=True)
+    values = torch.randn(rep.numel(), 3, generator=gen, dtype=torch.float64)
+    expected = sum_per_replicate(values, rep, cli, (7, 50))  # CPU: index_add
+    args = [x.to(device) for x in (values, rep, cli)]
+    got = [sum_per_replicate(*args, (7, 50)).cpu() for _ in range(3)]
+    assert_tight(_table_sum(*args, (7, 50)).cpu(), expected, rtol=1e-12)
+    assert_tight(got[0], expected, rtol=1e-12)
+    assert all(torch.equal(g, got[0]) for g in got)

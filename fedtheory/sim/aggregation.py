@@ -27,6 +27,26 @@ from fedtheory.device import PerDevice
 from fedtheory.params import check_array, check_int, check_simplex
 
 
+def sum_per_replicate(
+    values: torch.Tensor, rep: torch.Tensor, cli: torch.Tensor, shape: tuple[int, int]
+) -> torch.Tensor:
+    r""":math:`\sum_{m:\,r_m=r}v_m` ``[R, d]`` of the rows ``values [M, d]`` of the distinct
+    (replicate, client) pairs ``(rep [M], cli [M])``, ``shape = (R, N)``.
+
+    The same numbers on every run: on the CPU ``index_add`` (sequential), elsewhere the rows
+    are placed in a zero ``[R, N, d]`` table and summed over clients (CUDA's ``index_add``
+    adds with atomics, in an order that changes from run to run)."""
+    if values.device.type == "cpu":
+        return values.new_zeros(shape[0], values.shape[-1]).index_add_(0, rep, values)
+    return _table_sum(values, rep, cli, shape)
+
+
+def _table_sum(values, rep, cli, shape: tuple[int, int]) -> torch.Tensor:
+    """:func:`sum_per_replicate` through a zero ``[R, N, d]`` table (any device)."""
+    table = values.new_zeros(*shape, values.shape[-1])
+    return table.index_put_((rep, cli), values).sum(1)
+
+
 def average_participating(mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_k=\mathbb 1_{k\in A_t}/|A_t|` (``0`` for everybody if nobody participates).
 

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.sim.aggregation import sum_per_replicate
+
 
 class UpdateTable(NamedTuple):
     updates: torch.Tensor  # [R, N, d] latest update u_k of every client
@@ -36,5 +38,5 @@ def refresh(
     old = table.updates[rep, cli]  # [M, d]
     updates = table.updates.index_put((rep, cli), delta)
     n = table.updates.shape[1]
-    mean = table.mean.index_add(0, rep, (delta - old) / n)
+    mean = table.mean + sum_per_replicate((delta - old) / n, rep, cli, tuple(updates.shape[:2]))
     return UpdateTable(updates, mean), old
