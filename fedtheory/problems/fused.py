@@ -162,12 +162,22 @@ def local_sgd_glm(
     order = np.argsort(clients, kind="stable")
     runs = _balanced_runs(order, _pair_work(counts[clients[order]], uniforms.shape[2], sampler),
                           threads)  # fmt: skip
-    workers = [threading.Thread(target=_kernel, args=(*args, run)) for run in runs[1:]]
+    errors: list[BaseException] = []
+
+    def work(run: np.ndarray) -> None:
+        try:
+            _kernel(*args, run)
+        except BaseException as err:  # re-raised in the calling thread
+            errors.append(err)
+
+    workers = [threading.Thread(target=work, args=(run,)) for run in runs[1:]]
     for worker in workers:
         worker.start()
     _kernel(*args, runs[0])
     for worker in workers:
         worker.join()
+    if errors:
+        raise errors[0]
     return args[-1]
 
 
