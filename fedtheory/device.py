@@ -19,6 +19,8 @@ import torch
 
 from fedtheory.errors import ParameterError
 
+__all__ = ["check_device"]  # PerDevice, to_device: package helpers (no user input to check)
+
 
 def check_device(device: object, name: str, owner: str) -> torch.device:
     """``device`` (``None`` = CPU, a string such as ``"cuda"`` or ``"cuda:1"``, or a

@@ -60,6 +60,7 @@ from fedtheory.data import (
     partition,
     primary_label_split,
 )
+from fedtheory.device import check_device
 from fedtheory.errors import ParameterError
 from fedtheory.markov import (
     check_primitive_chain,
@@ -100,7 +101,7 @@ from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 def _finished_modules() -> list[str]:
     """The finished layers: every module of four packages (a new module is included), the
     Markov tools, the E3CS selection modules of ``sim`` and the E3CS comparators."""
-    names = ["fedtheory.markov", "fedtheory.optim.e3cs"]
+    names = ["fedtheory.markov", "fedtheory.optim.e3cs", "fedtheory.device"]
     for package in ("availability", "bounds", "problems", "data"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
@@ -173,6 +174,13 @@ DT = "fedtheory.data"
 SM = "fedtheory.sim"
 
 CONTRACT: dict[str, Case] = {
+    # --- device ------------------------------------------------------------------------------
+    _m("fedtheory.device", "check_device"): Case(
+        check_device,
+        {"device": "cpu", "name": "device", "owner": "f"},
+        ("device", 1.5),
+        ("device", "tpu"),
+    ),
     # --- markov ------------------------------------------------------------------------------
     _m(MK, "check_primitive_chain"): Case(
         check_primitive_chain, {"P": P2}, ("P", STRING), ("P", [[2.0, -1.0], [0.5, 0.5]])
