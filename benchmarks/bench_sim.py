@@ -6,6 +6,8 @@ Run from the repository root (with the project's environment)::
     python -m benchmarks.bench_sim           # full sizes, about 3-4 minutes on 2 cores
     python -m benchmarks.bench_sim --quick   # smoke run with small sizes, seconds
     python -m benchmarks.bench_sim --threads 2   # let torch use 2 threads (default 1)
+    python -m benchmarks.bench_sim --device cuda --threads 16   # the GPU figures (part 6)
+    python -m benchmarks.bench_sim --device cpu --quick         # the same code, smoke run
 
 One thread by default: the reference loop cannot use more, and on a shared machine extra
 threads mostly wait for each other.
@@ -25,6 +27,16 @@ threads mostly wait for each other.
 3. 10^5 clients x 10^3 rounds of a linear model (logistic regression, d = 10) with 1%
    Bernoulli participation.
 4. The algorithms with per-client server state on the same 10^5 clients (fewer rounds).
+5. Both cores: configuration 1 with the fused kernel on 1 thread and on 2 threads (best of
+   alternated runs), their ratio (target >= 1.6x), and that both give the same numbers.
+6. ``--device D`` prints only the device figures, each next to the CPU fused kernel (on
+   ``--threads`` threads): configuration 1 with 16 and with 1,024 seeds in client-steps/s
+   (float64, and float32 data via ``compute_dtype``; the CPU side at 1,024 seeds over fewer
+   rounds), and 10^6 clients x 10^3 rounds at 1% participation in seconds (the CPU side:
+   the cost of 20 rounds beyond a 2-round run, scaled to 10^3), against the targets for one
+   H100 (>= 2M, >= 15M client-steps/s, <= 2 s). The client-step rates are the best of 3
+   runs, the 10^6-client time one run, each after a warm-up run (device context, data
+   copied to the device once).
 """
 
 from __future__ import annotations
@@ -61,12 +73,21 @@ FULL = {
         "repeats": 3,
     },
     "large": {"clients": 100_000, "dim": 10, "samples": 16, "replicates": 1, "rounds": 1000},
-}
+    "device": {"clients": 100, "dim": 100, "samples": 200, "replicates": (16, 1024),
+               "rounds": 12, "cpu_rounds": {16: 12, 1024: 2}, "repeats": 3},
+    "huge": {"clients": 1_000_000, "dim": 10, "samples": 16, "rounds": 1000, "cpu_rounds": 20},
+}  # fmt: skip
 QUICK = {
     "compare": {"clients": 10, "dim": 8, "samples": 40, "replicates": 2, "rounds": 2, "repeats": 1},
     "large": {"clients": 2000, "dim": 4, "samples": 8, "replicates": 1, "rounds": 20},
-}
+    "device": {"clients": 10, "dim": 8, "samples": 40, "replicates": (2, 8), "rounds": 2,
+               "cpu_rounds": {2: 2, 8: 2}, "repeats": 1},
+    "huge": {"clients": 2000, "dim": 4, "samples": 8, "rounds": 20, "cpu_rounds": 5},
+}  # fmt: skip
 LOCAL_STEPS, BATCH, LR = 5, 32, 0.05
+DEVICE_TARGETS = (2e6, 15e6, 2.0)
+"""Targets on one H100 (issue 14): client-steps/s with 16 and with 1,024 seeds, and seconds
+for 10^6 clients x 10^3 rounds."""
 
 
 def timed(fn):
@@ -244,6 +265,111 @@ def every_algorithm_large(size: dict, rounds: int) -> dict[str, float]:
     return out
 
 
+def both_cores(size: dict) -> dict[str, float]:
+    """The benchmark configuration (fused kernel) with 1 and with 2 threads, best of
+    alternated runs (whole run, and its local training alone), and whether both give the
+    same numbers bit for bit."""
+    timer = LocalWorkTimer(logistic(size, BATCH))
+    process = Bernoulli(np.linspace(0.2, 0.8, size["clients"]))
+    alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+    rounds = size["rounds"]
+
+    def run(threads: int):
+        torch.set_num_threads(threads)
+        timer.seconds = 0.0
+        record, sec = timed(
+            lambda: simulate(timer, process, alg, rounds=rounds,
+                             replicates=size["replicates"], eval_every=rounds)
+        )  # fmt: skip
+        return record, sec, timer.seconds
+
+    previous = torch.get_num_threads()
+    try:
+        records = {1: run(1)[0], 2: run(2)[0]}  # warm-up
+        best = {1: (np.inf, np.inf), 2: (np.inf, np.inf)}
+        for _ in range(size["repeats"]):
+            for threads in (1, 2):
+                best[threads] = min(best[threads], run(threads)[1:])
+    finally:
+        torch.set_num_threads(previous)
+    return {
+        "t_one": best[1][0],
+        "t_two": best[2][0],
+        "ratio": best[1][0] / best[2][0],
+        "local_ratio": best[1][1] / best[2][1],
+        "identical": float(np.array_equal(records[1].iterates, records[2].iterates)),
+    }
+
+
+def client_steps_per_second(problem, process, alg, *, replicates, rounds, repeats, device):
+    """Best-of-``repeats`` client-steps per second of ``simulate`` on ``device`` (after a
+    warm-up run: compilation, device context, data copied to the device once)."""
+
+    def run():
+        return simulate(problem, process, alg, rounds=rounds, replicates=replicates,
+                        eval_every=rounds, keep_masks=False, device=device)  # fmt: skip
+
+    record = run()  # simulate returns NumPy arrays: the device has finished when it returns
+    seconds = min(timed(run)[1] for _ in range(repeats))
+    return int(record.participants.sum()) * LOCAL_STEPS / seconds
+
+
+def on_device(sizes: dict, device: str) -> dict[str, float]:
+    """The device's figures next to the CPU fused path (module docstring, part 5)."""
+    c, h = sizes["device"], sizes["huge"]
+    out = {}
+    alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+    process = Bernoulli(np.linspace(0.2, 0.8, c["clients"]))
+    for reps in c["replicates"]:
+        for dtype in (None, torch.float32):
+            name = f"R{reps}" + ("_f32" if dtype else "")
+            out[name] = client_steps_per_second(
+                logistic(c, BATCH, dtype, fused=False), process, alg, replicates=reps,
+                rounds=c["rounds"], repeats=c["repeats"], device=device,
+            )  # fmt: skip
+        out[f"R{reps}_cpu"] = client_steps_per_second(
+            logistic(c, BATCH), process, alg, replicates=reps,
+            rounds=c["cpu_rounds"][reps], repeats=1, device="cpu",
+        )  # fmt: skip
+    problem = logistic(h, 16, fused=False)
+    process = Bernoulli(np.full(h["clients"], 0.01))
+
+    def huge(rounds: int, prob, dev: str) -> float:
+        return timed(lambda: simulate(prob, process, alg, rounds=rounds, eval_every=rounds,
+                                      keep_masks=False, device=dev))[1]  # fmt: skip
+
+    huge(2, problem, device)  # warm-up: the data goes to the device once
+    out["huge_seconds"] = huge(h["rounds"], problem, device)
+    fused = logistic(h, 16)
+    fixed = huge(2, fused, "cpu")  # set-up and metrics; the difference is the rounds' cost
+    per_round = (huge(h["cpu_rounds"] + 2, fused, "cpu") - fixed) / h["cpu_rounds"]
+    out["huge_cpu_per_round"] = per_round
+    return out
+
+
+def _print_device(sizes: dict, device: str, fig: dict[str, float]) -> None:
+    c, h = sizes["device"], sizes["huge"]
+    cpu = f"CPU fused kernel ({torch.get_num_threads()} thread(s))"
+    targets = zip(c["replicates"], DEVICE_TARGETS[:2], strict=True)
+    for i, (reps, target) in enumerate(targets, start=1):
+        rate = fig[f"R{reps}"]
+        print(
+            f"[G{i}] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
+            f"R={reps} T={c['rounds']} on {device}: {rate / 1e6:.3g}M client-steps/s "
+            f"(float32 data: {fig[f'R{reps}_f32'] / 1e6:.3g}M); {cpu}: "
+            f"{fig[f'R{reps}_cpu'] / 1e6:.3g}M, ratio {rate / fig[f'R{reps}_cpu']:.1f}x; "
+            f"target on one H100 >= {target / 1e6:g}M: {'met' if rate >= target else 'not met'}"
+        )
+    sec = fig["huge_seconds"]
+    print(
+        f"[G3] N={h['clients']} clients x T={h['rounds']} rounds, 1% participation, "
+        f"d={h['dim']}, E={LOCAL_STEPS}, on {device}: {sec:.3g} s; {cpu}: "
+        f"{fig['huge_cpu_per_round'] * h['rounds']:.3g} s at its rate over "
+        f"{h['cpu_rounds']} rounds; target on one H100 <= {DEVICE_TARGETS[2]:g} s: "
+        f"{'met' if sec <= DEVICE_TARGETS[2] else 'not met'}"
+    )
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     """Run the benchmark, print the figures side by side, return them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -251,11 +377,23 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument(
         "--threads", type=int, default=1, help="torch threads (default 1, like the reference)"
     )
+    parser.add_argument(
+        "--device",
+        default=None,
+        help="run the device figures (part 5) on this torch device, e.g. cuda (or cpu)",
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     previous = torch.get_num_threads()
     torch.set_num_threads(args.threads)
     try:
+        if args.device is not None:
+            print(f"torch {torch.__version__}, device {args.device}"
+                  + (f" ({torch.cuda.get_device_name()})" if args.device.startswith("cuda")
+                     else ""))  # fmt: skip
+            figures = on_device(sizes, args.device)
+            _print_device(sizes, args.device, figures)
+            return {"device": figures}
         return _run(sizes)
     finally:
         torch.set_num_threads(previous)
@@ -306,12 +444,21 @@ def _run(sizes: dict) -> dict[str, dict[str, float]]:
         f"[4] same N={g['clients']}, seconds per 100 rounds: "
         + ", ".join(f"{name} {sec:.2f}" for name, sec in others.items())
     )
+    cores = both_cores(c)
+    print(
+        f"[5] both cores: configuration [1] with the fused kernel on 1 thread "
+        f"{cores['t_one']:.3g} s, on 2 threads {cores['t_two']:.3g} s: 2-core/1-core ratio "
+        f"{cores['ratio']:.2f}x (target >= 1.6x: "
+        f"{'met' if cores['ratio'] >= 1.6 else 'not met'}); its local training alone "
+        f"{cores['local_ratio']:.2f}x; bit-identical: {bool(cores['identical'])}"
+    )
     return {
         "machine": {"gflops": peak, "gbytes": bandwidth},
         "compare": cmp,
         "compare_float32": cmp32,
         "large": big,
         "others": others,
+        "cores": cores,
     }
 
 

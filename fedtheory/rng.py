@@ -20,7 +20,12 @@ def numpy_rng(seed: int, t: int, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, stream, t]))
 
 
-def torch_generator(seed: int, t: int, stream: int) -> torch.Generator:
-    """torch.Generator for round ``t`` of ``stream`` (CPU)."""
+def torch_generator(
+    seed: int, t: int, stream: int, device: torch.device | str | None = None
+) -> torch.Generator:
+    """torch.Generator on ``device`` (default CPU) for round ``t`` of ``stream``, seeded
+    from ``(seed, t, stream)``: CUDA's generator (Philox) gives other numbers than the
+    CPU's (Mersenne twister) from the same seed, with the same law."""
     state = np.random.SeedSequence([seed, stream, t]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
+    gen = torch.Generator() if device is None else torch.Generator(device=device)
+    return gen.manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import settings
 from scipy import stats
 
@@ -31,6 +32,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 # The three kinds of numerical assertion and their named tolerances are the kit's
 # (fedtheory.testing.assertions); ``assert_tight`` is the tests' name for an exact statement.
 assert_tight = assert_equal
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Skip the tests marked ``gpu`` where no CUDA device is available."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
 
 
 def assert_parameter_error(call: Callable[[], object], name: str, allowed: str) -> str:

@@ -64,6 +64,7 @@ from fedtheory.data import (
     partition,
     primary_label_split,
 )
+from fedtheory.device import check_device
 from fedtheory.errors import ParameterError
 from fedtheory.markov import (
     check_primitive_chain,
@@ -115,7 +116,12 @@ def _finished_modules() -> list[str]:
     """The finished layers: every module of six packages (a new module is included), the
     Markov tools, the E3CS selection modules of ``sim``, the E3CS comparators and the
     bring-your-own-theorem builder of ``validation``."""
-    names = ["fedtheory.markov", "fedtheory.optim.e3cs", "fedtheory.validation.custom"]
+    names = [
+        "fedtheory.markov",
+        "fedtheory.optim.e3cs",
+        "fedtheory.validation.custom",
+        "fedtheory.device",
+    ]
     for package in ("availability", "bounds", "problems", "data", "tightness", "testing"):
         path = importlib.import_module(f"fedtheory.{package}").__path__
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
@@ -196,6 +202,13 @@ SAVED_SEARCH = {
 }
 
 CONTRACT: dict[str, Case] = {
+    # --- device ------------------------------------------------------------------------------
+    _m("fedtheory.device", "check_device"): Case(
+        check_device,
+        {"device": "cpu", "name": "device", "owner": "f"},
+        ("device", 1.5),
+        ("device", "tpu"),
+    ),
     # --- markov ------------------------------------------------------------------------------
     _m(MK, "check_primitive_chain"): Case(
         check_primitive_chain, {"P": P2}, ("P", STRING), ("P", [[2.0, -1.0], [0.5, 0.5]])

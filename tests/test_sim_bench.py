@@ -5,17 +5,24 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sim.py"
 
 
-def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
+def load_bench():
     spec = importlib.util.spec_from_file_location("bench_sim", BENCH)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
+    bench = load_bench()
     figures = bench.main(["--quick"])
     out = capsys.readouterr().out
-    tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "speed-up", "of matmul", "clients x T=",
-            "fused=False", "one call per pair")  # fmt: skip
+    tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "[5]", "speed-up", "of matmul",
+            "clients x T=", "fused=False", "one call per pair", "2-core/1-core")  # fmt: skip
     for tag in tags:
         assert tag in out
     cmp = figures["compare"]
@@ -23,3 +30,14 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
         assert cmp[key] > 0
     assert figures["large"]["gapT"] < figures["large"]["gap0"]  # the run does train
     assert set(figures["others"]) == {"fedau", "mifa", "fedvarp", "fedlaavg", "mimic"}
+    assert figures["cores"]["identical"] == 1.0  # 1 and 2 threads: the same numbers
+
+
+def test_bench_sim_device_figures_run_on_the_cpu_through_the_device_code(capsys):
+    bench = load_bench()
+    figures = bench.main(["--quick", "--device", "cpu"])["device"]
+    out = capsys.readouterr().out
+    for tag in ("[G1]", "[G2]", "[G3]", "client-steps/s", "CPU fused kernel", "target on one H100"):
+        assert tag in out
+    assert all(figures[key] > 0 for key in ("R2", "R2_f32", "R2_cpu", "R8", "huge_seconds"))
+    assert np.isfinite(figures["huge_cpu_per_round"])  # a difference of two timings

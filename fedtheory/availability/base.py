@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
+from fedtheory.device import check_device
 from fedtheory.params import check_int, check_seed, check_size
 
 
@@ -39,11 +40,24 @@ class AvailabilityProcess(ABC):
         """Boolean array ``[R, T, N]`` for rounds ``start .. start+rounds-1``."""
 
     def sample(
-        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
+        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0, device=None
     ) -> torch.Tensor:
-        """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool)."""
-        args = self._check_window(f"{type(self).__name__}.sample", rounds, replicates, seed, start)
-        return torch.from_numpy(self._sample(*args))
+        """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool) on
+        ``device`` (default CPU). Processes that can draw on a non-CPU device do it there
+        (:class:`~fedtheory.availability.Bernoulli`: same law, other numbers than on the
+        CPU); the others sample on the CPU and move the mask."""
+        owner = f"{type(self).__name__}.sample"
+        args = self._check_window(owner, rounds, replicates, seed, start)
+        dev = check_device(device, "device", owner)
+        if dev.type == "cpu":
+            return torch.from_numpy(self._sample(*args))
+        return self._sample_on(*args, dev)
+
+    def _sample_on(
+        self, rounds: int, replicates: int, seed: int, start: int, device: torch.device
+    ) -> torch.Tensor:
+        """``_sample`` on ``device``; processes that can draw there override this."""
+        return torch.from_numpy(self._sample(rounds, replicates, seed, start)).to(device)
 
     @staticmethod
     def _check_window(
@@ -55,6 +69,21 @@ class AvailabilityProcess(ABC):
         seed = check_seed(seed, owner)
         start = check_int(start, "start", owner, low=0)
         return rounds, replicates, seed, start
+
+    def _draw_below_on(
+        self, prob: torch.Tensor, replicates: int, seed: int, start: int, device: torch.device
+    ) -> torch.Tensor:
+        """:meth:`_draw_below` on ``device`` with ``prob [T, N]`` there: the uniforms of round
+        ``start + i`` come from that round's ``AVAILABILITY`` stream drawn by a ``device``
+        generator (:func:`fedtheory.rng.torch_generator`)."""
+        out = torch.empty((replicates, prob.shape[0], self.num_clients), dtype=torch.bool,
+                          device=device)  # fmt: skip
+        for i in range(prob.shape[0]):
+            gen = rng.torch_generator(seed, start + i, rng.AVAILABILITY, device)
+            u = torch.rand((replicates, self.num_clients), generator=gen, dtype=prob.dtype,
+                           device=device)  # fmt: skip
+            out[:, i] = u < prob[i]
+        return out
 
     def _draw_below(self, prob: np.ndarray, replicates: int, seed: int, start: int) -> np.ndarray:
         """Independent draws ``[R, T, N]``: client ``k`` is available in round ``start + i``

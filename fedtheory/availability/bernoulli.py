@@ -8,8 +8,10 @@ across clients and rounds: :math:`u^t_k\sim\mathcal U[0,1)`, available iff :math
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.device import PerDevice
 from fedtheory.params import check_array
 
 
@@ -30,6 +32,7 @@ class Bernoulli(AvailabilityProcess):
     def __init__(self, p) -> None:
         self.p = check_array(p, "p", "Bernoulli", ndim=1, low=0.0, high=1.0)
         self.num_clients = self.p.size
+        self._p = PerDevice(torch.from_numpy(self.p))
 
     @property
     def marginals(self) -> np.ndarray:
@@ -38,6 +41,10 @@ class Bernoulli(AvailabilityProcess):
     def _sample(self, rounds, replicates, seed, start):
         prob = np.broadcast_to(self.p, (rounds, self.num_clients))  # [T, N]
         return self._draw_below(prob, replicates, seed, start)
+
+    def _sample_on(self, rounds, replicates, seed, start, device):
+        prob = self._p.on(device).expand(rounds, -1)  # [T, N]
+        return self._draw_below_on(prob, replicates, seed, start, device)
 
     def __repr__(self) -> str:
         return f"Bernoulli(N={self.num_clients})"

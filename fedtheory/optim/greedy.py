@@ -33,7 +33,7 @@ def greedy_exclusion(
 
     A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27."""
     tau = check_real(tau, "tau", "greedy_exclusion", low=0.0)
-    rows = torch.arange(q.shape[0])
+    rows = torch.arange(q.shape[0], device=q.device)
     for order in orders:
         eps = objective(q)  # [R]
         for j in range(order.shape[1]):

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from fedtheory.data.federated import FederatedDataset
+from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.params import (
     check_choice,
@@ -66,6 +68,17 @@ GRAD_TOL = 1e-10
 _GRAD_FAIL = 1e-6  # a solve ending above this raises SolverError
 _NEWTON_MAX_ITER = 100
 _CHUNK_ELEMENTS = 2**24  # points evaluated together in client_losses / accuracy
+_CPU = torch.device("cpu")
+
+
+class _Tables(NamedTuple):
+    """A problem's data on one device (``X``, ``y``, ``weight`` in one dtype)."""
+
+    X: torch.Tensor  # [N, n_max, p]
+    y: torch.Tensor  # [N, n_max]
+    weight: torch.Tensor  # [N, n_max] full-batch weights 1/n_k on valid samples, rows sum to 1
+    counts: torch.Tensor  # [N] int64 n_k
+    valid: torch.Tensor  # [N, n_max] bool
 
 
 def matvec(X: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -138,7 +151,11 @@ class DataProblem(ABC):
         self._valid = torch.from_numpy(data.valid)  # [N, n_max]
         self._mean_weight = self._valid / self._counts[:, None].double()  # [N, n_max], rows sum 1
         self._optima: dict[bytes, tuple[np.ndarray, float, float]] = {}
-        self._by_dtype = {torch.float64: (self._X, self._y, self._mean_weight)}
+        self._tables: dict[tuple[torch.dtype, torch.device], _Tables] = {
+            (torch.float64, _CPU): _Tables(
+                self._X, self._y, self._mean_weight, self._counts, self._valid
+            )
+        }
 
     # -- per-sample model (subclasses) ----------------------------------------------------
     @abstractmethod
@@ -170,30 +187,36 @@ class DataProblem(ABC):
             self.sampling == "without_replacement" and self.batch_size >= self._X.shape[1]
         )
 
-    def _stored(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``X``, ``y`` and full-batch weights in ``dtype`` (a float32 copy is made once)."""
-        if dtype not in self._by_dtype:
-            self._by_dtype[dtype] = tuple(
-                t.to(dtype) for t in (self._X, self._y, self._mean_weight)
+    def _stored(self, dtype: torch.dtype, device: torch.device = _CPU) -> _Tables:
+        """The data tables with ``X``, ``y`` and full-batch weights in ``dtype``, on
+        ``device`` (each (dtype, device) copy is made once, the first time it is asked for)."""
+        key = (dtype, device)
+        if key not in self._tables:
+            base = self._tables[(torch.float64, _CPU)]
+            self._tables[key] = _Tables(
+                *(t.to(device=device, dtype=dtype) for t in base[:3]),
+                *(t.to(device) for t in base[3:]),
             )
-        return self._by_dtype[dtype]
+        return self._tables[key]
 
     def _minibatch(self, clients: torch.Tensor, generator: torch.Generator | None, dtype):
-        """Samples ``X [M, b, p]``, ``y [M, b]`` and weights ``c [M, b]`` (rows sum to 1)."""
-        X, y, mean_weight = self._stored(dtype)
+        """Samples ``X [M, b, p]``, ``y [M, b]`` and weights ``c [M, b]`` (rows sum to 1),
+        on the device of ``clients`` (and of ``generator``)."""
+        dev = clients.device
+        X, y, mean_weight, counts, valid = self._stored(dtype, dev)
         if self.full_batch:
             return X[clients], y[clients], mean_weight[clients]
         check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
         b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
         n_max, p = X.shape[1], X.shape[2]
-        counts = self._counts[clients]  # [M]
+        counts = counts[clients]  # [M]
         if self.sampling == "with_replacement":
-            u = torch.rand((m, b), generator=generator, dtype=torch.float64)
+            u = torch.rand((m, b), generator=generator, dtype=torch.float64, device=dev)
             idx = (u * counts[:, None]).long()  # [M, b], uniform in {0..n_k-1}
-            c = torch.full((m, b), 1.0 / b, dtype=dtype)
+            c = torch.full((m, b), 1.0 / b, dtype=dtype, device=dev)
         else:
-            keys = torch.rand((m, n_max), generator=generator, dtype=torch.float64)
-            keys.masked_fill_(~self._valid[clients], 2.0)  # padding sorts last
+            keys = torch.rand((m, n_max), generator=generator, dtype=torch.float64, device=dev)
+            keys.masked_fill_(~valid[clients], 2.0)  # padding sorts last
             # [M, b] in any order: a uniform b-subset, or all n_k < b samples and padding
             idx = keys.topk(b, dim=1, largest=False, sorted=False).indices
             size = counts.clamp(max=b)[:, None]  # b_k
@@ -223,8 +246,9 @@ class DataProblem(ABC):
         ):
             raise ParameterError(
                 f"The 'w' parameter of {owner} must be a real CPU tensor of shape "
-                f"(M, {self.dim}). Got a {w.dtype} tensor of shape {tuple(w.shape)} on "
-                f"{w.device} instead."
+                f"(M, {self.dim}) (the fused kernel runs on the CPU; on other devices the "
+                f"simulator steps with grad). Got a {w.dtype} tensor of shape "
+                f"{tuple(w.shape)} on {w.device} instead."
             )
         n = self.num_clients
         if (
@@ -265,14 +289,16 @@ class DataProblem(ABC):
         ``clients [M]`` from ``w [M, d]`` (CPU tensors), in the fused kernel of
         :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
         :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
-        arithmetic in float64."""
+        arithmetic in float64. The pairs are shared among ``torch.get_num_threads()``
+        threads (``torch.set_num_threads`` sets them), with bit-identical results whatever
+        that number."""
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
         steps = check_size(steps, "steps", owner)
         lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
         self._check_pairs(w, clients, owner)  # the kernel does not check its indices
-        X, y, _ = self._stored(self.compute_dtype or torch.float64)
+        X, y = self._stored(self.compute_dtype or torch.float64)[:2]
         m = clients.shape[0]
         if self.full_batch:
             sampler, uniforms = fused_kernel.FULL_BATCH, torch.empty((steps, m, 0))
@@ -298,26 +324,32 @@ class DataProblem(ABC):
             lr=lr,
             ridge=self.ridge,
             prox=prox,
+            threads=torch.get_num_threads(),
         )
         return torch.from_numpy(delta).to(w.dtype)
 
     # -- exact full-data quantities -------------------------------------------------------
     def _per_client(
-        self, points: np.ndarray, fn: Callable, data: FederatedDataset | None = None
+        self,
+        points: np.ndarray,
+        fn: Callable,
+        data: FederatedDataset | None = None,
+        device: torch.device = _CPU,
     ) -> np.ndarray:
         """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N, *out]`` over all of
-        the checked ``points [..., d]`` (:meth:`_points`) in chunks -> ``[..., N, *out]``."""
+        the checked ``points [..., d]`` (:meth:`_points`) in chunks, computed on ``device``
+        -> ``[..., N, *out]``."""
         if data is None:
-            X, y, c = self._X, self._y, self._mean_weight
+            X, y, c = self._stored(torch.float64, device)[:3]
         else:
             X, y = torch.from_numpy(data.features), torch.from_numpy(data.labels)
             c = torch.from_numpy(data.valid / data.counts[:, None])
-        flat = torch.from_numpy(points.reshape(-1, self.dim))
+        flat = torch.from_numpy(points.reshape(-1, self.dim)).to(device)
         chunk = max(1, _CHUNK_ELEMENTS // max(X.numel(), c.numel() * self.dim))
         out = torch.cat(
             [fn(flat[i : i + chunk, None, :], X, y, c) for i in range(0, flat.shape[0], chunk)]
         )
-        return out.numpy().reshape(points.shape[:-1] + tuple(out.shape[1:]))
+        return out.cpu().numpy().reshape(points.shape[:-1] + tuple(out.shape[1:]))
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
@@ -347,13 +379,15 @@ class DataProblem(ABC):
         loss = self._weighted_loss(w, X, y, c)[..., None]
         return torch.cat([loss, self._weighted_grad(w, X, y, c)], -1)
 
-    def exact_metrics(self, w) -> dict[str, np.ndarray]:
+    def exact_metrics(self, w, *, device=None) -> dict[str, np.ndarray]:
         r"""Exact full-data quantities at ``w [..., d]`` in one pass over the data:
         ``client_losses [..., N]`` and ``client_grads [..., N, d]`` (with ridge, as
         :meth:`client_losses` and :meth:`client_grads`) and, for classifiers, ``accuracy
-        [...]`` (as :meth:`ClassificationProblem.accuracy`)."""
+        [...]`` (as :meth:`ClassificationProblem.accuracy`). Computed on ``device``
+        (default CPU; a copy of the data is made there once), returned as NumPy."""
+        dev = check_device(device, "device", f"{self._owner}.exact_metrics")
         points = self._points(w)
-        terms = self._per_client(points, self._data_terms)  # [..., N, 1 (+ 1) + d]
+        terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1) + d]
         out = {
             "client_losses": terms[..., 0] + self._ridge_loss(points),
             "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),

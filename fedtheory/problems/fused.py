@@ -29,9 +29,11 @@ no ``[M, b, p]`` batch is ever materialised, which is what bounds the op-by-op p
 from __future__ import annotations
 
 import math
+import threading
 
-import numba
 import numpy as np
+
+from fedtheory.compiled import njit
 
 __all__ = ["IDENTITY", "LOGISTIC"]  # the functions are package-internal: inputs unchecked
 
@@ -46,7 +48,7 @@ _FAST = {"reassoc", "contract", "nsz", "arcp"}
 reports as a :class:`~fedtheory.errors.DivergenceError`, instead of undefined behaviour."""
 
 
-@numba.njit(cache=True, boundscheck=False, nogil=True)
+@njit(boundscheck=False, nogil=True)
 def draw_batch(order, uniforms, n_k, size, sampler, rows):
     """Write the ``size`` sample indices of one batch of a client with ``n_k`` samples to
     ``rows`` (module docstring); ``order`` holds an arrangement of ``0..n_k-1`` that partial
@@ -64,7 +66,7 @@ def draw_batch(order, uniforms, n_k, size, sampler, rows):
             rows[i] = int(uniforms[i] * n_k)
 
 
-@numba.njit(cache=True, fastmath=_FAST, boundscheck=False, nogil=True)
+@njit(fastmath=_FAST, boundscheck=False, nogil=True)
 def _dots(X, rows, start, y, z):
     """``z[i] = <X[rows[i]], y>`` for the block of rows starting at ``start``."""
     r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
@@ -77,7 +79,7 @@ def _dots(X, rows, start, y, z):
     z[start], z[start + 1], z[start + 2], z[start + 3] = a0, a1, a2, a3
 
 
-@numba.njit(cache=True, fastmath=_FAST, boundscheck=False, nogil=True)
+@njit(fastmath=_FAST, boundscheck=False, nogil=True)
 def _accumulate(X, rows, start, c, g):
     """``g += sum_i c[i] X[rows[i]]`` over the block of rows starting at ``start``."""
     r0, r1, r2, r3 = rows[start], rows[start + 1], rows[start + 2], rows[start + 3]
@@ -86,11 +88,11 @@ def _accumulate(X, rows, start, c, g):
         g[j] += c0 * X[r0, j] + c1 * X[r1, j] + c2 * X[r2, j] + c3 * X[r3, j]
 
 
-@numba.njit(cache=True, fastmath=_FAST, error_model="numpy", boundscheck=False, nogil=True)
-def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, prox, out):
-    """``out [M, d]`` = ``y_E - w`` for every pair (see the module docstring). Pairs are
-    visited client by client, so a client's rows stay in cache across its replicates; each
-    pair's numbers do not depend on the order."""
+@njit(fastmath=_FAST, error_model="numpy", boundscheck=False, nogil=True)
+def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, prox, out, pairs):
+    """``out[m] = y_E - w[m]`` for the pairs ``m`` of ``pairs`` (see the module docstring),
+    in that order (sorted by client, so a client's rows stay in cache across its
+    replicates); each pair's numbers depend neither on the order nor on the other pairs."""
     steps, b = u.shape[0], u.shape[2]
     d = w.shape[1]
     order = np.empty(n_max, dtype=np.int64)
@@ -98,7 +100,7 @@ def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, p
     z = np.empty(rows.shape[0])
     y = np.empty(d)
     g = np.empty(d)
-    for m in np.argsort(clients, kind="mergesort"):
+    for m in pairs:
         k = clients[m]
         n_k = counts[k]
         base = k * n_max
@@ -145,27 +147,60 @@ def local_sgd_glm(
     lr: float,
     ridge: float,
     prox: float,
+    threads: int = 1,
 ) -> np.ndarray:
     r"""Updates :math:`\Delta=y_E-w` ``[M, d]`` (float64) of pairs ``clients [M]`` from
     ``w [M, d]``.
 
     ``X [N, n_max, d]`` (float64 or float32), ``labels [N, n_max]``, ``counts [N]``,
     ``uniforms [E, M, b]`` in [0, 1) (``b = 0`` for the full batch). Package-internal: the
-    caller (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs."""
-    n_max = X.shape[1]
-    out = np.empty(w.shape)
-    return _kernel(
-        X.reshape(-1, X.shape[2]),
-        labels.reshape(-1),
-        n_max,
-        counts,
-        clients,
-        w,
-        uniforms,
-        sampler,
-        link,
-        lr,
-        ridge,
-        prox,
-        out,
-    )
+    caller (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs.
+
+    With ``threads > 1`` the pairs, sorted by client, are cut into that many runs of about
+    equal work, each run by the kernel in its own thread (it releases the GIL): every pair
+    is computed by the same code from the same inputs, so the result is bit-identical
+    whatever ``threads``. Plain Python threads, not numba's parallel loops, so no numba
+    threading layer (and no second OpenMP runtime beside torch's) is ever loaded and the
+    kernel stays one cached serial function."""
+    args = (X.reshape(-1, X.shape[2]), labels.reshape(-1), X.shape[1], counts, clients, w,
+            uniforms, sampler, link, lr, ridge, prox, np.empty(w.shape))  # fmt: skip
+    order = np.argsort(clients, kind="stable")
+    runs = _balanced_runs(order, _pair_work(counts[clients[order]], uniforms.shape[2], sampler),
+                          threads)  # fmt: skip
+    errors: list[BaseException] = []
+
+    def work(run: np.ndarray) -> None:
+        try:
+            _kernel(*args, run)
+        except BaseException as err:  # re-raised in the calling thread
+            errors.append(err)
+
+    workers = [threading.Thread(target=work, args=(run,)) for run in runs[1:]]
+    for worker in workers:
+        worker.start()
+    _kernel(*args, runs[0])
+    for worker in workers:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return args[-1]
+
+
+def _pair_work(n_k: np.ndarray, b: int, sampler: int) -> np.ndarray:
+    """Rows read per step by pairs of clients with ``n_k`` samples (their relative cost)."""
+    if sampler == FULL_BATCH:
+        return n_k
+    if sampler == WITHOUT_REPLACEMENT:
+        return np.minimum(n_k, b)
+    return np.full_like(n_k, b)
+
+
+def _balanced_runs(order: np.ndarray, work: np.ndarray, threads: int) -> list[np.ndarray]:
+    """``order`` cut into at most ``threads`` consecutive runs of about equal total ``work``
+    (the first run is never empty)."""
+    if threads <= 1 or order.size < 2:
+        return [order]
+    cumulative = np.cumsum(work, dtype=np.float64)
+    targets = cumulative[-1] * np.arange(1, threads) / threads
+    cuts = np.unique(np.searchsorted(cumulative, targets, side="right").clip(1, order.size))
+    return [run for run in np.split(order, cuts) if run.size]

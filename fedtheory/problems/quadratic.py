@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
@@ -86,8 +87,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         self.num_clients, self.dim = n, d
         self.L = float(eig[:, -1].max())
         self.mu = float(eig[:, 0].min())
-        self._A_t = torch.from_numpy(A)
-        self._c_t = torch.from_numpy(self.c)
+        self._tables = PerDevice((torch.from_numpy(A), torch.from_numpy(self.c)))
 
     # -- builders ---------------------------------------------------------------------
     @classmethod
@@ -198,12 +198,14 @@ class QuadraticProblem(QuadraticConstantsMixin):
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
     ) -> torch.Tensor:
-        r""":math:`A_k(w-c_k)+\xi` for ``w [M, d]``, ``clients [M]`` -> ``[M, d]``."""
-        A = self._A_t[clients].to(w.dtype)
-        g = torch.einsum("mij,mj->mi", A, w - self._c_t[clients].to(w.dtype))
+        r""":math:`A_k(w-c_k)+\xi` for ``w [M, d]``, ``clients [M]`` -> ``[M, d]`` (on
+        their device; the noise is drawn from ``generator``, on that device too)."""
+        A_all, c_all = self._tables.on(w.device)
+        A = A_all[clients].to(w.dtype)
+        g = torch.einsum("mij,mj->mi", A, w - c_all[clients].to(w.dtype))
         if self.noise_std > 0:  # never torch's global generator
             check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")
-            noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
+            noise = torch.randn(g.shape, generator=generator, dtype=g.dtype, device=g.device)
             g = g + self.noise_std * noise
         return g
 

@@ -13,6 +13,7 @@ from fedtheory.sim.aggregation import (
     fedau_init,
     fedau_update,
     fedau_weights,
+    sum_per_replicate,
     unbiased_weights,
 )
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
@@ -75,5 +76,6 @@ __all__ = [
     "SelectionRecord",
     "run_selection",
     "simulate",
+    "sum_per_replicate",
     "unbiased_weights",
 ]

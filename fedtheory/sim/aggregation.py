@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
+from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
@@ -62,6 +63,26 @@ def check_clients(weights: torch.Tensor, mask: torch.Tensor, name: str, owner: s
             f"The '{name}' parameter of {owner} must have length N={mask.shape[-1]} (one weight "
             f"per client of the run). Got length {weights.numel()} instead."
         )
+
+
+def sum_per_replicate(
+    values: torch.Tensor, rep: torch.Tensor, cli: torch.Tensor, shape: tuple[int, int]
+) -> torch.Tensor:
+    r""":math:`\sum_{m:\,r_m=r}v_m` ``[R, d]`` of the rows ``values [M, d]`` of the distinct
+    (replicate, client) pairs ``(rep [M], cli [M])``, ``shape = (R, N)``.
+
+    The same numbers on every run: on the CPU ``index_add`` (sequential), elsewhere the rows
+    are placed in a zero ``[R, N, d]`` table and summed over clients (CUDA's ``index_add``
+    adds with atomics, in an order that changes from run to run)."""
+    if values.device.type == "cpu":
+        return values.new_zeros(shape[0], values.shape[-1]).index_add_(0, rep, values)
+    return _table_sum(values, rep, cli, shape)
+
+
+def _table_sum(values, rep, cli, shape: tuple[int, int]) -> torch.Tensor:
+    """:func:`sum_per_replicate` through a zero ``[R, N, d]`` table (any device)."""
+    table = values.new_zeros(*shape, values.shape[-1])
+    return table.index_put_((rep, cli), values).sum(1)
 
 
 def average_participating(mask: torch.Tensor) -> torch.Tensor:
@@ -112,10 +133,11 @@ class FixedWeights:
     def __init__(self, q, *, name: str = "fixed") -> None:
         self.q = torch.from_numpy(check_array(q, "q", "FixedWeights", ndim=1, low=0.0))
         self.name = check_str(name, "name", "FixedWeights")
+        self._q = PerDevice(self.q)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         check_clients(self.q, check_mask(mask, "FixedWeights"), "q", "FixedWeights")
-        return mask.to(torch.float64) * self.q
+        return mask.to(torch.float64) * self._q.on(mask.device)
 
     def effective_weights(self, pi) -> np.ndarray:
         r""":math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for availability ``pi``."""

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from fedtheory.availability import estimators
+from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.params import check_array, check_int, check_real, check_simplex
@@ -145,18 +146,19 @@ class CaFed(LocalTraining):
                 f"The 'problem' parameter of CaFed.init must have N={self.alpha.size} clients "
                 f"like alpha. Got {n} instead."
             )
-        zeros = torch.zeros(r, n, dtype=torch.float64)
+        zeros = torch.zeros(r, n, dtype=torch.float64, device=w0.device)
         counts = None if self.prior is None else estimators.init((r, n))
-        return CaFedState(w0, zeros, zeros, torch.zeros(r, dtype=torch.bool), counts)
+        started = torch.zeros(r, dtype=torch.bool, device=w0.device)
+        return CaFedState(w0, zeros, zeros, started, counts)
 
-    def estimates(self, counts, shape) -> tuple[torch.Tensor, torch.Tensor]:
-        r""":math:`(\hat\pi,\hat\lambda)`, each ``[R, N]``."""
+    def estimates(self, counts, shape, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+        r""":math:`(\hat\pi,\hat\lambda)`, each ``[R, N]`` (on ``device``)."""
         if counts is None:
             pi, lam = np.tile(self.pi, (shape[0], 1)), np.tile(self.lam, (shape[0], 1))
         else:
             est = estimators.estimate(counts, self.prior)
             pi, lam = est.pi, est.lam
-        return torch.as_tensor(pi, dtype=torch.float64), torch.as_tensor(lam, dtype=torch.float64)
+        return tuple(torch.as_tensor(x, dtype=torch.float64, device=device) for x in (pi, lam))
 
     def filter_losses(
         self, state: CaFedState, losses: torch.Tensor, mask: torch.Tensor
@@ -182,7 +184,7 @@ class CaFed(LocalTraining):
         self, pi: torch.Tensor, lam: torch.Tensor, loss_gap: torch.Tensor
     ) -> torch.Tensor:
         """``get`` twice from :math:`q=\\alpha/\\hat\\pi`: ``[R, N]`` inputs -> ``q [R, N]``."""
-        alpha = torch.from_numpy(self.alpha)
+        alpha = torch.from_numpy(self.alpha).to(pi.device)
         gamma = loss_gap.max(-1).values  # (17)
 
         def proxy(q: torch.Tensor) -> torch.Tensor:
@@ -205,10 +207,11 @@ class CaFed(LocalTraining):
         """One round of Algorithm 1: ``state.w [R, d]``, ``mask [R, N]`` -> next state."""
         w = state.w
         mask = self.participants(mask, t)
-        losses = torch.from_numpy(problem.client_losses(w.numpy()))  # [R, N]
+        losses = torch.from_numpy(problem.client_losses(w.cpu().numpy())).to(w.device)  # [R, N]
         loss_hat, loss_min, started = self.filter_losses(state, losses, mask)
-        counts = None if state.counts is None else estimators.update(state.counts, mask.numpy())
-        pi, lam = self.estimates(counts, tuple(mask.shape))
+        seen = mask.cpu().numpy()
+        counts = None if state.counts is None else estimators.update(state.counts, seen)
+        pi, lam = self.estimates(counts, tuple(mask.shape), w.device)
         q = self.aggregation_weights(pi, lam, loss_hat - loss_min)
         working = mask & (q > 0)
         w_next = self.weighted_round(problem, w, q, working, t, generator)
@@ -245,10 +248,11 @@ class AdaFedWeights:
     def __init__(self, alpha, pi) -> None:
         a, p = check_alpha_pi(alpha, pi, "AdaFedWeights")
         self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
+        self._constants = PerDevice((self.alpha, self.pi))
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         check_clients(self.alpha, check_mask(mask, "AdaFedWeights"), "alpha", "AdaFedWeights")
-        return adafed_weights(mask, self.alpha, self.pi)
+        return adafed_weights(mask, *self._constants.on(mask.device))
 
     def __repr__(self) -> str:
         return f"AdaFedWeights(N={self.alpha.numel()})"
@@ -266,10 +270,12 @@ class F3astWeights:
         self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
         self.clients = check_int(clients, "clients", owner, low=1)
         self.beta_r = check_real(beta_r, "beta_r", owner, low=0.0, high=1.0)
+        self._constants = PerDevice((self.alpha, self.pi))
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         check_clients(self.alpha, check_mask(mask, "F3astWeights"), "alpha", "F3astWeights")
-        return f3ast_weights(mask, self.alpha, self.pi, clients=self.clients, beta_r=self.beta_r)
+        alpha, pi = self._constants.on(mask.device)
+        return f3ast_weights(mask, alpha, pi, clients=self.clients, beta_r=self.beta_r)
 
     def __repr__(self) -> str:
         return f"F3astWeights(N={self.alpha.numel()}, clients={self.clients})"

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.device import to_device
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import StatefulAggregator
@@ -68,7 +69,8 @@ class FedAvg(LocalTraining):
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
         agg = self.aggregator
         stateful = isinstance(agg, StatefulAggregator)
-        return FedAvgState(w0, agg.init(w0.shape[0], problem.num_clients) if stateful else None)
+        agg_state = agg.init(w0.shape[0], problem.num_clients) if stateful else None
+        return FedAvgState(w0, to_device(agg_state, w0.device))
 
     def step(
         self,

@@ -41,7 +41,7 @@ def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tens
         )
     k = check_size(k, "k", owner)
     n = mask.shape[-1]
-    key = last * n + torch.arange(n)  # unique: ties broken by client index
+    key = last * n + torch.arange(n, device=last.device)  # unique: ties broken by client index
     key = torch.where(mask, key, torch.iinfo(torch.int64).max)
     chosen = key.topk(min(k, n), dim=-1, largest=False)
     picked = torch.zeros_like(mask).scatter_(-1, chosen.indices, True)
@@ -68,8 +68,8 @@ class FedLaAvg(LocalTraining):
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
         r, n = w0.shape[0], problem.num_clients
-        last = torch.full((r, n), -1, dtype=torch.int64)
-        return FedLaAvgState(w0, empty_table(r, n, w0.shape[1]), last)
+        last = torch.full((r, n), -1, dtype=torch.int64, device=w0.device)
+        return FedLaAvgState(w0, empty_table(r, n, w0.shape[1], w0.device), last)
 
     def step(
         self,

@@ -98,7 +98,10 @@ def project_ball(
     if center is not None:
         given = center.detach().cpu().numpy() if isinstance(center, torch.Tensor) else center
         center = torch.from_numpy(check_array(given, "center", owner, shape=(w.shape[-1],)))
-    c = torch.zeros(w.shape[-1], dtype=w.dtype) if center is None else center.to(w.dtype)
+    if center is None:
+        c = torch.zeros(w.shape[-1], dtype=w.dtype, device=w.device)
+    else:
+        c = center.to(device=w.device, dtype=w.dtype)
     diff = w - c
     norm = diff.norm(dim=-1, keepdim=True)
     scale = torch.where(norm > radius, radius / norm.clamp_min(torch.finfo(w.dtype).tiny), 1.0)

@@ -12,16 +12,20 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.sim.aggregation import sum_per_replicate
+
 
 class UpdateTable(NamedTuple):
     updates: torch.Tensor  # [R, N, d] latest update u_k of every client
     mean: torch.Tensor  # [R, d] (1/N) sum_k u_k
 
 
-def empty_table(replicates: int, num_clients: int, dim: int) -> UpdateTable:
-    """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64)."""
-    updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64)
-    return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64))
+def empty_table(
+    replicates: int, num_clients: int, dim: int, device: torch.device | None = None
+) -> UpdateTable:
+    """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64, on ``device``)."""
+    updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64, device=device)
+    return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64, device=device))
 
 
 def refresh(
@@ -34,5 +38,5 @@ def refresh(
     old = table.updates[rep, cli]  # [M, d]
     updates = table.updates.index_put((rep, cli), delta)
     n = table.updates.shape[1]
-    mean = table.mean.index_add(0, rep, (delta - old) / n)
+    mean = table.mean + sum_per_replicate((delta - old) / n, rep, cli, tuple(updates.shape[:2]))
     return UpdateTable(updates, mean), old

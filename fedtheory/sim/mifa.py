@@ -32,7 +32,7 @@ class MIFA(LocalTraining):
     name: str = "mifa"
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MIFAState:
-        return MIFAState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1]))
+        return MIFAState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device))
 
     def step(
         self,

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import torch
 
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import average_participating
+from fedtheory.sim.aggregation import average_participating, sum_per_replicate
 from fedtheory.sim.algorithm import LocalTraining
 
 
@@ -44,7 +44,8 @@ class MimiC(LocalTraining):
     name: str = "mimic"
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MimiCState:
-        c = torch.zeros(w0.shape[0], problem.num_clients, w0.shape[1], dtype=torch.float64)
+        shape = (w0.shape[0], problem.num_clients, w0.shape[1])
+        c = torch.zeros(shape, dtype=torch.float64, device=w0.device)
         return MimiCState(w0, c)
 
     def step(
@@ -60,6 +61,6 @@ class MimiC(LocalTraining):
         rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
         q = average_participating(mask)[rep, cli, None]  # [M, 1]
         corrected = delta + state.correction[rep, cli]  # [M, d]
-        v = torch.zeros_like(state.w).index_add_(0, rep, q * corrected)  # [R, d]
+        v = sum_per_replicate(q * corrected, rep, cli, tuple(mask.shape))  # [R, d]
         correction = state.correction.index_put((rep, cli), v[rep] - delta)
         return MimiCState(self.server_update(state.w, v, t), correction, mask)

@@ -16,6 +16,7 @@ import torch
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.device import check_device
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.params import (
     check_array,
@@ -38,7 +39,11 @@ cells, so that memory stays bounded for large N."""
 
 
 def evaluate_metrics(
-    problem: FederatedProblem, w: np.ndarray, *, biased_weights: np.ndarray | None = None
+    problem: FederatedProblem,
+    w: np.ndarray,
+    *,
+    biased_weights: np.ndarray | None = None,
+    device: torch.device | str | None = None,
 ) -> dict[str, np.ndarray]:
     r"""Metrics of models ``w [..., d]``, each ``[...]``.
 
@@ -47,7 +52,8 @@ def evaluate_metrics(
     :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` if the problem has exact
     ``client_grads(w [..., d]) -> [..., N, d]``; ``accuracy`` if it has
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
-    data) give all of them at once. Points are taken in chunks of ``[chunk, N, d]``."""
+    data) give all of them at once, computed on ``device`` (default CPU). Points are taken
+    in chunks of ``[chunk, N, d]``."""
     owner = "evaluate_metrics"
     check_instance(problem, FederatedProblem, "problem", owner)
     w = check_points(w, problem.dim, owner)
@@ -55,19 +61,21 @@ def evaluate_metrics(
         biased_weights = check_simplex(
             biased_weights, "biased_weights", owner, size=problem.num_clients
         )
+    dev = check_device(device, "device", owner)
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
-        _point_metrics(problem, x, biased_weights)
+        _point_metrics(problem, x, biased_weights, dev)
         for x in np.array_split(points, range(chunk, len(points), chunk))
     ]
     return {key: np.concatenate([p[key] for p in parts]).reshape(w.shape[:-1]) for key in parts[0]}
 
 
-def _point_metrics(problem, points: np.ndarray, biased_weights) -> dict[str, np.ndarray]:
+def _point_metrics(problem, points: np.ndarray, biased_weights, device) -> dict[str, np.ndarray]:
     """:func:`evaluate_metrics` of ``points [P, d]``."""
     if hasattr(problem, "exact_metrics"):
-        exact = problem.exact_metrics(points)
+        on_device = {} if device.type == "cpu" else {"device": device}
+        exact = problem.exact_metrics(points, **on_device)
     else:
         exact = {"client_losses": problem.client_losses(points)}
         if hasattr(problem, "client_grads"):
@@ -99,6 +107,7 @@ def simulate(
     eval_every: int = 1,
     keep_masks: bool = True,
     max_memory: int | str | None = None,
+    device: torch.device | str | None = None,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -121,6 +130,13 @@ def simulate(
         Evaluate the metrics every this many rounds (and at the last round).
     keep_masks : bool
         Keep the availability mask ``[R, T, N]`` in the record (set False for huge N).
+    device : torch.device or str, optional
+        Where the run happens (default CPU; e.g. ``"cuda"``): models, per-client state,
+        masks, local training and the exact metrics (:mod:`fedtheory.device`). On the CPU,
+        problems with a fused kernel use it (``fused=False`` steps with batched torch
+        operations instead); elsewhere local steps are batched torch operations, in the
+        problem's ``compute_dtype``. Randomness is drawn on the device: same seed and
+        device, same numbers; across devices, the same law.
     max_memory : int or str, optional
         Memory cap of the run in bytes (or ``"8G"``); default: the environment variable
         ``FEDTHEORY_MAX_MEMORY``, else the available memory. What the run keeps is
@@ -154,6 +170,7 @@ def simulate(
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
     keep_masks = check_bool(keep_masks, "keep_masks", owner)
+    device = check_device(device, "device", owner)
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
@@ -166,7 +183,8 @@ def simulate(
     start = (
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
-    state = algorithm.init(problem, torch.from_numpy(start).expand(replicates, -1).clone())
+    w0_all = torch.from_numpy(start).to(device).expand(replicates, -1).clone()
+    state = algorithm.init(problem, w0_all)
     footprint.check(
         footprint.estimate(
             replicates=replicates,
@@ -181,7 +199,7 @@ def simulate(
         max_memory,
         owner,
     )
-    iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64)
+    iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64, device=device)
     iterates[:, 0] = state.w
     masks = torch.empty(replicates, rounds, n, dtype=torch.bool) if keep_masks else None
     available = torch.empty(replicates, rounds, dtype=torch.int64)
@@ -198,17 +216,21 @@ def simulate(
         "w0": start.tolist(),
         "biased_weights": None if p_biased is None else p_biased.tolist(),
         "eval_every": eval_every,
+        "device": str(device),
     }
 
     def record(done: int) -> RunRecord:
         """The record of the first ``done`` rounds."""
-        it = iterates[:, : done + 1].numpy()
+        it = iterates[:, : done + 1].cpu().numpy()
         eval_rounds = np.unique(np.append(np.arange(0, done + 1, eval_every), done))
         effective = None
         if weight_sum is not None:
-            effective = (weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)).numpy()
+            effective = weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
+            effective = effective.cpu().numpy()
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported
-            metrics = evaluate_metrics(problem, it[:, eval_rounds], biased_weights=p_biased)
+            metrics = evaluate_metrics(
+                problem, it[:, eval_rounds], biased_weights=p_biased, device=device
+            )
         return RunRecord(
             it,
             None if masks is None else masks[:, :done].numpy(),
@@ -223,20 +245,20 @@ def simulate(
     chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
     for t0 in range(0, rounds, chunk):
         mask = availability.sample(
-            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0
-        )  # [R, chunk, N]
+            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=device
+        )  # [R, chunk, N] on the device; the record keeps CPU copies
         if masks is not None:
-            masks[:, t0 : t0 + mask.shape[1]] = mask
-        available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1)
+            masks[:, t0 : t0 + mask.shape[1]] = mask.cpu()
+        available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1).cpu()
         for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, device)
             state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
             bad = non_finite_state(state, replicates)
             if bad is not None:
                 finished_record(label, record, t, (t, bad.replicate, bad.quantity))
             iterates[:, t + 1] = state.w
             worked = getattr(state, "participants", None)
-            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1)
+            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1).cpu()
             q = getattr(state, "weights", None)
             if q is not None:
                 weight_sum = q if weight_sum is None else weight_sum + q

@@ -84,8 +84,8 @@ class SelectedFedAvg(LocalTraining):
             self.selector.init(reps, num_clients),
             zeros,
             zeros,
-            zeros.to(torch.bool),
-            zeros.to(torch.float64),
+            zeros.to(device=w0.device, dtype=torch.bool),
+            zeros.to(device=w0.device, dtype=torch.float64),
         )
 
     def step(
@@ -98,21 +98,26 @@ class SelectedFedAvg(LocalTraining):
     ) -> SelectedFedAvgState:
         """Round ``t``: ``state.w [R, d]``, success mask ``mask [R, K]`` -> next state.
 
-        Only selected and successful (replicate, client) pairs do local work."""
+        Only selected and successful (replicate, client) pairs do local work. The
+        selection (NumPy randomness, bandit state) runs on the CPU whatever the device of
+        ``state.w``; the local training and the fields ``participants``/``weights`` are on
+        that device."""
         w = state.w
+        mask = mask.cpu()
         losses = None
         if self.selector.needs_losses:
-            losses = torch.from_numpy(problem.client_losses(w.numpy()))  # [R, K]
+            losses = torch.from_numpy(problem.client_losses(w.cpu().numpy()))  # [R, K]
         gen = rng.numpy_rng(self.seed, t, rng.SELECTION)
         choice = self.selector.select(state.selector, t, gen, losses=losses)
         returned = self.participants(choice.selected & mask, t)  # [R, K]
         omega = torch.from_numpy(problem.alpha if self.omega is None else self.omega)
         q = returned * omega  # [R, K]
+        returned_on, q_on = returned.to(w.device), q.to(w.device)
         return SelectedFedAvgState(
-            self.weighted_round(problem, w, q, returned, t, generator),
+            self.weighted_round(problem, w, q_on, returned_on, t, generator),
             self.selector.update(state.selector, t, choice, mask),
             state.selections + choice.selected,
             state.successes + returned,
-            returned,
-            q,
+            returned_on,
+            q_on,
         )

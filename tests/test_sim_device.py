@@ -1,0 +1,229 @@
+"""The device path (``simulate(..., device=)``): batched torch operations on the given device,
+checked on explicit CPU tensors (the code a CUDA device runs) and, where a GPU exists, on CUDA
+(tests marked ``gpu``). Full-batch runs equal the fused kernel and the reference loop to
+1e-10; mini-batch runs agree with the fused kernel in law; same seed and device, same numbers;
+the fused kernel gives the same numbers on 1 and 2 threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from fedtheory.availability import Bernoulli
+from fedtheory.availability.estimators import BetaPrior
+from fedtheory.data import cafed_clustered
+from fedtheory.device import check_device
+from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
+from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate, sum_per_replicate
+from fedtheory.sim.aggregation import _table_sum
+from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
+from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
+from tests.conftest import (
+    assert_parameter_error,
+    assert_tight,
+    binomial_frequencies_ok,
+)
+from tests.test_sim_algorithms import PI, PROC, algorithms
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+N = 6
+DATA = cafed_clustered(N, 4, 20, seed=0)  # binary labels, 20 samples per client
+W0 = np.array([0.3, -0.2, 0.1, 0.4])
+ALPHA = np.full(N, 1 / N)
+
+
+def every_algorithm() -> dict[str, object]:
+    """The families of test_sim_algorithms plus CA-Fed, its baselines and E3CS selection."""
+    common = {"local_steps": 2, "lr": 0.3}
+    return {
+        **algorithms(N),
+        "cafed-oracle": CaFed(alpha=ALPHA, pi=PI, lam=np.full(N, 0.4), **common),
+        "cafed-prior": CaFed(alpha=ALPHA, prior=BetaPrior(2.0, 1.0, 1.0, 3.0, 1.0, 1.0), **common),
+        "adafed": FedAvg(AdaFedWeights(ALPHA, PI), **common),
+        "f3ast": FedAvg(F3astWeights(ALPHA, PI, clients=2), **common),
+        "e3cs": SelectedFedAvg(E3CS(2, sigma=0.1, eta=0.5), local_steps=2, lr=0.3, seed=4),
+        "pow-d": SelectedFedAvg(PowD(2, 3), local_steps=2, lr=0.3, seed=4),
+    }
+
+
+ALGS = every_algorithm()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("key", list(ALGS))
+def test_full_batch_device_path_equals_fused_kernel_and_reference_loop(key, device):
+    """No randomness in the gradients: the torch path on ``device`` gives the fused kernel's
+    numbers (CPU, the default path) to rounding, and the plain loop's."""
+    alg = ALGS[key]
+    kernel = LogisticRegressionProblem(DATA)
+    stepwise = LogisticRegressionProblem(DATA, fused=False)
+    assert kernel.fused and kernel.full_batch
+    run = {
+        "availability": PROC,
+        "algorithm": alg,
+        "rounds": 10,
+        "replicates": 3,
+        "seed": 2,
+        "w0": W0,
+    }
+    expected = simulate(kernel, **run)
+    got = simulate(stepwise, **run, device=device)
+    assert got.config["device"].startswith(device)
+    np.testing.assert_array_equal(got.participants, expected.participants)
+    assert_tight(got.iterates, expected.iterates, rtol=1e-10)
+    for key_metric in ("gap", "grad_sq", "accuracy"):
+        assert_tight(got.metrics[key_metric], expected.metrics[key_metric], rtol=1e-10)
+    if type(alg) in (*(type(a) for a in algorithms(N).values()),):
+        for r in range(3):
+            loop = reference.run(stepwise, alg, expected.participation[r], W0)
+            assert_tight(got.iterates[r], loop, rtol=1e-10)
+
+
+def simulate_kw(problem, process, alg, **kw):
+    return simulate(problem, process, alg, **{"rounds": 6, "replicates": 4, "w0": W0, **kw})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_same_seed_same_device_same_numbers(device):
+    minibatch = LogisticRegressionProblem(DATA, batch_size=5, fused=False)
+    noisy = QuadraticProblem.random(N, 4, mu=0.5, L=2.0, seed=1, noise_std=0.3)
+    process = Bernoulli(np.linspace(0.2, 0.9, N))
+    alg = ALGS["mimic-first"]
+    for problem in (minibatch, noisy):
+        first = simulate_kw(problem, process, alg, seed=7, device=device)
+        again = simulate_kw(problem, process, alg, seed=7, device=device)
+        other = simulate_kw(problem, process, alg, seed=8, device=device)
+        np.testing.assert_array_equal(first.iterates, again.iterates)
+        np.testing.assert_array_equal(first.participation, again.participation)
+        assert not np.array_equal(first.iterates, other.iterates)
+
+
+def final_models(problem, device, seed: int, replicates: int) -> np.ndarray:
+    """``w_T [R, d]`` of FedAvg with mini-batches, Bernoulli availability."""
+    alg = FedAvg(ALGS["fedavg-avg"].aggregator, local_steps=3, lr=0.5)
+    process = Bernoulli(np.linspace(0.3, 0.9, N))
+    rec = simulate(problem, process, alg, rounds=4, replicates=replicates, seed=seed, w0=W0,
+                   eval_every=4, device=device)  # fmt: skip
+    return rec.iterates[:, -1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sampling", ["without_replacement", "with_replacement"])
+def test_device_path_and_fused_kernel_agree_in_law(device, sampling):
+    """Mini-batches drawn by the two samplers (keys + top-k on ``device``, partial
+    Fisher-Yates in the kernel) from independent seeds: per coordinate of the final model,
+    Welch's test on the means and Levene's on the spreads (Bonferroni, level 1e-3)."""
+    reps = 2000
+    kw = {"batch_size": 7, "sampling": sampling}
+    kernel = final_models(LogisticRegressionProblem(DATA, **kw), None, 11, reps)
+    torch_path = final_models(LogisticRegressionProblem(DATA, **kw, fused=False), device, 12, reps)
+    level = 1e-3 / (2 * W0.size)
+    for j in range(W0.size):
+        assert stats.ttest_ind(kernel[:, j], torch_path[:, j], equal_var=False).pvalue > level
+        assert stats.levene(kernel[:, j], torch_path[:, j]).pvalue > level
+    assert kernel[:, 0].std() > 1e-3  # the noise is there: the test has something to compare
+
+
+def device_mask(process, rounds, replicates, seed, start, device):
+    """``process``'s mask drawn by its device sampler on ``device`` (on the CPU, the same
+    code a CUDA device runs, called directly: ``sample`` keeps NumPy's numbers there)."""
+    if device == "cpu":
+        return process._sample_on(rounds, replicates, seed, start, torch.device("cpu"))
+    return process.sample(rounds, replicates=replicates, seed=seed, start=start, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bernoulli_device_sampler_has_the_law_and_restarts(device):
+    p = np.array([0.0, 0.05, 0.3, 0.5, 0.9, 1.0])
+    process = Bernoulli(p)
+    mask = device_mask(process, 400, 20, 3, 0, device)
+    assert mask.shape == (20, 400, N) and mask.dtype == torch.bool
+    assert mask.device.type == torch.device(device).type
+    freq = mask.double().mean((0, 1)).cpu().numpy()
+    assert binomial_frequencies_ok(freq, p, 400 * 20, 1e-3)
+    assert freq[0] == 0.0 and freq[-1] == 1.0
+    tail = device_mask(process, 150, 20, 3, 250, device)
+    assert torch.equal(tail, mask[:, 250:])  # round t depends only on (seed, t)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_metrics_on_the_device_equal_the_cpu(device):
+    problem = LogisticRegressionProblem(DATA)
+    w = np.random.default_rng(0).standard_normal((3, 2, 4))
+    cpu = problem.exact_metrics(w)
+    dev = problem.exact_metrics(w, device=device)
+    for key in cpu:
+        assert_tight(dev[key], cpu[key], rtol=1e-12)
+    gap = evaluate_metrics(problem, w, biased_weights=PI / PI.sum(), device=device)
+    assert_tight(gap["gap_B"], evaluate_metrics(problem, w, biased_weights=PI / PI.sum())["gap_B"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_float32_compute_dtype_on_the_device_stays_close(device):
+    run = {"availability": PROC, "algorithm": ALGS["fedavg-avg"], "rounds": 10, "replicates": 2,
+           "w0": W0, "device": device}  # fmt: skip
+    f64 = simulate(LogisticRegressionProblem(DATA, fused=False), **run)
+    f32 = simulate(LogisticRegressionProblem(DATA, fused=False, compute_dtype=torch.float32), **run)
+    assert_tight(f32.iterates, f64.iterates, rtol=1e-5)
+    assert not np.array_equal(f32.iterates, f64.iterates)  # float32 did compute
+
+
+def test_fused_kernel_gives_the_same_numbers_on_one_and_two_threads():
+    problem = LogisticRegressionProblem(cafed_clustered(12, 5, 40, seed=3), batch_size=6)
+    process = Bernoulli(np.linspace(0.2, 0.9, 12))
+    alg = ALGS["fedavg-avg"]
+    previous = torch.get_num_threads()
+    try:
+        records = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            records.append(simulate(problem, process, alg, rounds=5, replicates=6, seed=1))
+    finally:
+        torch.set_num_threads(previous)
+    np.testing.assert_array_equal(records[0].iterates, records[1].iterates)
+    gen = np.random.default_rng(2)  # uneven clients, repeated out of order: every split
+    counts = np.array([12, 5, 3, 1, 40])
+    X, y = gen.standard_normal((5, 40, 3)), (gen.random((5, 40)) < 0.5).astype(float)
+    clients = gen.integers(0, 5, size=23)
+    w, u = gen.standard_normal((23, 3)), gen.random((2, 23, 4))
+    opts = {"sampler": fused.WITHOUT_REPLACEMENT, "link": fused.LOGISTIC, "lr": 0.4,
+            "ridge": 0.1, "prox": 0.2}  # fmt: skip
+    one = fused.local_sgd_glm(X, y, counts, clients, w, u, **opts)
+    for threads in (2, 3, 7, 40):
+        many = fused.local_sgd_glm(X, y, counts, clients, w, u, **opts, threads=threads)
+        np.testing.assert_array_equal(many, one)
+
+
+def test_bad_devices_are_refused_naming_the_parameter():
+    problem = LogisticRegressionProblem(DATA)
+    alg = ALGS["fedavg-avg"]
+    for bad in (3, "tpu", "not a device"):
+        assert_parameter_error(
+            lambda bad=bad: simulate(problem, PROC, alg, rounds=1, device=bad), "device", "cpu"
+        )
+    missing = f"cuda:{torch.cuda.device_count()}"  # one past the last CUDA device
+    assert_parameter_error(
+        lambda: simulate(problem, PROC, alg, rounds=1, device=missing), "device", "available"
+    )
+    assert_parameter_error(lambda: Bernoulli([0.5]).sample(2, device=1.5), "device", "cuda")
+    assert_parameter_error(lambda: problem.exact_metrics(W0, device="gpu0"), "device", "cpu")
+    assert check_device(None, "device", "f") == torch.device("cpu")
+    assert check_device(torch.device("cpu"), "device", "f") == torch.device("cpu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sums_per_replicate_are_the_same_on_every_run(device):
+    """The table sum used off the CPU equals ``index_add`` (to rounding) and repeats exactly."""
+    gen = torch.Generator().manual_seed(0)
+    mask = torch.rand(7, 50, generator=gen) < 0.6
+    rep, cli = mask.nonzero(as_tuple=True)
+    values = torch.randn(rep.numel(), 3, generator=gen, dtype=torch.float64)
+    expected = sum_per_replicate(values, rep, cli, (7, 50))  # CPU: index_add
+    args = [x.to(device) for x in (values, rep, cli)]
+    got = [sum_per_replicate(*args, (7, 50)).cpu() for _ in range(3)]
+    assert_tight(_table_sum(*args, (7, 50)).cpu(), expected, rtol=1e-12)
+    assert_tight(got[0], expected, rtol=1e-12)
+    assert all(torch.equal(g, got[0]) for g in got)
