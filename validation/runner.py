@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
+from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -130,9 +131,21 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
 
 
 def run(
-    names: Iterable[str], out: Path, *, size: Size, progress: Callable[[str], None] = print
+    names: Iterable[str],
+    out: Path,
+    *,
+    size: Size,
+    progress: Callable[[str], None] = print,
+    executor: Executor | None = None,
 ) -> list[Outcome]:
-    """Run the named validations in order and write the report and ``results.json``."""
+    """Run the named validations and write the report and ``results.json``.
+
+    The validations are independent: with an ``executor`` from
+    :func:`fedtheory.sweep.open_executor` (a Dask cluster) they run in parallel, each on a
+    worker that writes its ``data.npz`` and figure under ``out`` (on a remote cluster,
+    ``out`` must be on a filesystem the workers share); the report lists them in the
+    order of ``names`` and is the one a sequential run writes, compute times aside.
+    """
     names = list(names)
     check_choice(size, SIZES, "size", "run")
     unknown = [n for n in names if n not in CHECKS]
@@ -141,14 +154,18 @@ def run(
             f"The 'names' parameter of run must be a non-empty list of {sorted(CHECKS)}. "
             f"Got {names!r} instead."
         )
-    outcomes = []
-    for i, name in enumerate(names, 1):
-        progress(f"[{i}/{len(names)}] {name}: running")
-        outcome = run_check(CHECKS[name], out, size=size)
+    n, outcomes = len(names), {}
+    tasks = (executor or Sequential()).map(
+        partial(run_check, out=out, size=size),
+        [CHECKS[name] for name in names],
+        submitted=lambda i: progress(f"[{i + 1}/{n}] {names[i]}: running"),
+    )
+    for i, outcome in tasks:
         verdicts = ", ".join(r.verdict.value for r in outcome.rows)
         how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
-        progress(f"[{i}/{len(names)}] {name}: {verdicts}{how}")
-        outcomes.append(outcome)
+        progress(f"[{i + 1}/{n}] {names[i]}: {verdicts}{how}")
+        outcomes[i] = outcome
+    outcomes = [outcomes[i] for i in range(n)]
     write_report(outcomes, out, size=size)
     return outcomes
 

@@ -9,6 +9,7 @@ SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a te
 
 
 def _validate(args) -> int:
+    from fedtheory.sweep.executor import open_executor
     from fedtheory.validation import CHECKS
     from fedtheory.validation.runner import run
 
@@ -21,12 +22,37 @@ def _validate(args) -> int:
         )
         return 2
     out = Path(args.out)
-    outcomes = run(
-        names, out, size=args.size, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
-    )
+    with open_executor(workers=args.workers, scheduler=args.scheduler) as executor:
+        if executor.dashboard is not None:
+            print(f"{executor.description}; dashboard: {executor.dashboard}", file=sys.stderr)
+        outcomes = run(
+            names,
+            out,
+            size=args.size,
+            progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+            executor=executor,
+        )
     violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
     print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
     return 0
+
+
+def add_executor_arguments(parser, what: str) -> None:
+    """``--workers N`` / ``--scheduler ADDRESS`` (exclusive): where independent ``what``
+    run (default: one after another in this process)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help=f"run independent {what} in parallel on a local Dask cluster of N processes "
+        '(pip install "fedtheory[dask]")',
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help=f"run independent {what} on an existing Dask cluster, e.g. tcp://host:8786",
+    )
 
 
 def add_parsers(sub) -> None:
@@ -48,4 +74,5 @@ def add_parsers(sub) -> None:
     )
     mode.add_argument("--quick", dest="size", action="store_const", const="quick")
     mode.add_argument("--full", dest="size", action="store_const", const="full")
+    add_executor_arguments(v, "validations")
     v.set_defaults(func=_validate)
