@@ -29,7 +29,10 @@ class Check:
     from ``data`` only, so that :func:`with_wrong_bounds` can break them);
     ``plot(data, settings, fig)`` draws measured and bound in the same axes; the optional
     ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
-    empirical ordering), shown in the report without a verdict.
+    empirical ordering), shown in the report without a verdict. The optional
+    ``sweep(settings, seed)`` measures one point of a sweep (``fedtheory sweep``, see
+    :mod:`fedtheory.sweep.targets`): ``settings`` are this check's settings with scalar
+    overrides, and it returns the ``measured`` samples next to the ``bound``.
     """
 
     name: str
@@ -41,6 +44,7 @@ class Check:
     plot: Callable[[Data, dict, Figure], None]
     bounds: tuple[str, ...] = ()
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
+    sweep: Callable[[dict, int], dict] | None = None  # one point of a sweep
 
 
 def with_wrong_bounds(check: Check, data: Data) -> Data:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from fedtheory.cli import catalogue, validate
+from fedtheory.cli import catalogue, sweep, validate
 
-COMMANDS = (catalogue, validate)
+COMMANDS = (catalogue, validate, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

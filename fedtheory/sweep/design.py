@@ -25,7 +25,7 @@ from fedtheory.params import check_int, check_seed
 
 __all__ = ["Design", "Task", "grid", "point_seed", "points"]
 
-RESERVED = ("replicate", "seed")
+RESERVED = ("replicate", "seed", "sample")
 """Column names of every sweep table besides the settings and the results."""
 
 

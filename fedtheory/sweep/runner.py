@@ -37,7 +37,7 @@ class SweepProgress:
 
 
 def _scalar(value: object) -> bool | int | float | str:
-    if isinstance(value, np.ndarray) and value.ndim == 0 or isinstance(value, np.generic):
+    if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0:
         value = value.item()
     if isinstance(value, (bool, str)):
         return value
@@ -48,29 +48,51 @@ def _scalar(value: object) -> bool | int | float | str:
     raise TypeError(type(value).__name__)
 
 
-def _call(fn: Callable, task: Task) -> dict:
-    """``fn(task.settings, task.seed)`` as a dict of Python scalars (a bare number becomes
-    the column ``value``). Runs where the executor runs it."""
-    out = fn(task.settings, task.seed)
+def _rows(out: object) -> list[dict]:
+    """What ``fn`` returned as result rows: one row for a number or a dict of scalars;
+    ``n`` rows (with ``sample`` = 0..n-1) for a dict holding 1-D arrays of length ``n``
+    (scalars repeated on each row)."""
     out = out if isinstance(out, Mapping) else {"value": out}
+    if "sample" in out:
+        raise TypeError("'sample' is the row number of array results")
+    lengths = {np.size(v) for v in out.values() if np.ndim(v) == 1}
+    if not lengths:
+        return [{str(k): _scalar(v) for k, v in out.items()}]
+    if len(lengths) > 1 or any(np.ndim(v) > 1 for v in out.values()):
+        raise TypeError("arrays of different lengths or dimensions")
+    (n,) = lengths
+    columns = {
+        str(k): [_scalar(x) for x in v] if np.ndim(v) == 1 else [_scalar(v)] * n
+        for k, v in out.items()
+    }
+    return [{"sample": i, **{k: c[i] for k, c in columns.items()}} for i in range(n)]
+
+
+def _call(fn: Callable, task: Task) -> list[dict]:
+    """``fn(task.settings, task.seed)`` as result rows (see :func:`_rows`). Runs where the
+    executor runs it."""
+    out = fn(task.settings, task.seed)
     try:
-        return {str(k): _scalar(v) for k, v in out.items()}
+        return _rows(out)
     except TypeError as error:
         raise ParameterError(
             "The 'fn' parameter of run_sweep must return a number or a dict of numbers, "
-            f"bools or strings. Got {out!r} at {task.point}, replicate {task.replicate} "
-            "instead."
+            "bools, strings or 1-D arrays of one length. Got "
+            f"{out!r} at {task.point}, replicate {task.replicate} instead."
         ) from error
 
 
-def _row(task: Task, result: Mapping) -> dict:
-    clash = set(result) & (set(task.point) | set(RESERVED))
+def _task_rows(task: Task, results: list[dict]) -> list[dict]:
+    clash = (set(results[0]) - {"sample"}) & (set(task.point) | set(RESERVED))
     if clash:
         raise ParameterError(
             "The 'fn' parameter of run_sweep must return names other than the settings and "
             f"{RESERVED}. Got {sorted(clash)} instead."
         )
-    return {**task.point, "replicate": task.replicate, "seed": task.seed, **result}
+    return [
+        {**task.point, "replicate": task.replicate, "seed": task.seed, **result}
+        for result in results
+    ]
 
 
 class _Call:
@@ -79,7 +101,7 @@ class _Call:
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
 
-    def __call__(self, task: Task) -> dict:
+    def __call__(self, task: Task) -> list[dict]:
         return _call(self.fn, task)
 
 
@@ -94,9 +116,11 @@ def run_sweep(
     progress: Callable[[SweepProgress], None] | None = None,
 ):
     r"""Call ``fn(settings, seed)`` at every (point, replicate) of ``design`` and return the
-    results as a ``pandas.DataFrame``, one row per task in design order: the swept
-    settings, ``replicate``, ``seed``, then what ``fn`` returned (a dict of numbers, bools
-    or strings, or a bare number as ``value``).
+    results as a ``pandas.DataFrame`` in design order: the swept settings, ``replicate``,
+    ``seed``, then what ``fn`` returned. ``fn`` returns one row (a dict of numbers, bools or
+    strings, or a bare number, the column ``value``) or, to vectorise replicates inside one
+    call, ``n`` rows: a dict of 1-D arrays of length ``n`` (and scalars, repeated), rows
+    numbered by the column ``sample``.
 
     Parameters
     ----------
@@ -148,7 +172,7 @@ def run_sweep(
         ) from None
     context = {"function": store.function_digest(fn)}
     tasks = list(design.tasks(fixed))
-    rows: list[dict | None] = [None] * len(tasks)
+    rows: list[list[dict] | None] = [None] * len(tasks)
     folder = keys = None
     if out is not None:
         out = store.check_table_path(out, "run_sweep")
@@ -159,7 +183,7 @@ def run_sweep(
         keys = [store.task_key(t, fixed, context) for t in tasks]
         for t, key in zip(tasks, keys, strict=True):
             if (saved := store.load_part(folder, key)) is not None:
-                rows[t.index] = _row(t, saved)
+                rows[t.index] = _task_rows(t, saved)
     todo = [t for t in tasks if rows[t.index] is None]
     reused = len(tasks) - len(todo)
     with open_executor(workers=workers, scheduler=scheduler) as executor:
@@ -176,11 +200,11 @@ def run_sweep(
         report(reused)
         for done, (i, result) in enumerate(executor.map(_Call(fn), todo), reused + 1):
             task = todo[i]
-            rows[task.index] = _row(task, result)
+            rows[task.index] = _task_rows(task, result)
             if folder is not None:
                 store.save_part(folder, keys[task.index], task, result)
             report(done)
-    table = pd.DataFrame.from_records(rows)
+    table = pd.DataFrame.from_records([row for task_rows in rows for row in task_rows])
     if out is not None:
         store.write_table(table, out)
     return table

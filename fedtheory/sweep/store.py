@@ -88,18 +88,18 @@ def parts_folder(table: Path) -> Path:
     return table.with_name(table.name + ".parts")
 
 
-def load_part(folder: Path, key: str) -> dict | None:
-    """The saved result of task ``key``, or ``None`` if it was not finished."""
+def load_part(folder: Path, key: str) -> list[dict] | None:
+    """The saved result rows of task ``key``, or ``None`` if it was not finished."""
     path = folder / f"{key}.json"
     if not path.exists():
         return None
     return json.loads(path.read_text())["result"]
 
 
-def save_part(folder: Path, key: str, task: Task, result: Mapping) -> None:
-    """Save a finished task (atomically: the file is complete or absent)."""
+def save_part(folder: Path, key: str, task: Task, result: list[dict]) -> None:
+    """Save a finished task's result rows (atomically: the file is complete or absent)."""
     record = {"point": task.point, "replicate": task.replicate, "seed": task.seed}
-    atomic_write_text(folder / f"{key}.json", json.dumps({**record, "result": dict(result)}))
+    atomic_write_text(folder / f"{key}.json", json.dumps({**record, "result": result}))
 
 
 def check_table_path(path: object, owner: str) -> Path:
