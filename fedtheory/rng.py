@@ -13,8 +13,6 @@ AVAILABILITY, INITIAL_STATE, GRADIENT_NOISE, SELECTION, DATA = range(5)
 POPULATION = 100
 """Stream of a population's fixed parameters (``availability.base.population_rng``), drawn
 once at round 0; kept apart from the per-round streams above."""
-SWEEP = 101
-"""Stream of a sweep point's seed (``fedtheory.sweep.design.point_seed``)."""
 
 
 def numpy_rng(seed: int, t: int, stream: int) -> np.random.Generator:

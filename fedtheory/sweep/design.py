@@ -19,11 +19,14 @@ from numbers import Real
 
 import numpy as np
 
-from fedtheory import rng
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_seed
 
 __all__ = ["Design", "Task", "grid", "point_seed", "points"]
+
+STREAM = 101
+"""Stream number of point seeds, apart from those of :mod:`fedtheory.rng` (not imported
+here: it imports torch, and a sweep's workers need not)."""
 
 RESERVED = ("replicate", "seed", "sample")
 """Column names of every sweep table besides the settings and the results."""
@@ -38,7 +41,7 @@ def point_seed(seed: int, point: Mapping, replicate: int) -> int:
     r"""Seed of replicate ``replicate`` at ``point`` of a sweep with seed ``seed``.
 
     The SHA-256 of the point's canonical JSON, the sweep's seed, the stream
-    ``rng.SWEEP`` and the replicate index feed a ``numpy.random.SeedSequence``, whose first
+    ``STREAM`` and the replicate index feed a ``numpy.random.SeedSequence``, whose first
     64-bit word (top bit dropped) is the seed: a non-negative integer below :math:`2^{63}`.
 
     Examples
@@ -53,7 +56,7 @@ def point_seed(seed: int, point: Mapping, replicate: int) -> int:
     point = _check_point(point, "point", "point_seed")
     digest = hashlib.sha256(canonical(point).encode()).digest()
     words = np.frombuffer(digest[:16], dtype=np.uint32).tolist()
-    state = np.random.SeedSequence([seed, rng.SWEEP, *words, replicate]).generate_state(
+    state = np.random.SeedSequence([seed, STREAM, *words, replicate]).generate_state(
         1, dtype=np.uint64
     )
     return int(state[0] >> np.uint64(1))

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_int
 
 __all__ = ["DaskExecutor", "Executor", "Sequential", "open_executor"]
@@ -97,9 +98,9 @@ def _distributed():
     return distributed
 
 
-@contextmanager
 def open_executor(*, workers: int | None = None, scheduler: str | None = None):
-    """The executor for ``workers`` / ``scheduler`` (at most one of them), closed on exit.
+    """The executor for ``workers`` / ``scheduler`` (at most one of them), as a context
+    manager that closes it on exit.
 
     Parameters
     ----------
@@ -119,24 +120,26 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None):
     [(0, 1), (1, 4), (2, 9)]
     """
     if workers is not None and scheduler is not None:
-        from fedtheory.errors import ParameterError
-
         raise ParameterError(
-            "The 'workers' and 'scheduler' parameters of open_executor are exclusive: give "
-            f"at most one. Got workers={workers!r} and scheduler={scheduler!r} instead."
+            "The 'workers' parameter of open_executor must be None when a scheduler is "
+            f"given (they are exclusive). Got workers={workers!r} and scheduler="
+            f"{scheduler!r} instead."
         )
-    if workers is None and scheduler is None:
-        yield Sequential()
-        return
     if scheduler is not None and not isinstance(scheduler, str):
-        from fedtheory.errors import ParameterError
-
         raise ParameterError(
             "The 'scheduler' parameter of open_executor must be an address such as "
             f"'tcp://host:8786'. Got {scheduler!r} instead."
         )
     if workers is not None:
         workers = check_int(workers, "workers", "open_executor", low=1)
+    return _open(workers, scheduler)
+
+
+@contextmanager
+def _open(workers: int | None, scheduler: str | None):
+    if workers is None and scheduler is None:
+        yield Sequential()
+        return
     distributed = _distributed()
     if scheduler is not None:
         with distributed.Client(scheduler) as client:

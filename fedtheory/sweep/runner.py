@@ -160,9 +160,15 @@ def run_sweep(
     >>> list(table.columns), len(table)
     (['x', 'replicate', 'seed', 'y'], 6)
     """
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError as error:
+        raise ImportError(
+            'sweeps return pandas tables: pip install "fedtheory[sweep]" (or pandas)'
+        ) from error
 
     check_instance(design, Design, "design", "run_sweep")
+    open_executor(workers=workers, scheduler=scheduler)  # checks both before any work
     fixed = dict(fixed or {})
     try:
         json.dumps(fixed, allow_nan=False)
@@ -175,7 +181,7 @@ def run_sweep(
     rows: list[list[dict] | None] = [None] * len(tasks)
     folder = keys = None
     if out is not None:
-        out = store.check_table_path(out, "run_sweep")
+        out = store.check_table_path(out, "out", "run_sweep")
         from fedtheory.sim.record import library_versions
 
         context |= {"code": store.code_digest(), "versions": library_versions()}

@@ -102,11 +102,11 @@ def save_part(folder: Path, key: str, task: Task, result: list[dict]) -> None:
     atomic_write_text(folder / f"{key}.json", json.dumps({**record, "result": result}))
 
 
-def check_table_path(path: object, owner: str) -> Path:
+def check_table_path(path: object, name: str, owner: str) -> Path:
     """``path`` as a Path after checking its suffix is one of :data:`FORMATS`."""
     if not isinstance(path, (str, Path)) or Path(path).suffix not in FORMATS:
         raise ParameterError(
-            f"The 'out' parameter of {owner} must be a path ending in one of {FORMATS}. "
+            f"The '{name}' parameter of {owner} must be a path ending in one of {FORMATS}. "
             f"Got {path!r} instead."
         )
     return Path(path)
@@ -119,7 +119,12 @@ def _parquet_engine() -> None:
 
 def write_table(table, path: str | Path) -> None:
     """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``)."""
-    path = check_table_path(path, "write_table")
+    path = check_table_path(path, "path", "write_table")
+    if not hasattr(table, "to_csv"):
+        raise ParameterError(
+            "The 'table' parameter of write_table must be a pandas DataFrame. Got "
+            f"{type(table).__name__} instead."
+        )
     if path.suffix == ".parquet":
         _parquet_engine()
         buf = io.BytesIO()
@@ -133,8 +138,9 @@ def read_table(path: str | Path):
     """Read a table written by :func:`write_table` (CSV floats parsed round-trip exactly)."""
     import pandas as pd
 
-    path = check_table_path(path, "read_table")
+    path = check_table_path(path, "path", "read_table")
     if path.suffix == ".parquet":
         _parquet_engine()
         return pd.read_parquet(path)
-    return pd.read_csv(path, float_precision="round_trip")
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return pd.read_csv(path, **exact)  # pandas >= 3 parses floats exactly by default

@@ -16,12 +16,20 @@ from fedtheory.verdict import mean_confidence_interval
 __all__ = ["plot_summary", "summarise"]
 
 
-def _check_columns(table, names: Sequence[str], owner: str) -> None:
+def _check_columns(
+    table, names: Sequence[str], name: str, owner: str, *, table_name: str = "table"
+) -> None:
+    """``table`` is a DataFrame with the columns ``names`` (given by parameter ``name``)."""
+    if not hasattr(table, "columns"):
+        raise ParameterError(
+            f"The '{table_name}' parameter of {owner} must be a pandas DataFrame. Got "
+            f"{type(table).__name__} instead."
+        )
     missing = [n for n in names if n not in table.columns]
     if missing:
         raise ParameterError(
-            f"The 'table' parameter of {owner} must have the columns {list(names)}. "
-            f"Got {list(table.columns)} instead (missing {missing})."
+            f"The '{name}' parameter of {owner} must name columns of the table "
+            f"{list(table.columns)}. Got {missing} instead."
         )
 
 
@@ -51,11 +59,11 @@ def summarise(
     0    0   2.0   0.50
     1    1   2.0   0.25
     """
-    by = list(by)
-    _check_columns(
-        table, [*by, bound, *([measured] if measured else []), *([inside] if inside else [])],
-        "summarise",
-    )  # fmt: skip
+    by = [by] if isinstance(by, str) else list(by)
+    _check_columns(table, by, "by", "summarise")
+    _check_columns(table, [bound], "bound", "summarise")
+    _check_columns(table, [measured] if measured else [], "measured", "summarise")
+    _check_columns(table, [inside] if inside else [], "inside", "summarise")
     rows = []
     for key, group in table.groupby(by, sort=False):
         point = dict(zip(by, key, strict=True))
@@ -97,12 +105,15 @@ def plot_summary(
     """
     labels = dict(labels or {})
     fig = fig or Figure(figsize=(7, 5) if y else (7, 7), layout="constrained")
+    _check_columns(summary, [], "summary", "plot_summary", table_name="summary")
     has_measured = "high_ratio" in summary.columns
     value, name = (
         ("high_ratio", "tightness: upper 95% limit / bound") if has_measured else ("bound", "bound")
     )
     if y is not None:
-        _check_columns(summary, [x, y, value], "plot_summary")
+        _check_columns(summary, [value], "summary", "plot_summary")
+        _check_columns(summary, [x], "x", "plot_summary")
+        _check_columns(summary, [y], "y", "plot_summary")
         xs, ys = list(dict.fromkeys(summary[x])), list(dict.fromkeys(summary[y]))
         cells = summary.set_index([y, x])
         grid = np.array([[cells.loc[(b, a), value] for a in xs] for b in ys], dtype=float)
@@ -122,7 +133,8 @@ def plot_summary(
         ax.set_yticks(range(len(ys)), [f"{b:g}" if _number(b) else b for b in ys])
         ax.set(xlabel=labels.get(x, x), ylabel=labels.get(y, y), title=title)
         return fig
-    _check_columns(summary, [x, value], "plot_summary")
+    _check_columns(summary, [value], "summary", "plot_summary")
+    _check_columns(summary, [x], "x", "plot_summary")
     order = summary.sort_values(x)
     xs = order[x].to_numpy()
     if not has_measured:

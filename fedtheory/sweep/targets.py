@@ -33,12 +33,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["SweepConfig", "load_config", "parse_config", "theorem_point", "validation_point"]
+__all__ = ["SweepConfig", "load_config", "parse_config"]
 
 KEYS = ("validation", "theorem", "size", "seeds", "seed", "out", "settings", "grid", "labels")
 
 
-def theorem_point(settings: dict, seed: int) -> dict:
+def _theorem_point(settings: dict, seed: int) -> dict:
     """``CATALOGUE[settings["theorem"]].evaluate(**rest, strict=False)`` as a row: each
     term, the ``total`` and ``valid`` (its hypotheses hold). Deterministic: ``seed`` is
     unused."""
@@ -49,7 +49,7 @@ def theorem_point(settings: dict, seed: int) -> dict:
     return {**result.terms, "total": result.total, "valid": result.valid}
 
 
-def validation_point(settings: dict, seed: int) -> dict:
+def _validation_point(settings: dict, seed: int) -> dict:
     """The ``sweep`` measurement of the validation ``settings["validation"]`` at the other
     settings (see :class:`fedtheory.validation.Check`)."""
     from fedtheory.validation import CHECKS
@@ -79,51 +79,61 @@ def _table(config: object, key: str) -> dict:
     value = config.get(key, {})
     if not isinstance(value, Mapping):
         raise ParameterError(
-            f"The '{key}' parameter of load_config must be a TOML table. Got {value!r} instead."
+            f"The '{key}' parameter of parse_config must be a TOML table. Got {value!r} instead."
         )
     return dict(value)
 
 
 def parse_config(config: Mapping) -> SweepConfig:
     """A :class:`SweepConfig` from the dict of a TOML file (see the module docstring)."""
+    if not isinstance(config, Mapping):
+        raise ParameterError(
+            "The 'config' parameter of parse_config must be a dict (a parsed TOML file). Got "
+            f"{type(config).__name__} instead."
+        )
     unknown = sorted(set(config) - set(KEYS))
     if unknown:
         raise ParameterError(
-            f"The configuration of load_config may only have the keys {KEYS}. Got "
+            f"The 'config' parameter of parse_config may only have the keys {KEYS}. Got "
             f"{unknown} instead."
         )
     if ("validation" in config) == ("theorem" in config):
         raise ParameterError(
-            "The configuration of load_config must name exactly one of 'validation' and "
-            f"'theorem'. Got {sorted(set(config) & {'validation', 'theorem'})} instead."
+            "The 'config' parameter of parse_config must name exactly one of 'validation' "
+            f"and 'theorem'. Got {sorted(set(config) & {'validation', 'theorem'})} instead."
         )
     settings, axes = _table(config, "settings"), _table(config, "grid")
     design = grid(
         axes,
-        replicates=check_int(config.get("seeds", 1), "seeds", "load_config", low=1),
-        seed=check_seed(config.get("seed", 0), "load_config"),
+        replicates=check_int(config.get("seeds", 1), "seeds", "parse_config", low=1),
+        seed=check_seed(config.get("seed", 0), "parse_config"),
     )
     out = Path(str(config.get("out", "sweep")))
     labels = _table(config, "labels")
     if "theorem" in config:
         from fedtheory.bounds import CATALOGUE
 
-        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", "load_config")
-        return SweepConfig(name, theorem_point, {**settings, "theorem": name}, design, out,
+        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", "parse_config")
+        return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
                            None, "total", "valid", labels)  # fmt: skip
     from fedtheory.validation import CHECKS
 
     sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
-    name = check_choice(config["validation"], sweepable, "validation", "load_config")
+    name = check_choice(config["validation"], sweepable, "validation", "parse_config")
     size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size",
-                        "load_config")  # fmt: skip
+                        "parse_config")  # fmt: skip
     fixed = {**CHECKS[name].settings(size), **settings, "validation": name}
-    return SweepConfig(name, validation_point, fixed, design, out, "measured", "bound",
+    return SweepConfig(name, _validation_point, fixed, design, out, "measured", "bound",
                        "inside", labels)  # fmt: skip
 
 
 def load_config(path: str | Path) -> SweepConfig:
     """Read and parse a TOML sweep configuration (see the module docstring)."""
+    if not isinstance(path, (str, Path)) or Path(path).suffix != ".toml":
+        raise ParameterError(
+            f"The 'path' parameter of load_config must be a path ending in .toml. Got {path!r} "
+            "instead."
+        )
     path = Path(path)
     with path.open("rb") as f:
         config = tomllib.load(f)
