@@ -60,7 +60,7 @@ def _sweep(args) -> int:
     atomic_write_bytes(out / "summary.csv", summary.to_csv(index=False).encode())
     written = [out / "table.csv", out / "summary.csv"]
     if len(names) <= 2:
-        fig = plot_summary(summary, *names, labels=config.labels, title=config.name)
+        fig = plot_summary(summary, *names, labels=config.labels, title=config.title)
         for suffix in ("png", "svg"):
             buf = io.BytesIO()
             fig.savefig(buf, format=suffix, dpi=120)

@@ -8,6 +8,7 @@ The configuration (TOML)::
     seeds = 2                      # calls per point, each with its own derived seed
     seed = 0                       # the sweep's seed
     out = "sweep-cafed"            # folder for table.csv, summary.csv, figure.png/.svg
+    title = "CA-Fed Theorem 2"     # the figure's title (default: the name)
     [settings]                     # fixed settings (override the validation's; theorem
     horizon = 200                  #   keywords for a theorem)
     [grid]                         # swept settings: the table's columns (1 or 2 are drawn)
@@ -35,7 +36,10 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["SweepConfig", "load_config", "parse_config"]
 
-KEYS = ("validation", "theorem", "size", "seeds", "seed", "out", "settings", "grid", "labels")
+KEYS = (
+    "validation", "theorem", "size", "seeds", "seed", "out", "title", "settings", "grid",
+    "labels",
+)  # fmt: skip
 
 
 def _theorem_point(settings: dict, seed: int) -> dict:
@@ -73,6 +77,7 @@ class SweepConfig:
     bound: str
     inside: str
     labels: dict = field(default_factory=dict)
+    title: str = ""
 
 
 def _table(config: object, key: str) -> dict:
@@ -109,13 +114,13 @@ def parse_config(config: Mapping) -> SweepConfig:
         seed=check_seed(config.get("seed", 0), "parse_config"),
     )
     out = Path(str(config.get("out", "sweep")))
-    labels = _table(config, "labels")
+    labels, title = _table(config, "labels"), str(config.get("title", ""))
     if "theorem" in config:
         from fedtheory.bounds import CATALOGUE
 
         name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", "parse_config")
         return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
-                           None, "total", "valid", labels)  # fmt: skip
+                           None, "total", "valid", labels, title or name)  # fmt: skip
     from fedtheory.validation import CHECKS
 
     sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
@@ -124,7 +129,7 @@ def parse_config(config: Mapping) -> SweepConfig:
                         "parse_config")  # fmt: skip
     fixed = {**CHECKS[name].settings(size), **settings, "validation": name}
     return SweepConfig(name, _validation_point, fixed, design, out, "measured", "bound",
-                       "inside", labels)  # fmt: skip
+                       "inside", labels, title or name)  # fmt: skip
 
 
 def load_config(path: str | Path) -> SweepConfig:
