@@ -192,16 +192,14 @@ def run_sweep(
                 rows[t.index] = _task_rows(t, saved)
     todo = [t for t in tasks if rows[t.index] is None]
     reused = len(tasks) - len(todo)
-    with open_executor(workers=workers, scheduler=scheduler) as executor:
+    where = {"workers": workers, "scheduler": scheduler} if todo else {}  # no cluster if done
+    with open_executor(**where) as executor:
         logger.info("sweep: %d tasks (%d reused) on %s", len(tasks), reused, executor.description)
 
         def report(done: int) -> None:
             if progress is not None:
-                progress(
-                    SweepProgress(
-                        done, len(tasks), reused, executor.description, executor.dashboard
-                    )  # fmt: skip
-                )
+                where, dashboard = executor.description, executor.dashboard
+                progress(SweepProgress(done, len(tasks), reused, where, dashboard))
 
         report(reused)
         for done, (i, result) in enumerate(executor.map(_Call(fn), todo), reused + 1):
