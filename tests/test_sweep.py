@@ -159,7 +159,7 @@ def test_bad_input_raises_parameter_error(call):
 
 @pytest.mark.slow  # the workers import the whole validation suite
 def test_validate_on_workers_writes_the_sequential_results(scheduler, tmp_path):
-    names = ["example1-fedavg", "cafed-theorem2"]
+    names = ["cafed-theorem2", "cafed-decomposition"]
     checks = [a for n in names for a in ("--check", n)]
     base = ["validate", *checks, "--size", "tiny"]
     assert main([*base, "--out", str(tmp_path / "B")]) == 0
