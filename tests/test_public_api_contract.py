@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import hypothesis
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -100,6 +101,12 @@ from fedtheory.sim.selection import reference as selection_reference
 from fedtheory.sim.selection import runner as selection_runner
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
+from fedtheory.sweep import design as sweep_design
+from fedtheory.sweep import executor as sweep_executor
+from fedtheory.sweep import runner as sweep_runner
+from fedtheory.sweep import store as sweep_store
+from fedtheory.sweep import summary as sweep_summary
+from fedtheory.sweep import targets as sweep_targets
 from fedtheory.testing import (
     assert_equal,
     assert_near_zero,
@@ -113,9 +120,9 @@ from fedtheory.validation.custom import load_checks, theorem_check
 
 
 def _finished_modules() -> list[str]:
-    """The finished layers: every module of six packages (a new module is included), the
+    """The finished layers: every module of seven packages (a new module is included), the
     Markov tools, the E3CS selection modules of ``sim``, the E3CS comparators and the
-    bring-your-own-theorem builder of ``validation``."""
+    bring-your-own-theorem builder of ``validation`` and the sweeps."""
     names = [
         "fedtheory.markov",
         "fedtheory.optim.e3cs",
@@ -127,6 +134,8 @@ def _finished_modules() -> list[str]:
         names += [f"fedtheory.{package}.{m.name}" for m in pkgutil.iter_modules(path)]
     selection = importlib.import_module("fedtheory.sim.selection").__path__
     names += [f"fedtheory.sim.selection.{m.name}" for m in pkgutil.iter_modules(selection)]
+    sweep = importlib.import_module("fedtheory.sweep").__path__
+    names += [f"fedtheory.sweep.{m.name}" for m in pkgutil.iter_modules(sweep)]
     return names
 
 
@@ -842,6 +851,88 @@ EXEMPT: dict[str, str] = {
     _m(f"{TS}.strategies", "two_state_chains"): NO_INPUT,
     _m(f"{TS}.profiles", "register_profiles"): NO_INPUT,
     _m(f"{TS}.theorems", "TheoremCheck"): RECORD,
+}
+
+# --- sweeps --------------------------------------------------------------------------------
+SW = "fedtheory.sweep"
+SWEEP_TABLE = pd.DataFrame({"x": [1.0, 1.0, 2.0], "measured": [0.5, 0.7, 1.0], "bound": 2.0})
+SWEEP_SUMMARY = sweep_summary.summarise(SWEEP_TABLE, ["x"], inside=None)
+SWEEP_DIR = Path(tempfile.mkdtemp(prefix="fedtheory-contract-"))
+sweep_store.write_table(SWEEP_TABLE, SWEEP_DIR / "table.csv")
+(SWEEP_DIR / "config.toml").write_text('theorem = "e3cs.regret"\n[grid]\nK_pool = [10]\n')
+
+
+def _sweep_fn(settings: dict, seed: int) -> float:
+    return settings["x"] + seed % 7
+
+
+CONTRACT |= {
+    _m(f"{SW}.design", "grid"): Case(
+        sweep_design.grid, {"axes": {"x": [1.0, 2.0]}}, ("axes", STRING), ("replicates", 0)
+    ),
+    _m(f"{SW}.design", "points"): Case(
+        sweep_design.points, {"settings": [{"x": 1.0}]}, ("settings", STRING), ("seed", -1)
+    ),
+    _m(f"{SW}.design", "point_seed"): Case(
+        sweep_design.point_seed,
+        {"seed": 0, "point": {"x": 1.0}, "replicate": 0},
+        ("point", STRING),
+        ("replicate", -1),
+    ),
+    _m(f"{SW}.executor", "open_executor"): Case(
+        sweep_executor.open_executor, {}, ("scheduler", 8786), ("workers", 0)
+    ),
+    _m(f"{SW}.runner", "run_sweep"): Case(
+        sweep_runner.run_sweep,
+        {"fn": _sweep_fn, "design": sweep_design.grid({"x": [1.0]})},
+        ("design", STRING),
+        ("out", "table.txt"),
+    ),
+    _m(f"{SW}.store", "read_table"): Case(
+        sweep_store.read_table, {"path": SWEEP_DIR / "table.csv"}, ("path", 1), ("path", "t.txt")
+    ),
+    _m(f"{SW}.store", "write_table"): Case(
+        sweep_store.write_table,
+        {"table": SWEEP_TABLE, "path": SWEEP_DIR / "written.csv"},
+        ("table", STRING),
+        ("path", "t.txt"),
+    ),
+    _m(f"{SW}.store", "function_digest"): Case(
+        sweep_store.function_digest, {"fn": _sweep_fn}, ("fn", STRING), ("fn", abs)
+    ),
+    _m(f"{SW}.summary", "summarise"): Case(
+        sweep_summary.summarise,
+        {"table": SWEEP_TABLE, "by": ["x"], "inside": None},
+        ("table", STRING),
+        ("by", ["nope"]),
+    ),
+    _m(f"{SW}.summary", "plot_summary"): Case(
+        sweep_summary.plot_summary,
+        {"summary": SWEEP_SUMMARY, "x": "x"},
+        ("summary", 1),
+        ("x", "nope"),
+    ),  # fmt: skip
+    _m(f"{SW}.targets", "load_config"): Case(
+        sweep_targets.load_config,
+        {"path": SWEEP_DIR / "config.toml"},
+        ("path", 1),
+        ("path", SWEEP_DIR / "table.csv"),
+    ),  # fmt: skip
+    _m(f"{SW}.targets", "parse_config"): Case(
+        sweep_targets.parse_config,
+        {"config": {"theorem": "e3cs.regret", "grid": {"K_pool": [10]}}},
+        ("config", STRING),
+        ("config", {"theorem": "e3cs.regret", "grid": {"K_pool": [10]}, "colour": "red"}),
+    ),
+}
+EXEMPT |= {
+    **{_m(f"{SW}.design", n): RECORD for n in ["Design", "Task"]},
+    _m(f"{SW}.executor", "Executor"): PROTOCOL,
+    _m(f"{SW}.executor", "Sequential"): NO_INPUT,
+    _m(f"{SW}.store", "code_digest"): NO_INPUT,
+    _m(f"{SW}.executor", "DaskExecutor"): "wraps a live distributed.Client (open_executor)",
+    _m(f"{SW}.runner", "SweepProgress"): RECORD,
+    _m(f"{SW}.targets", "SweepConfig"): RECORD,
 }
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
+from fedtheory.params import check_int, check_real
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
 from fedtheory.validation.plots import confidence_bars
@@ -116,38 +117,72 @@ def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
     return float(res.total), res.valid
 
 
-def compute(s: dict) -> dict[str, np.ndarray]:
+def measure(
+    s: dict, pi: np.ndarray, lam: float, horizons: np.ndarray, *, replicates: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""Theorem 2 on the instance of ``s`` with availability ``TwoStateMarkov(pi, lam)``:
+    measured :math:`F_B(\bar w_T)-F_B^*` ``[R, H]`` of ``replicates`` runs from ``seed``,
+    the bound ``[H]``, whether its checked hypotheses hold ``[H]``, and :math:`\lambda(P)`."""
     problem, radius = problem_on_ball(s)
-    pi = np.array(s["pi"])
     q = problem.alpha.copy()  # biased weights q = alpha (F_B != F)
-    horizons = np.array(s["horizons"])
+    horizons = np.asarray(horizons)
     rounds = int(horizons.max())
     eta = InverseTime(s["a"], s["b"])
     weights = schedule(s, rounds)  # eta_0..eta_T
-    measured = np.empty((len(s["lams"]), s["replicates"], horizons.size))
-    bound = np.empty((len(s["lams"]), horizons.size))
-    inside = np.empty((len(s["lams"]), horizons.size))
-    rate = np.empty(len(s["lams"]))
     p = FixedWeights(q).effective_weights(pi)
     _, fb_star = problem.optimum(p)
-    for i, lam in enumerate(s["lams"]):
-        process = TwoStateMarkov(pi, lam)
-        alg = FedAvg(FixedWeights(q), local_steps=s["local_steps"], lr=eta, radius=radius)
-        rec = simulate(
-            problem, process, alg, rounds=rounds, replicates=s["replicates"], seed=s["seed"]
-        )
-        for j, T in enumerate(horizons):
-            w = weights[1 : T + 1]  # eta_1..eta_T
-            wbar = np.einsum("t,rtd->rd", w, rec.iterates[:, 1 : T + 1]) / w.sum()
-            measured[i, :, j] = problem.loss(wbar, p) - fb_star
-            bound[i, j], inside[i, j] = _bound(s, problem, radius, process, q, int(T))
-        rate[i] = process.mixing_constants().rate
+    process = TwoStateMarkov(pi, lam)
+    alg = FedAvg(FixedWeights(q), local_steps=s["local_steps"], lr=eta, radius=radius)
+    rec = simulate(problem, process, alg, rounds=rounds, replicates=replicates, seed=seed)
+    measured = np.empty((replicates, horizons.size))
+    bound = np.empty(horizons.size)
+    inside = np.empty(horizons.size)
+    for j, T in enumerate(horizons):
+        w = weights[1 : T + 1]  # eta_1..eta_T
+        wbar = np.einsum("t,rtd->rd", w, rec.iterates[:, 1 : T + 1]) / w.sum()
+        measured[:, j] = problem.loss(wbar, p) - fb_star
+        bound[j], inside[j] = _bound(s, problem, radius, process, q, int(T))
+    return measured, bound, inside, process.mixing_constants().rate
+
+
+def compute(s: dict) -> dict[str, np.ndarray]:
+    horizons = np.array(s["horizons"])
+    runs = [
+        measure(s, np.array(s["pi"]), lam, horizons, replicates=s["replicates"], seed=s["seed"])
+        for lam in s["lams"]
+    ]
     return {
         "horizon": horizons,
-        "measured": measured,
-        "bound": bound,
-        "inside": inside,
-        "lambda_P": rate,
+        "measured": np.stack([r[0] for r in runs]),
+        "bound": np.stack([r[1] for r in runs]),
+        "inside": np.stack([r[2] for r in runs]),
+        "lambda_P": np.array([r[3] for r in runs]),
+    }
+
+
+def sweep_point(s: dict, seed: int) -> dict:
+    r"""The measurement at one point, for :func:`fedtheory.sweep.run_sweep`: the settings
+    ``s`` of :func:`settings` with scalars ``lam`` (:math:`\lambda_k`), ``horizon``
+    (:math:`T`) and optionally ``participation`` (the mean availability :math:`\bar\pi`:
+    the profile ``s["pi"]`` rescaled to that mean, each :math:`\pi_k\le1`). The instance
+    (problem, ball, weights) is that of ``s["seed"]``; ``s["replicates"]`` runs draw from
+    ``seed``. Returns ``measured`` ``[R]``, the ``bound``, whether Theorem 2's checked
+    hypotheses hold (``inside``) and :math:`\lambda(P)`."""
+    pi = np.array(s["pi"])
+    if "participation" in s:
+        top = float(pi.mean() / pi.max())  # largest mean keeping every pi_k <= 1
+        pi = pi * check_real(s["participation"], "participation", "sweep_point",
+                             low=0, high=top, low_open=True) / pi.mean()  # fmt: skip
+    measured, bound, inside, rate = measure(
+        s, pi, check_real(s["lam"], "lam", "sweep_point", low=0, high=1, high_open=True),
+        np.array([check_int(s["horizon"], "horizon", "sweep_point", low=1)]),
+        replicates=s["replicates"], seed=seed,
+    )  # fmt: skip
+    return {
+        "measured": measured[:, 0],
+        "bound": float(bound[0]),
+        "inside": bool(inside[0]),
+        "lambda_P": float(rate),
     }
 
 
@@ -204,5 +239,6 @@ register(
         judge,
         plot,
         bounds=("bound",),
+        sweep=sweep_point,
     )
 )

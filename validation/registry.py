@@ -31,7 +31,10 @@ class Check:
     ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
     empirical ordering), shown in the report without a verdict. A check defined outside
     the package (``fedtheory.validation.custom``) records in ``module`` the file that
-    registers it, for the report's reproduce command.
+    registers it, for the report's reproduce command. The optional
+    ``sweep(settings, seed)`` measures one point of a sweep (``fedtheory sweep``, see
+    :mod:`fedtheory.sweep.targets`): ``settings`` are this check's settings with scalar
+    overrides, and it returns the ``measured`` samples next to the ``bound``.
     """
 
     name: str
@@ -44,6 +47,7 @@ class Check:
     bounds: tuple[str, ...] = ()
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
     module: str = ""  # the user's file that registers it (``fedtheory validate --module``)
+    sweep: Callable[[dict, int], dict] | None = None  # one point of a sweep
 
 
 def with_wrong_bounds(check: Check, data: Data) -> Data:

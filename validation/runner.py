@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +45,7 @@ from fedtheory.io import (
 )
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
+from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -201,15 +202,23 @@ def run(
     *,
     size: Size,
     progress: Callable[[str], None] = print,
+    executor: Executor | None = None,
 ) -> list[Outcome]:
-    """Run the validations in order and write the report and ``results.json``.
+    """Run the validations and write the report and ``results.json``.
 
     ``names`` holds registered names (``CHECKS``) and/or ``Check`` objects, such as a
     user's own (``fedtheory.validation.custom.theorem_check``), run without registering.
     The output folder is checked for writability before any compute; temporary files an
     earlier killed run left are removed; stored data that is damaged or edited is reported
     through ``progress`` and recomputed. Ctrl-C writes the report of what finished and
-    raises :class:`Interrupted`."""
+    raises :class:`Interrupted`.
+
+    The validations are independent: with an ``executor`` from
+    :func:`fedtheory.sweep.open_executor` (a Dask cluster) they run in parallel, each on a
+    worker that writes its ``data.npz`` and figure under ``out`` (on a remote cluster,
+    ``out`` must be on a filesystem the workers share); the report lists them in the
+    order of ``names`` and is the one a sequential run writes, compute times aside.
+    """
     names = list(names)
     check_choice(size, SIZES, "size", "run")
     unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
@@ -222,25 +231,29 @@ def run(
     out = check_output_folder(out)
     if removed := _remove_leftovers(out, [c.name for c in checks]):
         progress(f"removed {removed} temporary file(s) left by an interrupted run")
-    outcomes: list[Outcome] = []
-    i, name = 0, checks[0].name
+    n, done = len(checks), {}
     try:
-        for i, check in enumerate(checks, 1):
-            name = check.name
-            progress(f"[{i}/{len(checks)}] {name}: running")
-            outcome = run_check(check, out, size=size, progress=progress)
+        tasks = (executor or Sequential()).map(
+            partial(run_check, out=out, size=size, progress=progress),
+            checks,
+            submitted=lambda i: progress(f"[{i + 1}/{n}] {checks[i].name}: running"),
+        )
+        for i, outcome in tasks:
             verdicts = ", ".join(r.verdict.value for r in outcome.rows)
             how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
-            progress(f"[{i}/{len(checks)}] {name}: {verdicts}{how}")
-            outcomes.append(outcome)
+            progress(f"[{i + 1}/{n}] {checks[i].name}: {verdicts}{how}")
+            done[i] = outcome
     except KeyboardInterrupt:
-        write_report(outcomes, out, size=size)
+        finished = [done[i] for i in sorted(done)]
+        write_report(finished, out, size=size)
+        running = [c.name for i, c in enumerate(checks) if i not in done]
         raise Interrupted(
-            f"interrupted during {name} ({i}/{len(checks)}); the report of the "
-            f"{len(outcomes)} finished validation(s) is in {out / 'report.md'}; "
+            f"interrupted before {', '.join(running)} finished; the report of the "
+            f"{len(finished)} finished validation(s) is in {out / 'report.md'}; "
             "rerun the same command to resume",
-            outcomes,
+            finished,
         ) from None
+    outcomes = [done[i] for i in range(n)]
     write_report(outcomes, out, size=size)
     return outcomes
 

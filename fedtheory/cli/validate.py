@@ -10,6 +10,7 @@ SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a te
 
 def _validate(args) -> int:
     from fedtheory.errors import ParameterError
+    from fedtheory.sweep.executor import open_executor
     from fedtheory.validation import CHECKS, load_checks
     from fedtheory.validation.runner import Interrupted, run
 
@@ -30,9 +31,16 @@ def _validate(args) -> int:
         return 2
     out = Path(args.out)
     try:
-        outcomes = run(
-            names, out, size=args.size, progress=lambda msg: print(msg, file=sys.stderr, flush=True)
-        )
+        with open_executor(workers=args.workers, scheduler=args.scheduler) as executor:
+            if executor.dashboard is not None:
+                print(f"{executor.description}; dashboard: {executor.dashboard}", file=sys.stderr)
+            outcomes = run(
+                names,
+                out,
+                size=args.size,
+                progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+                executor=executor,
+            )
     except ParameterError as err:  # e.g. an output folder that cannot be written
         print(f"fedtheory: {err}", file=sys.stderr)
         return 2
@@ -42,6 +50,24 @@ def _validate(args) -> int:
     violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
     print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
     return 1 if args.fail_on_violated and violated else 0
+
+
+def add_executor_arguments(parser, what: str) -> None:
+    """``--workers N`` / ``--scheduler ADDRESS`` (exclusive): where independent ``what``
+    run (default: one after another in this process)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help=f"run independent {what} in parallel on a local Dask cluster of N processes "
+        '(pip install "fedtheory[dask]")',
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help=f"run independent {what} on an existing Dask cluster, e.g. tcp://host:8786",
+    )
 
 
 def add_parsers(sub) -> None:
@@ -75,4 +101,5 @@ def add_parsers(sub) -> None:
     )
     mode.add_argument("--quick", dest="size", action="store_const", const="quick")
     mode.add_argument("--full", dest="size", action="store_const", const="full")
+    add_executor_arguments(v, "validations")
     v.set_defaults(func=_validate)

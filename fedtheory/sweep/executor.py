@@ -1,0 +1,154 @@
+r"""Where independent tasks run: in this process, one after another (the default), or on a
+Dask cluster (``dask.distributed``): a local one of ``workers`` processes, or an existing one
+given by its scheduler's address.
+
+Every executor has the same ``map(fn, items, submitted=None)``: it yields ``(i, fn(items[i]))``
+as tasks finish (in any order on a cluster) and calls ``submitted(i)`` when task ``i`` is
+handed over. A task's exception is raised in the caller, after the tasks finished before it
+were yielded. A worker lost while running a task (killed, out of memory) is replaced by
+Dask and the task rerun elsewhere, so callers whose tasks are pure functions of their input
+get the same results whatever happens to the workers.
+
+Dask is optional: ``pip install "fedtheory[dask]"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_int
+
+__all__ = ["DaskExecutor", "Executor", "Sequential", "open_executor"]
+
+DASK_MISSING = (
+    "running on a Dask cluster needs dask.distributed, an optional dependency of fedtheory: "
+    'pip install "fedtheory[dask]" (or pip install "dask[distributed]")'
+)
+
+
+class Executor(Protocol):
+    """Runs independent tasks; see the module docstring."""
+
+    description: str
+    dashboard: str | None  # the Dask dashboard's address, if any
+
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        items: Sequence,
+        submitted: Callable[[int], None] | None = None,
+    ) -> Iterator[tuple[int, Any]]: ...
+
+
+class Sequential:
+    """Tasks one after another in this process, in order."""
+
+    description = "this process (sequential)"
+    dashboard = None
+
+    def map(self, fn, items, submitted=None):
+        for i, item in enumerate(items):
+            if submitted is not None:
+                submitted(i)
+            yield i, fn(item)
+
+    def __repr__(self) -> str:
+        return "Sequential()"
+
+
+class DaskExecutor:
+    """Tasks on the Dask cluster of ``client`` (a ``distributed.Client``), as they finish.
+
+    Unfinished tasks are cancelled when the caller stops iterating (an exception, an
+    interrupt), so nothing keeps running on the cluster for a sweep that has stopped.
+    """
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.dashboard = client.dashboard_link
+        workers = len(client.scheduler_info().get("workers", {}))
+        self.description = f"Dask cluster {client.scheduler.address} ({workers} workers)"
+
+    def map(self, fn, items, submitted=None):
+        from distributed import as_completed
+
+        futures = self.client.map(fn, list(items), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        if submitted is not None:
+            for i in range(len(futures)):
+                submitted(i)
+        try:
+            for future, result in as_completed(futures, with_results=True):
+                yield index[future.key], result
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.description})"
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError as error:
+        raise ImportError(DASK_MISSING) from error
+    return distributed
+
+
+def open_executor(*, workers: int | None = None, scheduler: str | None = None):
+    """The executor for ``workers`` / ``scheduler`` (at most one of them), as a context
+    manager that closes it on exit.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Start a ``distributed.LocalCluster`` of this many worker processes (one thread
+        each) on this machine, and shut it down on exit.
+    scheduler : str, optional
+        Address of a running Dask scheduler (``"tcp://host:8786"``, as printed by
+        ``dask scheduler``); the cluster is left running on exit.
+
+    With neither, tasks run sequentially in this process.
+
+    Examples
+    --------
+    >>> with open_executor() as ex:
+    ...     sorted(ex.map(lambda x: x * x, [1, 2, 3]))
+    [(0, 1), (1, 4), (2, 9)]
+    """
+    if workers is not None and scheduler is not None:
+        raise ParameterError(
+            "The 'workers' parameter of open_executor must be None when a scheduler is "
+            f"given (they are exclusive). Got workers={workers!r} and scheduler="
+            f"{scheduler!r} instead."
+        )
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ParameterError(
+            "The 'scheduler' parameter of open_executor must be an address such as "
+            f"'tcp://host:8786'. Got {scheduler!r} instead."
+        )
+    if workers is not None:
+        workers = check_int(workers, "workers", "open_executor", low=1)
+    return _open(workers, scheduler)
+
+
+@contextmanager
+def _open(workers: int | None, scheduler: str | None):
+    if workers is None and scheduler is None:
+        yield Sequential()
+        return
+    distributed = _distributed()
+    if scheduler is not None:
+        with distributed.Client(scheduler) as client:
+            yield DaskExecutor(client)
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield DaskExecutor(client)

@@ -1,0 +1,214 @@
+r"""Run a sweep: ``fn(settings, seed)`` at every task of a design, on any executor, with
+results as a table that resumes after an interruption."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_instance
+from fedtheory.sweep import store
+from fedtheory.sweep.design import RESERVED, Design, Task
+from fedtheory.sweep.executor import open_executor
+
+__all__ = ["SweepProgress", "run_sweep"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a sweep stands: ``done`` of ``total`` tasks finished, of which ``reused`` were
+    read back from an earlier run; ``where`` describes the executor and ``dashboard`` is
+    the Dask dashboard's address (``None`` for sequential runs)."""
+
+    done: int
+    total: int
+    reused: int
+    where: str
+    dashboard: str | None
+
+
+def _scalar(value: object) -> bool | int | float | str:
+    if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0:
+        value = value.item()
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    raise TypeError(type(value).__name__)
+
+
+def _rows(out: object) -> list[dict]:
+    """What ``fn`` returned as result rows: one row for a number or a dict of scalars;
+    ``n`` rows (with ``sample`` = 0..n-1) for a dict holding 1-D arrays of length ``n``
+    (scalars repeated on each row)."""
+    out = out if isinstance(out, Mapping) else {"value": out}
+    if "sample" in out:
+        raise TypeError("'sample' is the row number of array results")
+    lengths = {np.size(v) for v in out.values() if np.ndim(v) == 1}
+    if not lengths:
+        return [{str(k): _scalar(v) for k, v in out.items()}]
+    if len(lengths) > 1 or any(np.ndim(v) > 1 for v in out.values()):
+        raise TypeError("arrays of different lengths or dimensions")
+    (n,) = lengths
+    columns = {
+        str(k): [_scalar(x) for x in v] if np.ndim(v) == 1 else [_scalar(v)] * n
+        for k, v in out.items()
+    }
+    return [{"sample": i, **{k: c[i] for k, c in columns.items()}} for i in range(n)]
+
+
+def _call(fn: Callable, task: Task) -> list[dict]:
+    """``fn(task.settings, task.seed)`` as result rows (see :func:`_rows`). Runs where the
+    executor runs it."""
+    out = fn(task.settings, task.seed)
+    try:
+        return _rows(out)
+    except TypeError as error:
+        raise ParameterError(
+            "The 'fn' parameter of run_sweep must return a number or a dict of numbers, "
+            "bools, strings or 1-D arrays of one length. Got "
+            f"{out!r} at {task.point}, replicate {task.replicate} instead."
+        ) from error
+
+
+def _task_rows(task: Task, results: list[dict]) -> list[dict]:
+    clash = (set(results[0]) - {"sample"}) & (set(task.point) | set(RESERVED))
+    if clash:
+        raise ParameterError(
+            "The 'fn' parameter of run_sweep must return names other than the settings and "
+            f"{RESERVED}. Got {sorted(clash)} instead."
+        )
+    return [
+        {**task.point, "replicate": task.replicate, "seed": task.seed, **result}
+        for result in results
+    ]
+
+
+class _Call:
+    """``_call(fn, task)`` as a picklable callable of the task alone."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __call__(self, task: Task) -> list[dict]:
+        return _call(self.fn, task)
+
+
+def run_sweep(
+    fn: Callable[[dict, int], Mapping | float],
+    design: Design,
+    *,
+    fixed: Mapping | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[SweepProgress], None] | None = None,
+):
+    r"""Call ``fn(settings, seed)`` at every (point, replicate) of ``design`` and return the
+    results as a ``pandas.DataFrame`` in design order: the swept settings, ``replicate``,
+    ``seed``, then what ``fn`` returned. ``fn`` returns one row (a dict of numbers, bools or
+    strings, or a bare number, the column ``value``) or, to vectorise replicates inside one
+    call, ``n`` rows: a dict of 1-D arrays of length ``n`` (and scalars, repeated), rows
+    numbered by the column ``sample``.
+
+    Parameters
+    ----------
+    fn : function ``(settings: dict, seed: int) -> dict | float``
+        A pure function of its arguments (no global random state: draw from ``seed``).
+        It receives ``{**fixed, **point}``. On a cluster it is pickled (cloudpickle) to the
+        workers, which must be able to import what it uses.
+    design : Design
+        From :func:`fedtheory.sweep.grid` or :func:`fedtheory.sweep.points`. Each task's
+        seed is :func:`fedtheory.sweep.point_seed` of (design seed, point, replicate), so
+        the table does not depend on the executor or the order in which tasks finish.
+    fixed : dict, optional
+        JSON-able settings passed to every call (not columns of the table).
+    out : path ending in .csv or .parquet, optional
+        Write the table there (atomically) and keep each finished task in
+        ``<out>.parts/``; a rerun reuses the tasks finished with the same point, seed,
+        fixed settings, code (fedtheory, fedtheory.validation and ``fn``'s source file)
+        and library versions, so an interrupted sweep resumes where it stopped.
+        Parquet needs pyarrow.
+    workers : int, optional
+        Run on a local Dask cluster of this many processes (``pip install
+        "fedtheory[dask]"``).
+    scheduler : str, optional
+        Run on an existing Dask cluster, e.g. ``"tcp://10.0.0.5:8786"`` (exclusive with
+        ``workers``).
+    progress : callable, optional
+        Called with a :class:`SweepProgress` once the tasks are handed over and after each
+        finished task (the command line draws a progress bar and prints the dashboard).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedtheory.sweep import grid, run_sweep
+    >>> def noisy_square(s, seed):
+    ...     return {"y": s["x"] ** 2 + np.random.default_rng(seed).normal(scale=s["noise"])}
+    >>> table = run_sweep(noisy_square, grid({"x": [1.0, 2.0]}, replicates=3), fixed={"noise": 0.1})
+    >>> list(table.columns), len(table)
+    (['x', 'replicate', 'seed', 'y'], 6)
+    """
+    try:
+        import pandas as pd
+    except ImportError as error:
+        raise ImportError(
+            'sweeps return pandas tables: pip install "fedtheory[sweep]" (or pandas)'
+        ) from error
+
+    check_instance(design, Design, "design", "run_sweep")
+    open_executor(workers=workers, scheduler=scheduler)  # checks both before any work
+    fixed = dict(fixed or {})
+    try:
+        json.dumps(fixed, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"The 'fixed' parameter of run_sweep must be a JSON-able dict. Got {fixed!r} instead."
+        ) from None
+    context = {"function": store.function_digest(fn)}
+    tasks = list(design.tasks(fixed))
+    rows: list[list[dict] | None] = [None] * len(tasks)
+    folder = keys = None
+    if out is not None:
+        out = store.check_table_path(out, "out", "run_sweep")
+        from fedtheory.sim.record import library_versions
+
+        context |= {"code": store.code_digest(), "versions": library_versions()}
+        folder = store.parts_folder(out)
+        keys = [store.task_key(t, fixed, context) for t in tasks]
+        for t, key in zip(tasks, keys, strict=True):
+            if (saved := store.load_part(folder, key)) is not None:
+                rows[t.index] = _task_rows(t, saved)
+    todo = [t for t in tasks if rows[t.index] is None]
+    reused = len(tasks) - len(todo)
+    where = {"workers": workers, "scheduler": scheduler} if todo else {}  # no cluster if done
+    with open_executor(**where) as executor:
+        logger.info("sweep: %d tasks (%d reused) on %s", len(tasks), reused, executor.description)
+
+        def report(done: int) -> None:
+            if progress is not None:
+                where, dashboard = executor.description, executor.dashboard
+                progress(SweepProgress(done, len(tasks), reused, where, dashboard))
+
+        report(reused)
+        for done, (i, result) in enumerate(executor.map(_Call(fn), todo), reused + 1):
+            task = todo[i]
+            rows[task.index] = _task_rows(task, result)
+            if folder is not None:
+                store.save_part(folder, keys[task.index], task, result)
+            report(done)
+    table = pd.DataFrame.from_records([row for task_rows in rows for row in task_rows])
+    if out is not None:
+        store.write_table(table, out)
+    return table

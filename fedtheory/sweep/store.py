@@ -1,0 +1,146 @@
+r"""Where a sweep's results live: one small file per finished task (for resuming), and the
+table (CSV or Parquet), each written atomically.
+
+A finished task is saved under a key that hashes its point, replicate, seed and fixed
+settings together with the code fingerprint (the ``fedtheory`` and ``fedtheory.validation``
+sources, the source file of the swept function) and the library versions: a rerun after an
+interruption reuses exactly the tasks computed by the same code with the same libraries,
+and a code change or an upgrade is never answered with stale numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import marshal
+from collections.abc import Callable, Mapping
+from functools import cache
+from pathlib import Path
+from types import FunctionType
+
+from fedtheory.errors import ParameterError
+from fedtheory.io import atomic_write_bytes, atomic_write_text
+from fedtheory.sweep.design import Task, canonical
+
+__all__ = ["code_digest", "function_digest", "read_table", "write_table"]
+
+FORMATS = (".csv", ".parquet")
+
+
+@cache
+def code_digest() -> str:
+    """SHA-256 of every file of the ``fedtheory`` package and of ``fedtheory.validation``
+    (installed from the repository's ``validation/`` folder)."""
+    roots = []
+    for package in ("fedtheory", "fedtheory.validation"):
+        roots += importlib.util.find_spec(package).submodule_search_locations
+    h = hashlib.sha256()
+    for root in dict.fromkeys(Path(r).resolve() for r in roots):
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".md") and "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def function_digest(fn: Callable) -> str:
+    """SHA-256 of the swept function's qualified name and of its module's source (or of
+    its own source where it has no file, as in a notebook, or of its compiled code where
+    it has no source)."""
+    if not isinstance(fn, FunctionType):
+        raise ParameterError(
+            "The 'fn' parameter of run_sweep must be a function defined with def or lambda "
+            "(pass constants through fixed=, not functools.partial). Got "
+            f"{type(fn).__name__} instead."
+        )
+    h = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}".encode())
+    try:
+        h.update(Path(inspect.getsourcefile(fn)).read_bytes())
+    except (TypeError, OSError):
+        try:
+            h.update(inspect.getsource(fn).encode())
+        except OSError:  # no source at all (exec, python -c): the compiled code
+            h.update(marshal.dumps(fn.__code__))
+    return h.hexdigest()
+
+
+def task_key(task: Task, fixed: Mapping, context: Mapping) -> str:
+    """The resume key of ``task`` (see the module docstring); ``context`` holds the code
+    fingerprint, the function's digest and the library versions."""
+    blob = json.dumps(
+        {
+            "point": canonical(task.point),
+            "replicate": task.replicate,
+            "seed": task.seed,
+            "fixed": json.dumps(dict(fixed), sort_keys=True),
+            "context": dict(context),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:40]
+
+
+def parts_folder(table: Path) -> Path:
+    """The folder of per-task files next to the table ``table`` (``<table>.parts``)."""
+    return table.with_name(table.name + ".parts")
+
+
+def load_part(folder: Path, key: str) -> list[dict] | None:
+    """The saved result rows of task ``key``, or ``None`` if it was not finished."""
+    path = folder / f"{key}.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())["result"]
+
+
+def save_part(folder: Path, key: str, task: Task, result: list[dict]) -> None:
+    """Save a finished task's result rows (atomically: the file is complete or absent)."""
+    record = {"point": task.point, "replicate": task.replicate, "seed": task.seed}
+    atomic_write_text(folder / f"{key}.json", json.dumps({**record, "result": result}))
+
+
+def check_table_path(path: object, name: str, owner: str) -> Path:
+    """``path`` as a Path after checking its suffix is one of :data:`FORMATS`."""
+    if not isinstance(path, (str, Path)) or Path(path).suffix not in FORMATS:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be a path ending in one of {FORMATS}. "
+            f"Got {path!r} instead."
+        )
+    return Path(path)
+
+
+def _parquet_engine() -> None:
+    if importlib.util.find_spec("pyarrow") is None:
+        raise ImportError("Parquet tables need pyarrow: pip install pyarrow (or write .csv)")
+
+
+def write_table(table, path: str | Path) -> None:
+    """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``)."""
+    path = check_table_path(path, "path", "write_table")
+    if not hasattr(table, "to_csv"):
+        raise ParameterError(
+            "The 'table' parameter of write_table must be a pandas DataFrame. Got "
+            f"{type(table).__name__} instead."
+        )
+    if path.suffix == ".parquet":
+        _parquet_engine()
+        buf = io.BytesIO()
+        table.to_parquet(buf, index=False)
+        atomic_write_bytes(path, buf.getvalue())
+    else:
+        atomic_write_text(path, table.to_csv(index=False))
+
+
+def read_table(path: str | Path):
+    """Read a table written by :func:`write_table` (CSV floats parsed round-trip exactly)."""
+    import pandas as pd
+
+    path = check_table_path(path, "path", "read_table")
+    if path.suffix == ".parquet":
+        _parquet_engine()
+        return pd.read_parquet(path)
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return pd.read_csv(path, **exact)  # pandas >= 3 parses floats exactly by default

@@ -1,0 +1,145 @@
+r"""What ``fedtheory sweep CONFIG.toml`` sweeps: a catalogue theorem's value, or a
+validation's measured quantity next to its bound, over a grid of settings.
+
+The configuration (TOML)::
+
+    validation = "cafed-theorem2"  # or: theorem = "cafed.theorem2" (fedtheory list)
+    size = "quick"                 # the validation's base settings (tiny, quick, full)
+    seeds = 2                      # calls per point, each with its own derived seed
+    seed = 0                       # the sweep's seed
+    out = "sweep-cafed"            # folder for table.csv, summary.csv, figure.png/.svg
+    title = "CA-Fed Theorem 2"     # the figure's title (default: the name)
+    [settings]                     # fixed settings (override the validation's; theorem
+    horizon = 200                  #   keywords for a theorem)
+    [grid]                         # swept settings: the table's columns (1 or 2 are drawn)
+    lam = [0.0, 0.5, 0.9]
+    participation = [0.2, 0.4, 0.6]
+    [labels]                       # optional axis labels (mathtext)
+    lam = '$\lambda_k$'
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_choice, check_int, check_seed
+from fedtheory.sweep.design import Design, grid
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["SweepConfig", "load_config", "parse_config"]
+
+KEYS = (
+    "validation", "theorem", "size", "seeds", "seed", "out", "title", "settings", "grid",
+    "labels",
+)  # fmt: skip
+
+
+def _theorem_point(settings: dict, seed: int) -> dict:
+    """``CATALOGUE[settings["theorem"]].evaluate(**rest, strict=False)`` as a row: each
+    term, the ``total`` and ``valid`` (its hypotheses hold). Deterministic: ``seed`` is
+    unused."""
+    from fedtheory.bounds import CATALOGUE
+
+    rest = {k: v for k, v in settings.items() if k != "theorem"}
+    result = CATALOGUE[settings["theorem"]].evaluate(**rest, strict=False)
+    return {**result.terms, "total": result.total, "valid": result.valid}
+
+
+def _validation_point(settings: dict, seed: int) -> dict:
+    """The ``sweep`` measurement of the validation ``settings["validation"]`` at the other
+    settings (see :class:`fedtheory.validation.Check`)."""
+    from fedtheory.validation import CHECKS
+
+    rest = {k: v for k, v in settings.items() if k != "validation"}
+    return CHECKS[settings["validation"]].sweep(rest, seed)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A parsed sweep configuration: the function, its fixed settings and the design, and
+    how to summarise the table (``measured``/``bound``/``inside`` column names; ``measured``
+    is ``None`` for a theorem)."""
+
+    name: str  # the theorem's key or the validation's name
+    fn: Callable[[dict, int], dict]
+    fixed: dict
+    design: Design
+    out: Path
+    measured: str | None
+    bound: str
+    inside: str
+    labels: dict = field(default_factory=dict)
+    title: str = ""
+
+
+def _table(config: object, key: str) -> dict:
+    value = config.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ParameterError(
+            f"The '{key}' parameter of parse_config must be a TOML table. Got {value!r} instead."
+        )
+    return dict(value)
+
+
+def parse_config(config: Mapping) -> SweepConfig:
+    """A :class:`SweepConfig` from the dict of a TOML file (see the module docstring)."""
+    if not isinstance(config, Mapping):
+        raise ParameterError(
+            "The 'config' parameter of parse_config must be a dict (a parsed TOML file). Got "
+            f"{type(config).__name__} instead."
+        )
+    unknown = sorted(set(config) - set(KEYS))
+    if unknown:
+        raise ParameterError(
+            f"The 'config' parameter of parse_config may only have the keys {KEYS}. Got "
+            f"{unknown} instead."
+        )
+    if ("validation" in config) == ("theorem" in config):
+        raise ParameterError(
+            "The 'config' parameter of parse_config must name exactly one of 'validation' "
+            f"and 'theorem'. Got {sorted(set(config) & {'validation', 'theorem'})} instead."
+        )
+    settings, axes = _table(config, "settings"), _table(config, "grid")
+    design = grid(
+        axes,
+        replicates=check_int(config.get("seeds", 1), "seeds", "parse_config", low=1),
+        seed=check_seed(config.get("seed", 0), "parse_config"),
+    )
+    out = Path(str(config.get("out", "sweep")))
+    labels, title = _table(config, "labels"), str(config.get("title", ""))
+    if "theorem" in config:
+        from fedtheory.bounds import CATALOGUE
+
+        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", "parse_config")
+        return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
+                           None, "total", "valid", labels, title or name)  # fmt: skip
+    from fedtheory.validation import CHECKS
+
+    sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
+    name = check_choice(config["validation"], sweepable, "validation", "parse_config")
+    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size",
+                        "parse_config")  # fmt: skip
+    fixed = {**CHECKS[name].settings(size), **settings, "validation": name}
+    return SweepConfig(name, _validation_point, fixed, design, out, "measured", "bound",
+                       "inside", labels, title or name)  # fmt: skip
+
+
+def load_config(path: str | Path) -> SweepConfig:
+    """Read and parse a TOML sweep configuration (see the module docstring)."""
+    if not isinstance(path, (str, Path)) or Path(path).suffix != ".toml":
+        raise ParameterError(
+            f"The 'path' parameter of load_config must be a path ending in .toml. Got {path!r} "
+            "instead."
+        )
+    path = Path(path)
+    with path.open("rb") as f:
+        config = tomllib.load(f)
+    return parse_config(config)
