@@ -278,6 +278,9 @@ CONTRACT: dict[str, Case] = {
     _m(f"{AV}.estimators", "BetaPrior"): Case(
         estimators.BetaPrior, {}, ("on", STRING), ("on", -1.0)
     ),
+    _m(f"{AV}.estimators", "CodePrior"): Case(
+        estimators.CodePrior, {}, ("horizon", STRING), ("horizon", 0.0)
+    ),
     _m(f"{AV}.markov", "TwoStateMarkov"): Case(
         TwoStateMarkov, {"pi": [0.5], "lam": [0.2]}, ("pi", STRING), ("lam", [1.5])
     ),

@@ -49,6 +49,7 @@ __all__ = [
     "AvailabilityCounts",
     "AvailabilityEstimate",
     "BetaPrior",
+    "CodePrior",
     "cafed_code_estimate",
     "cafed_code_lambda_limit",
     "estimate",
@@ -103,6 +104,19 @@ class BetaPrior:
     def __post_init__(self) -> None:
         for name in ("on", "off", "stay_on", "leave_on", "stay_off", "leave_off"):
             check_real(getattr(self, name), name, "BetaPrior", low=0.0, low_open=True)
+
+
+@dataclass(frozen=True)
+class CodePrior:
+    r"""The prior of CA-Fed's published ``BayesianActivityEstimator``
+    (:func:`cafed_code_estimate`): horizon :math:`H` (code: 100); the pseudo-counts
+    :math:`\pi_kH,a_kH,b_kH` come from each client's true :math:`\pi_k,\lambda_k`, which
+    the user of this prior supplies separately."""
+
+    horizon: float = 100.0
+
+    def __post_init__(self) -> None:
+        check_real(self.horizon, "horizon", "CodePrior", low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
