@@ -54,7 +54,11 @@ in the orders broken by client index (Python's stable ``sorted``), (18) with
 :math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
 :math:`\pi`, :math:`\lambda` in float32, trains only clients with :math:`q_k>10^{-10}`, and
 raises in a first round without any active client (here the filter starts at the first
-round with one).
+round with one). Left out as well, because they concern every algorithm of the code, not
+CA-Fed: its optimiser is SGD with momentum 0.9 and weight decay :math:`10^{-2}` at the
+clients and at the server (whose momentum carries across rounds), and a local "step" is an
+epoch over the client's shuffled loader (``local_steps`` epochs; with 50 samples and batch
+32, mini-batches of 32 and 18), where fedtheory runs (2)-(3) as written.
 
 Baselines (SPEC §3.7, official ``clients_sampler.py``; with oracle :math:`\pi`):
 :func:`~fedtheory.sim.aggregation.unbiased_weights` (:math:`q_k=\alpha_k/\pi_k`),
