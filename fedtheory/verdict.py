@@ -4,7 +4,13 @@ r"""Verdicts: a measured quantity next to what a theorem says, and whether it ho
   confidence limit of the mean is below the bound);
 * ``violated`` -- it does not, on the instance reported;
 * ``outside assumptions`` -- the instance does not satisfy the theorem's hypotheses; the
-  comparison is still reported, but it neither confirms nor refutes the statement.
+  comparison is still reported, but it neither confirms nor refutes the statement;
+* ``not reproduced at this scale`` -- for an empirical finding of a paper (an ordering of
+  methods in a table, say) compared on fewer replicates or a smaller instance than the
+  paper's: the measured difference neither reproduces the finding nor contradicts it by a
+  statistically significant amount larger than the smallest difference the comparison
+  detects (its power, from the measured spread; :func:`compare_mean_ordering`). The row
+  gives the numbers; it is not evidence against the paper.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from enum import Enum
 import numpy as np
 from scipy import stats
 
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_real
 
 BOUND_RTOL = 1e-9
@@ -25,6 +32,7 @@ class Verdict(str, Enum):
     HOLDS = "holds"
     VIOLATED = "violated"
     OUTSIDE = "outside assumptions"
+    NOT_REPRODUCED = "not reproduced at this scale"
 
 
 @dataclass(frozen=True)
@@ -239,4 +247,119 @@ def compare_equal(
     ) + _outside_note(ok, assumptions_hold)
     return Comparison(
         claim, reference, "==", float(m[i]), float(p[i]), _verdict(ok, assumptions_hold), detail
+    )
+
+
+DETECTION_POWER = 0.8
+"""Power at which :func:`detectable_difference` states the smallest detectable difference."""
+
+
+@dataclass(frozen=True)
+class MeanDifference:
+    r"""Welch's comparison of two means from independent replicates (``X`` and ``Y``).
+
+    ``difference`` :math:`\bar X-\bar Y`; ``low``, ``high`` its two-sided confidence
+    limits (Student-t with Welch-Satterthwaite degrees of freedom ``df``); ``se`` its
+    standard error :math:`\sqrt{s_X^2/n_X+s_Y^2/n_Y}`; ``detectable`` the smallest true
+    difference the two-sided test at this confidence detects with probability ``power``,
+    :math:`(t_{1-a/2,\nu}+t_{\text{power},\nu})\,\mathrm{se}` (:math:`a=1-` confidence).
+    """
+
+    difference: float
+    low: float
+    high: float
+    se: float
+    df: float
+    detectable: float
+    n_x: int
+    n_y: int
+    confidence: float
+    power: float
+
+
+def mean_difference(
+    samples, baseline, *, confidence: float = 0.95, power: float = DETECTION_POWER
+) -> MeanDifference:
+    r"""Welch's confidence interval of :math:`E[X]-E[Y]` from ``samples [n_X]`` and
+    ``baseline [n_Y]`` (independent replicates, each at least 2), and the smallest difference
+    detectable with probability ``power`` at this spread (a normal-approximation power
+    calculation with Student-t quantiles; see :class:`MeanDifference`)."""
+    owner = "mean_difference"
+    confidence = check_real(
+        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
+    )
+    power = check_real(power, "power", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    x = np.asarray(samples, dtype=float).ravel()
+    y = np.asarray(baseline, dtype=float).ravel()
+    if x.size < 2 or y.size < 2:
+        raise ParameterError(
+            f"The 'samples' parameter of {owner} must hold at least 2 replicates (and so must "
+            f"'baseline'). Got {x.size} and {y.size} instead."
+        )
+    vx, vy = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    se = float(np.sqrt(vx + vy))
+    if se > 0:
+        df = float((vx + vy) ** 2 / (vx**2 / (x.size - 1) + vy**2 / (y.size - 1)))
+    else:
+        df = float(x.size + y.size - 2)
+    d = float(x.mean() - y.mean())
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    detectable = float(stats.t.ppf(0.5 + confidence / 2, df) + stats.t.ppf(power, df)) * se
+    return MeanDifference(
+        d, d - half, d + half, se, df, detectable, x.size, y.size, confidence, power
+    )
+
+
+def compare_mean_ordering(
+    claim: str,
+    reference: str,
+    samples,
+    baseline,
+    *,
+    confidence: float = 0.95,
+    power: float = DETECTION_POWER,
+    assumptions_hold: bool = True,
+) -> Comparison:
+    r"""A paper's empirical ordering :math:`E[X]<E[Y]` (e.g. "method A's error is below
+    method B's" in a table) from independent replicates ``samples [n_X]`` of :math:`X` and
+    ``baseline [n_Y]`` of :math:`Y` (:func:`mean_difference`):
+
+    * *holds* -- the upper confidence limit of :math:`E[X]-E[Y]` is below 0 (the ordering
+      is reproduced);
+    * *violated* -- the lower limit is above 0 (the reverse ordering is significant) **and**
+      the measured difference exceeds the smallest difference the comparison detects with
+      probability ``power``;
+    * *not reproduced at this scale* -- otherwise.
+
+    The row reports the mean of ``X`` (with its confidence interval), against the mean of
+    ``Y`` as the bound; its detail gives the difference, its interval and the detectable
+    difference."""
+    diff = mean_difference(samples, baseline, confidence=confidence, power=power)
+    x = np.asarray(samples, dtype=float).ravel()
+    mean, low, high = mean_confidence_interval(x, confidence)
+    if not assumptions_hold:
+        verdict = Verdict.OUTSIDE
+    elif diff.high < 0:
+        verdict = Verdict.HOLDS
+    elif diff.low > 0 and diff.difference > diff.detectable:
+        verdict = Verdict.VIOLATED
+    else:
+        verdict = Verdict.NOT_REPRODUCED
+    detail = (
+        f"{diff.n_x} vs {diff.n_y} replicates; difference of means {diff.difference:.4g}, "
+        f"{diff.confidence:.0%} CI [{diff.low:.4g}, {diff.high:.4g}] (Welch, {diff.df:.1f} df); "
+        f"smallest difference detected with {diff.power:.0%} power at this spread: "
+        f"{diff.detectable:.4g}"
+    )
+    if verdict is Verdict.OUTSIDE:
+        detail += _outside_note(diff.high < 0, assumptions_hold)
+    return Comparison(
+        claim,
+        reference,
+        "<",
+        mean,
+        float(np.asarray(baseline, dtype=float).mean()),
+        verdict,
+        detail,
+        (low, high),
     )

@@ -90,18 +90,75 @@ def test_prior_alone_gives_the_prior_means():
     assert_tight(est.lam, np.zeros((1, 2)))
 
 
+class _CodeEstimatorTranscription:
+    """CA-Fed's ``BayesianActivityEstimator`` written out literally, one replicate: lists of
+    active ids, a time step that starts at 1, prior pseudo-counts from the TRUE pi and
+    stability, joint counts divided by ``time_step + H``."""
+
+    def __init__(self, pi, lam, horizon=100):
+        self.n = len(pi)
+        self.time_step = 1
+        self.horizon = horizon
+        self.part_vec = np.zeros(self.n, dtype=int)
+        self.part_prior = pi * horizon
+        self.act_vec = np.zeros(self.n, dtype=int)
+        self.inact_vec = np.zeros(self.n, dtype=int)
+        self.act_prior = (pi + lam - lam * pi) * horizon
+        self.inact_prior = (1 - pi + lam * pi) * horizon
+        self.active = []
+
+    def gather(self, active):
+        for k in active:
+            self.part_vec[k] += 1
+        part_rate = (self.part_vec + self.part_prior) / (self.time_step + self.horizon)
+        old, self.active = list(self.active), list(active)
+        for k in range(self.n):
+            if k in old and k in self.active:
+                self.act_vec[k] += 1
+            elif k not in old and k not in self.active:
+                self.inact_vec[k] += 1
+        act_rate = (self.act_vec + self.act_prior) / (self.time_step + self.horizon)
+        inact_rate = (self.inact_vec + self.inact_prior) / (self.time_step + self.horizon)
+        return part_rate, act_rate + inact_rate - 1
+
+    def step(self):
+        self.time_step += 1
+
+
+def test_code_estimator_equals_a_literal_transcription_of_the_code_on_a_long_sequence():
+    pi = np.array([0.9, 0.1, 0.5, 0.3, 0.4])
+    lam = np.array([0.9, 0.9, -0.5, 0.0, -0.6])
+    T, R = 3000, 2
+    state = estimators.init((R, 5))
+    mask = TwoStateMarkov(pi, lam).sample(T, replicates=R, seed=21).numpy()  # [R, T, N]
+    code = [_CodeEstimatorTranscription(pi, lam) for _ in range(R)]
+    prior = estimators.cafed_code_estimate(state, pi, lam)
+    assert_tight(prior.lam, np.broadcast_to(lam, (R, 5)))  # t = 0: the prior is the truth
+    for t in range(T):
+        state = estimators.update(state, mask[:, t])
+        got = estimators.cafed_code_estimate(state, pi, lam, horizon=100)
+        for r in range(R):
+            want_pi, want_lam = code[r].gather(np.flatnonzero(mask[r, t]).tolist())
+            code[r].step()
+            np.testing.assert_allclose(got.pi[r], want_pi, rtol=1e-13, atol=0)
+            np.testing.assert_allclose(got.lam[r], want_lam, rtol=1e-13, atol=1e-13)
+    assert np.all(np.abs(got.lam - lam) > 0.1)  # after 3000 rounds: far from the truth
+
+
 @pytest.mark.slow
 def test_conditional_estimator_converges_and_published_estimator_has_its_biased_limit():
     T, R = 20_000, 40
     state, _ = run_estimator(TwoStateMarkov(EST_PI, EST_LAM), T, R, seed=12)
     good = estimators.estimate(state)
-    code = estimators.cafed_code_estimate(state, horizon=100.0, pi0=0.5, a0=0.5, b0=0.5)
+    code = estimators.cafed_code_estimate(state, EST_PI, EST_LAM, horizon=100.0)
     a, c = two_state_transitions(EST_PI, EST_LAM)  # a = P(on->on), c = P(off->on)
     b = 1 - c
-    n, H = T - 1, 100.0
+    H = 100.0
     # The code's estimate is linear in the counts, so its mean at finite T is exact:
-    # E[n11] = n pi a and E[n00] = n (1 - pi) b under the stationary start.
-    code_mean = (n * EST_PI * a + 0.5 * H) / (n + H) + (n * (1 - EST_PI) * b + 0.5 * H) / (n + H)
+    # E[n11] = (T-1) pi a, E[n00] = (T-1)(1 - pi) b under the stationary start, plus the
+    # code's transition from its all-off initial state, off with probability 1 - pi.
+    n00 = (T - 1) * (1 - EST_PI) * b + (1 - EST_PI)
+    code_mean = ((T - 1) * EST_PI * a + a * H) / (T + H) + (n00 + b * H) / (T + H)
     for k in range(4):
         assert stats.ttest_1samp(good.lam[:, k], EST_LAM[k]).pvalue > 1e-3, k
         assert stats.ttest_1samp(good.pi_chain[:, k], EST_PI[k]).pvalue > 1e-3, k
@@ -110,7 +167,8 @@ def test_conditional_estimator_converges_and_published_estimator_has_its_biased_
     limit = estimators.cafed_code_lambda_limit(EST_PI, EST_LAM)
     assert_tight(limit, EST_PI * a + (1 - EST_PI) * b - 1)
     assert_tight(limit[0], -0.018)  # SPEC §3.4's example: pi = lambda = 0.9
-    assert np.all(np.abs(code.lam.mean(axis=0) - limit) < 0.01)  # finite-T prior weight 0.5%
+    # finite-T prior weight H/(T+H) = 0.5%, pulling towards lambda
+    assert np.all(np.abs(code.lam.mean(axis=0) - limit) < 0.01 * (1 + np.abs(EST_LAM - limit)))
     assert np.all(np.abs(code.lam.mean(axis=0) - EST_LAM) > 0.2)  # far from the truth
 
 
@@ -124,11 +182,25 @@ BAD_ESTIMATOR_CALLS = [
     ),
     (lambda: estimators.update(estimators.init((1, 2)), [[0, 2]]), "'mask_t'", "boolean"),
     (
-        lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), horizon=0.0),
+        lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), [0.5], [0.5], horizon=0.0),
         "'horizon'",
         "(0, inf)",
     ),
-    (lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), a0=2.0), "'a0'", "[0, 1]"),
+    (
+        lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), [1.0], [0.5]),
+        "'pi'",
+        "(0, 1)",
+    ),
+    (
+        lambda: estimators.cafed_code_estimate(estimators.init((1, 1)), [0.9], [-0.5]),
+        "'lam'",
+        "[1 - 1/max(pi, 1-pi), 1]",
+    ),
+    (
+        lambda: estimators.cafed_code_estimate(estimators.init((1, 2)), [0.5] * 3, [0.5]),
+        "'pi'",
+        "(2,)",
+    ),
     (lambda: estimators.cafed_code_lambda_limit(1.5, 0.0), "'pi'", "[0, 1]"),
 ]
 

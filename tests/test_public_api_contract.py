@@ -297,7 +297,10 @@ CONTRACT: dict[str, Case] = {
         BoundedDropout, {"tau": [2, 3]}, ("tau", STRING), ("tau", [-1, 3])
     ),
     _m(f"{AV}.estimators", "cafed_code_estimate"): Case(
-        estimators.cafed_code_estimate, {"state": COUNTS}, ("horizon", STRING), ("pi0", 1.5)
+        estimators.cafed_code_estimate,
+        {"state": COUNTS, "pi": 0.5, "lam": 0.5},
+        ("horizon", STRING),
+        ("pi", 1.5),
     ),
     _m(f"{AV}.estimators", "cafed_code_lambda_limit"): Case(
         estimators.cafed_code_lambda_limit,
@@ -319,6 +322,9 @@ CONTRACT: dict[str, Case] = {
     ),
     _m(f"{AV}.estimators", "BetaPrior"): Case(
         estimators.BetaPrior, {}, ("on", STRING), ("on", -1.0)
+    ),
+    _m(f"{AV}.estimators", "CodePrior"): Case(
+        estimators.CodePrior, {}, ("horizon", STRING), ("horizon", 0.0)
     ),
     _m(f"{AV}.markov", "TwoStateMarkov"): Case(
         TwoStateMarkov, {"pi": [0.5], "lam": [0.2]}, ("pi", STRING), ("lam", [1.5])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
@@ -27,8 +28,10 @@ from fedtheory.verdict import (
     Verdict,
     compare_equal,
     compare_mean_equal,
+    compare_mean_ordering,
     compare_mean_upper_bound,
     compare_upper_bound,
+    mean_difference,
 )
 
 REPORTED_VIOLATIONS = {"cafed-appf"}  # findings: the paper's claim is not reproduced
@@ -67,6 +70,45 @@ def test_mean_equal_holds_inside_the_confidence_interval_only():
     assert row.verdict is Verdict.VIOLATED and row.bound == 5.5
     outside = compare_mean_equal("c", "r", samples, [0.0, 5.5], assumptions_hold=False)
     assert outside.verdict is Verdict.OUTSIDE and "fails" in outside.detail
+
+
+def test_mean_ordering_violated_only_when_significant_and_above_the_detectable_difference():
+    """E[X] < E[Y] with 20 replicates each: reproduced, reversed by more than the detectable
+    difference (violated), reversed significantly but by less (not reproduced), and no
+    difference (not reproduced)."""
+    base = np.random.default_rng(3).normal(size=(2, 20))
+    y = base[1] - base[1].mean()
+    x0 = base[0] - base[0].mean()
+    diff = mean_difference(x0, y)
+    half = diff.high - diff.difference  # t_{0.975} * se, the same for every shift below
+    assert 0 < half < diff.detectable
+    cases = {
+        -2 * half: Verdict.HOLDS,
+        diff.detectable + 0.1 * half: Verdict.VIOLATED,
+        0.5 * (half + diff.detectable): Verdict.NOT_REPRODUCED,  # significant, too small
+        0.0: Verdict.NOT_REPRODUCED,
+    }
+    for shift, verdict in cases.items():
+        row = compare_mean_ordering("c", "r", x0 + shift, y)
+        assert row.verdict is verdict, (shift, row)
+        assert row.relation == "<" and "detected with 80% power" in row.detail
+    outside = compare_mean_ordering("c", "r", x0 + 10, y, assumptions_hold=False)
+    assert outside.verdict is Verdict.OUTSIDE
+
+
+@pytest.mark.slow
+def test_detectable_difference_is_detected_with_the_stated_power():
+    """Simulated experiments (20 + 20 unit-variance replicates) whose true difference is the
+    detectable difference at the true spread reject with probability about 80%."""
+    rng = np.random.default_rng(4)
+    n, sims = 20, 2000
+    unit = np.concatenate([np.ones(n // 2), -np.ones(n // 2)])  # exactly unit variance
+    unit *= np.sqrt((n - 1) / n)
+    delta = mean_difference(unit, unit, power=0.8).detectable
+    x = rng.normal(delta, 1.0, size=(sims, n))
+    y = rng.normal(0.0, 1.0, size=(sims, n))
+    rejected = sum(mean_difference(x[i], y[i]).low > 0 for i in range(sims))
+    assert stats.binomtest(rejected, sims, 0.8).pvalue > 1e-3, rejected / sims
 
 
 @pytest.mark.parametrize("name", list(CHECKS))
@@ -155,7 +197,7 @@ def test_markdown_and_html_writers():
         Heading("T", 1),
         Paragraph("a **b** `c` <x>"),
         Bullets(("i", "j")),
-        Table(("h1", "h2"), (("a|b", "**holds**"),)),
+        Table(("h1", "h2"), (("a|b", "**holds**"), ("c", "**not reproduced at this scale**"))),
         Image("alt", "f.png"),
         Code("x < 1"),
     ]
@@ -165,6 +207,7 @@ def test_markdown_and_html_writers():
     page = to_html(blocks, title="t")
     assert "<strong>b</strong> <code>c</code> &lt;x&gt;" in page
     assert '<td class="holds"><strong>holds</strong></td>' in page
+    assert '<td class="not-reproduced"><strong>not reproduced at this scale</strong>' in page
     assert "<pre>x &lt; 1</pre>" in page and '<img src="f.png" alt="alt">' in page
 
 
@@ -176,8 +219,18 @@ def test_markdown_and_html_writers():
         lambda tmp: run([], tmp, size="tiny"),
         lambda tmp: compare_mean_upper_bound("c", "r", [1.0, 2.0], 3.0, confidence=1.5),
         lambda tmp: compare_mean_equal("c", "r", [1.0, 2.0], 3.0, confidence=0.0),
+        lambda tmp: mean_difference([1.0, 2.0], [3.0, 4.0], power=1.0),
+        lambda tmp: compare_mean_ordering("c", "r", [1.0], [3.0, 4.0]),
     ],
-    ids=["size", "unknown-check", "no-check", "confidence-high", "confidence-zero"],
+    ids=[
+        "size",
+        "unknown-check",
+        "no-check",
+        "confidence-high",
+        "confidence-zero",
+        "power-one",
+        "one-replicate",
+    ],
 )
 def test_bad_input_raises_parameter_error(call, tmp_path):
     with pytest.raises(ParameterError, match="parameter of"):

@@ -1,22 +1,40 @@
-r"""CA-Fed's synthetic experiment (App. F) at small scale, next to the paper's Table I.
+r"""CA-Fed's synthetic experiment (App. F) next to the paper's Table I, for Algorithm 1 as
+published and for the authors' code, each with :math:`\tau=0` and :math:`\tau>0`.
 
-Set-up (SPEC §3.5-3.7): :math:`N=24` clients with clustered binary data (two groups, the
-second with label-flip 0.2, :math:`d=10`, 50 train / 150 test samples per client as in
-``full_experiment.sh``), ridge-regularised logistic regression (:math:`10^{-2}`), CA-Fed's
-availability population (:math:`g=0.4`, :math:`\nu=0.9`, :math:`\varepsilon=10^{-2}`, the
-paper variant), :math:`E=2` local steps, batch 32; algorithms Unbiased, F3AST, AdaFed,
-CA-Fed (oracle :math:`\pi,\lambda`, :math:`\beta=0.2`, :math:`\tau=0`) and FedAU. As in the
-paper, each algorithm's client learning rate is tuned on a grid (here
-:math:`\eta\in\{10^{-2},10^{-1.5},10^{-1}\}`, :math:`\eta_s=1`, a subset of the paper's
-grid) by time-average test accuracy on a separate seed. Measured per replicate: maximum
-test accuracy, time-average test accuracy and its standard deviation within the second half
-of training (Table I's three columns).
+Set-up (SPEC §3.5-3.7, the code's ``full_experiment.sh``): :math:`N=24` clients with
+clustered binary data (two groups, the second with label-flip 0.2, :math:`d=10`, 50 train /
+150 test samples per client), ridge-regularised logistic regression (:math:`10^{-2}`),
+CA-Fed's availability population (:math:`g=0.4`, :math:`\nu=0.9`, :math:`\varepsilon=10^{-2}`,
+the paper variant), :math:`E=2` local steps, batch 32, 150 rounds (the paper's :math:`T`);
+algorithms Unbiased, F3AST, AdaFed, FedAU and four CA-Fed runs (oracle :math:`\pi,\lambda`,
+as in §V: "We assume all algorithms can access an oracle providing the true availability
+parameters"):
 
-Claims checked (the paper's conclusions from Table I): CA-Fed's time-average test error
-and its second-half standard deviation are at most F3AST's (the second best), each judged
-conservatively (upper 95% limit of CA-Fed's mean against the lower 95% limit of F3AST's),
-for CA-Fed as specified (:math:`\tau=0`: ``get`` also accepts exclusions that leave the
-proxy unchanged) and for "CA-Fed strict" (:math:`\tau=10^{-12}`: strict decrease only).
+* "paper": Algorithm 1 and §IV as published -- each active client reports "a noisy
+  estimate :math:`F_k^{(t)}` of the current loss computed on a batch" (local training's
+  batch, 32), filter (15) with :math:`\beta=0.2`, :math:`\hat F_k^*` the running minimum;
+* "code": the authors' code (:class:`~fedtheory.sim.cafed.CaFed` ``variant="code"``) --
+  exact losses, the true local minima :math:`F_k^*`, ``smoothness_param`` 0.001 (its
+  multi-seed runs);
+
+each with the paper's :math:`\tau=0` ("For CA-Fed, we used :math:`\tau=0`, :math:`\beta=0.2`")
+and with :math:`\tau=10^{-12}>0` (``get`` keeps an exclusion only if the proxy strictly
+drops). As in the paper, each algorithm's client learning rate is tuned by time-average
+test accuracy on a separate seed, here on :math:`\eta\in\{10^{-2},10^{-1.5},10^{-1}\}` with
+:math:`\eta_s=1` (a subset of the paper's grid that contains its largest steps). Measured per
+replicate: maximum test accuracy, time-average test accuracy and its standard deviation
+within the second half of training (Table I's three columns).
+
+Claims compared (§V-B: CA-Fed "gets a higher time-average accuracy (1.24 percentage
+points) in comparison to the second best (F3AST), and a smaller standard deviation
+(:math:`1.5\times`) in comparison to the second best (F3AST)"; Table I, synthetic, an
+average over three runs): for each CA-Fed run, its time-average test error and its
+second-half standard deviation are below F3AST's
+(:func:`~fedtheory.verdict.compare_mean_ordering`: *violated* only when the reverse
+difference is significant **and** larger than the smallest difference this number of
+replicates detects with 80% power at the measured spread; otherwise *not reproduced at
+this scale*). The replicates are chosen so that this detectable difference is below Table
+I's own CA-Fed - F3AST gap (0.89 percentage points of time-average accuracy).
 """
 
 from __future__ import annotations
@@ -30,10 +48,17 @@ from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.validation.plots import confidence_bars
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
+from fedtheory.verdict import compare_mean_ordering, mean_difference
 
-ALGORITHMS = ("Unbiased", "F3AST", "AdaFed", "CA-Fed", "CA-Fed strict", "FedAU")
-STRICT_TAU = 1e-12  # "CA-Fed strict": get keeps an exclusion only if the proxy strictly drops
+BASELINES = ("Unbiased", "F3AST", "AdaFed", "FedAU")
+STRICT_TAU = 1e-12  # tau > 0: get keeps an exclusion only if the proxy strictly drops
+CAFED_RUNS = {  # name -> (variant, tau)
+    "CA-Fed paper tau=0": ("paper", 0.0),
+    "CA-Fed paper tau>0": ("paper", STRICT_TAU),
+    "CA-Fed code tau=0": ("code", 0.0),
+    "CA-Fed code tau>0": ("code", STRICT_TAU),
+}
+ALGORITHMS = BASELINES + tuple(CAFED_RUNS)
 #: Rodio et al. 2023, Table I, synthetic data: maximum, time-average accuracy (%), std (%)
 TABLE_I = {
     "Unbiased": (78.94, 75.32, 0.48),
@@ -41,7 +66,9 @@ TABLE_I = {
     "AdaFed": (78.69, 74.81, 0.59),
     "CA-Fed": (79.03, 76.22, 0.28),
 }
+TABLE_I_GAP = TABLE_I["CA-Fed"][1] - TABLE_I["F3AST"][1]  # 0.89 points of accuracy
 COLUMNS = ("maximum accuracy", "time-average accuracy", "second-half std")
+REFERENCE = 'Rodio et al. (CA-Fed), Table I (synthetic, "average over three runs") and §V-B'
 
 
 def settings(size: Size) -> dict:
@@ -57,8 +84,13 @@ def settings(size: Size) -> dict:
         "server_lr": 1.0,
         "tuning_seed": 1,
         "fedau_cutoff": 50,
+        "paper_beta": 0.2,
+        "code_smoothness": 1e-3,
         "rounds": {"tiny": 30, "quick": 150, "full": 150}[size],
-        "replicates": {"tiny": 3, "quick": 16, "full": 30}[size],
+        # quick: 20 replicates detect a 0.8-point time-average accuracy difference to F3AST
+        # (80% power) even for the noisiest run (CA-Fed paper tau=0, spread 1.2 points across
+        # replicates), below Table I's own 0.89-point gap; 16 gave 0.90
+        "replicates": {"tiny": 3, "quick": 20, "full": 40}[size],
         "seed": 0,
     }
 
@@ -75,12 +107,18 @@ def _setup(s: dict):
 def _algorithm(name: str, s: dict, problem, process, lr: float):
     alpha, pi, lam = problem.alpha, process.pi, process.lam
     kw = {"local_steps": s["local_steps"], "lr": lr, "server_lr": s["server_lr"]}
+    if name in CAFED_RUNS:
+        variant, tau = CAFED_RUNS[name]
+        filt = (
+            {"beta": s["paper_beta"]}
+            if variant == "paper"
+            else {"smoothness": s["code_smoothness"]}
+        )
+        return CaFed(alpha=alpha, pi=pi, lam=lam, variant=variant, tau=tau, **filt, **kw)
     return {
         "Unbiased": lambda: FedAvg(unbiased_weights(alpha, pi), **kw),
         "F3AST": lambda: FedAvg(F3astWeights(alpha, pi), **kw),
         "AdaFed": lambda: FedAvg(AdaFedWeights(alpha, pi), **kw),
-        "CA-Fed": lambda: CaFed(alpha=alpha, pi=pi, lam=lam, beta=0.2, tau=0.0, **kw),
-        "CA-Fed strict": lambda: CaFed(alpha=alpha, pi=pi, lam=lam, beta=0.2, tau=STRICT_TAU, **kw),
         "FedAU": lambda: FedAvg(FedAU(cutoff=s["fedau_cutoff"]), **kw),
     }[name]()
 
@@ -94,7 +132,10 @@ def _run(s, problem, test, process, algorithm, *, replicates: int, seed: int):
 
 
 def _tuned_lr(name, s, problem, test, process) -> float:
-    """The grid learning rate with the best time-average test accuracy on the tuning seed."""
+    """The grid learning rate with the best time-average test accuracy on the tuning seed
+    (a one-point grid needs no run)."""
+    if len(s["lr_grid"]) == 1:
+        return float(s["lr_grid"][0])
     scores = [
         _run(
             s, problem, test, process, _algorithm(name, s, problem, process, lr),
@@ -129,28 +170,32 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         "lr": lrs,
         "participants": participants,
         "table_i": np.array([TABLE_I.get(a, (np.nan,) * 3) for a in ALGORITHMS]),
-        "f3ast_error_lower_limit": np.array(mean_confidence_interval(100 - stats[f3ast, 1])[1]),
-        "f3ast_std_lower_limit": np.array(mean_confidence_interval(stats[f3ast, 2])[1]),
+        "f3ast_error": 100 - stats[f3ast, 1],  # [R] the baseline of the orderings
+        "f3ast_std": stats[f3ast, 2].copy(),  # [R]
     }
 
 
 def judge(data, s):
-    ref = "Rodio et al. (CA-Fed), Table I (synthetic) and §V-B"
+    scale = f"N={s['num_clients']}, T={s['rounds']}, {s['replicates']} replicates"
+    paper_error = 100 - TABLE_I["CA-Fed"][1], 100 - TABLE_I["F3AST"][1]
+    paper_std = TABLE_I["CA-Fed"][2], TABLE_I["F3AST"][2]
     rows = []
-    for name in ("CA-Fed", "CA-Fed strict"):
+    for name in CAFED_RUNS:
         stats = data["stats"][ALGORITHMS.index(name)]
         rows += [
-            compare_mean_upper_bound(
-                f"{name} time-average test error (%) <= F3AST's (bound: its lower 95% limit)",
-                ref,
+            compare_mean_ordering(
+                f"{name} time-average test error (%) < F3AST's (Table I, 3 runs: "
+                f"{paper_error[0]:.2f} < {paper_error[1]:.2f}; here {scale})",
+                REFERENCE,
                 100 - stats[1],
-                data["f3ast_error_lower_limit"],
+                data["f3ast_error"],
             ),
-            compare_mean_upper_bound(
-                f"{name} second-half accuracy std (%) <= F3AST's (bound: its lower 95% limit)",
-                ref,
+            compare_mean_ordering(
+                f"{name} second-half accuracy std (%) < F3AST's (Table I, 3 runs: "
+                f"{paper_std[0]:.2f} < {paper_std[1]:.2f}; here {scale})",
+                REFERENCE,
                 stats[2],
-                data["f3ast_std_lower_limit"],
+                data["f3ast_std"],
             ),
         ]
     return rows
@@ -159,26 +204,33 @@ def judge(data, s):
 def plot(data, s, fig):
     ax1, ax2 = fig.subplots(1, 2)
     t = np.arange(data["curves"].shape[1])
+    styles = ["-", "--", "-.", ":"]
     for i, name in enumerate(ALGORITHMS):
         running = np.cumsum(data["curves"][i]) / (t + 1)
-        ax1.plot(t, running, color=f"C{i}", label=f"{name}: time-average accuracy up to t")
-    for i, name in enumerate(ALGORITHMS):
-        if name in TABLE_I:
-            ax1.axhline(TABLE_I[name][1], color=f"C{i}", ls=":", lw=1)
+        ax1.plot(
+            t, running, color=f"C{i}", ls=styles[i % 4], marker="os^vDPX*"[i], markevery=15,
+            ms=4, label=f"{name}: time-average accuracy up to t",
+        )  # fmt: skip
+    for name, value in TABLE_I.items():
+        color = f"C{ALGORITHMS.index(name)}" if name in ALGORITHMS else "k"
+        ax1.axhline(value[1], color=color, ls=":", lw=1)
     ax1.set(
         xlabel="round t",
         ylabel="test accuracy (%)",
-        title="Time-average accuracy (dotted: paper's Table I, full scale)",
+        title="Time-average accuracy up to t (all but CA-Fed paper tau=0 nearly coincide)\n"
+        "dotted: Table I's values, black: its CA-Fed",
     )
-    ax1.legend(fontsize=7)
+    ax1.legend(fontsize=6)
     x = np.arange(len(ALGORITHMS))
     ci, yerr = confidence_bars(data["stats"][:, 1])
     ax2.errorbar(
         x, ci[:, 0], yerr=yerr, fmt="o", capsize=4,
         label="measured time-average accuracy (95% CI)",
     )  # fmt: skip
-    ax2.plot(x, data["table_i"][:, 1], "s", mfc="none", ms=9, label="paper, Table I")
-    ax2.set_xticks(x, ALGORITHMS)
+    paper = data["table_i"][:, 1].copy()
+    paper[[ALGORITHMS.index(n) for n in CAFED_RUNS]] = TABLE_I["CA-Fed"][1]
+    ax2.plot(x, paper, "s", mfc="none", ms=9, label="paper, Table I (CA-Fed: one value)")
+    ax2.set_xticks(x, [a.replace("CA-Fed ", "CA-Fed\n") for a in ALGORITHMS], fontsize=7)
     ax2.set(ylabel="time-average test accuracy (%)", title="Measured vs paper")
     ax2.legend(fontsize=7)
 
@@ -187,26 +239,45 @@ def notes(data, s):
     lines = []
     for i, name in enumerate(ALGORITHMS):
         means = data["stats"][i].mean(axis=1)
-        paper = TABLE_I.get(name)
+        paper = TABLE_I.get("CA-Fed" if name in CAFED_RUNS else name)
         ours = ", ".join(f"{c} {m:.2f}" for c, m in zip(COLUMNS, means, strict=True))
         theirs = "not in Table I" if paper is None else "/".join(f"{v:.2f}" for v in paper)
         lines.append(
             f"{name} (tuned eta={data['lr'][i]:.3g}, {data['participants'][i]:.2f} training "
-            f"clients per round): {ours} (paper, full scale: {theirs})"
+            f"clients per round): {ours} (paper, 3 runs: {theirs})"
         )
-    few = data["participants"][ALGORITHMS.index("CA-Fed")]
-    strict = data["participants"][ALGORITHMS.index("CA-Fed strict")]
-    if few < 1 <= strict:
+    f3ast = data["stats"][ALGORITHMS.index("F3AST"), 1]
+    detectable = {
+        name: mean_difference(data["stats"][ALGORITHMS.index(name), 1], f3ast).detectable
+        for name in CAFED_RUNS
+    }
+    lines.append(
+        f"Power: with {s['replicates']} replicates the smallest time-average accuracy "
+        "difference to F3AST detected with 80% power (two-sided 5% Welch test, at the "
+        "measured spreads) is "
+        + ", ".join(f"{v:.2f} points ({n})" for n, v in detectable.items())
+        + f"; Table I's own CA-Fed - F3AST gap is {TABLE_I_GAP:.2f} points."
+    )
+    p0 = ALGORITHMS.index("CA-Fed paper tau=0")
+    p1 = ALGORITHMS.index("CA-Fed paper tau>0")
+    lines.append(
+        f"tau = 0 (Algorithm 1 as published): {data['participants'][p0]:.2f} clients train "
+        f"per round, against {data['participants'][p1]:.2f} with tau = {STRICT_TAU:g}: with "
+        "tau = 0 `get` also accepts exclusions that leave the proxy (18) unchanged, and a "
+        "client whose filtered loss sits at its running minimum has F_hat - F_hat^* = 0, so "
+        "excluding such clients is free (in the first round every gap is 0 and one client "
+        "is kept)."
+    )
+    c0, c1 = (ALGORITHMS.index(n) for n in ("CA-Fed code tau=0", "CA-Fed code tau>0"))
+    if np.array_equal(data["stats"][c0], data["stats"][c1]):
         lines.append(
-            f"CA-Fed (tau = 0) trains only {few:.2f} clients per round on average, CA-Fed "
-            f"strict (tau = {STRICT_TAU:g}) {strict:.2f}: with tau = 0 the greedy `get` also "
-            "accepts exclusions that leave its proxy (18) unchanged, and the proxy is 0 while "
-            "every filtered loss sits at its running minimum (decreasing losses), so nearly "
-            "every client is excluded. This explains CA-Fed's low accuracy here."
+            "The code variant gives identical runs with tau = 0 and tau > 0: with the true "
+            "local minima F_k^*, F_hat - F^* is never 0, so `get` meets no ties."
         )
     if np.any(data["lr"] == max(s["lr_grid"])):
         lines.append(
-            "Some tuned rates sit at the grid's upper edge (the paper's grid stops there)."
+            "Some tuned rates sit at the grid's upper edge, which is also the upper edge of "
+            "the paper's grid (eta <= 10^-1, eta_s <= 1)."
         )
     return lines
 
@@ -214,13 +285,13 @@ def notes(data, s):
 register(
     Check(
         "cafed-appf",
-        "CA-Fed App. F synthetic experiment vs Table I",
-        "Rodio et al. (CA-Fed), App. F set-up and Table I (synthetic)",
+        "CA-Fed App. F synthetic experiment vs Table I (paper and code variants)",
+        "Rodio et al. (CA-Fed), App. F set-up, Table I (synthetic) and §V-B",
         settings,
         compute,
         judge,
         plot,
-        bounds=("f3ast_error_lower_limit", "f3ast_std_lower_limit"),
+        bounds=("f3ast_error", "f3ast_std"),
         notes=notes,
     )
 )

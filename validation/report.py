@@ -85,10 +85,16 @@ _STYLE = (
     "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #bbb;padding:3px 6px}"
     "th{background:#eee}img{max-width:100%}code,pre{background:#f4f4f4}"
     ".holds{background:#dfd}.violated{background:#fdd}.outside{background:#ffd}"
+    ".not-reproduced{background:#e8eef8}"
 )
 
 
-_VERDICT_CLASSES = {"holds": "holds", "violated": "violated", "outside assumptions": "outside"}
+_VERDICT_CLASSES = {
+    "holds": "holds",
+    "violated": "violated",
+    "outside assumptions": "outside",
+    "not reproduced at this scale": "not-reproduced",
+}
 
 
 def _verdict_class(cell: str) -> str:

@@ -314,7 +314,11 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "interval (family-wise 95%, Bonferroni over the points of a row); `<=` is judged on "
             'the upper confidence limit. "outside assumptions": '
             "the instance breaks a hypothesis of the theorem, so the row neither confirms "
-            "nor refutes it."
+            'nor refutes it. "not reproduced at this scale": a paper\'s empirical ordering '
+            "(`<` rows, e.g. a table's ranking) that the measurement neither reproduces nor "
+            "contradicts by a significant difference larger than the smallest one the "
+            "comparison detects (80% power at the measured spread; numbers in the row's "
+            "detail)."
         ),
         Table(HEADER, tuple(row for o in outcomes for row in _verdict_rows(o))),
     ]

@@ -15,15 +15,18 @@ pure function :func:`update` adds one round's mask. Two read-outs share these co
 
   consistent: :math:`\hat\lambda\to\lambda` and :math:`\hat\pi\to\pi`.
 * :func:`cafed_code_estimate` -- CA-Fed's published code (``activity_estimator.py``,
-  ``BayesianActivityEstimator``), kept to show its bias: prior horizon :math:`H`, pseudo
-  counts :math:`\pi_0H,a_0H,b_0H`, and the **joint** counts divided by :math:`n+H` (``n``
-  transitions seen) instead of by the visits to the origin state. Hence
+  ``BayesianActivityEstimator``, used with ``--estimator_type bayesian``; the paper's runs
+  use the oracle), reproduced exactly. Prior horizon :math:`H=100` and pseudo counts
+  :math:`\pi_kH,a_kH,b_kH` from each client's **true** :math:`\pi_k,\lambda_k`
+  (:math:`a=\lambda+(1-\lambda)\pi`, :math:`b=1-(1-\lambda)\pi`); the round-:math:`t`
+  counts include one transition from an all-off state before round 1; and the **joint**
+  counts are divided by :math:`t+H` instead of by the visits to the origin state. Hence
   :math:`\hat a\to\pi a`, :math:`\hat b\to(1-\pi)b` and
 
   .. math:: \hat\lambda\to\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)
 
-  (:func:`cafed_code_lambda_limit`), not :math:`\lambda`. The paper's experiments use an
-  oracle, so this does not affect its reported results.
+  (:func:`cafed_code_lambda_limit`), not :math:`\lambda`; at :math:`t=0` it returns the
+  truth :math:`\lambda_k`, and the prior's weight :math:`H/(t+H)` decays from there.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.errors import ParameterError
+from fedtheory.markov import two_state_transitions
 from fedtheory.params import (
     check_array,
     check_bool_array,
@@ -45,6 +49,7 @@ __all__ = [
     "AvailabilityCounts",
     "AvailabilityEstimate",
     "BetaPrior",
+    "CodePrior",
     "cafed_code_estimate",
     "cafed_code_lambda_limit",
     "estimate",
@@ -99,6 +104,19 @@ class BetaPrior:
     def __post_init__(self) -> None:
         for name in ("on", "off", "stay_on", "leave_on", "stay_off", "leave_off"):
             check_real(getattr(self, name), name, "BetaPrior", low=0.0, low_open=True)
+
+
+@dataclass(frozen=True)
+class CodePrior:
+    r"""The prior of CA-Fed's published ``BayesianActivityEstimator``
+    (:func:`cafed_code_estimate`): horizon :math:`H` (code: 100); the pseudo-counts
+    :math:`\pi_kH,a_kH,b_kH` come from each client's true :math:`\pi_k,\lambda_k`, which
+    the user of this prior supplies separately."""
+
+    horizon: float = 100.0
+
+    def __post_init__(self) -> None:
+        check_real(self.horizon, "horizon", "CodePrior", low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -162,28 +180,59 @@ def estimate(state: AvailabilityCounts, prior: BetaPrior | None = None) -> Avail
 
 
 def cafed_code_estimate(
-    state: AvailabilityCounts,
-    *,
-    horizon: float = 100.0,
-    pi0: float = 0.5,
-    a0: float = 0.5,
-    b0: float = 0.5,
+    state: AvailabilityCounts, pi, lam, *, horizon: float = 100.0
 ) -> AvailabilityEstimate:
-    r"""CA-Fed's published-code estimator (biased; kept to show the bias, SPEC §3.4 ⚠).
+    r"""CA-Fed's published-code estimator (``BayesianActivityEstimator``), exactly.
 
-    :math:`\hat\pi=(\sum\mathbb 1+\pi_0H)/(t+H)`, :math:`\hat a=(n_{11}+a_0H)/(n+H)`,
-    :math:`\hat b=(n_{00}+b_0H)/(n+H)` with :math:`n` the number of transitions; its
+    With :math:`t` rounds observed, :math:`H` = ``horizon`` and the client's true
+    :math:`\pi_k,\lambda_k` (``pi``, ``lam`` ``[N]``, broadcast against the counts), so
+    :math:`a_k=\lambda_k+(1-\lambda_k)\pi_k`, :math:`b_k=1-(1-\lambda_k)\pi_k`:
+
+    .. math:: \hat\pi=\frac{\sum_{s\le t}\mathbb 1_{k\in A_s}+\pi_kH}{t+H},\quad
+              \hat a=\frac{n_{11}+a_kH}{t+H},\quad
+              \hat b=\frac{n_{00}+\mathbb 1_{k\notin A_1}+b_kH}{t+H},\quad
+              \hat\lambda=\hat a+\hat b-1,
+
+    where :math:`\mathbb 1_{k\notin A_1}` is the code's transition from its initial empty
+    active set (for :math:`t\ge1`; the first state is recovered from the counts as
+    :math:`\mathbb 1_{k\in A_1}=\sum_s\mathbb 1_{k\in A_s}-n_{11}-n_{01}`). The code's
+    ``_time_step`` starts at 1 and is incremented after each round, hence :math:`t+H`.
     :math:`\hat\lambda` tends to :func:`cafed_code_lambda_limit`, not to :math:`\lambda`.
+    The code stores :math:`\pi_k,\lambda_k` in float32; here they are float64 (a relative
+    difference of about 1e-7 in the prior).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = init((1, 1))
+    >>> for on in (False, True, True):
+    ...     s = update(s, np.array([[on]]))
+    >>> est = cafed_code_estimate(s, [0.5], [0.5], horizon=100.0)
+    >>> float(est.pi[0, 0]), float(est.p_off_off[0, 0])  # (2 + 50)/103, (0 + 1 + 75)/103
+    (0.5048543689320388, 0.7378640776699029)
     """
     owner = "cafed_code_estimate"
+    check_instance(state, AvailabilityCounts, "state", owner)
     h = check_real(horizon, "horizon", owner, low=0.0, low_open=True)
-    pi0 = check_real(pi0, "pi0", owner, low=0.0, high=1.0)
-    a0 = check_real(a0, "a0", owner, low=0.0, high=1.0)
-    b0 = check_real(b0, "b0", owner, low=0.0, high=1.0)
-    pi = (state.on + pi0 * h) / (state.rounds + h)
-    a = (state.n11 + a0 * h) / (state.transitions + h)
-    b = (state.n00 + b0 * h) / (state.transitions + h)
-    return AvailabilityEstimate(pi, a, b, a + b - 1.0)
+    a_true, c_true = two_state_transitions(pi, lam, owner)  # P(on->on), P(off->on)
+    pi_true = check_array(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    shape = state.on.shape
+    for name, value in (("pi", pi_true), ("lam", a_true)):
+        try:
+            fits = np.broadcast_shapes(value.shape, shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ParameterError(
+                f"The '{name}' parameter of {owner} must have shape ({shape[-1]},) (one value "
+                f"per client of the counts {shape}). Got shape {value.shape} instead."
+            )
+    t = state.rounds
+    first_off = 1.0 - (state.on - state.n11 - state.n01) if t >= 1 else np.zeros(shape)
+    pi_hat = (state.on + pi_true * h) / (t + h)
+    a = (state.n11 + a_true * h) / (t + h)
+    b = (state.n00 + first_off + (1.0 - c_true) * h) / (t + h)
+    return AvailabilityEstimate(pi_hat, a, b, a + b - 1.0)
 
 
 def cafed_code_lambda_limit(pi, lam) -> np.ndarray:

@@ -234,34 +234,45 @@ def cafed_theorem2_versus_its_proof() -> Erratum:
 
 
 def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -> Erratum:
-    r"""CA-Fed code (``BayesianActivityEstimator``) divides joint transition counts by
-    :math:`t+H` instead of the visits to the origin state, so
+    r"""CA-Fed code (``BayesianActivityEstimator``, ``--estimator_type bayesian``) divides the
+    joint transition counts by :math:`t+H` instead of the visits to the origin state, so
     :math:`\hat\lambda\to\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)`, not :math:`\lambda`.
-    The estimator is the availability layer's faithful copy
-    (:func:`fedtheory.availability.estimators.cafed_code_estimate`, prior horizon 100)."""
+
+    The estimator is :func:`fedtheory.availability.estimators.cafed_code_estimate`, which
+    reproduces the code exactly (tested against a literal transcription): horizon
+    :math:`H=100`, prior pseudo-counts :math:`\pi H,aH,bH` from the client's **true**
+    :math:`\pi,\lambda` (so at :math:`t=0` the estimate is the truth), and one transition
+    from the code's all-off initial state. The prior's weight :math:`H/(t+H)` pulls the
+    finite-:math:`t` mean towards :math:`\lambda` by at most
+    :math:`(|\lambda-\lim|+1)\,H/(t+H)`. The paper's experiments use the oracle instead
+    (the code's default ``--estimator_type oracle``), so their results are not affected."""
     pi_s, lam_s = sp.symbols("pi lambda", positive=True)
     a = lam_s + (1 - lam_s) * pi_s
     b = 1 - (1 - lam_s) * pi_s
     limit = pi_s * a + (1 - pi_s) * b - 1
     identity = sp.simplify(limit + 2 * pi_s * (1 - pi_s) * (1 - lam_s)) == 0
-    pi, lam = 0.9, 0.9
+    pi, lam, horizon = 0.9, 0.9, 100.0
     closed = float(estimators.cafed_code_lambda_limit(pi, lam))
     mask = TwoStateMarkov([pi], lam).sample(rounds, replicates=replicates, seed=0).numpy()
     counts = estimators.init((replicates, 1))
     for t in range(rounds):
         counts = estimators.update(counts, mask[:, t])
-    est = estimators.cafed_code_estimate(counts).lam[:, 0]  # [R]
+    est = estimators.cafed_code_estimate(counts, [pi], [lam], horizon=horizon).lam[:, 0]  # [R]
     mean, se = float(est.mean()), float(est.std(ddof=1) / np.sqrt(replicates))
-    prior_shift = 100 / (rounds + 100)  # the prior (weight H = 100) is not yet washed out
+    weight = horizon / (rounds + horizon)  # the prior is not yet washed out
+    prior_shift = (abs(lam - closed) + 1.0) * weight
     ok = identity and abs(mean - closed) <= 4 * se + prior_shift and abs(mean - lam) > 0.5
     return Erratum(
         "cafed.code.lambda_estimator",
         "CA-Fed code: the Bayesian activity estimator estimates lambda_k",
         "it converges to pi a + (1-pi) b - 1 = -2 pi (1-pi) (1-lambda) instead",
-        f"one two-state chain pi={pi}, lambda={lam}, {rounds} rounds, {replicates} replicates, "
-        "code defaults (H=100, priors 1/2)",
+        f"one two-state chain pi={pi}, lambda={lam}, {rounds} rounds, {replicates} replicates; "
+        f"the code's estimator as published: H={horizon:g}, prior pseudo-counts pi H, a H, b H "
+        "from the client's TRUE pi, a, b, one transition from an all-off initial state, joint "
+        "counts divided by t + H",
         f"sympy identity holds: {identity}; closed-form limit {closed:.4f}; code estimator "
-        f"{mean:.4f} +- {se:.4f} (s.e.; prior weight {prior_shift:.4f}); true lambda {lam}",
+        f"{mean:.4f} +- {se:.4f} (s.e.; prior weight H/(t+H) = {weight:.4f}, shift towards "
+        f"lambda at most {prior_shift:.4f}); true lambda {lam}",
         _verdict(ok),
         {"closed_form": closed, "estimate": mean, "lambda": lam},
     )

@@ -4,7 +4,7 @@ vectorised over replicates.
 Starting from weights :math:`q`, clients are visited in a given order; client :math:`k` is
 tentatively set to :math:`q_k^+=0` and the change is kept iff the objective drops by at
 least :math:`\tau` (:math:`\hat\epsilon-\hat\epsilon^+\ge\tau`). Algorithm 1 runs ``get``
-twice: in descending :math:`\hat\lambda_k`, then in ascending :math:`\hat\pi_k`. A change
+twice: in descending :math:`|\hat\lambda_k|`, then in ascending :math:`\hat\pi_k`. A change
 that would make the objective non-finite (e.g. excluding every client) is never kept.
 """
 
@@ -51,15 +51,17 @@ def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> W
 
     Starts at :math:`q\propto\alpha/\pi` (Algorithm 1, line 5), rescaled to
     :math:`\|q\|_1=Q` whenever :math:`f` is evaluated; visits clients in descending ``lam``
-    (if given, Guideline B) and then in ascending :math:`\pi` (Guideline A). A heuristic:
-    its value is an upper bound on the program's optimum."""
+    (if given; Guideline B excludes the largest :math:`\lambda(P_k)`, the second largest
+    eigenvalue "in absolute value", so the order is by :math:`|\lambda_k|`) and then in
+    ascending :math:`\pi` (Guideline A). A heuristic: its value is an upper bound on the
+    program's optimum."""
     owner = "greedy_weights"
     check_instance(instance, WeightInstance, "instance", owner)
     n, Q = instance.num_clients, instance.Q
     orders = []
     if lam is not None:
         lam = check_array(lam, "lam", owner, shape=(n,), low=-1.0, high=1.0)
-        orders.append(torch.from_numpy(np.argsort(-lam, kind="stable"))[None])
+        orders.append(torch.from_numpy(np.argsort(-np.abs(lam), kind="stable"))[None])
     orders.append(torch.from_numpy(np.argsort(instance.pi, kind="stable"))[None])
 
     def objective(q: torch.Tensor) -> torch.Tensor:

@@ -199,15 +199,24 @@ class DataProblem(ABC):
             )
         return self._tables[key]
 
-    def _minibatch(self, clients: torch.Tensor, generator: torch.Generator | None, dtype):
-        """Samples ``X [M, b, p]``, ``y [M, b]`` and weights ``c [M, b]`` (rows sum to 1),
-        on the device of ``clients`` (and of ``generator``)."""
+    def _minibatch(
+        self,
+        clients: torch.Tensor,
+        generator: torch.Generator | None,
+        dtype,
+        batch_size: int | None = None,
+        caller: str = "grad",
+    ):
+        """Samples ``X [M, b, p]``, ``y [M, b]`` and weights ``c [M, b]`` (rows sum to 1) with
+        ``b = batch_size`` (default :attr:`batch_size`), on the device of ``clients`` (and of
+        ``generator``)."""
         dev = clients.device
         X, y, mean_weight, counts, valid = self._stored(dtype, dev)
-        if self.full_batch:
+        b = self.batch_size if batch_size is None else batch_size
+        if b is None or (self.sampling == "without_replacement" and b >= X.shape[1]):
             return X[clients], y[clients], mean_weight[clients]
-        check_instance(generator, torch.Generator, "generator", f"{self._owner}.grad")
-        b, m = self.batch_size, clients.shape[0]  # a minibatch: never torch's global generator
+        check_instance(generator, torch.Generator, "generator", f"{self._owner}.{caller}")
+        m = clients.shape[0]  # a minibatch: never torch's global generator
         n_max, p = X.shape[1], X.shape[2]
         counts = counts[clients]  # [M]
         if self.sampling == "with_replacement":
@@ -233,6 +242,30 @@ class DataProblem(ABC):
         v = w if self.compute_dtype is None else w.to(self.compute_dtype)
         X, y, c = self._minibatch(clients, generator, v.dtype)
         return (self._weighted_grad(v, X, y, c) + self.ridge * v).to(w.dtype)
+
+    def batch_losses(
+        self,
+        w: torch.Tensor,
+        clients: torch.Tensor,
+        generator: torch.Generator | None = None,
+        *,
+        batch_size: int | None = None,
+    ) -> torch.Tensor:
+        r"""Mini-batch estimates of the local objectives ``[M]`` (float64) of clients
+        ``clients [M]`` at ``w [M, d]``:
+        :math:`F_k(w,\mathcal B)=\frac1{b_k}\sum_{i\in\mathcal B}\ell(w;x_i,y_i)+\frac\rho2\|w\|^2`,
+        an unbiased estimate of :math:`F_k(w)`, with a batch of ``batch_size`` samples (default
+        :attr:`batch_size`, the one of :meth:`grad`) drawn as in :meth:`grad` (CA-Fed §IV-A:
+        "a noisy estimate :math:`F_k^{(t)}` of the current loss computed on a batch"). A batch
+        covering a client's data (or ``batch_size=None`` with a full-batch problem) gives
+        the exact :math:`F_k(w)`."""
+        owner = f"{self._owner}.batch_losses"
+        if batch_size is not None:
+            batch_size = check_int(batch_size, "batch_size", owner, low=1)
+        self._check_pairs(w, clients, owner)
+        v = w.to(torch.float64)
+        X, y, c = self._minibatch(clients, generator, torch.float64, batch_size, "batch_losses")
+        return self._weighted_loss(v, X, y, c) + 0.5 * self.ridge * (v * v).sum(-1)
 
     def _check_pairs(self, w, clients, owner: str) -> None:
         """``w`` a real CPU tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N)."""

@@ -160,6 +160,10 @@ class QuadraticProblem(QuadraticConstantsMixin):
         w = np.linalg.solve(H, b)
         return w, float(self.loss(w, p))
 
+    def client_optima(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Local minimisers :math:`w_k^*=c_k` ``[N, d]`` and minima :math:`F_k^*=0` ``[N]``."""
+        return self.c.copy(), np.zeros(self.num_clients)
+
     def gamma(self, weights=None) -> float:
         r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
         Thm 1), :math:`\Gamma'` for ``p`` the biased weights (CA-Fed Thm 3)."""

@@ -1,24 +1,64 @@
-r"""CA-Fed (Rodio et al. 2023, Algorithm 1) and its baselines as run in the official code.
+r"""CA-Fed (Rodio et al. 2023, Algorithm 1) as published, the authors' code as a named
+variant, and the baselines as run in the official code.
 
 Round :math:`t` of CA-Fed, vectorised over replicates (all per-client state is ``[R, N]``):
 
-1. the active clients :math:`A_t` report their loss :math:`F_k^{(t)}` at :math:`w_t`
-   (here the exact local objective);
+1. the active clients :math:`A_t` report their loss :math:`F_k^{(t)}` at :math:`w_t`. §IV-A:
+   each client "sends back a noisy estimate :math:`F_k^{(t)}` of the current loss computed
+   on a batch of samples" (``losses="batch"``; the batch size defaults to local training's,
+   and the batch is drawn independently of the first local step's, which the paper reuses:
+   the same law per round). ``losses="exact"`` reports the exact full-data
+   :math:`F_k(w_t)` instead: a **deviation** from the paper for the "paper" variant (with
+   losses that only fall, :math:`\hat F_k-\hat F_k^*=0` and every exclusion is a tie);
 2. loss filter (15) :math:`\hat F\leftarrow(1-\beta\mathbb 1_{A_t})\odot\hat F+
    \beta\mathbb 1_{A_t}\odot F^{(t)}` (in a replicate's first round with an active client,
    observed clients take their loss and the others the mean observed loss, as in the code),
-   :math:`\hat F^*=\min_{s\le t}\hat F^{(s)}`, (17) :math:`\hat\Gamma'=\max_k(\hat F_k-\hat F_k^*)`;
-   availability estimates :math:`\hat\pi,\hat\lambda` from an oracle (true values, as in the
-   paper's experiments) or Beta-prior posterior means
-   (:mod:`fedtheory.availability.estimators`);
+   :math:`\hat F^*=\min_{s\le t}\hat F^{(s)}` (§IV-B), (17)
+   :math:`\hat\Gamma'=\max_k(\hat F_k-\hat F_k^*)`; availability estimates
+   :math:`\hat\pi,\hat\lambda` from an oracle (true values, as in the paper's experiments)
+   or Beta-prior posterior means (:mod:`fedtheory.availability.estimators`);
 3. :math:`q=\alpha/\hat\pi`, then ``get`` (:func:`~fedtheory.optim.greedy_exclusion`) in
-   descending :math:`\hat\lambda` and in ascending :math:`\hat\pi` on the proxy (18) with
-   §VI-A's multiplier :math:`\bar\kappa^2`:
+   descending :math:`|\hat\lambda|` (§III: :math:`\lambda_2` is "the second largest
+   eigenvalue of P in absolute value"; Guideline B excludes "the clients with largest
+   :math:`\lambda(P_k)`") and in ascending :math:`\hat\pi` on the proxy (18) with §VI-A's
+   multiplier :math:`\bar\kappa^2`:
    :math:`\hat\epsilon(q)=\langle\hat F-\hat F^*,\hat\pi\tilde\odot q\rangle+
    \bar\kappa^2d_{TV}^2(\alpha,\hat\pi\tilde\odot q)\hat\Gamma'`;
 4. active clients with :math:`q_k>0` run :math:`E` local steps and the server applies (3),
    :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s\sum_{k\in A_t}q_k\Delta_t^k)` with the
    unnormalised :math:`q` (as the code; no projection unless ``radius`` is set).
+
+``variant="code"`` runs the authors' public code (``clients_sampler.py``,
+``MarkovianClientsSampler``; ``activity_estimator.py``) where it differs from the text:
+
+* :math:`\hat F_k^*` is the client's true local minimum :math:`F_k^*` (code:
+  ``get_local_optimums``), not the running minimum;
+* the filter is written with the code's ``smoothness_param`` :math:`s` weighting the *old*
+  estimate, :math:`\hat F\leftarrow s\hat F+(1-s)F^{(t)}` on :math:`A_t`, i.e.
+  :math:`\beta=1-s` (its run scripts: :math:`s=0.001` for the multi-seed runs, 0.2 in
+  ``full_experiment.sh``, 0 for tuning);
+* with an estimator (:class:`~fedtheory.availability.estimators.CodePrior`, the code's
+  ``--estimator_type bayesian``; its default is the oracle) :math:`\hat\pi,\hat\lambda` are
+  :func:`~fedtheory.availability.estimators.cafed_code_estimate`: divided by :math:`t+H`,
+  one transition counted from an all-off initial state, each client's *true*
+  :math:`\pi,a,b` as prior pseudo-counts;
+* the reported loss is exact (``losses`` defaults to ``"exact"``): the code evaluates every
+  client's full loss, on the client's held-out split and without the ridge term, where
+  fedtheory uses the training objective :math:`F_k` (and its :math:`F_k^*` is the exact
+  minimum of :math:`F_k`, where the code fits scikit-learn's ``LogisticRegression`` with
+  its default :math:`C=1` and reports its unregularised training log-loss).
+
+The rest is the same in both: ``get`` over all clients (the code's ``_truncate_clients``
+stops when excluding would leave no weight, which is ``get`` skipping that exclusion), ties
+in the orders broken by client index (Python's stable ``sorted``), (18) with
+:math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
+:math:`\pi`, :math:`\lambda` in float32, trains only clients with :math:`q_k>10^{-10}`, and
+raises in a first round without any active client (here the filter starts at the first
+round with one). Left out as well, because they concern every algorithm of the code, not
+CA-Fed: its optimiser is SGD with momentum 0.9 and weight decay :math:`10^{-2}` at the
+clients and at the server (whose momentum carries across rounds), and a local "step" is an
+epoch over the client's shuffled loader (``local_steps`` epochs; with 50 samples and batch
+32, mini-batches of 32 and 18), where fedtheory runs (2)-(3) as written.
 
 Baselines (SPEC §3.7, official ``clients_sampler.py``; with oracle :math:`\pi`):
 :func:`~fedtheory.sim.aggregation.unbiased_weights` (:math:`q_k=\alpha_k/\pi_k`),
@@ -40,20 +80,38 @@ from fedtheory.availability import estimators
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
-from fedtheory.params import check_array, check_int, check_real, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_simplex,
+)
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
 from fedtheory.sim.algorithm import LocalTraining
 
 __all__ = [
+    "LOSSES",
+    "VARIANTS",
     "AdaFedWeights",
     "CaFed",
     "CaFedState",
     "F3astWeights",
     "adafed_weights",
+    "cafed_exclusion_orders",
     "cafed_proxy_error",
     "f3ast_weights",
 ]
+
+VARIANTS = ("paper", "code")
+"""``CaFed`` variants: Algorithm 1 and §IV as published, or the authors' public code."""
+LOSSES = ("batch", "exact")
+"""Loss reports: a mini-batch estimate (§IV-A) or the exact full-data loss."""
+PAPER_BETA = 0.2
+"""§V: "For CA-Fed, we used tau = 0, beta = 0.2"."""
+CODE_SMOOTHNESS = 1e-3
+"""``smoothness_param`` of the code's multi-seed runs (``paper_experiments/*/run.sh``)."""
 
 
 def cafed_proxy_error(
@@ -75,43 +133,87 @@ def cafed_proxy_error(
     return (loss_gap * p).sum(-1) + trade_off * tv**2 * gamma
 
 
+def cafed_exclusion_orders(pi: torch.Tensor, lam: torch.Tensor) -> list[torch.Tensor]:
+    r"""The two orders of Algorithm 1's ``get`` (lines 6-7): descending
+    :math:`|\hat\lambda_k|` (Guideline B), then ascending :math:`\hat\pi_k` (Guideline A);
+    ties keep client order. ``pi, lam [R, N]`` -> two index tensors ``[R, N]``."""
+    return [
+        torch.argsort(lam.abs(), dim=-1, descending=True, stable=True),
+        torch.argsort(pi, dim=-1, stable=True),
+    ]
+
+
 class CaFedState(NamedTuple):
     w: torch.Tensor  # [R, d] server model
     loss_hat: torch.Tensor  # [R, N] filtered losses F_hat_k (15)
-    loss_min: torch.Tensor  # [R, N] running minimum F_hat_k^*
+    loss_min: torch.Tensor  # [R, N] F_hat_k^*: running minimum (paper), F_k^* (code)
     started: torch.Tensor  # [R] bool: a client has been observed
-    counts: estimators.AvailabilityCounts | None  # Beta-prior counts [R, N] (None: oracle)
+    counts: estimators.AvailabilityCounts | None  # availability counts [R, N] (None: oracle)
     weights: torch.Tensor | None = None  # [R, N] q applied in the last round
     participants: torch.Tensor | None = None  # [R, N] bool: active clients with q_k > 0
 
 
 @dataclass(frozen=True, kw_only=True)
 class CaFed(LocalTraining):
-    r"""CA-Fed, Algorithm 1 of Rodio et al. 2023 (see the module docstring).
+    r"""CA-Fed, Algorithm 1 of Rodio et al. 2023, or the authors' code (module docstring).
 
     Parameters
     ----------
     alpha : array [N]
         Target weights :math:`\alpha`.
     pi, lam : array [N], optional
-        Oracle availability and correlation :math:`\pi_k,\lambda_k` (the paper's setting).
-    prior : BetaPrior, optional
-        Use Beta-prior estimators instead of the oracle (give either ``pi``/``lam`` or this).
-    beta : float
-        Loss-filter parameter :math:`\beta\in(0,1]` of (15) (paper 0.2).
+        Oracle availability and correlation :math:`\pi_k,\lambda_k` (the paper's setting);
+        with a :class:`~fedtheory.availability.estimators.CodePrior` they are the code's
+        prior instead.
+    prior : BetaPrior or CodePrior, optional
+        Estimate :math:`\hat\pi,\hat\lambda` online: Beta-prior posterior means (variant
+        "paper"; give no ``pi``/``lam``) or the code's estimator (variant "code").
+    variant : {"paper", "code"}
+        Algorithm 1 and §IV as published, or the authors' code.
+    beta : float, optional
+        Variant "paper": filter parameter :math:`\beta\in(0,1]` of (15) (default 0.2, §V).
+    smoothness : float, optional
+        Variant "code": the code's ``smoothness_param`` :math:`s\in[0,1]`, the weight of the
+        old estimate (:math:`\beta=1-s`; default 0.001, the multi-seed runs).
+    losses : {"batch", "exact"}, optional
+        The reported :math:`F_k^{(t)}`: a mini-batch estimate (§IV-A; the default of
+        "paper") or the exact full-data loss (the default of "code"; for "paper" a
+        deviation from the text).
+    loss_batch : int, optional
+        Batch size of the ``"batch"`` estimate (default: the problem's local-training
+        batch, ``problem.batch_size``).
     tau : float
         Exclusion threshold :math:`\tau\ge0` of ``get`` (paper 0).
     trade_off : float
         :math:`\bar\kappa^2\ge0` of §VI-A (code ``bias_const``, default 1).
     ``local_steps``, ``lr``, ``server_lr``, ``radius``, ... as in
     :class:`~fedtheory.sim.algorithm.LocalTraining`.
+
+    Examples
+    --------
+    >>> from fedtheory.availability import TwoStateMarkov
+    >>> from fedtheory.data import cafed_clustered
+    >>> from fedtheory.problems import LogisticRegressionProblem
+    >>> from fedtheory.sim import simulate
+    >>> problem = LogisticRegressionProblem(cafed_clustered(6, 3, 40, seed=0), batch_size=8)
+    >>> process = TwoStateMarkov([0.5] * 6, [0.9, 0.9, 0.0, 0.0, -0.5, -0.5])
+    >>> paper = CaFed(alpha=problem.alpha, pi=process.pi, lam=process.lam, lr=0.1)
+    >>> code = CaFed(alpha=problem.alpha, pi=process.pi, lam=process.lam, lr=0.1,
+    ...              variant="code")
+    >>> rec = simulate(problem, process, paper, rounds=5, replicates=2, seed=0)
+    >>> rec.participants.shape
+    (2, 5)
     """
 
     alpha: np.ndarray
     pi: np.ndarray | None = None
     lam: np.ndarray | None = None
-    prior: estimators.BetaPrior | None = None
-    beta: float = 0.2
+    prior: estimators.BetaPrior | estimators.CodePrior | None = None
+    variant: str = "paper"
+    beta: float | None = None
+    smoothness: float | None = None
+    losses: str | None = None
+    loss_batch: int | None = None
     tau: float = 0.0
     trade_off: float = 1.0
     name: str = field(default="ca-fed")
@@ -121,23 +223,66 @@ class CaFed(LocalTraining):
         owner = "CaFed"
         alpha = check_simplex(self.alpha, "alpha", owner)
         object.__setattr__(self, "alpha", alpha)
-        oracle = self.pi is not None or self.lam is not None
-        if oracle == (self.prior is not None) or (oracle and (self.pi is None or self.lam is None)):
+        variant = check_choice(self.variant, VARIANTS, "variant", owner)
+        code = variant == "code"
+        code_prior = isinstance(self.prior, estimators.CodePrior)
+        beta_prior = isinstance(self.prior, estimators.BetaPrior)
+        truth = self.pi is not None or self.lam is not None
+        if self.prior is not None and not (beta_prior or code_prior):
             raise ParameterError(
-                f"The 'prior' parameter of {owner} must be given exactly when the oracle "
-                "'pi' and 'lam' are not. Got "
+                f"The 'prior' parameter of {owner} must be None, a BetaPrior or a CodePrior. "
+                f"Got {self.prior!r} instead."
+            )
+        if code_prior != code and self.prior is not None:
+            raise ParameterError(
+                f"The 'prior' parameter of {owner} must be a "
+                f"{'CodePrior' if code else 'BetaPrior'} with variant={variant!r} (each "
+                f"variant has its own estimator). Got {type(self.prior).__name__} instead."
+            )
+        need_truth = self.prior is None or code_prior
+        if need_truth != truth or (truth and (self.pi is None or self.lam is None)):
+            raise ParameterError(
+                f"The 'prior' parameter of {owner} must be a BetaPrior exactly when the oracle "
+                "'pi' and 'lam' are not given (a CodePrior takes them as its prior). Got "
                 f"pi={'set' if self.pi is not None else None}, "
                 f"lam={'set' if self.lam is not None else None}, prior={self.prior} instead."
             )
-        if oracle:
+        if truth:
             n = alpha.shape
             pi = check_array(self.pi, "pi", owner, shape=n, low=0.0, high=1.0, low_open=True)
             lam = check_array(self.lam, "lam", owner, shape=n, low=-1.0, high=1.0)
             object.__setattr__(self, "pi", pi)
             object.__setattr__(self, "lam", lam)
-        check_real(self.beta, "beta", owner, low=0.0, high=1.0, low_open=True)
+        if code:
+            if self.beta is not None:
+                raise ParameterError(
+                    f"The 'beta' parameter of {owner} must be None with variant='code' (the "
+                    f"code's filter is set by 'smoothness', s = 1 - beta). Got {self.beta!r} "
+                    "instead."
+                )
+            s = CODE_SMOOTHNESS if self.smoothness is None else self.smoothness
+            s = check_real(s, "smoothness", owner, low=0.0, high=1.0)
+            object.__setattr__(self, "smoothness", s)
+        else:
+            if self.smoothness is not None:
+                raise ParameterError(
+                    f"The 'smoothness' parameter of {owner} must be None with variant='paper' "
+                    f"(the paper's filter is set by 'beta'). Got {self.smoothness!r} instead."
+                )
+            b = PAPER_BETA if self.beta is None else self.beta
+            b = check_real(b, "beta", owner, low=0.0, high=1.0, low_open=True)
+            object.__setattr__(self, "beta", b)
+        losses = self.losses if self.losses is not None else ("exact" if code else "batch")
+        object.__setattr__(self, "losses", check_choice(losses, LOSSES, "losses", owner))
+        if self.loss_batch is not None:
+            check_int(self.loss_batch, "loss_batch", owner, low=1)
         check_real(self.tau, "tau", owner, low=0.0)
         check_real(self.trade_off, "trade_off", owner, low=0.0)
+
+    @property
+    def filter_weight(self) -> float:
+        r"""The weight :math:`\beta` of a new loss in (15): ``beta``, or :math:`1-s`."""
+        return self.beta if self.variant == "paper" else 1.0 - self.smoothness
 
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> CaFedState:
         r, n = w0.shape[0], problem.num_clients
@@ -146,33 +291,75 @@ class CaFed(LocalTraining):
                 f"The 'problem' parameter of CaFed.init must have N={self.alpha.size} clients "
                 f"like alpha. Got {n} instead."
             )
+        if self.losses == "batch" and not hasattr(problem, "batch_losses"):
+            raise ParameterError(
+                "The 'losses' parameter of CaFed must be 'exact' for a problem without "
+                f"samples (no batch_losses). Got 'batch' with {type(problem).__name__} instead."
+            )
+        if self.variant == "code" and not hasattr(problem, "client_optima"):
+            raise ParameterError(
+                "The 'variant' parameter of CaFed must be 'paper' for a problem without local "
+                f"optima (no client_optima). Got 'code' with {type(problem).__name__} instead."
+            )
         zeros = torch.zeros(r, n, dtype=torch.float64, device=w0.device)
+        if self.variant == "code":
+            optima = torch.from_numpy(np.asarray(problem.client_optima()[1], np.float64))
+            loss_min = optima.to(w0.device).expand(r, n).clone()
+        else:
+            loss_min = zeros
         counts = None if self.prior is None else estimators.init((r, n))
         started = torch.zeros(r, dtype=torch.bool, device=w0.device)
-        return CaFedState(w0, zeros, zeros, started, counts)
+        return CaFedState(w0, zeros, loss_min, started, counts)
 
     def estimates(self, counts, shape, device=None) -> tuple[torch.Tensor, torch.Tensor]:
         r""":math:`(\hat\pi,\hat\lambda)`, each ``[R, N]`` (on ``device``)."""
         if counts is None:
             pi, lam = np.tile(self.pi, (shape[0], 1)), np.tile(self.lam, (shape[0], 1))
+        elif isinstance(self.prior, estimators.CodePrior):
+            est = estimators.cafed_code_estimate(
+                counts, self.pi, self.lam, horizon=self.prior.horizon
+            )
+            pi, lam = est.pi, est.lam
         else:
             est = estimators.estimate(counts, self.prior)
             pi, lam = est.pi, est.lam
         return tuple(torch.as_tensor(x, dtype=torch.float64, device=device) for x in (pi, lam))
 
+    def reported_losses(
+        self,
+        problem: FederatedProblem,
+        w: torch.Tensor,
+        mask: torch.Tensor,
+        generator: torch.Generator | None,
+    ) -> torch.Tensor:
+        r"""The losses :math:`F_k^{(t)}` ``[R, N]`` the active clients of ``mask [R, N]``
+        report at ``w [R, d]`` (entries of inactive clients are 0 and never read)."""
+        if self.losses == "exact":
+            return torch.from_numpy(problem.client_losses(w.cpu().numpy())).to(w.device)
+        rep, cli = mask.nonzero(as_tuple=True)
+        out = torch.zeros(mask.shape, dtype=torch.float64, device=w.device)
+        if rep.numel():
+            out[rep, cli] = problem.batch_losses(
+                w[rep], cli, generator, batch_size=self.loss_batch
+            ).to(torch.float64)
+        return out
+
     def filter_losses(
         self, state: CaFedState, losses: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(15) and the running minimum: ``(loss_hat, loss_min, started)``, all ``[R, N]``/[R]."""
+        """(15) and :math:`\\hat F^*`: ``(loss_hat, loss_min, started)``, ``[R, N]``/``[R]``."""
         m = mask.to(torch.float64)
+        beta = self.filter_weight
         fresh = ~state.started & mask.any(-1)  # [R]
         mean_seen = (losses * m).sum(-1, keepdim=True) / m.sum(-1, keepdim=True).clamp_min(1.0)
         first = torch.where(mask, losses, mean_seen)
-        filtered = (1.0 - self.beta * m) * state.loss_hat + self.beta * m * losses
+        filtered = (1.0 - beta * m) * state.loss_hat + beta * m * losses
         started = state.started | fresh
         loss_hat = torch.where(
             fresh[:, None], first, torch.where(state.started[:, None], filtered, state.loss_hat)
         )
+        if self.variant == "code":  # the true local minima, fixed at init
+            return loss_hat, state.loss_min, started
         loss_min = torch.where(
             fresh[:, None],
             first,
@@ -190,11 +377,7 @@ class CaFed(LocalTraining):
         def proxy(q: torch.Tensor) -> torch.Tensor:
             return cafed_proxy_error(q, pi, loss_gap, alpha, gamma, self.trade_off)
 
-        orders = [
-            torch.argsort(lam, dim=-1, descending=True, stable=True),
-            torch.argsort(pi, dim=-1, stable=True),
-        ]
-        return greedy_exclusion(proxy, alpha / pi, orders, tau=self.tau)
+        return greedy_exclusion(proxy, alpha / pi, cafed_exclusion_orders(pi, lam), tau=self.tau)
 
     def step(
         self,
@@ -207,7 +390,7 @@ class CaFed(LocalTraining):
         """One round of Algorithm 1: ``state.w [R, d]``, ``mask [R, N]`` -> next state."""
         w = state.w
         mask = self.participants(mask, t)
-        losses = torch.from_numpy(problem.client_losses(w.cpu().numpy())).to(w.device)  # [R, N]
+        losses = self.reported_losses(problem, w, mask, generator)  # [R, N]
         loss_hat, loss_min, started = self.filter_losses(state, losses, mask)
         seen = mask.cpu().numpy()
         counts = None if state.counts is None else estimators.update(state.counts, seen)

@@ -161,50 +161,76 @@ def _cafed_proxy(q, pi_hat, gap, alpha, bias_coef):
     return sum(gap[k] * p_eff[k] for k in range(n)) + bias_coef * tv**2
 
 
+def _cafed_estimates(alg: CaFed, history, t):
+    """(pi_hat, lam_hat) per client after the availability rows ``history`` (rounds 0..t)."""
+    n = len(alg.alpha)
+    if alg.prior is None:
+        return list(alg.pi), list(alg.lam)
+    pi_hat, lam_hat = [0.0] * n, [0.0] * n
+    for k in range(n):
+        seq = [bool(row[k]) for row in history]
+        on = sum(seq)
+        pairs = list(zip(seq[:-1], seq[1:], strict=True))
+        n11 = sum(a and b for a, b in pairs)
+        n10 = sum(a and not b for a, b in pairs)
+        n00 = sum(not a and not b for a, b in pairs)
+        n01 = sum(not a and b for a, b in pairs)
+        if alg.variant == "code":  # the code's BayesianActivityEstimator
+            h, p, lam = alg.prior.horizon, alg.pi[k], alg.lam[k]
+            n00 += not seq[0]  # its initial active set is empty
+            pi_hat[k] = (on + p * h) / (t + 1 + h)
+            a = (n11 + (p + lam - lam * p) * h) / (t + 1 + h)
+            b = (n00 + (1 - p + lam * p) * h) / (t + 1 + h)
+        else:
+            p = alg.prior
+            pi_hat[k] = (on + p.on) / (t + 1 + p.on + p.off)
+            a = (n11 + p.stay_on) / (n11 + n10 + p.stay_on + p.leave_on)
+            b = (n00 + p.stay_off) / (n00 + n01 + p.stay_off + p.leave_off)
+        lam_hat[k] = a + b - 1
+    return pi_hat, lam_hat
+
+
 def _cafed(problem, alg: CaFed, mask, w, gen):
-    """CA-Fed, Algorithm 1 of Rodio et al. 2023, line by line for one replicate."""
+    """CA-Fed, Algorithm 1 of Rodio et al. 2023 (or the authors' code, ``alg.variant``),
+    line by line for one replicate."""
     n = mask.shape[1]
     alpha = alg.alpha
+    code = alg.variant == "code"
+    beta = alg.beta if not code else 1 - alg.smoothness
     loss_hat, loss_min, started = np.zeros(n), np.zeros(n), False
-    on, n11, n10, n00, n01 = (np.zeros(n) for _ in range(5))
-    last = None
+    if code:
+        loss_min = np.array(problem.client_optima()[1], float)
     out = [w]
     for t, m in enumerate(mask):
-        losses = problem.client_losses(w)
         active = [k for k in range(n) if m[k]]
+        if alg.losses == "exact":
+            losses = problem.client_losses(w)
+        else:  # one mini-batch per active client (section IV-A)
+            losses = np.zeros(n)
+            for k in active:
+                point, client = torch.from_numpy(w)[None], torch.tensor([k])
+                losses[k] = float(
+                    problem.batch_losses(point, client, gen(t), batch_size=alg.loss_batch)[0]
+                )
         if not started and active:  # first observation: unseen clients get the mean loss
             mean = sum(losses[k] for k in active) / len(active)
             for k in range(n):
                 loss_hat[k] = losses[k] if m[k] else mean
-                loss_min[k] = loss_hat[k]
+                if not code:
+                    loss_min[k] = loss_hat[k]
             started = True
         elif started:
-            for k in active:  # (15)
-                loss_hat[k] = (1 - alg.beta) * loss_hat[k] + alg.beta * losses[k]
-            for k in range(n):
-                loss_min[k] = min(loss_min[k], loss_hat[k])
-        if alg.prior is None:
-            pi_hat, lam_hat = alg.pi, alg.lam
-        else:
-            p = alg.prior
-            pi_hat, lam_hat = np.zeros(n), np.zeros(n)
-            for k in range(n):
-                on[k] += m[k]
-                if last is not None:
-                    n11[k] += last[k] and m[k]
-                    n10[k] += last[k] and not m[k]
-                    n00[k] += not last[k] and not m[k]
-                    n01[k] += not last[k] and m[k]
-                pi_hat[k] = (on[k] + p.on) / (t + 1 + p.on + p.off)
-                a = (n11[k] + p.stay_on) / (n11[k] + n10[k] + p.stay_on + p.leave_on)
-                b = (n00[k] + p.stay_off) / (n00[k] + n01[k] + p.stay_off + p.leave_off)
-                lam_hat[k] = a + b - 1
-            last = m.copy()
+            for k in active:  # (15); the code's s F_hat + (1 - s) F is beta = 1 - s
+                loss_hat[k] = (1 - beta) * loss_hat[k] + beta * losses[k]
+            if not code:
+                for k in range(n):
+                    loss_min[k] = min(loss_min[k], loss_hat[k])
+        pi_hat, lam_hat = _cafed_estimates(alg, mask[: t + 1], t)
         gap = [loss_hat[k] - loss_min[k] for k in range(n)]
         gamma = max(gap)  # (17)
 
         q = [alpha[k] / pi_hat[k] for k in range(n)]
-        by_lambda = sorted(range(n), key=lambda k: -lam_hat[k])
+        by_lambda = sorted(range(n), key=lambda k: abs(lam_hat[k]), reverse=True)
         by_pi = sorted(range(n), key=lambda k: pi_hat[k])
         for order in (by_lambda, by_pi):  # get(), twice
             eps = _cafed_proxy(q, pi_hat, gap, alpha, alg.trade_off * gamma)
