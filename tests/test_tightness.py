@@ -241,3 +241,7 @@ def test_cli_unknown_key_and_default_budget(capsys):
     assert main(["tightness", "fedau.theorem2"]) == 2
     assert "no tightness family" in capsys.readouterr().err
     assert cli_tightness.DEFAULT_BUDGET == DEFAULT_BUDGET
+    assert main(["tightness", "cafed.theorem1", "--budget", "2"]) == 2
+    assert "'budget' parameter of tightness.search" in capsys.readouterr().err
+    assert main(["tightness", "cafed.theorem1", "--scale", "0"]) == 2
+    assert "'factor' parameter of scaled" in capsys.readouterr().err

@@ -18,6 +18,7 @@ def _constants(point) -> dict:
 
 
 def _tightness(args) -> int:
+    from fedtheory.errors import ParameterError
     from fedtheory.tightness import FAMILIES, scaled, search
 
     if args.key not in FAMILIES:
@@ -26,10 +27,12 @@ def _tightness(args) -> int:
             file=sys.stderr,
         )
         return 2
-    family = FAMILIES[args.key]
-    if args.scale != 1.0:
-        family = scaled(family, args.scale)
-    result = search(family, budget=args.budget, seed=args.seed)
+    try:
+        family = FAMILIES[args.key] if args.scale == 1.0 else scaled(FAMILIES[args.key], args.scale)
+        result = search(family, budget=args.budget, seed=args.seed)
+    except ParameterError as err:
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return 2
     worst = result.worst
     scale = "" if args.scale == 1.0 else f" x {args.scale:g} (deliberately changed bound)"
     print(f"{result.title}{scale}: {result.reference}")
