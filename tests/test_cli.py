@@ -113,31 +113,33 @@ def test_validate_fail_on_violated_and_module(restore_checks, tmp_path, capsys):
     assert main(["validate", "--module", "missing.py", "--out", str(tmp_path)]) == 2
 
 
-def _imports_torch(code: str) -> bool:
+def _torch_after(code: str) -> list[bool]:
+    """Whether torch is imported after each ``# check`` line of ``code`` (a fresh process)."""
+    code = code.replace("# check", "print('torch' in sys.modules)")
     run = subprocess.run(
-        [sys.executable, "-c", code + "\nimport sys; print('torch' in sys.modules)"],
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True, check=True
     )
-    return run.stdout.strip().splitlines()[-1] == "True"
+    return [line == "True" for line in run.stdout.splitlines() if line in ("True", "False")]
 
 
 def test_help_and_version_do_not_import_torch():
     code = (
         "from fedtheory.cli import main\n"
         "for argv in (['--help'], ['--version'], ['show', '--help'], ['eval', '--help']):\n"
-        "    try:\n        main(argv)\n    except SystemExit:\n        pass"
+        "    try:\n        main(argv)\n    except SystemExit:\n        pass\n# check"
     )
-    assert not _imports_torch(code)
+    assert _torch_after(code) == [False]
 
 
-def test_list_show_and_eval_do_not_import_torch():
-    if _imports_torch("import fedtheory.bounds"):
-        pytest.skip("fedtheory.bounds itself still imports torch (being made torch-free)")
+def test_list_show_and_eval_import_nothing_heavier_than_the_catalogue():
+    """``list``, ``show`` and ``eval`` import torch only if the catalogue does."""
     code = (
+        "import fedtheory.bounds\n# check\n"
         "from fedtheory.cli import main\n"
         "main(['list']); main(['show', 'cafed.theorem1'])\n"
-        "main(['eval', 'cafed.theorem1', 'kappa=2', 'gap_B=0.1', 'chi2=0.5', 'Gamma=1'])"
+        "main(['eval', 'cafed.theorem1', 'kappa=2', 'gap_B=0.1', 'chi2=0.5', 'Gamma=1'])\n# check"
     )
-    assert not _imports_torch(code)
+    catalogue, commands = _torch_after(code)
+    if catalogue:
+        pytest.skip("fedtheory.bounds itself still imports torch (being made torch-free)")
+    assert not commands

@@ -18,8 +18,8 @@ def _validate(args) -> int:
     for module in args.module or []:
         try:
             added += load_checks(module)
-        except ParameterError as err:
-            print(f"fedtheory: {err}", file=sys.stderr)
+        except (ParameterError, KeyError) as err:  # KeyError: a name registered twice
+            print(f"fedtheory: {module}: {err}", file=sys.stderr)
             return 2
     names = args.check or added or list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]

@@ -122,7 +122,7 @@ class _Plan:
     filtered: list = field(default_factory=list)  # condition indices met by rejection
 
 
-def _roots(cond, sym: sp.Symbol, params, symbols):
+def _roots(cond, sym: sp.Symbol, symbols):
     """Root functions of ``lhs = rhs`` in ``sym`` (over all parameters), or None."""
     try:
         sols = sp.solve(sp.Eq(sp.sympify(cond.lhs), sp.sympify(cond.rhs)), sym, dict=False)
@@ -181,7 +181,7 @@ def _plan(theorem, fixed_names: frozenset) -> _Plan:
             others = names - {p}
             if any(reaches(o, p) for o in others):
                 continue  # would make a cycle
-            roots = _roots(c, theorem.notation[p].symbol, params, symbols)
+            roots = _roots(c, theorem.notation[p].symbol, symbols)
             if roots is None:
                 continue
             plan.pivots.setdefault(p, []).append((i, roots))
