@@ -26,6 +26,21 @@ from fedtheory.params import check_array, check_int, check_real
 from fedtheory.problems import QuadraticProblem
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
+CLASSES = (
+    "statement false",
+    "proof does not establish the statement",
+    "constant or typo",
+    "the paper's own caveat, confirmed",
+    "authors' code deviates from the paper",
+    "not shown",
+)
+"""The taxonomy of ``validation/ERRATA.md``: *statement false* = a counterexample inside all
+the statement's hypotheses; *proof does not establish the statement* = a step of the proof
+fails (the statement itself may hold); *constant or typo* = a printed constant or symbol
+differs from what the derivation gives; *the paper's own caveat, confirmed* = the paper states
+the exception itself; *authors' code deviates from the paper*; *not shown* = the check does
+not meet the statement's hypotheses, so it neither confirms nor refutes it."""
+RELATIONS = (">", ">=", "<=", "==", "!=")
 SOLVER = "CLARABEL"
 SOLVER_TOL = 1e-6  # accuracy of the interior-point solution used in the App. D/E checks
 
@@ -41,10 +56,32 @@ class Erratum:
     computed: str  # what fedtheory computes, in words and numbers
     verdict: str  # one of VERDICTS
     values: Mapping[str, float] = field(default_factory=dict)
+    kind: str = ""  # one of CLASSES
+    advice: str = ""  # what a reader of the paper should do
+    # the finding as "values[measured] relation values[bound]" (the numbers the report shows)
+    compare: tuple[str, str, str] = ("", "", "")
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.kind not in CLASSES:
+            raise ValueError(f"kind must be one of {CLASSES}, got {self.kind!r}")
+        measured, relation, bound = self.compare
+        if relation not in RELATIONS or {measured, bound} - set(self.values):
+            raise ValueError(
+                f"compare must be (name, relation, name) with names in values "
+                f"{sorted(self.values)} and relation in {RELATIONS}, got {self.compare!r}"
+            )
+
+    @property
+    def measured(self) -> float:
+        """The recomputed quantity the finding is about."""
+        return float(self.values[self.compare[0]])
+
+    @property
+    def bound(self) -> float:
+        """What the finding compares it with (the paper's value, or the other side)."""
+        return float(self.values[self.compare[2]])
 
 
 def _verdict(flag: bool) -> str:
@@ -81,6 +118,10 @@ def cafed_chi_square_not_convex_in_q() -> Erratum:
         f"chi2(midpoint)={mid:.2f} > chord",
         _verdict(mid > chord),
         {"chi2_a": ends[0], "chi2_b": ends[1], "chord": chord, "midpoint": mid},
+        kind="statement false",
+        advice="Do not rely on convexity in q: solve (III-C) in the App. D variables "
+        "(y, s) = (q/pi^T q, 1/pi^T q), where it is convex (cafed.appE.convexity_in_y_s).",
+        compare=("midpoint", ">", "chord"),
     )
 
 
@@ -127,6 +168,11 @@ def cafed_convex_in_y_s() -> Erratum:
         f"{best_random:.6f}",
         _verdict(ok),
         {"optimum": float(prob.value), "best_random": best_random},
+        kind="proof does not establish the statement",
+        advice="The conclusion stands, its argument does not: replace App. E's 'convex in q by "
+        "direct inspection' with the change of variables (y, s), in which the program is DCP "
+        "(fedtheory.optim.program builds it).",
+        compare=("optimum", "<=", "best_random"),
     )
 
 
@@ -161,6 +207,10 @@ def cafed_water_filling_needs_equal_A() -> Erratum:
         "(paper's form)",
         _verdict(exact < 1e-4 and paper > 1e-2),
         {"residual_exact": exact, "residual_paper": paper},
+        kind="statement false",
+        advice="Use q_k^* = (lambda^* pi_k - theta^*)_+ / A_kk with A_kk = sigma_k^2 pi_k "
+        "sum_t eta_t^2 (fedtheory.optim.kkt); (27) holds only when all A_kk are equal.",
+        compare=("residual_paper", ">", "residual_exact"),
     )
 
 
@@ -183,6 +233,9 @@ def cafed_upsilon_uses_w_star() -> Erratum:
         f"||w0 - w*||^2 = {d_star:.4f}, ||w0 - w_B*||^2 = {d_b:.4f}",
         _verdict(abs(d_star - d_b) > 1e-6 * max(d_star, d_b)),
         {"dist_w_star": d_star, "dist_w_B_star": d_b},
+        kind="constant or typo",
+        advice="Read upsilon with ||w_{0,0} - w_B^*||^2, which is what Lemma 2 (App. B) proves.",
+        compare=("dist_w_star", "!=", "dist_w_B_star"),
     )
 
 
@@ -230,6 +283,11 @@ def cafed_theorem2_versus_its_proof() -> Erratum:
         f"{proof_phi:.4f}); noise ratio {ratio:.2f}",
         _verdict(abs(ratio - 4) < 1e-9 and proof_total > num.total),
         {"stated": num.total, "proof": proof_total, "noise_ratio": ratio},
+        kind="proof does not establish the statement",
+        advice="Use the constants of the proof's last inequality (2 q^T Sigma q, 2L(EQ+2)Gamma, "
+        "2EDGQ sum_t J_t eta_{t-J_t}^2), which is what App. B establishes; (12) as printed is "
+        "unproven when the noise term dominates.",
+        compare=("proof", ">", "stated"),
     )
 
 
@@ -264,6 +322,10 @@ def cafed_lambda_estimator_limit(*, rounds: int = 20_000, replicates: int = 8) -
         f"{mean:.4f} +- {se:.4f} (s.e.; prior weight {prior_shift:.4f}); true lambda {lam}",
         _verdict(ok),
         {"closed_form": closed, "estimate": mean, "lambda": lam},
+        kind="authors' code deviates from the paper",
+        advice="Do not read the code's lambda estimates as lambda_k; run the paper's estimator "
+        "and the code's side by side (CaFed variants).",
+        compare=("estimate", "!=", "lambda"),
     )
 
 
@@ -303,7 +365,15 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
         f"p_3={p[2]:.4f} (sum p={p.sum():.3f}, max p={p.max():.3f}), x_hat={x_hat:.1f}, exponent="
         f"{expo:.2f}, exp={np.exp(expo):.1f} > 1+x+x^2={1 + expo + expo**2:.1f}",
         _verdict(bool(ok)),
-        {"rounds": float(rounds), "p": float(p[2]), "x_hat": x_hat, "exponent": expo},
+        {
+            "rounds": float(rounds), "p": float(p[2]), "x_hat": x_hat, "exponent": expo,
+            "fact8_limit": 1.0,
+        },  # fmt: skip
+        kind="proof does not establish the statement",
+        advice="Treat Theorem 1 as unproven when p_{i,t} can be small: the step needs "
+        "(k - K sigma_t) eta / (K p_{i,t}) <= 1, which sigma_t >= eta (k - K sigma_t)/K "
+        "guarantees; the measured regret still stays below (27) in e3cs-regret.",
+        compare=("exponent", ">", "fact8_limit"),
     )
 
 
@@ -338,7 +408,11 @@ def e3cs_successive_sampling() -> Erratum:
         f"inclusion probabilities {np.round(incl, 4).tolist()}; max |incl - p| = {gap:.4f}; "
         f"E[x_hat]/x = incl/p = {np.round(incl / p, 4).tolist()}",
         _verdict(gap > 1e-3),
-        {"max_gap": gap},
+        {"max_gap": gap, "zero": 0.0},
+        kind="statement false",
+        advice="Sample with exact marginals (systematic or conditional Poisson sampling; "
+        "fedtheory's sampler='systematic'), or treat x_hat as biased under torch.multinomial.",
+        compare=("max_gap", ">", "zero"),
     )
 
 
@@ -388,6 +462,10 @@ def fedlaavg_missing_one_over_n(iterations: int = 20) -> Erratum:
         f"without: {err_without:.2e} (factor 1-2 gamma N = {1 - 2 * gamma * N:.1f}, diverges)",
         _verdict(err_with < 1e-1 and err_without > 1e6),
         {"error_with": err_with, "error_without": err_without},
+        kind="constant or typo",
+        advice="Read line 13 as x^t = x^{t-1} - (gamma/N) sum_i g_i, as eqs. (3)-(4) and Lemma 4 "
+        "do.",
+        compare=("error_without", ">", "error_with"),
     )
 
 
@@ -446,7 +524,12 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4) -> Erratum:
         f"time average of ||Omega||^2 = {mean_sq:.4f} +- {se:.4f} (exact {exact:.4f}); "
         f"max |time average of Omega| = {mean_vec:.4f}",
         _verdict(bool(ok)),
-        {"mismatch": mean_sq, "mean_bias": mean_vec},
+        {"mismatch": mean_sq, "mean_bias": mean_vec, "zero": 0.0},
+        kind="not shown",
+        advice="Theorem 1's mismatch term was lost in the text (SPEC §1.2): if it is "
+        "E||Omega^t||^2, Remark 3 is false for heterogeneous clients (this check); if it is "
+        "||E Omega^t||^2, Remark 3 holds. Check the published equation before relying on it.",
+        compare=("mismatch", ">", "zero"),
     )
 
 

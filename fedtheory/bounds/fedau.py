@@ -52,6 +52,58 @@ _REF = "Wang & Ji 2024 (FedAU, ICLR)"
 CUTOFF_MEAN = (1 - (1 - p) ** K) / p
 CUTOFF_VARIANCE = (1 - p) / p**2 - (2 * K - 1) * (1 - p) ** K / p - (1 - p) ** (2 * K) / p**2
 
+SERIES_TERMS = 40
+"""Terms of the small-``Kp`` series of the cut-off variance (each at most ``(2Kp)^n/n!``)."""
+
+
+def _one_minus_power(p_n, K_cut):
+    r""":math:`1-(1-p)^K=-\mathrm{expm1}(K\,\mathrm{log1p}(-p))`, accurate to a few ulps."""
+    return -np.expm1(K_cut * np.log1p(-p_n))
+
+
+def _cutoff_mean_stable(*, p, K):
+    r"""Stable form of :data:`CUTOFF_MEAN`: :math:`-\mathrm{expm1}(K\,\mathrm{log1p}(-p))/p`
+    (no cancellation for :math:`p\to0`, where the mean tends to :math:`K`)."""
+    p_n, K_cut = np.asarray(p, float), np.asarray(K, float)
+    return _one_minus_power(p_n, K_cut) / p_n
+
+
+def _cutoff_variance_series(p_n, K_cut):
+    r"""Taylor series of :data:`CUTOFF_VARIANCE` in :math:`p`: expanding the binomials,
+
+    .. math:: \mathrm{Var}=\sum_{n=3}^{2K}(-1)^n\Big[(2K-1)\binom K{n-1}p^{n-1}
+              -\binom{2K}np^n\Big]/p^2
+
+    (the coefficients of :math:`p^0,p^1,p^2` of the numerator vanish). Terms are built by
+    the ratio recurrences of the binomials and vanish beyond :math:`n=2K`; for
+    :math:`Kp\le1/2` the :math:`n`-th term is below :math:`(2Kp)^n/n!`, so
+    ``SERIES_TERMS`` terms reach float64 accuracy."""
+    b = K_cut * (2 * K_cut - 1) * p_n**2  # C(2K, 2) p^2
+    c = K_cut * p_n  # C(K, 1) p
+    total = np.zeros(np.broadcast_shapes(p_n.shape, K_cut.shape))
+    for n in range(3, SERIES_TERMS + 1):
+        b = b * np.maximum(2 * K_cut - n + 1, 0) * p_n / n  # C(2K, n) p^n
+        c = c * np.maximum(K_cut - n + 2, 0) * p_n / (n - 1)  # C(K, n-1) p^(n-1)
+        total = total + (-1) ** n * ((2 * K_cut - 1) * c * p_n - b) / p_n**2
+    return total
+
+
+def _cutoff_variance_stable(*, p, K):
+    r"""Stable form of :data:`CUTOFF_VARIANCE` (equal to it; tested against exact rational
+    arithmetic). The published form subtracts terms of size :math:`1/p^2` whose difference is
+    :math:`O(K^3p)`; for :math:`Kp\le1/2` the series :func:`_cutoff_variance_series` is used,
+    and for :math:`K=1` (where it is exactly 0);
+    otherwise the published numerator :math:`(1-p)-(2K-1)p\,r-r^2` with
+    :math:`r=(1-p)^K=\exp(K\,\mathrm{log1p}(-p))` (its cancellation is then at most a
+    factor of about 40)."""
+    p_n, K_cut = np.broadcast_arrays(np.asarray(p, float), np.asarray(K, float))
+    small = (K_cut * p_n <= 0.5) | (K_cut == 1)  # K = 1: the series is exactly 0
+    r = np.exp(K_cut * np.log1p(-p_n))
+    closed = ((1 - p_n) - (2 * K_cut - 1) * p_n * r - r * r) / p_n**2
+    series = _cutoff_variance_series(np.where(small, p_n, 0.5), np.where(small, K_cut, 1.0))
+    return np.where(small, series, closed)
+
+
 cutoff_mean = register(
     Theorem(
         "fedau.cutoff_geometric.mean",
@@ -60,6 +112,7 @@ cutoff_mean = register(
         kind="exact",
         terms={"mean": CUTOFF_MEAN},
         statement="E[min(Geom(p), K)] = (1 - (1-p)^K)/p",
+        numeric={"mean": _cutoff_mean_stable},
     )
 )
 cutoff_variance = register(
@@ -70,6 +123,7 @@ cutoff_variance = register(
         kind="exact",
         terms={"variance": CUTOFF_VARIANCE},
         statement="Var[min(Geom(p), K)] = (1-p)/p^2 - (2K-1)(1-p)^K/p - (1-p)^{2K}/p^2",
+        numeric={"variance": _cutoff_variance_stable},
     )
 )
 
