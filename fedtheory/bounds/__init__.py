@@ -4,8 +4,12 @@ from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg, mimic
 from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import CATALOGUE
 
+NOT_CHECKABLE = mimic.NOT_CHECKABLE
+"""Statements left out of ``CATALOGUE`` because their constants are not recoverable, with why."""
+
 __all__ = [
     "CATALOGUE",
+    "NOT_CHECKABLE",
     "BoundResult",
     "Condition",
     "Theorem",

@@ -32,7 +32,8 @@ FedLaAvg's own guarantees (SPEC §2.3-2.6; journal numbering in brackets):
   :math:`I`, for :math:`\gamma\le1/(4L)`.
 * ``fedlaavg.corollary_step`` / ``fedlaavg.corollary_step_rounds`` -- the Corollary's step
   sizes (App. F eqs. (26)-(27)), with the hypothesis :math:`\gamma\le1/(4L)`;
-  :func:`staleness_bound` gives :math:`I=\lceil N/K\rceil E` (Lemma 5 [Lemma 1]).
+  :func:`staleness_bound` gives :math:`I=\lceil N/K\rceil E` (``fedlaavg.lemma2.staleness``,
+  upper bound: arXiv Lemma 2, appendix Lemma 5 [journal Lemma 1]).
 
 Python names: ``x0, F_gap, R, C, N, I, G, sigma2, L, beta, E_avail, T`` denote
 :math:`x_0, B=f(x^0)-f^*, R, C, N, I, G, \sigma^2, L, \beta=K/N, E, T`.
@@ -262,13 +263,30 @@ corollary_step_rounds = register(
 )
 
 
+k_sel = symbol("k_sel")
+staleness = register(
+    Theorem(
+        "fedlaavg.lemma2.staleness",
+        title="FedLaAvg Lemma 2: staleness",
+        reference="Yan et al. 2020 (FedLaAvg), arXiv Lemma 2 [journal Lemma 1], proof in App. "
+        "B.1; value of I as in the Corollary's proof (App. F)",
+        kind="upper bound",
+        terms={"I": sp.ceiling(N / k_sel) * E_avail},
+        conditions=[Condition("K <= N", k_sel, "<=", N)],
+        statement="absent-longest selection of K of N clients, every client available at least "
+        "once in every window of E iterations: t - T_i^t <= I = ceil(N/K) E",
+    )
+)
+
+
 def staleness_bound(N: int, K: int, E: int) -> int:
-    r"""FedLaAvg Lemma 5 [journal Lemma 1]: with the "absent-longest" selection of :math:`K`
-    of :math:`N` clients and every client available once in each window of :math:`E`
-    iterations, the staleness is at most :math:`I=\lceil N/K\rceil E` (upper bound; the
-    lemma's own statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
+    r"""FedLaAvg Lemma 2 [arXiv numbering; Lemma 5 of the appendix, journal Lemma 1]: with
+    the "absent-longest" selection of :math:`K` of :math:`N` clients and every client
+    available once in each window of :math:`E` iterations, the staleness is at most
+    :math:`I=\lceil N/K\rceil E` (upper bound ``fedlaavg.lemma2.staleness``; the lemma's own
+    statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
     owner = "fedlaavg.staleness_bound"
     N = check_int(N, "N", owner, low=1)
     K = check_int(K, "K", owner, low=1, high=N)
     E = check_int(E, "E", owner, low=1)
-    return math.ceil(N / K) * E
+    return int(staleness.evaluate(N=N, k_sel=K, E_avail=E).total)
