@@ -108,9 +108,7 @@ def test_lemmas_2_and_3_bound_their_sums_on_a_projected_run():
     ).total  # fmt: skip
     assert_upper_bound(lhs2.mean(), C1)
     J = agg.J[t - 1]
-    lhs3 = np.einsum(
-        "t,rtn,n,rtn->r", eta[t], active, q, losses[:, t - J] - losses[:, t]
-    )  # [R]
+    lhs3 = np.einsum("t,rtn,n,rtn->r", eta[t], active, q, losses[:, t - J] - losses[:, t])  # [R]
     C3 = cafed.lemma3.evaluate(
         E=2, D=c.D, G=c.G, Q=float(q.sum()), pi_q=float(pi @ q),
         sum_J_eta=cafed.lookback_sum(eta[:T], agg.J),

@@ -64,7 +64,9 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     recorded, classes = recorded_verdicts(text), recorded_classes(text)
     missing = [e.key for e in results if e.key not in recorded or e.key not in classes]
     if missing:
-        raise KeyError(f"errata without a recorded verdict and class in {ERRATA_MD.name}: {missing}")
+        raise KeyError(
+            f"errata without a recorded verdict and class in {ERRATA_MD.name}: {missing}"
+        )
     return {
         "key": np.array([e.key for e in results]),
         "kind": np.array([e.kind for e in results]),
@@ -100,8 +102,7 @@ def judge(data, s):
         agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
         rows.append(
             Comparison(
-                f"erratum `{key}` [{data['kind'][i]}]: {data['finding'][i]} "
-                f"({data['names'][i]})",
+                f"erratum `{key}` [{data['kind'][i]}]: {data['finding'][i]} ({data['names'][i]})",
                 str(data["statement"][i]).split(":")[0],
                 str(data["relation"][i]),
                 float(data["measured"][i]),

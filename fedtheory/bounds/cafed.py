@@ -363,9 +363,7 @@ V1, R_B, S_J = symbol("pi_q_sq_sigma"), symbol("dist0_B_sq"), symbol("sum_J_eta"
 diff_norm, q_active, eta_t = symbol("diff_norm"), symbol("q_active"), symbol("eta_t")
 t_, J_t, lam_max = symbol("t"), symbol("J_t"), symbol("lam_max")
 _REF_B = "Rodio et al. 2023, App. B"
-_STEP_COND = Condition(
-    "eta_t <= 1/(2L(EQ+1)) (Lemma 2)", eta_max, "<=", 1 / (2 * L * (E * Q + 1))
-)
+_STEP_COND = Condition("eta_t <= 1/(2L(EQ+1)) (Lemma 2)", eta_max, "<=", 1 / (2 * L * (E * Q + 1)))
 
 lemma2 = register(
     Theorem(

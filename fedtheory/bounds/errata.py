@@ -4,8 +4,9 @@ Every function returns a frozen :class:`Erratum` (statement, instance, what fedt
 computes, verdict, class, what a reader should do, and the two numbers its finding compares).
 The verdict is about the **finding** (the suspected error): "confirmed" means the instance
 exhibits it, "refuted" that the paper's statement survives the check, "inconclusive" that
-the instance cannot decide. The class (:data:`CLASSES`) says what kind of error it is. Run all of them with
-``python -m fedtheory.bounds.errata`` (``validation/ERRATA.md`` records the outcome).
+the instance cannot decide. The class (:data:`CLASSES`) says what kind of error it is. Run
+all of them with ``python -m fedtheory.bounds.errata`` (``validation/ERRATA.md`` records
+the outcome).
 """
 
 from __future__ import annotations
@@ -333,8 +334,11 @@ def cafed_proof_step23(*, rounds: int = 200) -> Erratum:
         f"{chain_fails.min()}..{chain_fails.max()}); from t = {fails.max() + 1} on, (23) holds",
         _verdict(bool(ok)),
         {
-            "worst_ratio": float(ratio.max()), "one": 1.0, "failing_rounds": float(fails.size),
-            "last_failing": float(fails.max()), "chain_failing_rounds": float(chain_fails.size),
+            "worst_ratio": float(ratio.max()),
+            "one": 1.0,
+            "failing_rounds": float(fails.size),
+            "last_failing": float(fails.max()),
+            "chain_failing_rounds": float(chain_fails.size),
         },  # fmt: skip
         kind="proof does not establish the statement",
         advice="Theorem 2's proof covers only the rounds with ceil(ln(2 C_P H t)/ln(1/lambda)) "
@@ -419,7 +423,10 @@ def e3cs_fact8(*, target_exponent: float = 3.0) -> Erratum:
         f"{expo:.2f}, exp={np.exp(expo):.1f} > 1+x+x^2={1 + expo + expo**2:.1f}",
         _verdict(bool(ok)),
         {
-            "rounds": float(rounds), "p": float(p[2]), "x_hat": x_hat, "exponent": expo,
+            "rounds": float(rounds),
+            "p": float(p[2]),
+            "x_hat": x_hat,
+            "exponent": expo,
             "fact8_limit": 1.0,
         },  # fmt: skip
         kind="proof does not establish the statement",
@@ -473,7 +480,8 @@ def e3cs_static_regret(*, rounds: int = 2000, replicates: int = 8) -> Erratum:
         f"{se_d:.1f}",
         _verdict(bool(ok)),
         {
-            "bound": bound, "fixed_regret": float(fixed.mean()),
+            "bound": bound,
+            "fixed_regret": float(fixed.mean()),
             "dynamic_regret": float(dynamic.mean()),
         },  # fmt: skip
         kind="statement false",
@@ -549,7 +557,9 @@ def fedlaavg_equal_blocks() -> Erratum:
         f" unequal: time average {avg_uneq:.4f} (bias {avg_uneq - x_star:+.4f})",
         _verdict(ok),
         {
-            "bias_equal": avg_eq - x_star, "amplitude": amp, "bias_unequal": avg_uneq - x_star,
+            "bias_equal": avg_eq - x_star,
+            "amplitude": amp,
+            "bias_unequal": avg_uneq - x_star,
             "zero": 0.0,
         },  # fmt: skip
         kind="the paper's own caveat, confirmed",
@@ -641,7 +651,9 @@ def fedau_step_size_constant() -> Erratum:
         f"E_t[f(x_t+1)]/bound = {', '.join(f'{r:.3f}' for r in ratios)} (it still holds here)",
         _verdict(hypotheses and not descent),
         {
-            "gamma_eta": ge, "theorem2_limit": 1 / (2 * L * I), "descent_limit": 1 / (4 * L * I),
+            "gamma_eta": ge,
+            "theorem2_limit": 1 / (2 * L * I),
+            "descent_limit": 1 / (4 * L * I),
             "lemma_ratio": max(ratios),
         },  # fmt: skip
         kind="proof does not establish the statement",

@@ -212,14 +212,32 @@ lemma_b33 = register(
         kind="upper bound",
         terms={
             "start": f_x,
-            "weight_mismatch": 3 * gamma * eta * I * N / 2
-            * (15 * L**2 * I * gamma**2 * sigma2 + sp.Rational(27, 8) * delta2_t) * W_phi,
+            "weight_mismatch": 3
+            * gamma
+            * eta
+            * I
+            * N
+            / 2
+            * (15 * L**2 * I * gamma**2 * sigma2 + sp.Rational(27, 8) * delta2_t)
+            * W_phi,
             "drift": sp.Rational(5, 2) * gamma**3 * eta * L**2 * I**2 * (sigma2 + 6 * I * delta2_t),
-            "variance": gamma**2 * eta**2 * L * I / N**2
-            * (sp.Rational(17, 16) * sigma2 + sp.Rational(27, 8) * I * delta2_t) * S_omega,
-            "descent": gamma * eta * I * grad_sq
-            * (sp.Rational(81, 16) * N * W_phi + 15 * L**2 * I**2 * gamma**2
-               + sp.Rational(27, 8) * gamma * eta * L * I * S_omega / N**2 - sp.Rational(1, 4)),
+            "variance": gamma**2
+            * eta**2
+            * L
+            * I
+            / N**2
+            * (sp.Rational(17, 16) * sigma2 + sp.Rational(27, 8) * I * delta2_t)
+            * S_omega,
+            "descent": gamma
+            * eta
+            * I
+            * grad_sq
+            * (
+                sp.Rational(81, 16) * N * W_phi
+                + 15 * L**2 * I**2 * gamma**2
+                + sp.Rational(27, 8) * gamma * eta * L * I * S_omega / N**2
+                - sp.Rational(1, 4)
+            ),
         },  # fmt: skip
         conditions=[
             Condition("gamma <= 1/(4 sqrt(15) L I)", gamma, "<=", 1 / (4 * sp.sqrt(15) * L * I)),

@@ -41,8 +41,6 @@ Python names: ``x0, F_gap, R, C, N, I, G, sigma2, L, beta, E_avail, T`` denote
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import sympy as sp
 
@@ -60,7 +58,6 @@ X_A = (r**t1 * (e2 - e1) + e1 - r ** (t1 + t2) * e2) / (1 - r ** (t1 + t2))
 BLOCK_AVERAGE = (t1 * e1 + t2 * e2) / (t1 + t2)
 _rho = r**tau
 EQUAL_BLOCK_AMPLITUDE = sp.Abs((1 - _rho) / (1 + _rho)) * sp.Abs(e1 - e2)
-
 
 
 def _log_abs_r(gamma):
