@@ -45,11 +45,13 @@ def test_app_d_e_convex_in_y_s_and_water_filling_needs_equal_A():
         errata.fedlaavg_equal_blocks,
         errata.fedlaavg_missing_one_over_n,
         errata.fedau_step_size_constant,
+        errata.cafed_proof_step23,
     ],
 )
 def test_erratum_is_confirmed_and_record_is_frozen(check):
     e = check()
     assert e.verdict == "confirmed" and e.statement and e.instance and e.computed
+    assert e.kind in errata.CLASSES and e.advice
     with pytest.raises(dataclasses.FrozenInstanceError):
         e.verdict = "refuted"
 
@@ -89,3 +91,47 @@ def test_errata_md_lists_every_check_with_its_command():
     for check in errata.ERRATA:
         assert f"errata.{check.__name__}()" in text
     assert "python -m fedtheory.bounds.errata" in text
+
+
+def test_step23_fails_exactly_while_the_min_in_J_t_binds():
+    # issue 12: lambda = 0.95, C_P = H = 1: every t from 1 to 104
+    e = errata.cafed_proof_step23(rounds=300)
+    assert e.values["failing_rounds"] == 104 and e.values["last_failing"] == 104
+    assert e.values["chain_failing_rounds"] > 0 and e.measured > e.bound
+
+
+def test_fedau_step_size_instance_meets_theorem2_and_its_option_for_psi():
+    e = errata.fedau_step_size_constant()
+    assert "every hypothesis of Theorem 2 holds: True" in e.computed
+    assert e.values["descent_limit"] < e.values["gamma_eta"] <= e.values["theorem2_limit"]
+    assert e.kind == "proof does not establish the statement"
+
+
+def test_equal_blocks_is_the_papers_own_caveat():
+    e = errata.fedlaavg_equal_blocks()
+    assert e.kind == "the paper's own caveat, confirmed" and "L'Hopital" in e.statement
+
+
+@pytest.mark.slow
+def test_static_regret_below_28_only_against_a_fixed_allocation():
+    e = errata.e3cs_static_regret(rounds=600, replicates=4)
+    assert e.verdict == "confirmed"
+    assert e.values["fixed_regret"] <= e.values["bound"] < e.values["dynamic_regret"]
+
+
+def test_record_needs_a_class_and_a_comparison_of_its_values():
+    with pytest.raises(ValueError, match="kind"):
+        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0})
+    with pytest.raises(ValueError, match="compare"):
+        errata.Erratum(
+            "k", "s", "f", "i", "c", "confirmed", {"a": 1.0}, kind="not shown",
+            compare=("a", ">", "b"),
+        )  # fmt: skip
+
+
+def test_errata_md_records_the_class_of_every_entry():
+    from fedtheory.validation import errata as check
+
+    classes = check.recorded_classes(check.ERRATA_MD.read_text(encoding="utf-8"))
+    assert len(classes) == len(errata.ERRATA)
+    assert set(classes.values()) <= set(errata.CLASSES)

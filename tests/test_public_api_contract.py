@@ -429,6 +429,44 @@ CONTRACT |= {
         ("p", STRING),
         ("alpha", [0.5, 0.6]),
     ),
+    _m(f"{BD}.cafed", "lookback_sum"): Case(
+        cafed.lookback_sum,
+        {"eta": np.full(4, 0.1), "J": [1, 1, 2]},
+        ("eta", STRING),
+        ("J", [2, 1, 1]),
+    ),
+    _m(f"{BD}.e3cs", "claim1_allocation"): Case(
+        e3cs.claim1_allocation,
+        {"w": [1.0, 2.0, 3.0], "k": 2, "sigma": 0.1},
+        ("k", 2.5),
+        ("sigma", 0.9),
+    ),
+    _m(f"{BD}.fedau", "quadratic_descent_step"): Case(
+        fedau.quadratic_descent_step,
+        {
+            "e": np.zeros((2, 1)),
+            "x": [1.0],
+            "L": 1.0,
+            "gamma": 0.01,
+            "eta": 1.0,
+            "I": 2,
+            "sigma2": 1.0,
+            "p": [0.5, 0.5],
+            "omega": [2.0, 2.0],
+            "phi": [0.5, 0.5],
+        },
+        ("I", 2.5),
+        ("phi", [0.7, 0.7]),
+    ),
+    _m(f"{BD}.errata", "cafed_proof_step23"): Case(
+        errata.cafed_proof_step23, {"rounds": 10}, ("rounds", STRING), ("rounds", 1)
+    ),
+    _m(f"{BD}.errata", "e3cs_static_regret"): Case(
+        errata.e3cs_static_regret,
+        {"rounds": 20, "replicates": 2},
+        ("rounds", STRING),
+        ("replicates", 1),
+    ),
     _m(f"{BD}.e3cs", "quota_sum"): Case(
         e3cs.quota_sum, {"sigma": [0.1], "k": 2, "K": 10}, ("k", 2.5), ("sigma", [0.5])
     ),
@@ -821,6 +859,7 @@ EXEMPT: dict[str, str] = {
             "Theorem2Program",
         ]  # fmt: skip
     },
+    _m(f"{BD}.fedau", "DescentStep"): RECORD,
     **{
         _m(f"{BD}.errata", n): NO_INPUT
         for n in [

@@ -1,9 +1,11 @@
 r"""Every statement of ``validation/ERRATA.md`` re-checked (SPEC ⚠ marks, §8.9).
 
-Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance and its
-verdict (*confirmed* = the paper's statement is wrong on the instance, *refuted* = it
-survives, *inconclusive*) is compared with the verdict recorded in ``ERRATA.md``. A row is
-*violated* when the recomputation no longer supports what ``ERRATA.md`` records.
+Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance; the row shows
+the two numbers its finding compares (measured vs bound, with the finding's relation), its
+class (``errata.CLASSES``) and what a reader should do. Its verdict (*confirmed* = the
+finding holds on the instance, *refuted* = it does not, *inconclusive*) is compared with the
+verdict and class recorded in ``ERRATA.md``; a row is *violated* when the recomputation no
+longer supports what ``ERRATA.md`` records.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from fedtheory.bounds import errata
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_equal
+from fedtheory.verdict import Comparison, Verdict
 
 ERRATA_MD = Path(__file__).resolve().parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}
@@ -28,9 +30,20 @@ def recorded_verdicts(text: str) -> dict[str, str]:
     return dict(rows)
 
 
+def recorded_classes(text: str) -> dict[str, str]:
+    """``key -> class`` from the summary table of ``ERRATA.md`` (the column before the
+    verdict)."""
+    rows = re.findall(r"^\| `([^`]+)` \|[^|]*\| \*([^|*]+)\* \|[^|]*\|\s*$", text, flags=re.M)
+    return dict(rows)
+
+
 def settings(size: Size) -> dict:
-    # the lambda-estimator check needs long chains for its limit; tiny runs a shorter one
-    return {"lambda_rounds": {"tiny": 4000, "quick": 20_000, "full": 100_000}[size]}
+    # the lambda-estimator check needs long chains for its limit, the static-regret check a
+    # horizon where the per-round comparator's linear regret passes (28); tiny runs shorter ones
+    return {
+        "lambda_rounds": {"tiny": 4000, "quick": 20_000, "full": 100_000}[size],
+        "regret_rounds": {"tiny": 600, "quick": 2000, "full": 5000}[size],
+    }
 
 
 def _run(s: dict) -> list[errata.Erratum]:
@@ -38,6 +51,8 @@ def _run(s: dict) -> list[errata.Erratum]:
     for check in errata.ERRATA:
         if check is errata.cafed_lambda_estimator_limit:
             out.append(check(rounds=s["lambda_rounds"]))
+        elif check is errata.e3cs_static_regret:
+            out.append(check(rounds=s["regret_rounds"]))
         else:
             out.append(check())
     return out
@@ -45,17 +60,27 @@ def _run(s: dict) -> list[errata.Erratum]:
 
 def compute(s: dict) -> dict[str, np.ndarray]:
     results = _run(s)
-    recorded = recorded_verdicts(ERRATA_MD.read_text(encoding="utf-8"))
-    missing = [e.key for e in results if e.key not in recorded]
+    text = ERRATA_MD.read_text(encoding="utf-8")
+    recorded, classes = recorded_verdicts(text), recorded_classes(text)
+    missing = [e.key for e in results if e.key not in recorded or e.key not in classes]
     if missing:
-        raise KeyError(f"errata without a recorded verdict in {ERRATA_MD.name}: {missing}")
+        raise KeyError(
+            f"errata without a recorded verdict and class in {ERRATA_MD.name}: {missing}"
+        )
     return {
         "key": np.array([e.key for e in results]),
+        "kind": np.array([e.kind for e in results]),
+        "advice": np.array([e.advice for e in results]),
         "finding": np.array([e.finding for e in results]),
         "statement": np.array([e.statement for e in results]),
         "computed": np.array([e.computed for e in results]),
+        "relation": np.array([e.compare[1] for e in results]),
+        "measured": np.array([e.measured for e in results]),
+        "compared_with": np.array([e.bound for e in results]),
+        "names": np.array([f"{e.compare[0]} vs {e.compare[2]}" for e in results]),
         "recomputed": np.array([CODES[e.verdict] for e in results]),
         "recorded": np.array([CODES[recorded[e.key]] for e in results]),
+        "class_recorded": np.array([classes[e.key] == e.kind for e in results], dtype=float),
     }
 
 
@@ -67,22 +92,28 @@ def _word(code) -> str:
 
 
 def judge(data, s):
-    """One row per erratum: measured = the recomputed verdict code, prediction = the code
-    recorded in ERRATA.md (0 refuted, 0.5 inconclusive, 1 confirmed); the claim carries
-    the finding and the numbers recomputed on the instance."""
-    return [
-        compare_equal(
-            f"erratum `{key}` ({_word(data['recorded'][i])} in ERRATA.md: {finding}) "
-            f"recomputed: {computed}",
-            str(statement).split(":")[0],
-            data["recomputed"][i],
-            data["recorded"][i],
-            rtol=0.0,
+    """One row per erratum: measured and bound are the two recomputed numbers the finding
+    compares (e.g. chi2 at the midpoint vs the chord), with the finding's relation; the row
+    holds when the recomputed verdict equals the one recorded in ERRATA.md (codes 0 refuted,
+    0.5 inconclusive, 1 confirmed, in the ``recorded`` array) and ERRATA.md gives the same
+    class."""
+    rows = []
+    for i, key in enumerate(data["key"]):
+        agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
+        rows.append(
+            Comparison(
+                f"erratum `{key}` [{data['kind'][i]}]: {data['finding'][i]} ({data['names'][i]})",
+                str(data["statement"][i]).split(":")[0],
+                str(data["relation"][i]),
+                float(data["measured"][i]),
+                float(data["compared_with"][i]),
+                Verdict.HOLDS if agrees else Verdict.VIOLATED,
+                f"ERRATA.md records {_word(data['recorded'][i])}, recomputed "
+                f"{_word(data['recomputed'][i])}; {data['computed'][i]}. Reader: "
+                f"{data['advice'][i]}",
+            )
         )
-        for i, (key, finding, statement, computed) in enumerate(
-            zip(data["key"], data["finding"], data["statement"], data["computed"], strict=True)
-        )
-    ]
+    return rows
 
 
 def plot(data, s, fig):
@@ -104,7 +135,10 @@ def plot(data, s, fig):
 
 
 def notes(data, s):
-    return [f"`{k}`: {c}" for k, c in zip(data["key"], data["computed"], strict=True)]
+    return [
+        f"`{k}` [{c}]: {text}"
+        for k, c, text in zip(data["key"], data["kind"], data["computed"], strict=True)
+    ]
 
 
 register(
@@ -116,7 +150,7 @@ register(
         compute,
         judge,
         plot,
-        bounds=("recorded",),
+        bounds=("recorded", "class_recorded"),
         notes=notes,
     )
 )

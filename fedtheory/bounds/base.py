@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -65,6 +65,16 @@ class BoundResult:
         return f"BoundResult({self.theorem}: total={fmt(self.total)} [{terms}]{flag})"
 
 
+def _positional(fn: Callable[..., np.ndarray], names: tuple[str, ...]):
+    """``fn`` (keyword arguments ``names``) as a function of positional arguments."""
+
+    def call(*args):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            return fn(**dict(zip(names, args, strict=True)))
+
+    return call
+
+
 def _text(name: str) -> str:
     """Escape plain text for LaTeX's ``\\text{...}``."""
     return name.replace("_", r"\_").replace("^", r"\^{}")
@@ -88,6 +98,11 @@ class Theorem:
         Hypotheses checked at evaluation.
     statement : str
         The statement in plain text.
+    numeric : dict of callables, optional
+        Numerically stable evaluation of some terms (keyword arguments: the parameters as
+        arrays). The sympy term stays the statement; a test checks that each stable form
+        equals it (to high precision, at the edges of the domain). Use it where the
+        statement's own form cancels catastrophically in float64.
     meanings : dict, optional
         Meanings of symbols outside the notation table (by symbol name), shown by
         ``help``/``fedtheory show``. Such symbols take their domain from their sympy
@@ -99,7 +114,17 @@ class Theorem:
     """
 
     def __init__(
-        self, key, *, title, reference, kind, terms, conditions=(), statement="", meanings=None
+        self,
+        key,
+        *,
+        title,
+        reference,
+        kind,
+        terms,
+        conditions=(),
+        statement="",
+        numeric=None,
+        meanings=None,
     ):
         check_choice(kind, KINDS, "kind", "Theorem")
         for name, value in (("key", key), ("title", title), ("reference", reference)):
@@ -113,6 +138,13 @@ class Theorem:
             )
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
         self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in dict(terms).items()}
+        self.numeric: dict[str, Callable[..., np.ndarray]] = dict(numeric or {})
+        unknown = set(self.numeric) - set(self.terms)
+        if unknown:
+            raise ParameterError(
+                f"The 'numeric' parameter of Theorem must name terms of {key!r} "
+                f"({', '.join(self.terms)}). Got {sorted(unknown)} instead."
+            )
         self.conditions: tuple[Condition, ...] = tuple(conditions)
         self.statement = statement
         meanings = dict(meanings or {})
@@ -175,6 +207,8 @@ class Theorem:
     def _numeric(self):
         syms = [self.notation[p].symbol for p in self.parameters]
         terms = {k: sp.lambdify(syms, e, "numpy") for k, e in self.terms.items()}
+        for k, fn in self.numeric.items():  # stable forms, called with the same positions
+            terms[k] = _positional(fn, self.parameters)
         conds = [
             (c, sp.lambdify(syms, c.lhs, "numpy"), sp.lambdify(syms, c.rhs, "numpy"))
             for c in self.conditions

@@ -18,8 +18,13 @@ availability :math:`\pi` make FedAvg minimise :math:`F_B=\sum_kp_kF_k` with
   written over aggregates of the step-size schedule (see :func:`theorem2_aggregates`);
   :func:`theorem2_program` gives its App. D form for the weight optimisation. Encoded as
   published; ``fedtheory.bounds.errata`` shows that its proof (App. B) establishes a
-  different numerator (noise term :math:`2q^\top\Sigma q`) and uses :math:`w_B^*` in
-  :math:`\upsilon`.
+  different numerator (noise term :math:`2q^\top\Sigma q`), uses :math:`w_B^*` in
+  :math:`\upsilon`, and that its step (23) fails while the :math:`\min\{\cdot,t\}` in
+  :math:`\mathcal J_t` binds.
+* App. B's steps: ``cafed.lemma2`` (:math:`C_1`), ``cafed.lemma3``
+  (:math:`C_3/\ln(1/\lambda)`, with :func:`lookback_sum`), ``cafed.eq21``, ``cafed.eq22``,
+  ``cafed.eq23`` (under the condition that makes it true), ``cafed.eq5`` (Assumption 1) and
+  ``cafed.product_lambda`` (:math:`\lambda(\otimes_kP_k)=\max_k\lambda(P_k)`).
 
 Python names: ``kappa, gap_B, chi2, d_tv, Gamma, Gamma_prime`` denote
 :math:`\kappa, F_B(w)-F_B^*, \chi^2_{\alpha\|p}, d_{TV}, \Gamma, \Gamma'`; Theorem 2's
@@ -352,3 +357,117 @@ def theorem2_program(
         Q=float(Q),
         sum_eta=s1,
     )
+
+
+# --- App. B: Lemmas 2-3, eqs. (5), (21)-(23), product chains ----------------------------------
+V1, R_B, S_J = symbol("pi_q_sq_sigma"), symbol("dist0_B_sq"), symbol("sum_J_eta")
+diff_norm, q_active, eta_t = symbol("diff_norm"), symbol("q_active"), symbol("eta_t")
+t_, J_t, lam_max = symbol("t"), symbol("J_t"), symbol("lam_max")
+_REF_B = "Rodio et al. 2023, App. B"
+_STEP_COND = Condition("eta_t <= 1/(2L(EQ+1)) (Lemma 2)", eta_max, "<=", 1 / (2 * L * (E * Q + 1)))
+
+lemma2 = register(
+    Theorem(
+        "cafed.lemma2",
+        title="CA-Fed Lemma 2 (C_1)",
+        reference=_REF_B + ", Lemma 2 (convergence under heterogeneous availability)",
+        kind="upper bound",
+        terms={
+            "initial": 2 * R_B / E,
+            "noise": 2 * V1 * S2,
+            "local_drift": sp.Rational(2, 3) * pi_q * (E - 1) * (2 * E - 1) * G**2 * S2,
+            "heterogeneity": 2 * L * (E * Q + 2) * pi_q * Gamma * S2,
+        },
+        conditions=[_STEP_COND],
+        statement="sum_t eta_t E[sum_{k in A_t} q_k (F_k(w_t) - F_k(w_B^*))] <= C_1 = "
+        "(2/E)||w_0 - w_B^*||^2 + 2 sum_k pi_k q_k^2 sigma_k^2 S_2 + (2/3) sum_k pi_k q_k "
+        "(E-1)(2E-1) G^2 S_2 + 2L(EQ+2) sum_k pi_k q_k Gamma S_2",
+    )
+)
+lemma3 = register(
+    Theorem(
+        "cafed.lemma3",
+        title="CA-Fed Lemma 3 (C_3)",
+        reference=_REF_B + ", Lemma 3 (optimization error after J_t steps)",
+        kind="upper bound",
+        terms={"lookback": E * D * G * Q * S_J * pi_q},
+        statement="sum_t eta_t E[sum_{k in A_t} q_k (F_k(w_{t-J_t}) - F_k(w_t))] <= "
+        "EDGQ sum_t J_t eta_{t-J_t}^2 sum_k pi_k q_k =: C_3/ln(1/lambda(P))",
+    )
+)
+eq21 = register(
+    Theorem(
+        "cafed.eq21",
+        title="CA-Fed (21)",
+        reference=_REF_B + ", eq. (21) (proof of Lemma 3)",
+        kind="upper bound",
+        terms={"lipschitz": D * diff_norm},
+        statement="|F_k(v) - F_k(w)| <= D ||v - w|| for v, w in W",
+    )
+)
+eq22 = register(
+    Theorem(
+        "cafed.eq22",
+        title="CA-Fed (22)",
+        reference=_REF_B + ", eq. (22) (proof of Lemma 3)",
+        kind="upper bound",
+        terms={"step": eta_t * G * E * q_active},
+        statement="E_B ||w_{t+1,0} - w_{t,0}|| <= eta_t G E sum_{k in A_t} q_k",
+    )
+)
+eq5 = register(
+    Theorem(
+        "cafed.eq5",
+        title="CA-Fed (5)",
+        reference="Rodio et al. 2023, Assumption 1, eq. (5)",
+        kind="upper bound",
+        terms={"mixing": C_P * lam**t_},
+        conditions=[Condition("t >= T_P", t_, ">=", T_P)],
+        statement="max_{i,j} |[P^t]_{ij} - pi_j| <= C_P lambda(P)^t for t >= T_P",
+    )
+)
+eq23 = register(
+    Theorem(
+        "cafed.eq23",
+        title="CA-Fed (23)",
+        reference=_REF_B + ", eq. (23) (proof of Theorem 2)",
+        kind="upper bound",
+        terms={"bound": 1 / (2 * H * t_)},
+        conditions=[
+            Condition(
+                "J_t >= ln(2 C_P H t)/ln(1/lambda) (fails when the min{., t} in J_t binds: "
+                "errata cafed.proof.step23)",
+                J_t,
+                ">=",
+                sp.log(2 * C_P * H * t_) / sp.log(1 / lam),
+            )
+        ],
+        statement="|[P^{J_t}]_{ij} - pi_j| <= C_P lambda(P)^{J_t} <= 1/(2Ht)",
+    )
+)
+product_lambda = register(
+    Theorem(
+        "cafed.product_lambda",
+        title="CA-Fed lambda of a product chain",
+        reference="Rodio et al. 2023, Sec. III (lambda(P) = (1 + lambda_2)/2) with P = "
+        "kron_k P_k [derived: eigenvalues of a Kronecker product are the products]",
+        kind="exact",
+        terms={"lambda": lam_max},
+        statement="independent clients: lambda(kron_k P_k) = max_k lambda(P_k)",
+    )
+)
+
+
+def lookback_sum(eta, J) -> float:
+    r""":math:`S_J=\sum_{t=1}^T\mathcal J_t\eta_{t-\mathcal J_t}^2` of CA-Fed Lemma 3 for
+    the schedule ``eta [T+1]`` and the look-backs ``J [T]`` (e.g. ``theorem2_aggregates(...).J``).
+    Exact."""
+    owner = "cafed.lookback_sum"
+    eta = check_array(eta, "eta", owner, ndim=1, low=0.0)
+    J = check_array(J, "J", owner, shape=(eta.size - 1,), low=0.0)
+    t = np.arange(1, eta.size)
+    if np.any(J > t) or np.any(J != np.round(J)):
+        raise ParameterError(
+            f"The 'J' parameter of {owner} must hold integers 0 <= J_t <= t. Got {J} instead."
+        )
+    return float(np.sum(J * eta[(t - J).astype(int)] ** 2))

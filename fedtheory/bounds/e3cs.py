@@ -10,6 +10,9 @@ Setting: :math:`K` clients, :math:`k` selected per round with probabilities
 * ``e3cs.optimal_eta`` -- exact: :math:`\eta^*=\sqrt{K\ln K/S_\sigma}` minimises (27);
 * ``e3cs.regret_optimal`` -- upper bound (28): :math:`R_T\le2\sqrt{S_\sigma K\ln K}`
   (:math:`2\sqrt{TKk\ln K}` for :math:`\sigma\equiv0`).
+* ``e3cs.claim1`` (exact, with :func:`claim1_allocation`), ``e3cs.fact9`` (upper bound on
+  the comparator's quota), ``e3cs.eq9`` (exact: expected CEP) and
+  ``e3cs.remark.zero_regret`` (exact: regret 0 when :math:`\sigma_t=k/K`).
 
 The proof (App. B) needs :math:`(k-K\sigma_t)\eta\hat x_{i,t}/K\le1` (Fact 8), which is not
 guaranteed, and a time-constant comparator; see :mod:`fedtheory.bounds.errata`.
@@ -67,6 +70,74 @@ regret_optimal = register(
         statement="R_T <= 2 sqrt(sum_t K (k - K sigma_t) ln K)",
     )
 )
+
+
+sigma_t, q_star, S_px = symbol("sigma_t"), symbol("q_star"), symbol("sum_px")
+_QUOTA = Condition("sigma_t <= k/K", sigma_t, "<=", k / K)
+
+claim1 = register(
+    Theorem(
+        "e3cs.claim1",
+        title="E3CS Claim 1",
+        reference="Huang et al. 2022 (E3CS), Sec. V-B, Claim 1 and its proof (eq. (19))",
+        kind="exact",
+        terms={"fairness": sigma_t, "residual": (k - K * sigma_t) / K},
+        conditions=[_K_AT_LEAST_K, _QUOTA],
+        statement="alpha_t = min_i w_i/(1 - sigma_t) in (18) gives p_i = sigma_t + "
+        "(k - K sigma_t)/K = k/K <= 1 for every i: an alpha_t with p <= 1 exists",
+    )
+)
+fact9 = register(
+    Theorem(
+        "e3cs.fact9",
+        title="E3CS Fact 9",
+        reference="Huang et al. 2022 (E3CS), App. B, Fact 9 (eq. (37))",
+        kind="upper bound",
+        terms={"cap": 1 - sigma_t},
+        conditions=[_K_AT_LEAST_K, _QUOTA],
+        statement="p*_{i,t} <= 1 gives q*_{i,t} (k - K sigma_t) <= 1 - sigma_t",
+    )
+)
+expected_cep = register(
+    Theorem(
+        "e3cs.eq9",
+        title="E3CS (9)",
+        reference="Huang et al. 2022 (E3CS), Sec. IV-D, eq. (9)",
+        kind="exact",
+        terms={"expected_cep": S_px},
+        statement="E[sum_t sum_i 1{i in A_t} x_{i,t}] = sum_t sum_i p_{i,t} x_{i,t} when "
+        "E[1{i in A_t}] = p_{i,t} (exact-marginal sampling)",
+    )
+)
+zero_regret = register(
+    Theorem(
+        "e3cs.remark.zero_regret",
+        title="E3CS Remark: zero regret at sigma = k/K",
+        reference="Huang et al. 2022 (E3CS), Remark after Theorem 1",
+        kind="exact",
+        terms={"regret": sp.Integer(0) * S},
+        conditions=[Condition("sigma_t = k/K for all t (sum_t (k - K sigma_t) = 0)", S, "<=", 0)],
+        statement="if sigma_t = k/K, 'both E3CS and the optimal solution yield the same "
+        "solution ... so the regret would be exactly 0'",
+    )
+)
+
+
+def claim1_allocation(w, k: int, sigma: float) -> np.ndarray:
+    r"""E3CS eq. (18) with Claim 1's :math:`\alpha_t=\min_iw_i/(1-\sigma_t)`:
+    :math:`w'_i=\min\{w_i,(1-\sigma_t)\alpha_t\}` and
+    :math:`p_i=\sigma_t+(k-K\sigma_t)w'_i/\sum_jw'_j` for weights ``w [..., K]`` (exact;
+    Claim 1 says every :math:`p_i=k/K`). Needs :math:`\sigma_t<1`."""
+    owner = "e3cs.claim1_allocation"
+    w = check_array(w, "w", owner, low=0.0, low_open=True)
+    if w.ndim < 1:
+        w = w[None]
+    K_ = w.shape[-1]
+    k = check_int(k, "k", owner, low=1, high=K_)
+    sigma = check_array(sigma, "sigma", owner, ndim=0, low=0.0, high=min(k / K_, 1 - 1e-12))
+    alpha = w.min(axis=-1, keepdims=True) / (1 - sigma)
+    capped = np.minimum(w, (1 - sigma) * alpha)
+    return sigma + (k - K_ * sigma) * capped / capped.sum(axis=-1, keepdims=True)
 
 
 def quota_sum(sigma, *, k: int, K: int) -> np.ndarray:

@@ -13,6 +13,9 @@ of the observed participation intervals, each cut off at :math:`K`.
   :math:`\frac1T\sum_t\mathbb E\|\nabla f(x_t)\|^2`; the weight-error term is fed by a
   measured value (:func:`weight_error_measured`) or by :func:`weight_error_bound`
   (Theorem 3's explicit form).
+* ``fedau.lemmaB33`` (upper bound, Lemma B.3.3, the general descent lemma with the explicit
+  constants of the ICLR slides); :func:`quadratic_descent_step` computes its left side exactly
+  on quadratic clients.
 * ``fedau.theorem3.per_round`` (upper bound, proof of Theorem 3):
   :math:`\mathbb E[(p\,\omega_t-1)^2]\le 2K(1-p)/t+(1-p)^{2K}` for :math:`t\ge1`;
   :func:`weight_error_exact` computes the left side exactly.
@@ -39,7 +42,7 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_size
+from fedtheory.params import check_array, check_int, check_real, check_simplex, check_size
 
 p, K, t, T, N, I = (symbol(n) for n in ("p", "K", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
@@ -52,6 +55,58 @@ _REF = "Wang & Ji 2024 (FedAU, ICLR)"
 CUTOFF_MEAN = (1 - (1 - p) ** K) / p
 CUTOFF_VARIANCE = (1 - p) / p**2 - (2 * K - 1) * (1 - p) ** K / p - (1 - p) ** (2 * K) / p**2
 
+SERIES_TERMS = 40
+"""Terms of the small-``Kp`` series of the cut-off variance (each at most ``(2Kp)^n/n!``)."""
+
+
+def _one_minus_power(p_n, K_cut):
+    r""":math:`1-(1-p)^K=-\mathrm{expm1}(K\,\mathrm{log1p}(-p))`, accurate to a few ulps."""
+    return -np.expm1(K_cut * np.log1p(-p_n))
+
+
+def _cutoff_mean_stable(*, p, K):
+    r"""Stable form of :data:`CUTOFF_MEAN`: :math:`-\mathrm{expm1}(K\,\mathrm{log1p}(-p))/p`
+    (no cancellation for :math:`p\to0`, where the mean tends to :math:`K`)."""
+    p_n, K_cut = np.asarray(p, float), np.asarray(K, float)
+    return _one_minus_power(p_n, K_cut) / p_n
+
+
+def _cutoff_variance_series(p_n, K_cut):
+    r"""Taylor series of :data:`CUTOFF_VARIANCE` in :math:`p`: expanding the binomials,
+
+    .. math:: \mathrm{Var}=\sum_{n=3}^{2K}(-1)^n\Big[(2K-1)\binom K{n-1}p^{n-1}
+              -\binom{2K}np^n\Big]/p^2
+
+    (the coefficients of :math:`p^0,p^1,p^2` of the numerator vanish). Terms are built by
+    the ratio recurrences of the binomials and vanish beyond :math:`n=2K`; for
+    :math:`Kp\le1/2` the :math:`n`-th term is below :math:`(2Kp)^n/n!`, so
+    ``SERIES_TERMS`` terms reach float64 accuracy."""
+    b = K_cut * (2 * K_cut - 1) * p_n**2  # C(2K, 2) p^2
+    c = K_cut * p_n  # C(K, 1) p
+    total = np.zeros(np.broadcast_shapes(p_n.shape, K_cut.shape))
+    for n in range(3, SERIES_TERMS + 1):
+        b = b * np.maximum(2 * K_cut - n + 1, 0) * p_n / n  # C(2K, n) p^n
+        c = c * np.maximum(K_cut - n + 2, 0) * p_n / (n - 1)  # C(K, n-1) p^(n-1)
+        total = total + (-1) ** n * ((2 * K_cut - 1) * c * p_n - b) / p_n**2
+    return total
+
+
+def _cutoff_variance_stable(*, p, K):
+    r"""Stable form of :data:`CUTOFF_VARIANCE` (equal to it; tested against exact rational
+    arithmetic). The published form subtracts terms of size :math:`1/p^2` whose difference is
+    :math:`O(K^3p)`; for :math:`Kp\le1/2` the series :func:`_cutoff_variance_series` is used,
+    and for :math:`K=1` (where it is exactly 0);
+    otherwise the published numerator :math:`(1-p)-(2K-1)p\,r-r^2` with
+    :math:`r=(1-p)^K=\exp(K\,\mathrm{log1p}(-p))` (its cancellation is then at most a
+    factor of about 40)."""
+    p_n, K_cut = np.broadcast_arrays(np.asarray(p, float), np.asarray(K, float))
+    small = (K_cut * p_n <= 0.5) | (K_cut == 1)  # K = 1: the series is exactly 0
+    r = np.exp(K_cut * np.log1p(-p_n))
+    closed = ((1 - p_n) - (2 * K_cut - 1) * p_n * r - r * r) / p_n**2
+    series = _cutoff_variance_series(np.where(small, p_n, 0.5), np.where(small, K_cut, 1.0))
+    return np.where(small, series, closed)
+
+
 cutoff_mean = register(
     Theorem(
         "fedau.cutoff_geometric.mean",
@@ -60,6 +115,7 @@ cutoff_mean = register(
         kind="exact",
         terms={"mean": CUTOFF_MEAN},
         statement="E[min(Geom(p), K)] = (1 - (1-p)^K)/p",
+        numeric={"mean": _cutoff_mean_stable},
     )
 )
 cutoff_variance = register(
@@ -70,6 +126,7 @@ cutoff_variance = register(
         kind="exact",
         terms={"variance": CUTOFF_VARIANCE},
         statement="Var[min(Geom(p), K)] = (1-p)/p^2 - (2K-1)(1-p)^K/p - (1-p)^{2K}/p^2",
+        numeric={"variance": _cutoff_variance_stable},
     )
 )
 
@@ -143,6 +200,113 @@ theorem2 = register(
         ),
     )
 )
+
+# --- Lemma B.3.3 (general descent lemma) ------------------------------------------------------
+f_x, W_phi, S_omega = symbol("f_tilde"), symbol("phi_gap"), symbol("sum_p_omega_sq")
+grad_sq, delta2_t = symbol("grad_sq"), symbol("delta2_tilde")
+lemma_b33 = register(
+    Theorem(
+        "fedau.lemmaB33",
+        title="FedAU Lemma B.3.3",
+        reference=_REF + ", Lemma B.3.3 (general descent lemma; constants from the ICLR slides)",
+        kind="upper bound",
+        terms={
+            "start": f_x,
+            "weight_mismatch": 3
+            * gamma
+            * eta
+            * I
+            * N
+            / 2
+            * (15 * L**2 * I * gamma**2 * sigma2 + sp.Rational(27, 8) * delta2_t)
+            * W_phi,
+            "drift": sp.Rational(5, 2) * gamma**3 * eta * L**2 * I**2 * (sigma2 + 6 * I * delta2_t),
+            "variance": gamma**2
+            * eta**2
+            * L
+            * I
+            / N**2
+            * (sp.Rational(17, 16) * sigma2 + sp.Rational(27, 8) * I * delta2_t)
+            * S_omega,
+            "descent": gamma
+            * eta
+            * I
+            * grad_sq
+            * (
+                sp.Rational(81, 16) * N * W_phi
+                + 15 * L**2 * I**2 * gamma**2
+                + sp.Rational(27, 8) * gamma * eta * L * I * S_omega / N**2
+                - sp.Rational(1, 4)
+            ),
+        },  # fmt: skip
+        conditions=[
+            Condition("gamma <= 1/(4 sqrt(15) L I)", gamma, "<=", 1 / (4 * sp.sqrt(15) * L * I)),
+            Condition("gamma eta <= 1/(4 L I)", gamma * eta, "<=", 1 / (4 * L * I)),
+        ],
+        statement="E_t[f~(x_{t+1})] <= f~(x_t) + (3 gamma eta I N/2)(15 L^2 I gamma^2 sigma^2 "
+        "+ 27 delta~^2/8) W_phi + (5 gamma^3 eta L^2 I^2/2)(sigma^2 + 6 I delta~^2) + "
+        "(gamma^2 eta^2 L I/N^2)(17 sigma^2/16 + 27 I delta~^2/8) S_omega + gamma eta I "
+        "[81 N W_phi/16 + 15 L^2 I^2 gamma^2 + 27 gamma eta L I S_omega/(8 N^2) - 1/4] "
+        "||grad f~(x_t)||^2, W_phi = sum_n (p_n omega_n/N - phi_n)^2, "
+        "S_omega = sum_n p_n omega_n^2",
+    )
+)
+
+
+@dataclass(frozen=True)
+class DescentStep:
+    r"""One round of FedAU's Algorithm 1 on quadratic clients, exactly (see
+    :func:`quadratic_descent_step`), with Lemma B.3.3's inputs."""
+
+    expected_next: float  # E_t[f~(x_{t+1})]
+    lemma_inputs: dict  # keyword arguments of lemma_b33.evaluate
+
+
+def quadratic_descent_step(
+    e, x, *, L: float, gamma: float, eta: float, I: int, sigma2: float, p, omega, phi
+) -> DescentStep:
+    r"""Exact :math:`\mathbb E_t[\tilde f(x_{t+1})]` for one round of FedAU's Algorithm 1
+    (Wang & Ji 2024) on clients :math:`F_n(x)=\frac L2\|x-e_n\|^2` (``e [N, d]``) from
+    ``x [d]``, with :math:`\mathbb I_t^n\sim\mathrm{Bern}(p_n)`, weights ``omega [N]``,
+    :math:`I` local SGD steps of size :math:`\gamma` with isotropic gradient noise of total
+    variance :math:`\sigma^2`, and :math:`\tilde f=\sum_n\varphi_nF_n` (``phi`` on the
+    simplex). Each update is affine in :math:`x` and the noise:
+    :math:`\Delta^n=(a^I-1)(x-e_n)-\gamma\sum_ia^{I-1-i}\xi_i`, :math:`a=1-\gamma L`, so
+    :math:`\mathbb E\tilde f(x_{t+1})=\tilde f(\mu)+\frac L2\operatorname{tr}\mathrm{Cov}`.
+    Exact. These clients satisfy Assumptions 1-3 with :math:`\tilde\delta^2=
+    L^2\max_n\|e_n-\bar e_\varphi\|^2`; ``lemma_inputs`` holds that and the other inputs
+    of ``lemma_b33``."""
+    owner = "fedau.quadratic_descent_step"
+    e = check_array(e, "e", owner, ndim=2)
+    n_clients = e.shape[0]
+    x = check_array(x, "x", owner, shape=(e.shape[1],))
+    L = check_real(L, "L", owner, low=0.0, low_open=True)
+    gamma = check_real(gamma, "gamma", owner, low=0.0, low_open=True)
+    eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
+    I = check_int(I, "I", owner, low=1)  # noqa: E741 (the paper's symbol)
+    sigma2 = check_real(sigma2, "sigma2", owner, low=0.0)
+    p = check_array(p, "p", owner, shape=(n_clients,), low=0.0, high=1.0, low_open=True)
+    omega = check_array(omega, "omega", owner, shape=(n_clients,), low=0.0)
+    phi = check_simplex(phi, "phi", owner, size=n_clients)
+    a = 1.0 - gamma * L
+    m = (a**I - 1.0) * (x - e)  # [N, d] mean update of each client
+    v = gamma**2 * sigma2 * float(np.sum(a ** (2 * np.arange(I))))  # noise variance of Delta
+    mean = x + eta / n_clients * np.einsum("n,nd->d", p * omega, m)
+    m2 = np.sum(m**2, axis=1)  # [N]
+    trace_cov = (eta / n_clients) ** 2 * float(np.sum(omega**2 * (p * (m2 + v) - p**2 * m2)))
+    center = phi @ e
+    spread = 0.5 * L * float(phi @ np.sum((e - center) ** 2, axis=1))
+    expected = 0.5 * L * float(np.sum((mean - center) ** 2)) + spread + 0.5 * L * trace_cov
+    inputs = {
+        "f_tilde": 0.5 * L * float(np.sum((x - center) ** 2)) + spread,
+        "phi_gap": float(np.sum((p * omega / n_clients - phi) ** 2)),
+        "sum_p_omega_sq": float(np.sum(p * omega**2)),
+        "grad_sq": L**2 * float(np.sum((x - center) ** 2)),
+        "delta2_tilde": L**2 * float(np.max(np.sum((e - center) ** 2, axis=1))),
+        "gamma": gamma, "eta": eta, "I": I, "L": L, "N": n_clients, "sigma2": sigma2,
+    }  # fmt: skip
+    return DescentStep(expected, inputs)
+
 
 # --- Theorem 3 -------------------------------------------------------------------------------
 theorem3_per_round = register(

@@ -32,7 +32,8 @@ FedLaAvg's own guarantees (SPEC §2.3-2.6; journal numbering in brackets):
   :math:`I`, for :math:`\gamma\le1/(4L)`.
 * ``fedlaavg.corollary_step`` / ``fedlaavg.corollary_step_rounds`` -- the Corollary's step
   sizes (App. F eqs. (26)-(27)), with the hypothesis :math:`\gamma\le1/(4L)`;
-  :func:`staleness_bound` gives :math:`I=\lceil N/K\rceil E` (Lemma 5 [Lemma 1]).
+  :func:`staleness_bound` gives :math:`I=\lceil N/K\rceil E` (``fedlaavg.lemma2.staleness``,
+  upper bound: arXiv Lemma 2, appendix Lemma 5 [journal Lemma 1]).
 
 Python names: ``x0, F_gap, R, C, N, I, G, sigma2, L, beta, E_avail, T`` denote
 :math:`x_0, B=f(x^0)-f^*, R, C, N, I, G, \sigma^2, L, \beta=K/N, E, T`.
@@ -40,8 +41,7 @@ Python names: ``x0, F_gap, R, C, N, I, G, sigma2, L, beta, E_avail, T`` denote
 
 from __future__ import annotations
 
-import math
-
+import numpy as np
 import sympy as sp
 
 from fedtheory.bounds.base import Condition, Theorem
@@ -59,6 +59,49 @@ BLOCK_AVERAGE = (t1 * e1 + t2 * e2) / (t1 + t2)
 _rho = r**tau
 EQUAL_BLOCK_AMPLITUDE = sp.Abs((1 - _rho) / (1 + _rho)) * sp.Abs(e1 - e2)
 
+
+def _log_abs_r(gamma):
+    r""":math:`\log|r|` with :math:`r=1-2\gamma`, accurate near :math:`\gamma=0` and
+    :math:`\gamma=1` (:math:`|r|=1-2\gamma` or :math:`1-2(1-\gamma)`), and whether
+    :math:`r<0`."""
+    g = np.asarray(gamma, float)
+    neg = g > 0.5
+    return np.where(neg, np.log1p(-2 * (1 - g)), np.log1p(-2 * g)), neg
+
+
+def _powers(gamma, t):
+    r"""``(r^t, 1 - r^t, 1 + r^t)`` for :math:`r=1-2\gamma`, integer ``t`` >= 1, without
+    cancellation (``expm1`` where :math:`|r|^t\to1` with the sign that cancels)."""
+    log_r, neg = _log_abs_r(gamma)
+    t = np.asarray(t, float)
+    flip = neg & (np.mod(t, 2) == 1)  # r^t < 0
+    mag = np.exp(t * log_r)
+    small = -np.expm1(t * log_r)  # 1 - |r|^t
+    return np.where(flip, -mag, mag), np.where(flip, 1 + mag, small), np.where(flip, small, 1 + mag)
+
+
+def _limit_stable(*, e1, e2, gamma, t1, t2):
+    r"""Stable form of :data:`X_B`:
+    :math:`\big(e_2(1-r^{t_2})+e_1r^{t_2}(1-r^{t_1})\big)/(1-r^{t_1+t_2})` (same rational
+    function; no cancellation as :math:`\gamma\to0`)."""
+    r2, a2, _ = _powers(gamma, t2)
+    _, a1, _ = _powers(gamma, t1)
+    _, a12, _ = _powers(gamma, np.asarray(t1) + np.asarray(t2))
+    return (e2 * a2 + e1 * r2 * a1) / a12
+
+
+def _after_block1_stable(*, e1, e2, gamma, t1, t2):
+    r"""Stable form of :data:`X_A` (:data:`X_B` with the clients swapped)."""
+    return _limit_stable(e1=e2, e2=e1, gamma=gamma, t1=t2, t2=t1)
+
+
+def _amplitude_stable(*, e1, e2, gamma, tau):
+    r"""Stable form of :data:`EQUAL_BLOCK_AMPLITUDE`: :math:`|(1-\rho)/(1+\rho)|\,|e_1-e_2|`
+    with both factors of :math:`\rho=r^\tau` computed without cancellation."""
+    _, minus, plus = _powers(gamma, tau)
+    return np.abs(minus / plus) * np.abs(np.asarray(e1, float) - e2)
+
+
 _STEP = Condition("0 < gamma < 1 (so that |1 - 2 gamma| < 1)", gamma, "<", sp.Integer(1))
 _REF = "Yan et al. 2020 (FedLaAvg), Example 1; journal appendix App. C eq. (16)-(19)"
 
@@ -70,6 +113,7 @@ end_of_period = register(
         kind="exact",
         terms={"X_B": X_B},
         conditions=[_STEP],
+        numeric={"X_B": _limit_stable},
         statement="x_{k(t1+t2)} -> X_B as k -> infinity",
     )
 )
@@ -81,6 +125,7 @@ after_block1 = register(
         kind="exact",
         terms={"X_A": X_A},
         conditions=[_STEP],
+        numeric={"X_A": _after_block1_stable},
         statement="x_{k(t1+t2)+t1} -> X_A = r^{t1}(X_B - e1) + e1",
     )
 )
@@ -113,6 +158,7 @@ equal_block_amplitude = register(
         kind="exact",
         terms={"amplitude": EQUAL_BLOCK_AMPLITUDE},
         conditions=[_STEP],
+        numeric={"amplitude": _amplitude_stable},
         statement="t1 = t2 = tau: |X_A - X_B| = (1 - rho)/(1 + rho) |e1 - e2|",
     )
 )
@@ -214,13 +260,30 @@ corollary_step_rounds = register(
 )
 
 
+k_sel = symbol("k_sel")
+staleness = register(
+    Theorem(
+        "fedlaavg.lemma2.staleness",
+        title="FedLaAvg Lemma 2: staleness",
+        reference="Yan et al. 2020 (FedLaAvg), arXiv Lemma 2 [journal Lemma 1], proof in App. "
+        "B.1; value of I as in the Corollary's proof (App. F)",
+        kind="upper bound",
+        terms={"I": sp.ceiling(N / k_sel) * E_avail},
+        conditions=[Condition("K <= N", k_sel, "<=", N)],
+        statement="absent-longest selection of K of N clients, every client available at least "
+        "once in every window of E iterations: t - T_i^t <= I = ceil(N/K) E",
+    )
+)
+
+
 def staleness_bound(N: int, K: int, E: int) -> int:
-    r"""FedLaAvg Lemma 5 [journal Lemma 1]: with the "absent-longest" selection of :math:`K`
-    of :math:`N` clients and every client available once in each window of :math:`E`
-    iterations, the staleness is at most :math:`I=\lceil N/K\rceil E` (upper bound; the
-    lemma's own statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
+    r"""FedLaAvg Lemma 2 [arXiv numbering; Lemma 5 of the appendix, journal Lemma 1]: with
+    the "absent-longest" selection of :math:`K` of :math:`N` clients and every client
+    available once in each window of :math:`E` iterations, the staleness is at most
+    :math:`I=\lceil N/K\rceil E` (upper bound ``fedlaavg.lemma2.staleness``; the lemma's own
+    statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
     owner = "fedlaavg.staleness_bound"
     N = check_int(N, "N", owner, low=1)
     K = check_int(K, "K", owner, low=1, high=N)
     E = check_int(E, "E", owner, low=1)
-    return math.ceil(N / K) * E
+    return int(staleness.evaluate(N=N, k_sel=K, E_avail=E).total)

@@ -94,6 +94,16 @@ NOTATION: dict[str, Notation] = {
     "sum_eta_sq_inv": _nonneg("S_2'", "sum_{t=1}^T (eta_t^2 + 1/t^2)"),
     "sum_phi": _real("S_phi", "sum_{t=1}^T ln(2 C_P H t) eta_{t - J_t}^2"),
     "eta_max": _pos("eta_max", "largest step size of the schedule"),
+    "pi_q_sq_sigma": _nonneg("V_1", "sum_k pi_k q_k^2 sigma_k^2 (CA-Fed Lemma 2)"),
+    "dist0_B_sq": _nonneg("R_B^2", "squared initial distance ||w_{0,0} - w_B^*||^2"),
+    "sum_J_eta": _nonneg("S_J", "sum_t J_t eta_{t-J_t}^2 (CA-Fed Lemma 3)"),
+    "diff_norm": _nonneg("||v - w||", "distance of two points of W (CA-Fed (21))"),
+    "q_active": _nonneg("Q_t", "sum_{k in A_t} q_k (CA-Fed (22))"),
+    "eta_t": _pos("eta_t", "step size of round t"),
+    "J_t": _natural("J_t", "look-back J_t of CA-Fed Theorem 2"),
+    "lam_max": _pos(
+        r"\max_k\lambda(P_k)", "largest per-client lambda(P_k) (product chains)", high=1.0
+    ),
     # FedAU
     "p": _prob("p", "participation probability p_n"),
     "K": _count("K", "FedAU cutoff on the interval length"),
@@ -106,10 +116,20 @@ NOTATION: dict[str, Notation] = {
     "omega_n": _nonneg("omega_n", "time-constant aggregation weight of client n (FedAU)"),
     "P_mass": _pos("P", "P = sum_n omega_n p_n (FedAU Theorem 1)"),
     "R_c": _pos("R", "1/log c with c = (1 - min_n p_n)^{-2} (FedAU Corollary 4)"),
+    "f_tilde": _real(r"\tilde f(x_t)", "reweighted objective at x_t (FedAU Lemma B.3.3)"),
+    "phi_gap": _nonneg("W_phi", "sum_n (p_n omega_t^n / N - phi_n)^2 (FedAU Lemma B.3.3)"),
+    "sum_p_omega_sq": _nonneg("S_omega", "sum_n p_n (omega_t^n)^2 (FedAU Lemma B.3.3)"),
+    "grad_sq": _nonneg(r"\|\nabla\tilde f\|^2", "squared gradient norm of f~ at x_t"),
+    "delta2_tilde": _nonneg(
+        r"\tilde\delta^2", "bound on ||grad F_n - grad f~||^2 (FedAU Lemma B.3.3)"
+    ),
     # E3CS
     "K_pool": _count("K_{pool}", "number of clients K (E3CS)"),
-    "k_sel": _count("k", "clients selected per round k (E3CS)"),
+    "k_sel": _count("k", "clients selected per round (E3CS k; FedLaAvg K)"),
     "sum_quota": _nonneg("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
+    "sigma_t": _nonneg("sigma_t", "fairness quota of round t, in [0, k/K] (E3CS)", high=1.0),
+    "q_star": _nonneg("q^*_{i,t}", "comparator quota of client i in round t (E3CS Def. 1)"),
+    "sum_px": _nonneg("S_px", "sum_t sum_i p_{i,t} x_{i,t}, expected CEP (E3CS (9))"),
     # FedLaAvg
     "x0": _real("x_0", "initial point (FedLaAvg Example 1)"),
     "R": _count("R", "number of rounds (FedLaAvg round-based bound)"),

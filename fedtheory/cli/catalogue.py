@@ -20,7 +20,7 @@ def _paper_of_claim(claim: str) -> str:
 
 
 def _list(args) -> int:
-    from fedtheory.bounds import CATALOGUE
+    from fedtheory.bounds import CATALOGUE, NOT_CHECKABLE
 
     papers = sorted({key.split(".")[0] for key in CATALOGUE})
     if args.paper is not None and args.paper not in papers:
@@ -37,6 +37,11 @@ def _list(args) -> int:
         print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
     if not theorems:
         print("  (none)")
+    if args.kind is None:
+        print("\nNot in the catalogue (no recoverable constants):")
+        for name, why in NOT_CHECKABLE:
+            if args.paper is None or name.lower().startswith(args.paper):
+                print(f"  {name}: {why}")
     if not args.validations:
         print("\nValidations: fedtheory list --validations")
         return 0
