@@ -5,7 +5,8 @@ Layout of the output folder::
     report.md / report.html   verdict table, then one section per validation
     results.json              every verdict row, machine-readable
     <name>/data.npz           the computed data (with the settings it was computed from)
-    <name>/figure.png
+    <name>/figure.png, figure.svg   the figure (150+ dpi PNG and vector SVG)
+    verdicts.csv              the verdict table (also ``verdicts_frame`` as a DataFrame)
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
 settings and the same code fingerprint (hash of the ``fedtheory`` sources and of the
@@ -32,6 +33,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_bytes, atomic_write_text
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
+from fedtheory.validation import plots
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -56,6 +58,7 @@ class Outcome:
     reused: bool
     folder: Path
     seconds: float  # compute time (0 when the data was reused)
+    caption: str = ""  # returned by the check's plot: what coincides, what is floored
 
 
 @cache
@@ -99,17 +102,19 @@ def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _save_figure(path: Path, check: Check, data: dict, settings: dict, rows) -> None:
-    fig = Figure(figsize=(12, 4.5), layout="constrained")
-    check.plot(data, settings, fig)
-    outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
-    fig.suptitle(
-        check.title
-        + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
-    )
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    atomic_write_bytes(path, buf.getvalue())
+def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> str:
+    """Draw ``check``'s figure in the shared style, write ``stem.png`` and ``stem.svg``
+    and return the caption its ``plot`` gave (empty when none)."""
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        caption = check.plot(data, settings, fig) or ""
+        outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
+        fig.suptitle(
+            check.title
+            + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
+        )
+        plots.save(fig, stem)
+    return caption
 
 
 def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
@@ -125,8 +130,8 @@ def run_check(check: Check, out: Path, *, size: Size) -> Outcome:
         _save_data(folder / "data.npz", data, settings, code)
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
-    _save_figure(folder / "figure.png", check, data, settings, rows)
-    return Outcome(check, settings, rows, data, reused, folder, seconds)
+    caption = _save_figure(folder / "figure", check, data, settings, rows)
+    return Outcome(check, settings, rows, data, reused, folder, seconds, caption)
 
 
 def run(
