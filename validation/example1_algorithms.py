@@ -170,7 +170,13 @@ def plot(data, s, fig):
     return (
         f"Values below the floor ({FLOOR:g} model units, squared: {FLOOR**2:g}) are drawn on "
         "it. Left: the algorithms' points are shifted slightly along gamma so that none hides "
-        "another" + (f"; {', '.join(same)} coincide at every gamma." if same else ".")
+        "another"
+        + (f"; {', '.join(same)} coincide at every gamma." if same else ".")
+        + (
+            " FedAvg's measured time average lies on its closed-form bias (dashed)."
+            if np.allclose(data["average_error"][0], data["fedavg_bias"], rtol=1e-6)
+            else ""
+        )
     )
 
 
