@@ -196,7 +196,7 @@ def plot(data, s, fig):
     for ax in (ax1, ax2):
         plots.log_ticks(ax, T)
         plots.legend(ax, ncols=2 if ax is ax1 else 1)
-    return f"Measured points of the {n} chains are shifted slightly along T so that none hides another."
+    return f"Measured points of the {n} chains are shifted slightly along T: none hides another."
 
 
 register(

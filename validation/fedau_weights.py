@@ -258,8 +258,8 @@ def plot(data, s, fig):
         "that none hides another"
         + (
             "; the Theorem 3 bound depends only on the participation probabilities p_n, "
-            f"(nearly) the same for the three patterns: its three curves differ by at most "
-            f"{spread:.1e} relative and are drawn as one."
+            "which are (nearly) the same for the three patterns: its three curves differ by "
+            f"at most {spread:.1e} relative and are drawn as one."
             if same_bound
             else "."
         )

@@ -206,15 +206,18 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "the instance breaks a hypothesis of the theorem, so the row neither confirms "
             "nor refutes it."
         ),
+        Heading("Contents", anchor="contents"),
+        Bullets(
+            ("[Verdicts](#verdicts)",)
+            + tuple(f"[{o.check.title}](#{o.check.name})" for o in outcomes)
+            + ("[Environment](#environment)",)
+        ),
+        Heading("Verdicts", anchor="verdicts"),
+        Paragraph("Each row links to its section."),
         Table(HEADER, tuple(row for o in outcomes for row in _verdict_rows(o))),
         Paragraph(
             "The same table, one row per verdict: `verdicts.csv` (or "
             "`fedtheory.validation.runner.verdicts_frame(folder)` as a pandas DataFrame)."
-        ),
-        Heading("Contents", anchor="contents"),
-        Bullets(
-            tuple(f"[{o.check.title}](#{o.check.name})" for o in outcomes)
-            + ("[Environment](#environment)",)
         ),
     ]
     for o in outcomes:
