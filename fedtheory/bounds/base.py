@@ -197,15 +197,14 @@ class Theorem:
         if self.conditions:
             lines.append("Hypotheses (checked by `evaluate`):")
             lines += [
-                f"- ${sp.latex(c.lhs)} {_LATEX_RELATIONS[c.rel]} {sp.latex(c.rhs)}$ "
-                f"(`{c.text}`)"
+                f"- ${sp.latex(c.lhs)} {_LATEX_RELATIONS[c.rel]} {sp.latex(c.rhs)}$ (`{c.text}`)"
                 for c in self.conditions
             ]
         else:
             lines.append("Hypotheses: none beyond the parameters' ranges.")
         params = ", ".join(f"`{p}`" for p in self.parameters)
         lines += ["", f"Parameters: {params}."]
-        return "\n".join(line for line in lines)
+        return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
         return self.statement_markdown()
