@@ -7,6 +7,9 @@
   dtype, shape and bytes) next to them, and :func:`load_npz` refuses a file that is
   truncated, empty, garbage, bit-flipped or edited with :class:`DamagedFileError` (never a
   ``BadZipFile``/``EOFError``/``KeyError`` from the zip reader).
+* Files are created with mode ``0o666`` filtered by the process umask, like ``open(path,
+  "w")`` would (``0o644`` under the usual umask 022), so that a report written on a shared
+  filesystem is readable by the others whom the user's umask lets read it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
+import secrets
 import zipfile
 import zlib
 from pathlib import Path
@@ -45,7 +48,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder + rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}{_TMP_SUFFIX}"
+    # os.open applies the umask to 0o666 (tempfile.mkstemp would force 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -53,7 +58,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

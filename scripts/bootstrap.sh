@@ -16,7 +16,7 @@ fi
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "fedtheory: installing dependencies into $venv (first run only)" >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${FEDTHEORY_TORCH:-torch==2.13.0}"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$repo[test]"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$repo[test,notebooks]"
   echo "$want" > "$stamp"
 fi
 export PATH="$venv/bin:$PATH"

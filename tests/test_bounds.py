@@ -136,6 +136,11 @@ def test_every_theorem_total_is_sum_of_terms_and_renders(key):
     assert_tight(res.total, float(sp.N(thm.expression.subs(at), 30)))
     assert thm.reference and thm.kind and "$" in thm._repr_latex_()
     assert thm.title in repr(res)
+    # the notebook display: the whole statement, the formula and every hypothesis
+    shown = thm._repr_markdown_()
+    assert thm.title in shown and thm.statement in shown and thm.latex() in shown
+    assert all(f"(`{c.text}`)" in shown for c in thm.conditions)
+    assert shown.count("\n- $") == len(thm.conditions)
 
 
 def test_evaluation_broadcasts_over_grids():

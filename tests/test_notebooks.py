@@ -1,27 +1,52 @@
-"""The notebooks (jupytext percent-format scripts) run from top to bottom.
+"""Every notebook under notebooks/ runs from top to bottom in a real Jupyter kernel.
 
-They are stored as ``.py`` so that diffs are readable; Jupyter opens them through jupytext.
-Running them as plain Python checks every cell without a Jupyter kernel in CI.
+The notebooks are ``.ipynb`` files stored without outputs; nbclient executes each one with
+the ``python3`` kernel of this environment (ipykernel), as a user's Jupyter would. Each
+plot must be shown inline (an image output) and no cell may print a matplotlib object's
+repr such as ``<matplotlib.legend.Legend at 0x...>``.
 """
 
 from __future__ import annotations
 
-import runpy
+import re
 from pathlib import Path
 
-import matplotlib
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.py"))
+nbformat = pytest.importorskip(
+    "nbformat", reason="the notebooks extra: pip install -e .[notebooks]"
+)
+nbclient = pytest.importorskip("nbclient", reason="the notebooks extra")
+
+FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
+OBJECT_REPR = re.compile(r"<matplotlib\.[\w.]+ (at|object at) 0x")
+PLOTS = re.compile(r"\bplt\.show\(\)")
+
+
+def test_the_notebooks_exist():
+    assert {"classroom", "paper_review"} <= {p.stem for p in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path):
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def test_notebook_is_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
 
-    try:
-        namespace = runpy.run_path(str(path), run_name="__main__")
-    finally:
-        plt.close("all")
-    assert namespace  # the notebook defined something: it really ran
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_a_jupyter_kernel(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        resources={"metadata": {"path": str(tmp_path)}},  # files it writes go to tmp_path
+    )
+    client.execute()  # raises CellExecutionError naming the failing cell
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs]
+        assert not any(OBJECT_REPR.search(t) for t in texts), cell.source
+        if PLOTS.search(cell.source):  # the figure is shown inline
+            assert any("image/png" in o.get("data", {}) for o in cell.outputs), cell.source

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import csv
 import json
+import os
+import shutil
+import stat
+from dataclasses import replace
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +18,7 @@ from scipy import stats
 
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
-from fedtheory.validation import CHECKS
+from fedtheory.validation import CHECKS, runner
 from fedtheory.validation.registry import with_wrong_bounds
 from fedtheory.validation.report import (
     Bullets,
@@ -23,7 +30,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
-from fedtheory.validation.runner import run
+from fedtheory.validation.runner import run, verdicts_frame
 from fedtheory.verdict import (
     Verdict,
     compare_equal,
@@ -112,7 +119,7 @@ def test_detectable_difference_is_detected_with_the_stated_power():
 
 
 @pytest.mark.parametrize("name", list(CHECKS))
-def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name):
+def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name, tmp_path):
     check = CHECKS[name]
     s = check.settings("tiny")
     data = check.compute(s)
@@ -126,22 +133,118 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name):
     for before, after in zip(rows, broken, strict=True):
         expected = Verdict.OUTSIDE if before.verdict is Verdict.OUTSIDE else Verdict.VIOLATED
         assert after.verdict is expected, (before, after)
+    _check_figure(check, data, s, rows, tmp_path)
 
 
-def test_report_written_and_resume_reuses_data(tmp_path):
-    messages = []
-    run(["example1-fedavg"], tmp_path, size="tiny", progress=messages.append)
+def _check_figure(check, data, s, rows, folder):
+    """The figure in both formats, at >= 150 dpi, every legend outside the axes."""
+    drawn = []
+    plot = check.plot
+
+    def spy(data, settings, fig):
+        drawn.append(fig)
+        return plot(data, settings, fig)
+
+    caption = runner._save_figure(folder / "figure", replace(check, plot=spy), data, s, rows)
+    assert isinstance(caption, str)
+    png, svg = folder / "figure.png", folder / "figure.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png.read_bytes()[16:20], "big")  # IHDR width in pixels
+    assert width >= 150 * drawn[0].get_figwidth()
+    assert b"<svg" in svg.read_bytes()[:1000]
+    axes = drawn[0].get_axes()
+    assert axes and all(ax.get_legend() is None for ax in axes)  # legends go under panels
+
+
+class _Page(HTMLParser):
+    """Collects the links, image sources and element ids of an HTML page."""
+
+    def __init__(self):
+        super().__init__()
+        self.links, self.images, self.ids, self.table_links = [], [], set(), []
+        self._in_table = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self._in_table |= tag == "table"
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and "href" in attrs:
+            self.links.append(attrs["href"])
+            if self._in_table:
+                self.table_links.append(attrs["href"])
+        if tag in ("img", "script", "link", "iframe"):
+            self.images.append(attrs.get("src") or attrs.get("href") or "")
+
+    def handle_endtag(self, tag):
+        self._in_table &= tag != "table"
+
+
+NAMES = ["example1-fedavg", "errata"]
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory):
+    """One tiny run of two validations under umask 022: its outcomes, folder, messages."""
+    out, messages = tmp_path_factory.mktemp("report"), []
+    previous = os.umask(0o022)
+    try:
+        outcomes = run(NAMES, out, size="tiny", progress=messages.append)
+    finally:
+        os.umask(previous)
+    return outcomes, out, messages
+
+
+def test_report_written_and_resume_reuses_data(report_run):
+    outcomes, tmp_path, messages = report_run
+    names = NAMES
     report = (tmp_path / "report.md").read_text()
     assert "| claim |" in report and "example1-fedavg/figure.png" in report
     assert "--check example1-fedavg --size tiny" in report
-    assert '<img src="example1-fedavg/figure.png"' in (tmp_path / "report.html").read_text()
-    assert (tmp_path / "example1-fedavg" / "figure.png").stat().st_size > 1000
+    for name in names:
+        assert (tmp_path / name / "figure.png").stat().st_size > 1000
+        assert (tmp_path / name / "figure.svg").stat().st_size > 1000
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["validations"][0]["rows"][0]["verdict"] == "holds"
     messages.clear()
-    run(["example1-fedavg"], tmp_path, size="tiny", progress=messages.append)
+    run(names, tmp_path, size="tiny", progress=messages.append)
     assert "data reused" in messages[-1]
     assert not list(tmp_path.rglob("*.tmp"))
+    # verdicts.csv and the DataFrame: one row per verdict, in report order
+    rows = [(o.check.name, r.claim, r.verdict.value) for o in outcomes for r in o.rows]
+    with open(tmp_path / "verdicts.csv", newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    assert [(r["validation"], r["claim"], r["verdict"]) for r in csv_rows] == rows
+    for source in (outcomes, tmp_path, tmp_path / "results.json"):
+        frame = verdicts_frame(source)
+        assert list(frame.columns) == list(runner.CSV_COLUMNS)
+        assert list(zip(frame.validation, frame.claim, frame.verdict, strict=True)) == rows
+    assert np.allclose(frame.measured, [float(r["measured"]) for r in csv_rows])
+
+
+def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_path):
+    _, out, _ = report_run
+    names = NAMES
+    elsewhere = tmp_path / "report.html"  # the page alone, in another folder
+    shutil.copy(out / "report.html", elsewhere)
+    page = _Page()
+    page.feed(elsewhere.read_text(encoding="utf-8"))
+    assert len(page.images) == len(names)  # every figure, each embedded
+    for src in page.images:
+        assert src.startswith("data:image/png;base64,")
+        png = base64.b64decode(src.split(",", 1)[1])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    assert page.links and all(href.startswith("#") for href in page.links)  # no file links
+    assert all(href[1:] in page.ids for href in page.links)  # every link has its target
+    assert {f"#{n}" for n in names} <= set(page.table_links)  # verdict rows -> sections
+    assert "contents" in page.ids and set(names) <= page.ids
+
+
+def test_figures_and_reports_follow_the_umask(report_run):
+    _, out, _ = report_run  # written under umask 022
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {"report.html", "verdicts.csv", "figure.svg", "data.npz"} <= {p.name for p in files}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
 
 
 def test_changed_settings_are_recomputed(tmp_path):
@@ -192,7 +295,7 @@ def test_a_crashing_validation_is_not_swallowed(tmp_path, monkeypatch):
         run(["example1-fedavg"], tmp_path, size="tiny", progress=lambda m: None)
 
 
-def test_markdown_and_html_writers():
+def test_markdown_and_html_writers(tmp_path):
     blocks = [
         Heading("T", 1),
         Paragraph("a **b** `c` <x>"),
@@ -204,11 +307,18 @@ def test_markdown_and_html_writers():
     md = to_markdown(blocks)
     assert md.startswith("# T\n\na **b** `c` <x>\n\n- i\n- j\n\n| h1 | h2 |\n|---|---|\n")
     assert "| a\\|b | **holds** |" in md and "![alt](f.png)" in md and "```\nx < 1\n```" in md
-    page = to_html(blocks, title="t")
+    (tmp_path / "f.png").write_bytes(b"\x89PNG fake")
+    page = to_html(blocks, title="t", root=tmp_path)
     assert "<strong>b</strong> <code>c</code> &lt;x&gt;" in page
     assert '<td class="holds"><strong>holds</strong></td>' in page
     assert '<td class="not-reproduced"><strong>not reproduced at this scale</strong>' in page
-    assert "<pre>x &lt; 1</pre>" in page and '<img src="f.png" alt="alt">' in page
+    src = "data:image/png;base64," + base64.b64encode(b"\x89PNG fake").decode()
+    assert "<pre>x &lt; 1</pre>" in page and f'<img src="{src}" alt="alt">' in page
+    linked = [Heading("Sec", anchor="sec"), Paragraph("see [Sec](#sec)"), Image("a", "f.png", "c")]
+    assert '<h2 id="sec">Sec</h2>' in to_html(linked, title="t", root=tmp_path)
+    assert '<a href="#sec">Sec</a>' in to_html(linked, title="t", root=tmp_path)
+    assert "<figcaption>c</figcaption>" in to_html(linked, title="t", root=tmp_path)
+    assert '<a id="sec"></a>\n\n## Sec' in to_markdown(linked) and "*c*" in to_markdown(linked)
 
 
 @pytest.mark.parametrize(

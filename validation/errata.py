@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.bounds import errata
+from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
@@ -117,21 +118,31 @@ def judge(data, s):
 
 
 def plot(data, s, fig):
-    ax = fig.subplots()
+    (ax,) = plots.panels(fig, 1)
     y = np.arange(data["key"].size)
-    ax.scatter(
-        data["recorded"], y, s=120, facecolors="none", edgecolors="k", label="recorded in ERRATA.md"
+    names = {v: k for k, v in CODES.items()}
+    for c, column in enumerate(("recorded", "recomputed")):
+        for i, code in enumerate(CODES.values()):
+            rows = y[data[column] == code]
+            ax.plot(np.full(rows.size, c), rows, **plots.series(i, line=False), markersize=9,
+                    label=names[code] if c == 0 else None)  # fmt: skip
+    for row, (a, b) in enumerate(zip(data["recorded"], data["recomputed"], strict=True)):
+        ax.text(2, row, "agree" if a == b else "DIFFER", va="center", ha="center",
+                color="black" if a == b else plots.COLORS[1])  # fmt: skip
+    ax.set_yticks(y, [str(k) for k in data["key"]])
+    ax.set_xticks(
+        [0, 1, 2], ["recorded in\nERRATA.md", "recomputed\nnow", "recorded vs\nrecomputed"]
     )
-    ax.scatter(data["recomputed"], y, s=40, color="C3", label="recomputed now")
-    ax.set_yticks(y, [str(k) for k in data["key"]], fontsize=8)
-    ax.set_xticks(list(CODES.values()), list(CODES))
-    ax.set(
-        xlim=(-0.3, 1.3),
-        xlabel="verdict on the suspected error (confirmed = the paper's statement fails)",
-        title="Errata: recorded vs recomputed verdicts",
-    )
+    ax.set(xlim=(-0.5, 2.6), title="Verdict on each suspected error (confirmed = the paper's "
+           "statement fails on the instance)")  # fmt: skip
     ax.invert_yaxis()
-    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(False)
+    plots.legend(ax, ncols=len(CODES), title="verdict")
+    agree = int(np.sum(data["recorded"] == data["recomputed"]))
+    return (
+        f"{agree} of {data['key'].size} recorded verdicts are reproduced by the "
+        "recomputation; what each recomputation found is listed under Observations."
+    )
 
 
 def notes(data, s):

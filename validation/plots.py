@@ -1,12 +1,171 @@
-"""Plotting helpers shared by the validations' ``plot`` functions."""
+r"""One plotting style for every figure of fedtheory (validations, notebooks, README).
+
+Rules it implements (issue 16): every series visible in black and white (colour, marker and
+line style all differ between series, :func:`series`); legends outside the data (one below
+each panel, :func:`panels` + :func:`legend`); ticks of a short log axis at the data's grid
+with plain labels (:func:`log_ticks`); values below a stated floor drawn on the floor and
+labelled :math:`\le` floor (:func:`floored`); symbols in mathtext; PNG at
+:data:`PNG_DPI` dpi plus SVG beside it (:func:`save`).
+
+Example
+-------
+>>> import numpy as np
+>>> from matplotlib.figure import Figure
+>>> from fedtheory.validation import plots
+>>> with plots.style():
+...     fig = Figure(figsize=(6, 4), layout="constrained")
+...     (ax,) = plots.panels(fig, 1)
+...     _ = ax.plot([1, 2, 3], [3, 1, 2], label=r"measured $x_t$", **plots.series(0))
+...     ax.set(xlabel=r"round $t$", ylabel=r"$x_t$ (model units)")
+...     plots.legend(ax)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import io
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
+import matplotlib as mpl
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from fedtheory.io import atomic_write_bytes
 from fedtheory.verdict import mean_confidence_interval
+
+PNG_DPI = 160
+"""Resolution of every PNG (the SVG beside it is resolution-free)."""
+
+# Okabe & Ito's colour-blind-safe palette; black and grey are kept for references (optimum,
+# ratio 1, paper values) so that they never look like a measured series.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)))
+REFERENCE = {"color": "black", "linewidth": 1.0}
+"""Style of reference lines (optimum, ratio 1): thin black."""
+
+RC = {
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "figure.titlesize": 11,
+    "axes.grid": True,
+    "grid.linewidth": 0.5,
+    "grid.alpha": 0.35,
+    "axes.prop_cycle": mpl.cycler(color=COLORS),
+    "lines.linewidth": 1.5,
+    "lines.markersize": 6,
+    "errorbar.capsize": 3,
+    "legend.frameon": False,
+    "mathtext.fontset": "dejavusans",
+    "savefig.dpi": PNG_DPI,
+    "figure.dpi": 100,
+    "svg.fonttype": "path",
+}
+"""The rcParams of the style (``matplotlib.rcParams.update(RC)`` in a notebook)."""
+
+
+@contextlib.contextmanager
+def style() -> Iterator[None]:
+    """Context in which figures are created and drawn with :data:`RC`."""
+    with mpl.rc_context(RC):
+        yield
+
+
+def series(
+    i: int,
+    *,
+    points: int | None = None,
+    line: bool = True,
+    marker: bool = True,
+    filled: bool = True,
+) -> dict:
+    """Keyword arguments for ``Axes.plot``/``errorbar`` of the ``i``-th series: its own
+    colour, marker and line style. With ``points`` (a long curve) markers are spaced to
+    about twelve per curve (shifted per series so that coinciding curves keep distinct
+    marks); ``line=False`` draws markers only, ``marker=False`` the line only (a closed
+    form drawn under measured markers); ``filled=False`` hollow markers."""
+    k = i % len(COLORS)
+    kw = {
+        "color": COLORS[k],
+        "marker": MARKERS[i % len(MARKERS)] if marker else "none",
+        "linestyle": LINESTYLES[i % len(LINESTYLES)] if line else "none",
+    }
+    if not filled:
+        kw["markerfacecolor"] = "none"
+    if points is not None and points > 24:
+        step = max(1, points // 12)
+        kw["markevery"] = (i * step // 4 % step, step)
+    return kw
+
+
+def panels(fig: Figure, n: int, **subplot_kw) -> list[Axes]:
+    """``n`` side-by-side panels, each in a subfigure of its own so that :func:`legend` can
+    put each panel's legend under it (never over the data)."""
+    subfigs = np.atleast_1d(fig.subfigures(1, n))
+    return [sf.subplots(**subplot_kw) for sf in subfigs]
+
+
+def legend(ax: Axes, *, ncols: int = 1, **kw) -> None:
+    """The legend of ``ax`` below its panel, outside the axes (needs constrained layout)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.figure.legend(handles, labels, loc="outside lower center", ncols=ncols, **kw)
+
+
+def log_ticks(ax: Axes, values: Iterable[float], *, axis: str = "x") -> None:
+    """Major ticks of a log ``axis`` exactly at ``values`` (the data's grid) with plain
+    labels, and no minor labels (a log axis spanning about a decade otherwise labels its
+    minor ticks and the labels collide)."""
+    values = np.unique(np.asarray(list(values), dtype=float))
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(values))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def floored(values: np.ndarray, floor: float) -> np.ndarray:
+    """``values`` with everything below ``floor`` raised to it (for drawing only: pair with
+    :func:`mark_floor`, which says so on the axis)."""
+    return np.maximum(np.asarray(values, dtype=float), floor)
+
+
+def mark_floor(ax: Axes, floor: float, *, what: str) -> None:
+    r"""Shade the band under ``floor`` on a log y axis and label it ":math:`\le` floor
+    (``what``)": points drawn on the floor stand for any value below it."""
+    bottom = floor / 100  # two decades of band: room for the label under the floored points
+    ax.axhspan(bottom, floor, color="0.88", zorder=0, linewidth=0)
+    ax.set_ylim(bottom=bottom)
+    exponent = int(np.floor(np.log10(floor)))
+    mantissa = floor / 10.0**exponent
+    number = (
+        f"10^{{{exponent}}}" if np.isclose(mantissa, 1) else rf"{mantissa:g}\times10^{{{exponent}}}"
+    )
+    ax.text(
+        0.02,
+        floor / 10,
+        rf"values $\leq {number}$ drawn at ${number}$ ({what})",
+        transform=ax.get_yaxis_transform(),
+        va="center",
+        ha="left",
+        fontsize=8,
+        color="0.25",
+    )
+
+
+def dodge(x: np.ndarray, i: int, n: int, *, log: bool, width: float = 0.1) -> np.ndarray:
+    """``x`` shifted for the ``i``-th of ``n`` series so that equal points stay side by
+    side (multiplicatively on a log axis); ``width`` is the total spread, in decades on a
+    log axis and in data units otherwise."""
+    shift = (i - (n - 1) / 2) * width / max(n - 1, 1)
+    x = np.asarray(x, dtype=float)
+    return x * 10.0**shift if log else x + shift
 
 
 def confidence_bars(samples: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -14,3 +173,19 @@ def confidence_bars(samples: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarr
     matching ``yerr [2, P]`` (distances below and above the mean) for ``Axes.errorbar``."""
     ci = np.array([mean_confidence_interval(v) for v in samples])  # [P, 3]
     return ci, np.abs(ci[:, 1:].T - ci[:, 0])
+
+
+FORMATS: Sequence[str] = ("png", "svg")
+"""The files :func:`save` writes: a PNG and a vector SVG beside it."""
+
+
+def save(fig: Figure, stem: Path) -> list[Path]:
+    """Write ``stem.png`` (:data:`PNG_DPI` dpi) and ``stem.svg`` atomically; return both."""
+    paths = []
+    for fmt in FORMATS:
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=PNG_DPI)
+        path = Path(stem).with_suffix(f".{fmt}")
+        atomic_write_bytes(path, buf.getvalue())
+        paths.append(path)
+    return paths

@@ -27,7 +27,10 @@ class Check:
     side with what was measured, every bound or prediction the verdicts use, under the
     keys listed in ``bounds``; ``judge(data, settings)`` the verdict rows (reading bounds
     from ``data`` only, so that :func:`with_wrong_bounds` can break them);
-    ``plot(data, settings, fig)`` draws measured and bound in the same axes; the optional
+    ``plot(data, settings, fig)`` draws measured and bound in the same axes, in the style of
+    :mod:`fedtheory.validation.plots` (panels via ``plots.panels``, legends via
+    ``plots.legend``), and returns a caption (or ``None``) saying which curves coincide or
+    are floored and how they are kept visible; the optional
     ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
     empirical ordering), shown in the report without a verdict. A check defined outside
     the package (``fedtheory.validation.custom``) records in ``module`` the file that
@@ -43,7 +46,7 @@ class Check:
     settings: Callable[[Size], dict]
     compute: Callable[[dict], Data]
     judge: Callable[[Data, dict], list[Comparison]]
-    plot: Callable[[Data, dict, Figure], None]
+    plot: Callable[[Data, dict, Figure], str | None]
     bounds: tuple[str, ...] = ()
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
     module: str = ""  # the user's file that registers it (``fedtheory validate --module``)

@@ -1,21 +1,27 @@
-"""The report as a list of blocks, rendered to Markdown and to standalone HTML.
+"""The report as a list of blocks, rendered to Markdown and to self-contained HTML.
 
 Blocks are tiny frozen records (heading, paragraph, table, image, code, bullet list);
-inline text may use ``**bold**`` and ```code``` only, which both writers understand. No
-dependency beyond the standard library.
+inline text may use ``**bold**``, ```code``` and in-page links ``[text](#anchor)`` only,
+which both writers understand. A heading with an ``anchor`` is a link target. The HTML
+embeds every image (base64 PNG), so the file alone shows every figure wherever it is
+opened or sent; the Markdown links them by relative path. No dependency beyond the
+standard library.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Heading:
     text: str
     level: int = 2
+    anchor: str = ""  # link target (``[text](#anchor)``); letters, digits, '-' and '_'
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,8 @@ class Table:
 @dataclass(frozen=True)
 class Image:
     alt: str
-    path: str
+    path: str  # relative to the report's folder
+    caption: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,8 @@ def to_markdown(blocks: list[Block]) -> str:
     out: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
-            out.append("#" * b.level + " " + b.text)
+            target = f'<a id="{b.anchor}"></a>\n\n' if b.anchor else ""
+            out.append(target + "#" * b.level + " " + b.text)
         elif isinstance(b, Paragraph):
             out.append(b.text)
         elif isinstance(b, Bullets):
@@ -68,7 +76,7 @@ def to_markdown(blocks: list[Block]) -> str:
             lines += ["| " + " | ".join(map(_md_cell, r)) + " |" for r in b.rows]
             out.append("\n".join(lines))
         elif isinstance(b, Image):
-            out.append(f"![{b.alt}]({b.path})")
+            out.append(f"![{b.alt}]({b.path})" + (f"\n\n*{b.caption}*" if b.caption else ""))
         elif isinstance(b, Code):
             out.append(f"```\n{b.text}\n```")
     return "\n\n".join(out) + "\n"
@@ -77,6 +85,7 @@ def to_markdown(blocks: list[Block]) -> str:
 def _inline(text: str) -> str:
     s = html.escape(text, quote=False)
     s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
+    s = re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", r'<a href="#\2">\1</a>', s)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", s)
 
 
@@ -84,6 +93,8 @@ _STYLE = (
     "body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
     "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #bbb;padding:3px 6px}"
     "th{background:#eee}img{max-width:100%}code,pre{background:#f4f4f4}"
+    "figure{margin:1em 0}figcaption{font-size:90%;color:#333;max-width:1000px}"
+    "a{color:#0550ae}"
     ".holds{background:#dfd}.violated{background:#fdd}.outside{background:#ffd}"
     ".not-reproduced{background:#e8eef8}"
 )
@@ -102,8 +113,14 @@ def _verdict_class(cell: str) -> str:
     return f' class="{cls}"' if cls else ""
 
 
-def to_html(blocks: list[Block], *, title: str) -> str:
-    """One standalone HTML page (images referenced by relative path)."""
+def _data_uri(path: Path) -> str:
+    kind = {".png": "image/png", ".svg": "image/svg+xml"}[path.suffix.lower()]
+    return f"data:{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def to_html(blocks: list[Block], *, title: str, root: Path) -> str:
+    """One self-contained HTML page: every image, read from ``root / image.path``, is
+    embedded as a data URI (no link to any other file)."""
     out = [
         "<!DOCTYPE html>",
         f'<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>',
@@ -111,7 +128,8 @@ def to_html(blocks: list[Block], *, title: str) -> str:
     ]
     for b in blocks:
         if isinstance(b, Heading):
-            out.append(f"<h{b.level}>{_inline(b.text)}</h{b.level}>")
+            target = f' id="{b.anchor}"' if b.anchor else ""
+            out.append(f"<h{b.level}{target}>{_inline(b.text)}</h{b.level}>")
         elif isinstance(b, Paragraph):
             out.append(f"<p>{_inline(b.text)}</p>")
         elif isinstance(b, Bullets):
@@ -124,8 +142,9 @@ def to_html(blocks: list[Block], *, title: str) -> str:
             )
             out.append(f"<table><tr>{head}</tr>{body}</table>")
         elif isinstance(b, Image):
-            alt, src = html.escape(b.alt), html.escape(b.path)
-            out.append(f'<p><img src="{src}" alt="{alt}"></p>')
+            alt, src = html.escape(b.alt), _data_uri(Path(root) / b.path)
+            caption = f"<figcaption>{_inline(b.caption)}</figcaption>" if b.caption else ""
+            out.append(f'<figure><img src="{src}" alt="{alt}">{caption}</figure>')
         elif isinstance(b, Code):
             out.append(f"<pre>{html.escape(b.text)}</pre>")
     out.append("</body></html>")

@@ -5,7 +5,8 @@ Layout of the output folder::
     report.md / report.html   verdict table, then one section per validation
     results.json              every verdict row, machine-readable
     <name>/data.npz           the computed data (with the settings it was computed from)
-    <name>/figure.png
+    <name>/figure.png, figure.svg   the figure (150+ dpi PNG and vector SVG)
+    verdicts.csv              the verdict table (also ``verdicts_frame`` as a DataFrame)
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
 settings and the same code fingerprint (hash of the ``fedtheory`` sources, of the
@@ -20,6 +21,7 @@ bug, never a silent gap).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -37,7 +39,6 @@ from matplotlib.figure import Figure
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
-    atomic_write_bytes,
     atomic_write_text,
     load_npz,
     remove_temporaries,
@@ -46,6 +47,7 @@ from fedtheory.io import (
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
+from fedtheory.validation import plots
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -70,6 +72,7 @@ class Outcome:
     reused: bool
     folder: Path
     seconds: float  # compute time (0 when the data was reused)
+    caption: str = ""  # returned by the check's plot: what coincides, what is floored
 
 
 @cache
@@ -124,17 +127,19 @@ def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
     )
 
 
-def _save_figure(path: Path, check: Check, data: dict, settings: dict, rows) -> None:
-    fig = Figure(figsize=(12, 4.5), layout="constrained")
-    check.plot(data, settings, fig)
-    outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
-    fig.suptitle(
-        check.title
-        + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
-    )
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    atomic_write_bytes(path, buf.getvalue())
+def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> str:
+    """Draw ``check``'s figure in the shared style, write ``stem.png`` and ``stem.svg``
+    and return the caption its ``plot`` gave (empty when none)."""
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        caption = check.plot(data, settings, fig) or ""
+        outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
+        fig.suptitle(
+            check.title
+            + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
+        )
+        plots.save(fig, stem)
+    return caption
 
 
 def run_check(
@@ -155,8 +160,8 @@ def run_check(
         _save_data(folder / "data.npz", data, settings, code)
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
-    _save_figure(folder / "figure.png", check, data, settings, rows)
-    return Outcome(check, settings, rows, data, reused, folder, seconds)
+    caption = _save_figure(folder / "figure", check, data, settings, rows)
+    return Outcome(check, settings, rows, data, reused, folder, seconds, caption)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -286,7 +291,7 @@ def _measured(r: Comparison) -> str:
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
     return [
         (
-            f"{r.claim} [`{o.check.name}`]",
+            f"{r.claim} [{o.check.name}](#{o.check.name})",
             r.reference,
             _measured(r),
             f"{r.relation} {r.bound:.4g}",
@@ -320,12 +325,24 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "comparison detects (80% power at the measured spread; numbers in the row's "
             "detail)."
         ),
+        Heading("Contents", anchor="contents"),
+        Bullets(
+            ("[Verdicts](#verdicts)",)
+            + tuple(f"[{o.check.title}](#{o.check.name})" for o in outcomes)
+            + ("[Environment](#environment)",)
+        ),
+        Heading("Verdicts", anchor="verdicts"),
+        Paragraph("Each row links to its section."),
         Table(HEADER, tuple(row for o in outcomes for row in _verdict_rows(o))),
+        Paragraph(
+            "The same table, one row per verdict: `verdicts.csv` (or "
+            "`fedtheory.validation.runner.verdicts_frame(folder)` as a pandas DataFrame)."
+        ),
     ]
     for o in outcomes:
         c = o.check
         blocks += [
-            Heading(c.title),
+            Heading(c.title, anchor=c.name),
             Paragraph(f"Claim: {c.claim}."),
             Bullets(
                 tuple(
@@ -342,7 +359,8 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
                 if (notes := c.notes(o.data, o.settings) if c.notes else [])
                 else []
             ),
-            Image(c.name, f"{c.name}/figure.png"),
+            Image(c.title, f"{c.name}/figure.png", o.caption),
+            Paragraph(f"Vector version: `{c.name}/figure.svg`."),
             Paragraph("Reproduce alone:"),
             Code(_reproduce(c, out, size)),
             Paragraph(
@@ -352,17 +370,101 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         ]
     versions = library_versions()
     blocks += [
-        Heading("Environment"),
+        Heading("Environment", anchor="environment"),
         Paragraph(", ".join(f"{k} {v}" for k, v in versions.items())),
     ]
     return blocks
 
 
+CSV_COLUMNS = (
+    "validation",
+    "claim",
+    "reference",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "relation",
+    "bound",
+    "ratio",
+    "verdict",
+    "detail",
+)
+"""Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict."""
+
+
+def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
+    """One flat record per verdict row (``Comparison.as_dict`` form) of each validation."""
+    records = []
+    for name, rows in validations:
+        for r in rows:
+            low, high = r["interval"] if r["interval"] is not None else (None, None)
+            records.append({"validation": name, **r, "ci_low": low, "ci_high": high})
+    return [{k: rec[k] for k in CSV_COLUMNS} for rec in records]
+
+
+def _outcome_records(outcomes: list[Outcome]) -> list[dict]:
+    return _records((o.check.name, [r.as_dict() for r in o.rows]) for o in outcomes)
+
+
+def _csv(records: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def verdicts_frame(source):
+    """The verdict table as a pandas DataFrame, one row per verdict (columns
+    :data:`CSV_COLUMNS`).
+
+    Parameters
+    ----------
+    source : list of Outcome, or path
+        What :func:`run` returned, or an output folder (or its ``results.json``).
+
+    Examples
+    --------
+    >>> from fedtheory.validation.runner import verdicts_frame
+    >>> frame = verdicts_frame("results/")  # doctest: +SKIP
+    >>> frame.groupby("verdict").size()  # doctest: +SKIP
+    """
+    try:
+        import pandas as pd
+    except ImportError as e:  # pragma: no cover - pandas is in the test extra
+        raise ImportError(
+            "verdicts_frame needs pandas, an optional dependency of fedtheory: install it "
+            "with `pip install pandas` (or read verdicts.csv with the csv module)."
+        ) from e
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        path = path / "results.json" if path.is_dir() else path
+        if not path.is_file():
+            raise ParameterError(
+                "The 'source' parameter of verdicts_frame must be a list of outcomes, an "
+                f"output folder or its results.json. Got {str(source)!r} (no such file)."
+            )
+        results = json.loads(path.read_text(encoding="utf-8"))
+        records = _records((v["name"], v["rows"]) for v in results["validations"])
+    elif isinstance(source, list) and all(isinstance(o, Outcome) for o in source):
+        records = _outcome_records(source)
+    else:
+        raise ParameterError(
+            "The 'source' parameter of verdicts_frame must be a list of outcomes, an output "
+            f"folder or its results.json. Got {type(source).__name__} instead."
+        )
+    return pd.DataFrame.from_records(records, columns=list(CSV_COLUMNS))
+
+
 def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
-    """``report.md``, ``report.html`` and ``results.json`` (atomically)."""
+    """``report.md``, ``report.html`` (self-contained), ``results.json`` and
+    ``verdicts.csv`` (atomically)."""
     blocks = report_blocks(outcomes, out, size=size)
     atomic_write_text(out / "report.md", to_markdown(blocks))
-    atomic_write_text(out / "report.html", to_html(blocks, title="fedtheory validation report"))
+    atomic_write_text(
+        out / "report.html", to_html(blocks, title="fedtheory validation report", root=out)
+    )
+    atomic_write_text(out / "verdicts.csv", _csv(_outcome_records(outcomes)))
     results = {
         "size": size,
         "versions": library_versions(),

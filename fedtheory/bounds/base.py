@@ -31,6 +31,7 @@ _RELATIONS = {
     ">=": operator.ge,
     "!=": operator.ne,
 }
+_LATEX_RELATIONS = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "!=": r"\ne"}
 
 
 @dataclass(frozen=True)
@@ -307,6 +308,36 @@ class Theorem:
             rf"\underbrace{{{sp.latex(e)}}}_{{\text{{{_text(k)}}}}}" for k, e in self.terms.items()
         )
         return body
+
+    def statement_markdown(self) -> str:
+        r"""The whole statement, for a notebook or a report: title, kind and reference,
+        the statement as the paper writes it, the formula fedtheory evaluates (terms
+        named) and every hypothesis ``evaluate`` checks, each as LaTeX and as text.
+
+        Jupyter shows it for a theorem alone in a cell (``_repr_markdown_``)."""
+        lhs = {"upper bound": "bound", "exact": "value", "limit": "limit", "order": "rate"}
+        lines = [
+            f"**{self.title}** ({self.kind}; {self.reference})",
+            "",
+            f"Statement: `{self.statement}`" if self.statement else "",
+            "",
+            rf"$$\text{{{lhs[self.kind]}}} = {self.latex()}$$",
+            "",
+        ]
+        if self.conditions:
+            lines.append("Hypotheses (checked by `evaluate`):")
+            lines += [
+                f"- ${sp.latex(c.lhs)} {_LATEX_RELATIONS[c.rel]} {sp.latex(c.rhs)}$ (`{c.text}`)"
+                for c in self.conditions
+            ]
+        else:
+            lines.append("Hypotheses: none beyond the parameters' ranges.")
+        params = ", ".join(f"`{p}`" for p in self.parameters)
+        lines += ["", f"Parameters: {params}."]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        return self.statement_markdown()
 
     def _repr_latex_(self) -> str:
         return f"$\\text{{{_text(self.title)}}}:\\ {self.latex()}$"
