@@ -251,9 +251,9 @@ def run(
     except KeyboardInterrupt:
         finished = [done[i] for i in sorted(done)]
         write_report(finished, out, size=size)
-        running = [c.name for i, c in enumerate(checks) if i not in done]
+        first = min(i for i in range(n) if i not in done)  # the one running (sequentially)
         raise Interrupted(
-            f"interrupted before {', '.join(running)} finished; the report of the "
+            f"interrupted during {checks[first].name} ({first + 1}/{n}); the report of the "
             f"{len(finished)} finished validation(s) is in {out / 'report.md'}; "
             "rerun the same command to resume",
             finished,
