@@ -176,6 +176,7 @@ def cafed_code_estimate(
     :math:`\hat\lambda` tends to :func:`cafed_code_lambda_limit`, not to :math:`\lambda`.
     """
     owner = "cafed_code_estimate"
+    check_instance(state, AvailabilityCounts, "state", owner)
     h = check_real(horizon, "horizon", owner, low=0.0, low_open=True)
     pi0 = check_real(pi0, "pi0", owner, low=0.0, high=1.0)
     a0 = check_real(a0, "a0", owner, low=0.0, high=1.0)
