@@ -54,6 +54,22 @@ def fedau_omega(mask: np.ndarray, cutoff: float) -> np.ndarray:
     return omega
 
 
+def _vector(value: object, name: str, owner: str, shape: tuple[int, ...] | None) -> np.ndarray:
+    """A float vector of ``shape`` (any length if None). Entries are not required finite: a
+    diverging run reaches these helpers with inf, and :func:`run` reports it."""
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.ndim != 1 or (shape is not None and a.shape != shape):
+        want = "a vector" if shape is None else f"an array of shape {shape}"
+        got = f"shape {a.shape}" if a is not None else type(value).__name__
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be {want}. Got {got} instead."
+        )
+    return a
+
+
 def local_update(
     problem: FederatedProblem,
     alg: LocalTraining,
@@ -66,7 +82,7 @@ def local_update(
     owner = "reference.local_update"
     check_instance(problem, FederatedProblem, "problem", owner)
     check_instance(alg, LocalTraining, "alg", owner)
-    w = check_array(w, "w", owner, shape=(problem.dim,))
+    w = _vector(w, "w", owner, (problem.dim,))
     k = check_int(k, "k", owner, low=0, high=problem.num_clients - 1)
     t = check_int(t, "t", owner, low=0)
     if generator is not None:
@@ -83,8 +99,8 @@ def server_update(alg: LocalTraining, w: np.ndarray, v: np.ndarray, t: int) -> n
     """``w + eta_s(t) v``, projected onto the ball of radius ``alg.radius`` if set."""
     owner = "reference.server_update"
     check_instance(alg, LocalTraining, "alg", owner)
-    w = check_array(w, "w", owner, ndim=1)
-    v = check_array(v, "v", owner, shape=w.shape)
+    w = _vector(w, "w", owner, None)
+    v = _vector(v, "v", owner, w.shape)
     w = w + alg.server_rate(check_int(t, "t", owner, low=0)) * v
     norm = np.linalg.norm(w)
     if alg.radius is not None and norm > alg.radius:
