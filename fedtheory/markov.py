@@ -21,6 +21,7 @@ feasible iff :math:`1-1/\max(\pi,1-\pi)\le\lambda\le1`; the inverse map is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
 
@@ -180,6 +181,11 @@ def kron_chain(matrices) -> np.ndarray:
     matrices : sequence of square stochastic matrices, or an array [N, m, m]
     """
     owner = "kron_chain"
+    if not isinstance(matrices, Sequence | np.ndarray) or isinstance(matrices, str):
+        raise ParameterError(
+            f"The 'matrices' parameter of {owner} must be a sequence of stochastic matrices. "
+            f"Got {type(matrices).__name__} instead."
+        )
     mats = [check_stochastic_matrix(m, f"matrices[{k}]", owner) for k, m in enumerate(matrices)]
     if not mats:
         raise ParameterError(

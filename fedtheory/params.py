@@ -7,6 +7,7 @@ nothing is ever clipped or rewritten silently.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from numbers import Integral, Real
 
@@ -18,6 +19,7 @@ __all__ = [
     "check_array",
     "check_bool",
     "check_bool_array",
+    "check_finite_result",
     "check_choice",
     "check_instance",
     "check_int_array",
@@ -196,6 +198,30 @@ def check_array(
 def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def check_finite_result(result: object, owner: str, inputs: dict[str, object]) -> None:
+    """Finite inputs must give a finite result (a float, an array or a record of them): an
+    overflow is reported as a ParameterError naming the input of largest magnitude, never
+    returned as inf or NaN."""
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        values = tuple(getattr(result, f.name) for f in dataclasses.fields(result))
+    else:
+        values = result if isinstance(result, tuple) else (result,)
+    finite = all(
+        np.all(np.isfinite(np.asarray(v, dtype=np.float64)))
+        for v in values
+        if isinstance(v, (Real, np.ndarray)) and not isinstance(v, bool)
+    )
+    if finite:
+        return
+    sizes = {k: float(np.max(np.abs(np.asarray(v, dtype=np.float64)), initial=0.0))
+             for k, v in inputs.items()}  # fmt: skip
+    name = max(sizes, key=sizes.get)
+    raise ParameterError(
+        f"The '{name}' parameter of {owner} must be small enough for the result to be finite "
+        f"(it overflows). Got a value of magnitude {sizes[name]:g} instead."
+    )
 
 
 def check_like(

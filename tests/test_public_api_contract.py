@@ -66,7 +66,7 @@ from fedtheory.data import (
     primary_label_split,
 )
 from fedtheory.device import check_device
-from fedtheory.errors import ParameterError
+from fedtheory.errors import FedTheoryError, ParameterError
 from fedtheory.markov import (
     check_primitive_chain,
     fedau_two_state,
@@ -96,6 +96,38 @@ from fedtheory.problems import (
 )
 from fedtheory.problems import ball as ball_module
 from fedtheory.problems.base import check_points
+from fedtheory.sim import (
+    MIFA,
+    AdaFedWeights,
+    AverageAll,
+    AverageParticipating,
+    CaFed,
+    Constant,
+    ExponentialDecay,
+    F3astWeights,
+    FedAU,
+    FedAvg,
+    FedLaAvg,
+    FedVARP,
+    FixedWeights,
+    InverseTime,
+    LocalTraining,
+    MimiC,
+    absent_longest,
+    average_all,
+    average_participating,
+    evaluate_metrics,
+    fedau_init,
+    fedau_update,
+    fedau_weights,
+    footprint,
+    local_sgd,
+    project_ball,
+    simulate,
+    unbiased_weights,
+)
+from fedtheory.sim import reference as sim_reference
+from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
 from fedtheory.sim.selection import allocation as selection
 from fedtheory.sim.selection import reference as selection_reference
 from fedtheory.sim.selection import runner as selection_runner
@@ -136,7 +168,13 @@ def _finished_modules() -> list[str]:
     names += [f"fedtheory.sim.selection.{m.name}" for m in pkgutil.iter_modules(selection)]
     sweep = importlib.import_module("fedtheory.sweep").__path__
     names += [f"fedtheory.sweep.{m.name}" for m in pkgutil.iter_modules(sweep)]
-    return names
+    return [*names, *REEXPORTS, "fedtheory.sim.reference", "fedtheory.sim.footprint",
+            "fedtheory.sim.divergence"]  # fmt: skip
+
+
+REEXPORTS = ("fedtheory.sim",)
+"""Packages whose ``__all__`` re-exports callables defined in their modules: those are keyed
+by the module that defines them (``fedtheory.sim.fedavg:FedAvg``)."""
 
 
 MODULES = _finished_modules()
@@ -153,8 +191,13 @@ def public_callables(module_name: str) -> set[str]:
             for n, v in vars(module).items()
             if not n.startswith("_") and getattr(v, "__module__", None) == module_name
         ]
+    home = {
+        n: getattr(getattr(module, n), "__module__", module_name) if module_name in REEXPORTS
+        else module_name
+        for n in names
+    }  # fmt: skip
     return {
-        f"{module_name}:{n}"
+        f"{home[n]}:{n}"
         for n in names
         if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))
     }
@@ -837,6 +880,195 @@ CONTRACT |= {
     ),
 }
 
+# --- sim (what ``fedtheory.sim`` exports, the plain loops, memory and divergence checks) ----
+MASK = torch.tensor([[True, False, True]])  # [R, N]
+FEDAU_STATE = fedau_init(1, 3)
+AVERAGE = AverageParticipating()
+AVAIL3 = Bernoulli([0.5, 0.5, 0.5])
+STATE_RN = FEDAVG_SIM_STATE = FedAvg(AVERAGE).init(QUAD, torch.zeros(1, 2, dtype=torch.float64))
+ALPHA_PI = {"alpha": [0.5, 0.5], "pi": [0.5, 0.5]}
+SIM = "fedtheory.sim"
+CONTRACT |= {
+    _m(f"{SM}.aggregation", "AverageAll"): Case(AverageAll, {}, ("name", 3), ("name", "")),
+    _m(f"{SM}.aggregation", "AverageParticipating"): Case(
+        AverageParticipating, {}, ("name", 3), ("name", "")
+    ),
+    _m(f"{SM}.aggregation", "FedAU"): Case(FedAU, {}, ("cutoff", STRING), ("cutoff", 0)),
+    _m(f"{SM}.aggregation", "FixedWeights"): Case(
+        FixedWeights, {"q": [0.5, 0.5]}, ("q", STRING), ("q", [-1.0, 1.0])
+    ),
+    _m(f"{SM}.aggregation", "average_all"): Case(
+        average_all, {"mask": MASK}, ("mask", STRING), ("mask", MASK.double())
+    ),
+    _m(f"{SM}.aggregation", "average_participating"): Case(
+        average_participating, {"mask": MASK}, ("mask", STRING), ("mask", MASK.double())
+    ),
+    _m(f"{SM}.aggregation", "fedau_init"): Case(
+        fedau_init,
+        {"replicates": 1, "num_clients": 3},
+        ("replicates", STRING),
+        ("num_clients", 0),
+    ),  # fmt: skip
+    _m(f"{SM}.aggregation", "fedau_update"): Case(
+        fedau_update,
+        {"state": FEDAU_STATE, "mask": MASK, "cutoff": 5},
+        ("state", STRING),
+        ("cutoff", 0),
+    ),  # fmt: skip
+    _m(f"{SM}.aggregation", "fedau_weights"): Case(
+        fedau_weights,
+        {"state": FEDAU_STATE, "mask": MASK},
+        ("state", STRING),
+        ("mask", torch.ones(1, 4, dtype=torch.bool)),
+    ),  # fmt: skip
+    _m(f"{SM}.aggregation", "unbiased_weights"): Case(
+        unbiased_weights, ALPHA_PI, ("alpha", STRING), ("pi", [0.0, 0.5])
+    ),
+    _m(f"{SM}.algorithm", "LocalTraining"): Case(
+        LocalTraining, {}, ("full_first_round", "False"), ("local_steps", 0)
+    ),
+    _m(f"{SM}.cafed", "AdaFedWeights"): Case(
+        AdaFedWeights, ALPHA_PI, ("alpha", STRING), ("pi", [0.5, 1.5])
+    ),
+    _m(f"{SM}.cafed", "F3astWeights"): Case(
+        F3astWeights, ALPHA_PI, ("clients", 1.5), ("beta_r", 1.5)
+    ),
+    _m(f"{SM}.cafed", "CaFed"): Case(
+        CaFed, {**ALPHA_PI, "lam": [0.0, 0.0]}, ("beta", STRING), ("beta", 1.5)
+    ),
+    _m(f"{SM}.fedavg", "FedAvg"): Case(
+        FedAvg, {"aggregator": AVERAGE}, ("aggregator", "avg"), ("lr", -0.1)
+    ),
+    _m(f"{SM}.fedlaavg", "FedLaAvg"): Case(
+        FedLaAvg, {}, ("clients_per_round", 1.5), ("clients_per_round", 0)
+    ),
+    _m(f"{SM}.fedlaavg", "absent_longest"): Case(
+        absent_longest,
+        {"mask": MASK, "last": torch.zeros(1, 3, dtype=torch.int64), "k": 1},
+        ("mask", STRING),
+        ("k", 0),
+    ),
+    _m(f"{SM}.fedvarp", "FedVARP"): Case(
+        FedVARP, {}, ("skip_empty_rounds", "False"), ("prox", -1.0)
+    ),
+    _m(f"{SM}.local", "local_sgd"): Case(
+        local_sgd,
+        {
+            "problem": QUAD,
+            "w": torch.zeros(2, 2, dtype=torch.float64),
+            "clients": torch.tensor([0, 1]),
+            "steps": 1,
+            "lr": 0.1,
+        },
+        ("clients", [0, 1]),
+        ("lr", -0.1),
+    ),  # fmt: skip
+    _m(f"{SM}.local", "project_ball"): Case(
+        project_ball,
+        {"w": torch.zeros(2, 2, dtype=torch.float64), "radius": 1.0},
+        ("w", STRING),
+        ("radius", -1.0),
+    ),  # fmt: skip
+    _m(f"{SM}.mifa", "MIFA"): Case(MIFA, {}, ("lr", STRING), ("lr", -0.1)),
+    _m(f"{SM}.mimic", "MimiC"): Case(MimiC, {}, ("full_first_round", "False"), ("radius", -1.0)),
+    _m(f"{SM}.runner", "evaluate_metrics"): Case(
+        evaluate_metrics,
+        {"problem": QUAD, "w": np.zeros(2)},
+        ("problem", STRING),
+        ("w", np.zeros(3)),
+    ),  # fmt: skip
+    _m(f"{SM}.runner", "simulate"): Case(
+        simulate,
+        {"problem": QUAD, "availability": AVAIL3, "algorithm": FedAvg(AVERAGE), "rounds": 2},
+        ("availability", "bernoulli"),
+        ("rounds", 0),
+    ),
+    _m(f"{SM}.schedules", "Constant"): Case(
+        Constant, {"value": 0.1}, ("value", STRING), ("value", -1.0)
+    ),
+    _m(f"{SM}.schedules", "ExponentialDecay"): Case(
+        ExponentialDecay, {"initial": 0.1, "decay": 0.9}, ("decay", STRING), ("decay", 1.5)
+    ),
+    _m(f"{SM}.schedules", "InverseTime"): Case(
+        InverseTime, {"a": 1.0, "b": 1.0}, ("a", STRING), ("b", 0.0)
+    ),
+    _m(f"{SM}.reference", "run"): Case(
+        sim_reference.run,
+        {
+            "problem": QUAD,
+            "algorithm": FedAvg(AVERAGE),
+            "mask": np.ones((2, 3), dtype=bool),
+            "w0": np.zeros(2),
+        },
+        ("w0", STRING),
+        ("mask", np.ones((2, 4), dtype=bool)),
+    ),  # fmt: skip
+    _m(f"{SM}.reference", "fedau_omega"): Case(
+        sim_reference.fedau_omega,
+        {"mask": np.ones((2, 3), dtype=bool), "cutoff": 3},
+        ("mask", STRING),
+        ("cutoff", 0),
+    ),  # fmt: skip
+    _m(f"{SM}.reference", "local_update"): Case(
+        sim_reference.local_update,
+        {
+            "problem": QUAD,
+            "alg": FedAvg(AVERAGE),
+            "w": np.zeros(2),
+            "k": 0,
+            "t": 0,
+            "generator": None,
+        },
+        ("alg", STRING),
+        ("k", 3),
+    ),  # fmt: skip
+    _m(f"{SM}.reference", "server_update"): Case(
+        sim_reference.server_update,
+        {"alg": FedAvg(AVERAGE), "w": np.zeros(2), "v": np.ones(2), "t": 0},
+        ("alg", STRING),
+        ("v", np.ones(3)),
+    ),
+    _m(f"{SM}.footprint", "estimate"): Case(
+        footprint.estimate,
+        {
+            "replicates": 1,
+            "rounds": 2,
+            "num_clients": 3,
+            "dim": 2,
+            "eval_every": 1,
+            "keep_masks": True,
+            "state": STATE_RN,
+            "chunk_elements": 10,
+        },
+        ("keep_masks", "False"),
+        ("rounds", 2**70),
+    ),  # fmt: skip
+    _m(f"{SM}.footprint", "check"): Case(
+        footprint.check,
+        {"footprint": footprint.Footprint(1, 1, 1, 1, 1), "max_memory": "1M", "owner": "t"},
+        ("footprint", STRING),
+        ("max_memory", "-1G"),
+    ),
+    _m(f"{SM}.divergence", "algorithm_label"): Case(
+        algorithm_label,
+        {"algorithm": FedAvg(AVERAGE)},
+        ("algorithm", STRING),
+        ("algorithm", AVERAGE),
+    ),  # fmt: skip
+    _m(f"{SM}.divergence", "non_finite_state"): Case(
+        non_finite_state,
+        {"state": STATE_RN, "replicates": 1},
+        ("state", STRING),
+        ("replicates", 0),
+    ),  # fmt: skip
+    _m(f"{SM}.divergence", "non_finite_metric"): Case(
+        non_finite_metric,
+        {"metrics": {"gap": np.zeros((1, 2))}},
+        ("metrics", STRING),
+        ("metrics", {"gap": np.zeros(2)}),
+    ),  # fmt: skip
+}
+
 RECORD = "frozen result record or state tuple (built by the library, not from user input)"
 PROTOCOL = "protocol / abstract base: nothing to construct"
 NO_INPUT = "takes no argument"
@@ -978,6 +1210,27 @@ EXEMPT |= {
     _m(f"{SW}.executor", "DaskExecutor"): "wraps a live distributed.Client (open_executor)",
     _m(f"{SW}.runner", "SweepProgress"): RECORD,
     _m(f"{SW}.targets", "SweepConfig"): RECORD,
+    **{
+        _m(f"{SM}.{module}", n): RECORD
+        for module, names in {
+            "aggregation": ["FedAUState"],
+            "cafed": ["CaFedState"],
+            "fedavg": ["FedAvgState"],
+            "fedlaavg": ["FedLaAvgState"],
+            "fedvarp": ["FedVARPState"],
+            "mifa": ["MIFAState"],
+            "mimic": ["MimiCState"],
+            "record": ["RunRecord"],
+            "footprint": ["Footprint"],
+            "divergence": ["NonFinite", "NonFiniteMetric"],
+        }.items()
+        for n in names
+    },  # fmt: skip
+    **{
+        _m(f"{SM}.{m}", n): PROTOCOL
+        for m, n in [("algorithm", "Algorithm"), ("aggregation", "StatefulAggregator")]
+    },
+    _m(f"{SM}.footprint", "available_bytes"): NO_INPUT,
 }
 
 
@@ -1066,3 +1319,83 @@ def test_new_parameter_helpers_refuse_and_never_truncate(call, message):
         call()
     assert check_bool(np.bool_(True), "flag", "f") is True
     assert check_int_array([2.0, 3], "ids", "f").dtype == np.int64
+
+
+# --- hostile values: every parameter of every entry ------------------------------------------
+# A wrong object, NaN, a mismatched length and an overflow-scale value, one parameter at a
+# time: the call raises a FedTheoryError (ParameterError naming the problem) or, where the
+# value is allowed, returns finite numbers; never a raw TypeError/ValueError/IndexError.
+NON_FINITE_BY_DESIGN = {
+    "fedtheory.sim.local:local_sgd": "a diverging local run: simulate reports the round",
+    "fedtheory.problems.data_backed:DataProblem.local_sgd": "the same, in the fused kernel",
+}
+
+
+def _variants(value: Any) -> list[tuple[str, Any, bool]]:
+    """``(label, hostile value, must be refused)`` for one valid argument."""
+    out = [("object", object(), True), ("1e308", 1e308, False)]
+    if not isinstance(value, str) and not callable(value):
+        out.append(("nan", float("nan"), True))
+    if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] >= 1:
+        out.append(("longer", torch.cat([value, value[:1]]), False))
+    elif isinstance(value, np.ndarray | list) and len(value) >= 1:
+        try:
+            array = np.asarray(value)
+        except ValueError:  # ragged, e.g. a trace of client ids
+            return out
+        if array.dtype.kind in "biuf":
+            out.append(("longer", np.concatenate([array, array[:1]]), False))
+    return out
+
+
+def _finite(result: Any, depth: int = 0) -> bool:
+    if isinstance(result, float | np.floating):
+        return bool(np.isfinite(result))
+    if isinstance(result, np.ndarray) and result.dtype.kind == "f":
+        return bool(np.isfinite(result).all())
+    if isinstance(result, torch.Tensor) and result.is_floating_point():
+        return bool(torch.isfinite(result).all())
+    if depth < 3 and isinstance(result, tuple | list):
+        return all(_finite(v, depth + 1) for v in result[:20])
+    if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
+        return all(_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
+    return True
+
+
+@pytest.mark.parametrize("key", sorted(CONTRACT))
+def test_hostile_values_are_refused_or_give_finite_results(key, empty_catalogue):
+    case = CONTRACT[key]
+    for name, good in case.valid.items():
+        if name == "cutoff":  # math.inf is FedAU's "no cutoff"; the rest as usual
+            good = 3
+        for label, value, refuse in _variants(good):
+            try:
+                result = case.call(**{**case.valid, name: value})
+            except FedTheoryError:
+                continue
+            assert not refuse, f"{key}: {name}={label} accepted"
+            assert _finite(result) or key in NON_FINITE_BY_DESIGN, f"{key}: {name}={label}"
+
+
+def _inside(notation) -> float:
+    """A value inside a symbol's declared domain (the type checks come first)."""
+    low, high = notation.low, notation.high
+    if low is not None and high is not None:
+        return (low + high) / 2
+    return 1.0 if low is None else float(np.floor(low) + 1)
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_every_theorem_refuses_incompatible_shapes_and_overflow(key):
+    theorem = CATALOGUE[key]
+    values = {p: _inside(NOTATION[p]) for p in theorem.parameters}
+    if len(theorem.parameters) > 1:
+        first, second = theorem.parameters[:2]
+        with pytest.raises(ParameterError, match=f"'{second}' parameter of .* broadcasts"):
+            theorem.evaluate(strict=False, **{**values, first: np.ones(2), second: np.ones(3)})
+    for name in theorem.parameters:
+        try:
+            result = theorem.evaluate(strict=False, **{**values, name: 1e308})
+        except FedTheoryError:
+            continue
+        assert np.all(np.isfinite(result.total)), f"{key}: {name}=1e308"

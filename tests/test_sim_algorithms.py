@@ -285,7 +285,7 @@ BAD_CALLS = [
     (lambda: FedVARP(prox=-1.0), "'prox'", "[0, inf)"),
     (lambda: FedAvg(AverageAll(), radius=0.0), "'radius'", "(0, inf)"),
     (lambda: FedLaAvg(clients_per_round=0), "'clients_per_round'", "[1, inf)"),
-    (lambda: FedAU(cutoff=0), "'cutoff'", "[1, inf)"),
+    (lambda: FedAU(cutoff=0), "'cutoff'", "[1, 2147483647]"),
     (lambda: FedAU(cutoff=2.5), "'cutoff'", "integer"),
     (lambda: InverseTime(0.0, 1.0), "'a'", "(0, inf)"),
     (lambda: reference.run(PROB, object(), np.ones((2, N)), W0), "'algorithm'", "FedAvg"),

@@ -22,7 +22,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_bool_array, check_size
+from fedtheory.params import check_bool, check_bool_array, check_size, check_str
 
 
 class TraceReplay(AvailabilityProcess):
@@ -121,7 +121,19 @@ def _parse_id(text: str, path: Path) -> int:
 
 def ids_to_mask(trace: Sequence[Sequence[int]], num_clients: int, owner: str) -> np.ndarray:
     """Boolean mask ``[T, N]`` from per-round lists of ids in ``[0, num_clients - 1]``."""
+    owner = check_str(owner, "owner", "ids_to_mask")
     num_clients = check_size(num_clients, "num_clients", owner)
+    if (
+        not isinstance(trace, Sequence)
+        or isinstance(trace, str)
+        or not all(
+            isinstance(ids, Sequence | np.ndarray) and not isinstance(ids, str) for ids in trace
+        )
+    ):
+        raise ParameterError(
+            f"The 'trace' parameter of {owner} must be a sequence of per-round sequences of "
+            f"client ids. Got {type(trace).__name__} instead."
+        )
     mask = np.zeros((len(trace), num_clients), dtype=bool)
     for t, ids in enumerate(trace):
         for k in ids:

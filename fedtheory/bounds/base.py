@@ -283,8 +283,9 @@ class Theorem:
         shape = np.broadcast_shapes(*(a.shape for a in args)) if args else ()
         valid, reason = True, ""
         for cond, lhs_fn, rhs_fn in cond_fns:
-            lhs = np.broadcast_to(np.asarray(lhs_fn(*args), dtype=float), shape)
-            rhs = np.broadcast_to(np.asarray(rhs_fn(*args), dtype=float), shape)
+            with np.errstate(all="ignore"):  # an overflowing side compares as inf
+                lhs = np.broadcast_to(np.asarray(lhs_fn(*args), dtype=float), shape)
+                rhs = np.broadcast_to(np.asarray(rhs_fn(*args), dtype=float), shape)
             ok = _RELATIONS[cond.rel](lhs, rhs)
             if not np.all(ok):
                 i = np.unravel_index(np.argmin(ok), shape) if shape else ()

@@ -47,7 +47,14 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_instance, check_int, check_real, check_simplex
+from fedtheory.params import (
+    check_array,
+    check_finite_result,
+    check_instance,
+    check_int,
+    check_real,
+    check_simplex,
+)
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -158,11 +165,13 @@ def lemma1_constants(D: float, sigma2, diameter: float) -> Lemma1Constants:
     (upper bound, eq. (8) via (21))."""
     owner = "cafed.lemma1_constants"
     D = check_real(D, "D", owner, low=0.0)
-    s2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0)
+    s2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0, min_size=1)
     diameter = check_real(diameter, "diameter", owner, low=0.0)
     g2 = lemma1_G_squared.evaluate(D=D, sigma2_max=float(s2.max())).total
     h = lemma1_H.evaluate(D=D, diam_W=diameter).total
-    return Lemma1Constants(D, float(np.sqrt(g2)), float(h))
+    out = Lemma1Constants(D, float(np.sqrt(g2)), float(h))
+    check_finite_result(out, owner, {"D": D, "sigma2": s2, "diameter": diameter})
+    return out
 
 
 # --- Theorem 2 -------------------------------------------------------------------------------
@@ -247,18 +256,23 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
     H = check_real(H, "H", owner, low=0.0, low_open=True)
     T = eta.shape[-1] - 1
     t = np.arange(1, T + 1)
-    log_term = np.log(2 * C_P * H * t)  # [T]
+    with np.errstate(over="ignore"):
+        log_term = np.log(2 * C_P * H * t)  # [T]
+    check_finite_result(log_term, owner, {"C_P": C_P, "H": H})
     J = np.minimum(np.maximum(np.ceil(log_term / np.log(1 / lam)), T_P), t).astype(int)
     run = eta[..., 1:]  # [..., T]
-    return ScheduleAggregates(
-        T=T,
-        sum_eta=run.sum(-1),
-        sum_eta_sq=(run**2).sum(-1),
-        sum_eta_sq_inv=(run**2 + 1.0 / t**2).sum(-1),
-        sum_phi=(log_term * eta[..., t - J] ** 2).sum(-1),
-        eta_max=run.max(-1),
-        J=J,
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below
+        out = ScheduleAggregates(
+            T=T,
+            sum_eta=run.sum(-1),
+            sum_eta_sq=(run**2).sum(-1),
+            sum_eta_sq_inv=(run**2 + 1.0 / t**2).sum(-1),
+            sum_phi=(log_term * eta[..., t - J] ** 2).sum(-1),
+            eta_max=run.max(-1),
+            J=J,
+        )
+    check_finite_result(out, owner, {"eta": eta, "C_P": C_P, "H": H})
+    return out
 
 
 @dataclass(frozen=True)
@@ -341,6 +355,8 @@ def theorem2_program(
     eta = check_array(eta, "eta", owner, ndim=1)
     sigma2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0)
     pi = check_array(pi, "pi", owner, shape=sigma2.shape, low=0.0, high=1.0)
+    for name, value in dict(Q=Q, E=E, M=M, L=L, Gamma=Gamma, G=G, D=D, dist0_sq=dist0_sq).items():
+        check_real(value, name, owner)  # scalars; their ranges are Theorem 2's
     agg = theorem2_aggregates(eta, lam=lam, C_P=C_P, T_P=T_P, H=H)
     res = theorem2.evaluate(
         **agg.as_kwargs(),

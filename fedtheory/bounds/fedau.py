@@ -42,7 +42,14 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_simplex, check_size
+from fedtheory.params import (
+    check_array,
+    check_finite_result,
+    check_int,
+    check_real,
+    check_simplex,
+    check_size,
+)
 
 p, K, t, T, N, I = (symbol(n) for n in ("p", "K", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
@@ -339,7 +346,7 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     FedAU Theorem 3: the round :math:`t=0` contributes :math:`(1-p_n)^2` exactly
     (:math:`\omega_0^n=1`), each :math:`t\ge1` at most :math:`2K(1-p_n)/t+(1-p_n)^{2K}`."""
     owner = "fedau.weight_error_bound"
-    q = check_array(p_n, "p_n", owner, ndim=1, low=0.0, high=1.0, low_open=True)
+    q = check_array(p_n, "p_n", owner, ndim=1, low=0.0, high=1.0, low_open=True, min_size=1)
     K_cut = check_size(K_cut, "K_cut", owner)
     rounds = check_size(rounds, "rounds", owner)
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
@@ -476,10 +483,19 @@ def corollary4_choices(
         )
     log_c = -2.0 * math.log1p(-p_min)
     K_real = math.log(T) / log_c
+    inputs = dict(p_min=p_min, T=T, L=L, I=I, F_gap=F_gap, N=N, Q=Q, delta2=delta2, sigma2=sigma2)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        products = np.array([L * I * math.sqrt(T), Q * (I * delta2 + sigma2) * L * I * T])
+    if not np.all(np.isfinite(products)):
+        check_finite_result(products, owner, inputs)
     gamma_ = min(1 / (L * I * math.sqrt(T)), 1 / (4 * math.sqrt(15) * L * I))
     ge = min(
         math.sqrt(F_gap * N / (Q * (I * delta2 + sigma2) * L * I * T)),
         1 / (2 * L * I),
         N / (27 * L * I * Q),
     )
-    return Corollary4Choices(K_real, math.ceil(K_real), gamma_, ge, ge / gamma_, 1 / log_c)
+    if not gamma_ > 0 or not ge > 0:  # underflow to 0: the choices are not representable
+        check_finite_result(math.inf, owner, inputs)
+    out = Corollary4Choices(K_real, math.ceil(K_real), gamma_, ge, ge / gamma_, 1 / log_c)
+    check_finite_result(out, owner, inputs)
+    return out

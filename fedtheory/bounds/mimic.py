@@ -35,6 +35,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_bool_array,
+    check_finite_result,
     check_instance,
     check_real,
     check_size,
@@ -125,13 +126,14 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
             f"Got shape {m.shape} instead."
         )
     x = check_array(w, "w", _OWNER)
-    try:
-        x = np.broadcast_to(x if x.ndim != 2 else x[:, None, :], (R, T, problem.dim))
-    except ValueError:
+    d = problem.dim
+    if x.shape not in ((d,), (R, d), (R, T, d)):
         raise ParameterError(
-            f"The 'w' parameter of {_OWNER} must broadcast to shape ({R}, {T}, {problem.dim}). "
-            f"Got shape {np.shape(w)} instead."
-        ) from None
+            f"The 'w' parameter of {_OWNER} must have shape ({d},), ({R}, {d}) or "
+            f"({R}, {T}, {d}) (one point, one per replicate, or one per round). "
+            f"Got shape {x.shape} instead."
+        )
+    x = np.broadcast_to(x if x.ndim != 2 else x[:, None, :], (R, T, d))
     rates = np.ones(T) if eta is None else check_array(eta, "eta", _OWNER, shape=(T,), low=0.0)
     if rates.sum() <= 0:
         raise ParameterError(
@@ -144,9 +146,12 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
     active = m.sum(-1, keepdims=True)  # [R, T, 1]
     aggregate = np.einsum("rtn,rtnd->rtd", m, g) / np.maximum(active, 1)
     omega = aggregate - np.einsum("n,rtnd->rtd", problem.alpha, g)  # [R, T, d]
-    sq = np.sum(omega**2, -1)
-    weights = rates / rates.sum()
-    return ObjectiveMismatch(omega, sq, sq @ weights, np.einsum("t,rtd->rd", weights, omega))
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below
+        sq = np.sum(omega**2, -1)
+        weights = rates / rates.sum()
+        out = ObjectiveMismatch(omega, sq, sq @ weights, np.einsum("t,rtd->rd", weights, omega))
+    check_finite_result(out, _OWNER, {"w": x, "eta": rates})
+    return out
 
 
 def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
@@ -157,4 +162,7 @@ def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     a = check_real(a, "a", owner, low=0.0, low_open=True)
     b = check_real(b, "b", owner, low=0.0, low_open=True)
     rounds = check_size(rounds, "rounds", owner)
-    return a / (np.arange(rounds) + b)
+    with np.errstate(over="ignore"):
+        out = a / (np.arange(rounds) + b)
+    check_finite_result(out, owner, {"a": a, "b": b})
+    return out

@@ -180,7 +180,12 @@ def comparator_allocation(q, k: int, sigma) -> np.ndarray:
     ``q [..., K]``, ``sigma`` float or ``[T]`` -> ``[..., T, K]``.
     """
     owner = "comparator_allocation"
-    q = check_array(q, "q", owner, low=0.0, high=1.0)
+    q = check_array(q, "q", owner, low=0.0, high=1.0, min_size=1)
+    if q.ndim < 1:
+        raise ParameterError(
+            f"The 'q' parameter of {owner} must be an array [..., K] of success rates. "
+            f"Got a scalar {float(q):g} instead."
+        )
     num_clients = q.shape[-1]
     k = check_int(k, "k", owner, low=1, high=num_clients)
     s = check_array(np.atleast_1d(sigma), "sigma", owner, ndim=1, low=0.0, high=k / num_clients)

@@ -331,6 +331,8 @@ class DataProblem(ABC):
         steps = check_size(steps, "steps", owner)
         lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
         self._check_pairs(w, clients, owner)  # the kernel does not check its indices
+        if not bool(torch.isfinite(w).all()):
+            raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
         X, y = self._stored(self.compute_dtype or torch.float64)[:2]
         m = clients.shape[0]
         if self.full_batch:

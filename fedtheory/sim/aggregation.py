@@ -28,7 +28,6 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_instance,
-    check_int,
     check_simplex,
     check_size,
     check_str,
@@ -213,7 +212,7 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUS
     :math:`\min(G,K)`, an estimate of :math:`\mathbb E\min(G,K)=(1-(1-p)^K)/p` (Theorem 3)."""
     check_fedau_state(state, mask, "fedau_update")
     if cutoff != math.inf:
-        check_int(cutoff, "cutoff", "fedau_update", low=1)
+        check_size(cutoff, "cutoff", "fedau_update")
     gap = state.gap + 1.0
     record = mask | (gap >= cutoff)
     mean = (state.intervals * state.omega + gap) / (state.intervals + 1.0)
@@ -249,7 +248,7 @@ class FedAU:
     def __post_init__(self) -> None:
         check_str(self.name, "name", "FedAU")
         if self.cutoff != math.inf:
-            check_int(self.cutoff, "cutoff", "FedAU", low=1)
+            check_size(self.cutoff, "cutoff", "FedAU")
 
     def init(self, replicates: int, num_clients: int) -> FedAUState:
         return fedau_init(replicates, num_clients)

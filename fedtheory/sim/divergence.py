@@ -16,10 +16,26 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_size
+
+__all__ = [
+    "NonFinite",
+    "NonFiniteMetric",
+    "algorithm_label",
+    "non_finite_metric",
+    "non_finite_state",
+]
+
 
 def algorithm_label(algorithm: object) -> str:
     """The name an algorithm is reported by: its ``name`` (FedAvg's includes its
     aggregator's, ``"fedavg[fedau]"``), else its class name."""
+    if not (hasattr(algorithm, "init") and hasattr(algorithm, "step")):
+        raise ParameterError(
+            "The 'algorithm' parameter of algorithm_label must be an algorithm (init/step). "
+            f"Got {type(algorithm).__name__} instead."
+        )
     return getattr(algorithm, "name", None) or type(algorithm).__name__
 
 
@@ -50,6 +66,12 @@ def non_finite_state(state: object, replicates: int) -> NonFinite | None:
 
     Fields whose leading dimension is the ``replicates`` dimension ``R`` are located per
     replicate; other floating-point fields are checked whole (replicate 0 is named)."""
+    if not hasattr(state, "_fields"):
+        raise ParameterError(
+            "The 'state' parameter of non_finite_state must be a state record (NamedTuple). "
+            f"Got {type(state).__name__} instead."
+        )
+    replicates = check_size(replicates, "replicates", "non_finite_state")
     for name, x in _fields(state):
         per_replicate = x.dim() >= 1 and x.shape[0] == replicates
         flat = x.reshape(replicates if per_replicate else 1, -1)
@@ -79,9 +101,25 @@ class NonFiniteMetric(NamedTuple):
 def non_finite_metric(metrics: dict[str, np.ndarray]) -> NonFiniteMetric | None:
     """The earliest evaluation (smallest index along the last axis of the ``[R, K]`` arrays)
     at which a metric is not finite, or ``None``."""
+    if not isinstance(metrics, dict):
+        raise ParameterError(
+            "The 'metrics' parameter of non_finite_metric must be a dict of arrays [R, K]. "
+            f"Got {type(metrics).__name__} instead."
+        )
     first = None
     for key, values in metrics.items():
-        bad = ~np.isfinite(np.asarray(values, dtype=np.float64))  # [R, K]
+        try:
+            bad = ~np.isfinite(np.asarray(values, dtype=np.float64))  # [R, K]
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"The 'metrics' parameter of non_finite_metric must map names to real arrays. "
+                f"Got {key!r}: {type(values).__name__} instead."
+            ) from None
+        if bad.ndim != 2:
+            raise ParameterError(
+                f"The 'metrics' parameter of non_finite_metric must hold arrays [R, K]. "
+                f"Got {key!r} of shape {bad.shape} instead."
+            )
         if bad.any():
             rep, idx = np.nonzero(bad)
             j = int(np.argmin(idx))

@@ -87,6 +87,12 @@ class FedAvg(LocalTraining):
         mask = self.participants(mask, t)
         if state.aggregator is None:
             q, agg_state = agg(mask), None
+            if not isinstance(q, torch.Tensor) or q.shape != mask.shape:
+                raise ParameterError(
+                    f"The 'aggregator' parameter of FedAvg must map the mask {tuple(mask.shape)} "
+                    f"to weights of the same shape. Got {type(q).__name__} "
+                    f"{tuple(getattr(q, 'shape', ()))} instead."
+                )
         else:
             q, agg_state = agg.weights(state.aggregator, mask), agg.update(state.aggregator, mask)
         return FedAvgState(

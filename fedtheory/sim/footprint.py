@@ -26,7 +26,9 @@ from typing import NamedTuple
 import torch
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int
+from fedtheory.params import check_bool, check_instance, check_int, check_size, check_str
+
+__all__ = ["ENV", "Footprint", "available_bytes", "check", "estimate"]
 
 ENV = "FEDTHEORY_MAX_MEMORY"
 """Environment variable holding the default memory cap of a run (bytes or ``8G``)."""
@@ -62,7 +64,20 @@ def estimate(
     chunk_elements: int,
 ) -> Footprint:
     """The :class:`Footprint` of a run (module docstring)."""
-    r, t, n, d = replicates, rounds, num_clients, dim
+    owner = "footprint.estimate"
+    r, t, n, d = (
+        check_size(v, name, owner)
+        for name, v in (("replicates", replicates), ("rounds", rounds),
+                        ("num_clients", num_clients), ("dim", dim))
+    )  # fmt: skip
+    eval_every = check_size(eval_every, "eval_every", owner)
+    keep_masks = check_bool(keep_masks, "keep_masks", owner)
+    chunk_elements = check_size(chunk_elements, "chunk_elements", owner)
+    if not isinstance(state, tuple):
+        raise ParameterError(
+            f"The 'state' parameter of {owner} must be an algorithm state record (NamedTuple). "
+            f"Got {type(state).__name__} instead."
+        )
     k = t // eval_every + 2
     state_bytes = sum(x.nbytes for x in _tensors(state))
     return Footprint(
@@ -84,7 +99,7 @@ def _tensors(state: object) -> list[torch.Tensor]:
     return out
 
 
-def parse_bytes(value: object, name: str, owner: str) -> int:
+def _parse_bytes(value: object, name: str, owner: str) -> int:
     """A byte count from an int or a string such as ``"512M"``/``"8G"``."""
     if isinstance(value, str):
         text = value.strip().upper().removesuffix("B")
@@ -124,13 +139,13 @@ def available_bytes() -> int | None:
     return min(found) if found else None
 
 
-def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
+def _budget(max_memory: object, owner: str) -> tuple[int | None, str]:
     """The byte budget of a run and where it comes from (for the error message)."""
     if max_memory is not None:
-        return parse_bytes(max_memory, "max_memory", owner), "max_memory"
+        return _parse_bytes(max_memory, "max_memory", owner), "max_memory"
     env = os.environ.get(ENV)
     if env is not None:
-        return parse_bytes(env, ENV, owner), f"the environment variable {ENV}"
+        return _parse_bytes(env, ENV, owner), f"the environment variable {ENV}"
     return available_bytes(), "the available memory"
 
 
@@ -144,7 +159,9 @@ def _size(b: int) -> str:
 def check(footprint: Footprint, max_memory: object, owner: str) -> None:
     """Raise a :class:`~fedtheory.errors.ParameterError` if the run would keep more than its
     budget; the message names the estimate, its largest items and the fixes."""
-    limit, source = budget(max_memory, owner)
+    check_instance(footprint, Footprint, "footprint", "footprint.check")
+    owner = check_str(owner, "owner", "footprint.check")
+    limit, source = _budget(max_memory, owner)
     if limit is None or footprint.total <= limit:
         return
     parts = ", ".join(f"{k} {_size(v)}" for k, v in footprint._asdict().items() if v)

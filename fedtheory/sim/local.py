@@ -74,6 +74,8 @@ def check_pairs(w: object, clients: object, dim: int, num_clients: int, owner: s
             f"The 'clients' parameter of {owner} must be an integer torch tensor [M] with "
             f"M={w.shape[0]} (one client per row of w). Got {got!r} instead."
         )
+    if not bool(torch.isfinite(w).all()):
+        raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
     if clients.numel() and (int(clients.min()) < 0 or int(clients.max()) >= num_clients):
         raise ParameterError(
             f"The 'clients' parameter of {owner} must hold client indices in [0, "
@@ -94,6 +96,8 @@ def project_ball(
             f"The 'w' parameter of {owner} must be a floating-point torch tensor [..., d]. "
             f"Got {type(w).__name__} instead."
         )
+    if not bool(torch.isfinite(w).all()):
+        raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
     radius = check_real(radius, "radius", owner, low=0.0, low_open=True)
     if center is not None:
         given = center.detach().cpu().numpy() if isinstance(center, torch.Tensor) else center

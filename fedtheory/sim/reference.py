@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from fedtheory.errors import DivergenceError, ParameterError
-from fedtheory.params import check_array, check_bool_array, check_instance
+from fedtheory.params import check_array, check_bool_array, check_instance, check_int, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.algorithm import LocalTraining
@@ -37,6 +37,9 @@ GeneratorFn = Callable[[int], torch.Generator | None]
 def fedau_omega(mask: np.ndarray, cutoff: float) -> np.ndarray:
     r"""FedAU Algorithm 2 written literally: weights :math:`\omega_t^n` ``[T, N]`` from the
     participation ``mask [T, N]`` (row ``t`` uses rows ``< t`` only)."""
+    mask = check_bool_array(mask, "mask", "reference.fedau_omega", ndim=2)
+    if cutoff != math.inf:
+        check_size(cutoff, "cutoff", "reference.fedau_omega")
     rounds, n_clients = mask.shape
     omega = np.ones((rounds, n_clients))
     for n in range(n_clients):
@@ -51,6 +54,22 @@ def fedau_omega(mask: np.ndarray, cutoff: float) -> np.ndarray:
     return omega
 
 
+def _vector(value: object, name: str, owner: str, shape: tuple[int, ...] | None) -> np.ndarray:
+    """A float vector of ``shape`` (any length if None). Entries are not required finite: a
+    diverging run reaches these helpers with inf, and :func:`run` reports it."""
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.ndim != 1 or (shape is not None and a.shape != shape):
+        want = "a vector" if shape is None else f"an array of shape {shape}"
+        got = f"shape {a.shape}" if a is not None else type(value).__name__
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must be {want}. Got {got} instead."
+        )
+    return a
+
+
 def local_update(
     problem: FederatedProblem,
     alg: LocalTraining,
@@ -60,6 +79,14 @@ def local_update(
     generator: torch.Generator | None,
 ) -> np.ndarray:
     r"""Client ``k``'s update :math:`\Delta=y_E-w` after ``alg.local_steps`` SGD steps."""
+    owner = "reference.local_update"
+    check_instance(problem, FederatedProblem, "problem", owner)
+    check_instance(alg, LocalTraining, "alg", owner)
+    w = _vector(w, "w", owner, (problem.dim,))
+    k = check_int(k, "k", owner, low=0, high=problem.num_clients - 1)
+    t = check_int(t, "t", owner, low=0)
+    if generator is not None:
+        check_instance(generator, torch.Generator, "generator", owner)
     y = w.copy()
     lr = alg.client_lr(t)
     for _ in range(alg.local_steps):
@@ -70,7 +97,11 @@ def local_update(
 
 def server_update(alg: LocalTraining, w: np.ndarray, v: np.ndarray, t: int) -> np.ndarray:
     """``w + eta_s(t) v``, projected onto the ball of radius ``alg.radius`` if set."""
-    w = w + alg.server_rate(t) * v
+    owner = "reference.server_update"
+    check_instance(alg, LocalTraining, "alg", owner)
+    w = _vector(w, "w", owner, None)
+    v = _vector(v, "v", owner, w.shape)
+    w = w + alg.server_rate(check_int(t, "t", owner, low=0)) * v
     norm = np.linalg.norm(w)
     if alg.radius is not None and norm > alg.radius:
         w = w * (alg.radius / norm)
@@ -278,7 +309,7 @@ def run(
     owner = "reference.run"
     check_instance(problem, FederatedProblem, "problem", owner)
     mask = check_bool_array(mask, "mask", owner, ndim=2)
-    if mask.shape[1] != problem.num_clients:
+    if mask.shape[0] == 0 or mask.shape[1] != problem.num_clients:
         raise ParameterError(
             f"The 'mask' parameter of {owner} must have shape (T, {problem.num_clients}) "
             f"(one column per client). Got shape {mask.shape} instead."

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from fedtheory import rng
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_bool_array, check_instance, check_int
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.reference import local_update, server_update
@@ -87,6 +88,11 @@ def run_selected(
     check_array(mask, "mask", owner, shape=(None, None, problem.num_clients))
     w0 = check_array(w0, "w0", owner, shape=(problem.dim,))
     reps, rounds, n = mask.shape
+    if reps == 0 or rounds == 0:
+        raise ParameterError(
+            f"The 'mask' parameter of {owner} must have at least one replicate and one round. "
+            f"Got shape {mask.shape} instead."
+        )
     sel = algorithm.selector
     omega = problem.alpha if algorithm.omega is None else algorithm.omega
     w = [np.array(w0, float) for _ in range(reps)]
