@@ -1325,6 +1325,10 @@ def test_new_parameter_helpers_refuse_and_never_truncate(call, message):
 # A wrong object, NaN, a mismatched length and an overflow-scale value, one parameter at a
 # time: the call raises a FedTheoryError (ParameterError naming the problem) or, where the
 # value is allowed, returns finite numbers; never a raw TypeError/ValueError/IndexError.
+ASSERTIONS = {  # property-test assertions: a NaN measurement fails them (AssertionError)
+    f"fedtheory.testing.assertions:{name}"
+    for name in ("assert_equal", "assert_near_zero", "assert_upper_bound")
+}
 NON_FINITE_BY_DESIGN = {
     "fedtheory.sim.local:local_sgd": "a diverging local run: simulate reports the round",
     "fedtheory.problems.data_backed:DataProblem.local_sgd": "the same, in the fused kernel",
@@ -1373,6 +1377,10 @@ def test_hostile_values_are_refused_or_give_finite_results(key, empty_catalogue)
                 result = case.call(**{**case.valid, name: value})
             except FedTheoryError:
                 continue
+            except AssertionError:
+                if key in ASSERTIONS:
+                    continue
+                raise
             assert not refuse, f"{key}: {name}={label} accepted"
             assert _finite(result) or key in NON_FINITE_BY_DESIGN, f"{key}: {name}={label}"
 
@@ -1398,4 +1406,5 @@ def test_every_theorem_refuses_incompatible_shapes_and_overflow(key):
             result = theorem.evaluate(strict=False, **{**values, name: 1e308})
         except FedTheoryError:
             continue
-        assert np.all(np.isfinite(result.total)), f"{key}: {name}=1e308"
+        # finite, or reported: outside the hypotheses the result says so (valid=False, reason)
+        assert np.all(np.isfinite(result.total)) or not result.valid, f"{key}: {name}=1e308"

@@ -16,7 +16,7 @@ from fedtheory.availability.estimators import BetaPrior
 from fedtheory.data import cafed_clustered
 from fedtheory.device import check_device
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
-from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate, sum_per_replicate
+from fedtheory.sim import FedAvg, _sum_per_replicate, evaluate_metrics, reference, simulate
 from fedtheory.sim.aggregation import _table_sum
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
@@ -221,9 +221,9 @@ def test_sums_per_replicate_are_the_same_on_every_run(device):
     mask = torch.rand(7, 50, generator=gen) < 0.6
     rep, cli = mask.nonzero(as_tuple=True)
     values = torch.randn(rep.numel(), 3, generator=gen, dtype=torch.float64)
-    expected = sum_per_replicate(values, rep, cli, (7, 50))  # CPU: index_add
+    expected = _sum_per_replicate(values, rep, cli, (7, 50))  # CPU: index_add
     args = [x.to(device) for x in (values, rep, cli)]
-    got = [sum_per_replicate(*args, (7, 50)).cpu() for _ in range(3)]
+    got = [_sum_per_replicate(*args, (7, 50)).cpu() for _ in range(3)]
     assert_tight(_table_sum(*args, (7, 50)).cpu(), expected, rtol=1e-12)
     assert_tight(got[0], expected, rtol=1e-12)
     assert all(torch.equal(g, got[0]) for g in got)

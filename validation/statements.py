@@ -26,7 +26,7 @@ from fedtheory.bounds import cafed, e3cs, fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import E3CS, FedAvg, FedLaAvg, FixedWeights, InverseTime, run_selection, simulate
 from fedtheory.sim.selection.allocation import prob_alloc, quota_constant
-from fedtheory.validation import cafed_theorem2
+from fedtheory.validation import cafed_theorem2, plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import (
     compare_equal,
@@ -324,19 +324,19 @@ def judge(data, s):
 
 
 def plot(data, s, fig):
-    ax1, ax2 = fig.subplots(1, 2)
+    ax1, ax2 = plots.panels(fig, 2)
     t = np.arange(data["chain_dev"].size)
     ax1.semilogy(t, data["chain_dev"], "o", ms=3, label="measured max|P^t - pi|")
     ax1.semilogy(t, data["eq5_bound"], "-", label="(5): C_P lambda^t")
     ax1.set(xlabel="t (rounds)", ylabel="deviation (probability)", title="CA-Fed (5)")
-    ax1.legend(fontsize=7)
+    plots.legend(ax1)
     tt = np.arange(1, data["eq23_bound"].size + 1)
     inside = data["eq23_inside"] == 1
     ax2.loglog(tt[inside], data["eq23_dev"][inside], "o", ms=3, label="max|P^J_t - pi|, J_t < t")
     ax2.loglog(tt[~inside], data["eq23_dev"][~inside], "x", ms=4, label="same, min binds")
     ax2.loglog(tt, data["eq23_bound"], "-", label="1/(2Ht)")
     ax2.set(xlabel="t (rounds)", ylabel="deviation (probability)", title="CA-Fed (23)")
-    ax2.legend(fontsize=7)
+    plots.legend(ax2)
 
 
 def notes(data, s):

@@ -21,6 +21,7 @@ import json
 import numpy as np
 
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
+from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
 
@@ -101,7 +102,7 @@ def notes(data, s) -> list[str]:
 
 
 def plot(data, s, fig):
-    ax = fig.subplots()
+    (ax,) = plots.panels(fig, 1)
     keys = s["keys"]
     y = np.arange(len(keys))
     ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
@@ -116,7 +117,7 @@ def plot(data, s, fig):
         xlabel="measured / bound (dimensionless)",
         title="Worst ratio found by the tightness search per upper bound",
     )
-    ax.legend(fontsize=7)
+    plots.legend(ax)
 
 
 register(

@@ -276,7 +276,9 @@ class Theorem:
         """Evaluate every term at ``values`` (arrays broadcast together).
 
         With ``strict=True`` a failed hypothesis raises :class:`HypothesisViolation`;
-        otherwise the result is returned with ``valid=False`` and the reason."""
+        otherwise the result is returned with ``valid=False`` and the reason (its terms may
+        then be NaN or inf). Inside the hypotheses a non-finite term is a ParameterError
+        naming the input that overflows."""
         strict = check_bool(strict, "strict", self.title)
         args = self._check_inputs(values)
         term_fns, cond_fns = self._numeric
@@ -300,7 +302,8 @@ class Theorem:
                 for k, f in term_fns.items()
             }
             total = sum(terms.values())
-        self._check_finite(args, {**terms, "total": np.asarray(total)})
+        if valid:  # outside the hypotheses a non-finite term is explained by `reason`
+            self._check_finite(args, {**terms, "total": np.asarray(total)})
         return BoundResult(self.title, self.reference, self.kind, terms, total, valid, reason)
 
     def latex(self) -> str:

@@ -295,6 +295,17 @@ def quadratic_descent_step(
     p = check_array(p, "p", owner, shape=(n_clients,), low=0.0, high=1.0, low_open=True)
     omega = check_array(omega, "omega", owner, shape=(n_clients,), low=0.0)
     phi = check_simplex(phi, "phi", owner, size=n_clients)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+        expected, inputs = _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi)
+    scales = {"e": e, "x": x, "L": L, "gamma": gamma, "eta": eta, "sigma2": sigma2, "omega": omega}
+    check_finite_result(expected, owner, scales)
+    return DescentStep(expected, inputs)
+
+
+def _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi) -> tuple[float, dict]:  # noqa: E741
+    """:func:`quadratic_descent_step` on checked inputs (numpy floats: overflow gives inf)."""
+    n_clients = e.shape[0]
+    L, gamma, eta, sigma2 = (np.float64(v) for v in (L, gamma, eta, sigma2))
     a = 1.0 - gamma * L
     m = (a**I - 1.0) * (x - e)  # [N, d] mean update of each client
     v = gamma**2 * sigma2 * float(np.sum(a ** (2 * np.arange(I))))  # noise variance of Delta
@@ -310,9 +321,10 @@ def quadratic_descent_step(
         "sum_p_omega_sq": float(np.sum(p * omega**2)),
         "grad_sq": L**2 * float(np.sum((x - center) ** 2)),
         "delta2_tilde": L**2 * float(np.max(np.sum((e - center) ** 2, axis=1))),
-        "gamma": gamma, "eta": eta, "I": I, "L": L, "N": n_clients, "sigma2": sigma2,
+        "gamma": float(gamma), "eta": float(eta), "I": I, "L": float(L), "N": n_clients,
+        "sigma2": float(sigma2),
     }  # fmt: skip
-    return DescentStep(expected, inputs)
+    return expected, inputs
 
 
 # --- Theorem 3 -------------------------------------------------------------------------------

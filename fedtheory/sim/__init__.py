@@ -13,7 +13,6 @@ from fedtheory.sim.aggregation import (
     fedau_init,
     fedau_update,
     fedau_weights,
-    sum_per_replicate,
     unbiased_weights,
 )
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
@@ -76,6 +75,5 @@ __all__ = [
     "SelectionRecord",
     "run_selection",
     "simulate",
-    "sum_per_replicate",
     "unbiased_weights",
 ]

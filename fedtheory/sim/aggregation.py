@@ -64,7 +64,7 @@ def check_clients(weights: torch.Tensor, mask: torch.Tensor, name: str, owner: s
         )
 
 
-def sum_per_replicate(
+def _sum_per_replicate(
     values: torch.Tensor, rep: torch.Tensor, cli: torch.Tensor, shape: tuple[int, int]
 ) -> torch.Tensor:
     r""":math:`\sum_{m:\,r_m=r}v_m` ``[R, d]`` of the rows ``values [M, d]`` of the distinct
@@ -79,7 +79,7 @@ def sum_per_replicate(
 
 
 def _table_sum(values, rep, cli, shape: tuple[int, int]) -> torch.Tensor:
-    """:func:`sum_per_replicate` through a zero ``[R, N, d]`` table (any device)."""
+    """:func:`_sum_per_replicate` through a zero ``[R, N, d]`` table (any device)."""
     table = values.new_zeros(*shape, values.shape[-1])
     return table.index_put_((rep, cli), values).sum(1)
 

@@ -22,7 +22,7 @@ import torch
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import sum_per_replicate
+from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.local import local_sgd, project_ball
 from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
 
@@ -139,7 +139,7 @@ class LocalTraining:
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
         ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
         rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
-        v = sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
+        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
 
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:

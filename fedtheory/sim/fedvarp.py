@@ -19,7 +19,7 @@ import torch
 
 from fedtheory.params import check_bool
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import sum_per_replicate
+from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 
@@ -59,7 +59,7 @@ class FedVARP(LocalTraining):
         rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
         table, old = refresh(state.table, rep, cli, delta)
         count = mask.sum(dim=-1, keepdim=True).to(torch.float64)  # [R, 1]
-        correction = sum_per_replicate(delta - old, rep, cli, tuple(mask.shape))
+        correction = _sum_per_replicate(delta - old, rep, cli, tuple(mask.shape))
         v = state.table.mean + correction / count.clamp_min(1.0)
         if self.skip_empty_rounds:
             v = torch.where(count > 0, v, 0.0)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import torch
 
-from fedtheory.sim.aggregation import sum_per_replicate
+from fedtheory.sim.aggregation import _sum_per_replicate
 
 
 class UpdateTable(NamedTuple):
@@ -38,5 +38,5 @@ def refresh(
     old = table.updates[rep, cli]  # [M, d]
     updates = table.updates.index_put((rep, cli), delta)
     n = table.updates.shape[1]
-    mean = table.mean + sum_per_replicate((delta - old) / n, rep, cli, tuple(updates.shape[:2]))
+    mean = table.mean + _sum_per_replicate((delta - old) / n, rep, cli, tuple(updates.shape[:2]))
     return UpdateTable(updates, mean), old

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import torch
 
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import average_participating, sum_per_replicate
+from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
 from fedtheory.sim.algorithm import LocalTraining
 
 
@@ -61,6 +61,6 @@ class MimiC(LocalTraining):
         rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
         q = average_participating(mask)[rep, cli, None]  # [M, 1]
         corrected = delta + state.correction[rep, cli]  # [M, d]
-        v = sum_per_replicate(q * corrected, rep, cli, tuple(mask.shape))  # [R, d]
+        v = _sum_per_replicate(q * corrected, rep, cli, tuple(mask.shape))  # [R, d]
         correction = state.correction.index_put((rep, cli), v[rep] - delta)
         return MimiCState(self.server_update(state.w, v, t), correction, mask)

@@ -59,7 +59,13 @@ def summarise(
     0    0   2.0   0.50
     1    1   2.0   0.25
     """
-    by = [by] if isinstance(by, str) else list(by)
+    by = [by] if isinstance(by, str) else by
+    if not isinstance(by, Sequence) or not all(isinstance(b, str) for b in by):
+        raise ParameterError(
+            "The 'by' parameter of summarise must be a column name or a sequence of them. "
+            f"Got {by!r} instead."
+        )
+    by = list(by)
     _check_columns(table, by, "by", "summarise")
     _check_columns(table, [bound], "bound", "summarise")
     _check_columns(table, [measured] if measured else [], "measured", "summarise")

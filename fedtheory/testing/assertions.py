@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_real
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
 
@@ -38,10 +39,25 @@ __all__ = [
 ]
 
 
-def _pair(measured, reference) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(measured, dtype=float)
-    b = np.asarray(reference, dtype=float)
-    return np.broadcast_arrays(a, b)
+def _pair(measured, reference, owner: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``measured`` and ``reference`` (called ``name``) as broadcast float arrays, else
+    ParameterError (NaN passes through: the assertion then fails)."""
+    arrays = []
+    for label, value in (("measured", measured), (name, reference)):
+        try:
+            arrays.append(np.asarray(value, dtype=float))
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"The '{label}' parameter of {owner} must be an array of numbers. "
+                f"Got {type(value).__name__} instead."
+            ) from None
+    try:
+        return np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must broadcast with 'measured'. Got shapes "
+            f"{arrays[0].shape} and {arrays[1].shape} instead."
+        ) from None
 
 
 def _ratio(a: float, b: float) -> str:
@@ -83,7 +99,7 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL) -> None:
     >>> assert_upper_bound([0.5, 1.0], 1.0)
     """
     rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0)
-    a, b = _pair(measured, bound)
+    a, b = _pair(measured, bound, "assert_upper_bound", "bound")
     ok = a <= b + rtol * np.abs(b)
     if not np.all(ok):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -102,7 +118,7 @@ def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = 
     """
     rtol = check_real(rtol, "rtol", "assert_equal", low=0.0)
     atol = check_real(atol, "atol", "assert_equal", low=0.0)
-    a, b = _pair(measured, expected)
+    a, b = _pair(measured, expected, "assert_equal", "expected")
     dev = np.abs(a - b)
     ok = dev <= rtol * np.abs(b) + atol
     if not np.all(ok):
@@ -123,7 +139,7 @@ def assert_near_zero(measured, *, atol: float = ZERO_ATOL) -> None:
     >>> assert_near_zero([1e-15, -1e-14])
     """
     atol = check_real(atol, "atol", "assert_near_zero", low=0.0)
-    a = np.asarray(measured, dtype=float)
+    a, _ = _pair(measured, 0.0, "assert_near_zero", "atol")
     ok = np.abs(a) <= atol
     if not np.all(ok):
         score = np.nan_to_num(np.abs(a), nan=np.inf)

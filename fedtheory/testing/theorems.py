@@ -201,8 +201,11 @@ def _plan(theorem, fixed_names: frozenset) -> _Plan:
 def _holds(checks, indices, args) -> bool:
     for i in indices:
         cond, lhs, rhs = checks[i]
-        with np.errstate(all="ignore"):
-            ok = _RELATIONS.get(cond.rel, operator.ne)(float(lhs(*args)), float(rhs(*args)))
+        try:
+            with np.errstate(all="ignore"):
+                ok = _RELATIONS.get(cond.rel, operator.ne)(float(lhs(*args)), float(rhs(*args)))
+        except (OverflowError, ZeroDivisionError):  # a side out of float range: not a draw
+            return False
         if not ok:
             return False
     return True
@@ -227,8 +230,11 @@ def _values(draw, theorem, fixed: dict, boxes: dict):
         cuts = {box.low, box.high}
         for _, roots in plan.pivots[p]:
             for root in roots:
-                with np.errstate(all="ignore"):
-                    r = complex(root(*args_at(np.nan)))
+                try:
+                    with np.errstate(all="ignore"):
+                        r = complex(root(*args_at(np.nan)))
+                except (OverflowError, ZeroDivisionError):  # a root out of float range
+                    continue
                 if abs(r.imag) < 1e-12 and math.isfinite(r.real) and box.low < r.real < box.high:
                     cuts.add(r.real)
         cuts = sorted(cuts)

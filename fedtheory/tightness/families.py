@@ -33,7 +33,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
-from fedtheory.params import check_array, check_int, check_real, check_seed
+from fedtheory.params import (
+    check_array,
+    check_finite_result,
+    check_int,
+    check_real,
+    check_seed,
+    check_size,
+)
 from fedtheory.problems import QuadraticProblem
 from fedtheory.tightness.family import Evaluation, Family, Integer, Real
 from fedtheory.verdict import mean_confidence_interval
@@ -320,17 +327,22 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
     ``fedtheory.sim.FedLaAvg``). :math:`\hat x=\arg\min_{x_t}f(x_t)` includes :math:`x_0`,
     as the validation ``example1-algorithms`` does."""
     owner = "fedlaavg_example1_error"
-    x0, e1, e2 = (check_real(v, n, owner) for v, n in ((x0, "x0"), (e1, "e1"), (e2, "e2")))
-    t1, t2 = check_int(t1, "t1", owner, low=1), check_int(t2, "t2", owner, low=1)
-    T = check_int(T, "T", owner, low=1)
+    reals = {
+        n: np.float64(check_real(v, n, owner)) for n, v in (("x0", x0), ("e1", e1), ("e2", e2))
+    }
+    t1, t2 = check_size(t1, "t1", owner), check_size(t2, "t2", owner)
+    T = check_size(T, "T", owner)
+    x0, e1, e2 = reals["x0"], reals["e1"], reals["e2"]
     gamma, centre, e = 1 / (2 * math.sqrt(T)), (e1 + e2) / 2, (e1, e2)
-    x, cached, best = x0, [0.0, 0.0], (x0 - centre) ** 2
-    for t in range(T):
-        i = 0 if t % (t1 + t2) < t1 else 1
-        cached[i] = 2 * (x - e[i])
-        x = x - gamma * (cached[0] + cached[1]) / 2
-        best = min(best, (x - centre) ** 2)
-    return best
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+        x, cached, best = x0, [0.0, 0.0], (x0 - centre) ** 2
+        for t in range(T):
+            i = 0 if t % (t1 + t2) < t1 else 1
+            cached[i] = 2 * (x - e[i])
+            x = x - gamma * (cached[0] + cached[1]) / 2
+            best = min(best, (x - centre) ** 2)
+    check_finite_result(best, owner, reals)
+    return float(best)
 
 
 def _fedlaavg(ints, x, seed) -> Evaluation:

@@ -23,7 +23,7 @@ import numpy as np
 
 from fedtheory.bounds.base import Theorem
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_real
+from fedtheory.params import check_bool, check_instance, check_real, check_str
 from fedtheory.verdict import BOUND_RTOL
 
 ZERO_ATOL = 1e-15
@@ -133,6 +133,23 @@ class Family:
 
     def __post_init__(self) -> None:
         check_instance(self.theorem, Theorem, "theorem", "Family")
+        check_str(self.description, "description", "Family")
+        check_str(self.tightness, "tightness", "Family")
+        if not isinstance(self.integers, tuple) or not all(
+            isinstance(i, Integer) for i in self.integers
+        ):
+            raise ParameterError(
+                "The 'integers' parameter of Family must be a tuple of Integer. "
+                f"Got {self.integers!r} instead."
+            )
+        for name in ("reals", "evaluate"):
+            if not callable(getattr(self, name)):
+                raise ParameterError(
+                    f"The '{name}' parameter of Family must be callable. "
+                    f"Got {getattr(self, name)!r} instead."
+                )
+        check_bool(self.monte_carlo, "monte_carlo", "Family")
+        check_real(self.scale, "scale", "Family", low=0.0, low_open=True)
         if self.theorem.kind != "upper bound":
             raise ParameterError(
                 "The 'theorem' parameter of Family must be an upper bound (kind 'upper "
