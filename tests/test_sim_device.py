@@ -16,8 +16,8 @@ from fedtheory.availability.estimators import BetaPrior
 from fedtheory.data import cafed_clustered
 from fedtheory.device import check_device
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
-from fedtheory.sim import FedAvg, _sum_per_replicate, evaluate_metrics, reference, simulate
-from fedtheory.sim.aggregation import _table_sum
+from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate
+from fedtheory.sim.aggregation import _sum_per_replicate, _table_sum
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
 from tests.conftest import (
