@@ -37,6 +37,35 @@ def installed(tmp_path_factory) -> Path:
     return target
 
 
+def test_every_package_folder_is_listed_in_pyproject():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, a dependency there
+        import tomli as tomllib
+
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        ".".join(p.parent.relative_to(REPO).parts)
+        for p in (REPO / "fedtheory").rglob("__init__.py")
+    } | {"fedtheory.validation"}  # validation/ is mapped into the package
+    assert listed == folders
+
+
+def test_installed_package_imports_every_layer(installed, tmp_path):
+    code = (
+        "import fedtheory.validation, fedtheory.tightness, fedtheory.sweep, fedtheory.testing, "
+        "fedtheory.cli; print(fedtheory.validation.__file__)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(str(installed))
+
+
 def test_install_has_fedtheory_validation_license_and_no_top_level_validation(installed):
     assert (installed / "fedtheory" / "validation" / "__init__.py").is_file()
     assert (installed / "fedtheory" / "validation" / "ERRATA.md").is_file()
