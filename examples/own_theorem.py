@@ -71,7 +71,7 @@ SGD_INSTANCES = [
 ]
 
 # --- a deliberately false variant of a catalogue theorem ------------------------------------
-p, K, t = (fedau.theorem3_per_round.notation[n].symbol for n in ("p", "K", "t"))
+p, K, t = (fedau.theorem3_per_round.notation[n].symbol for n in ("p", "K_cut", "t"))
 no_bias = Theorem(
     "user.fedau.theorem3_no_bias",
     title="FedAU Theorem 3 without its bias term (false)",
@@ -82,17 +82,17 @@ no_bias = Theorem(
 )
 
 
-def fedau_weight_error(*, p, K, t, replicates, seed):
+def fedau_weight_error(*, p, K_cut, t, replicates, seed):
     """(p omega_t - 1)^2 after t rounds of FedAU's Algorithm 2 (cutoff K) under Bernoulli(p)
     participation, simulated; ``[replicates]``."""
     mask = Bernoulli([p]).sample(t, replicates=replicates, seed=seed)  # [R, t, 1]
     state = fedau_init(replicates, 1)
     for s in range(t):
-        state = fedau_update(state, mask[:, s], K)
+        state = fedau_update(state, mask[:, s], K_cut)
     return ((p * state.omega[:, 0] - 1.0) ** 2).numpy()
 
 
-FEDAU_INSTANCES = [{"p": 0.1, "K": 2, "t": t_} for t_ in (5, 10, 20, 40)]
+FEDAU_INSTANCES = [{"p": 0.1, "K_cut": 2, "t": t_} for t_ in (5, 10, 20, 40)]
 
 REPLICATES = {"tiny": 200, "quick": 2000, "full": 20000}
 

@@ -28,8 +28,8 @@ def test_cutoff_geometric_pmf_matches_scipy_and_moments_match_summation(p, K):
     assert_tight(pmf.sum(), 1.0)
     mean = float(pmf @ k)
     var = float(pmf @ k**2) - mean**2
-    assert_tight(fedau.cutoff_mean.evaluate(p=p, K=K).total, mean, rtol=1e-8)
-    assert_tight(fedau.cutoff_variance.evaluate(p=p, K=K).total, var, rtol=1e-6)
+    assert_tight(fedau.cutoff_mean.evaluate(p=p, K_cut=K).total, mean, rtol=1e-8)
+    assert_tight(fedau.cutoff_variance.evaluate(p=p, K_cut=K).total, var, rtol=1e-6)
     # bias identity p E S - 1 = -(1-p)^K and the proof's p^2 Var S <= 1 - p
     assert_tight(p * mean - 1, -((1 - p) ** K), rtol=1e-8)
     assert_upper_bound(p**2 * var, 1 - p)
@@ -103,7 +103,7 @@ def test_exact_weight_error_is_vectorised_over_probabilities():
 @given(st.floats(0.02, 0.98), st.integers(1, 12), st.integers(2, 40))
 def test_theorem3_per_round_inequality_holds_exactly(p, K, rounds):
     exact = fedau.weight_error_exact(p, K, rounds)
-    bound = fedau.theorem3_per_round.evaluate(p=p, K=K, t=np.arange(1, rounds)).total
+    bound = fedau.theorem3_per_round.evaluate(p=p, K_cut=K, t=np.arange(1, rounds)).total
     assert_upper_bound(exact[1:], bound)
     assert_upper_bound(exact.mean(), fedau.weight_error_bound([p], K, rounds))
 
@@ -112,7 +112,7 @@ def test_theorem3_per_round_inequality_holds_exactly(p, K, rounds):
 def test_K_equal_one_gives_weight_one_and_tight_bias(p, rounds):
     exact = fedau.weight_error_exact(p, 1, rounds)
     assert_tight(exact, (1 - p) ** 2)  # omega_t = 1 at every round
-    bias = fedau.theorem3_per_round.evaluate(p=p, K=1, t=rounds).terms["bias"]
+    bias = fedau.theorem3_per_round.evaluate(p=p, K_cut=1, t=rounds).terms["bias"]
     assert_tight(bias, (1 - p) ** 2)
 
 
@@ -187,9 +187,9 @@ def test_corollary4_choices_satisfy_theorem2_and_balance_bias(p_min, T, L, I, F,
 
 def test_theorem3_order_variance_decreases_with_T_and_bias_with_K():
     T = np.array([3, 10, 100, 1000])
-    res = fedau.theorem3_order.evaluate(p=0.2, K=5, T=T)
+    res = fedau.theorem3_order.evaluate(p=0.2, K_cut=5, T=T)
     assert np.all(np.diff(res.terms["variance"]) < 0)
-    bias = fedau.theorem3_order.evaluate(p=0.2, K=np.array([1, 2, 5, 10]), T=100).terms["bias"]
+    bias = fedau.theorem3_order.evaluate(p=0.2, K_cut=np.array([1, 2, 5, 10]), T=100).terms["bias"]
     assert np.all(np.diff(bias) < 0)
 
 

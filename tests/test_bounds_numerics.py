@@ -45,8 +45,8 @@ def test_cutoff_closed_forms_equal_the_law_in_rationals(K):
 @pytest.mark.parametrize("K", [1, 2, 3, 10, 50, 400])
 def test_cutoff_geometric_moments_tight_against_exact_rationals(K):
     ps = np.concatenate([np.logspace(-12, 0, 25), [0.5 / K, 1 - 1e-9, 1 - 1e-12]])
-    mean = fedau.cutoff_mean.evaluate(p=ps, K=K).total
-    var = fedau.cutoff_variance.evaluate(p=ps, K=K).total
+    mean = fedau.cutoff_mean.evaluate(p=ps, K_cut=K).total
+    var = fedau.cutoff_variance.evaluate(p=ps, K_cut=K).total
     for p, m, v in zip(ps, mean, var, strict=True):
         em, ev = _cutoff_exact(float(p), K)
         assert abs(Fraction(float(m)) - em) <= EDGE_RTOL * em, (p, K, m, float(em))
@@ -55,7 +55,7 @@ def test_cutoff_geometric_moments_tight_against_exact_rationals(K):
 
 def test_cutoff_variance_tight_at_the_issue_point():
     # issue 12: the published form gave 48.0 here; the true value is 4.042498e-4
-    v = float(fedau.cutoff_variance.evaluate(p=1e-8, K=50).total)
+    v = float(fedau.cutoff_variance.evaluate(p=1e-8, K_cut=50).total)
     _, exact = _cutoff_exact(1e-8, 50)
     assert abs(Fraction(v) - exact) <= EDGE_RTOL * exact
     assert abs(v - 4.042498e-4) <= 1e-6 * 4.042498e-4
@@ -63,7 +63,7 @@ def test_cutoff_variance_tight_at_the_issue_point():
 
 def test_cutoff_published_form_cancels_where_the_stable_form_does_not():
     # metamorphic: the statement's own form, lambdified, loses the value at small p
-    naive = sp.lambdify([NOTATION["p"].symbol, NOTATION["K"].symbol], fedau.CUTOFF_VARIANCE)
+    naive = sp.lambdify([NOTATION["p"].symbol, NOTATION["K_cut"].symbol], fedau.CUTOFF_VARIANCE)
     _, exact = _cutoff_exact(1e-8, 50)
     assert abs(naive(1e-8, 50) - float(exact)) > 1e3 * float(exact)
 

@@ -123,7 +123,7 @@ def test_claim1_alpha_gives_k_over_K_for_every_client(K, data):
     sigma = data.draw(st.floats(0.0, k / K)) if k < K else 0.0
     w = np.exp(data.draw(st.lists(st.floats(-30, 30), min_size=K, max_size=K)))
     p = e3cs.claim1_allocation(w, k, sigma)
-    assert_tight(p, e3cs.claim1.evaluate(sigma_t=sigma, k_sel=k, K_pool=K).total, rtol=1e-12)
+    assert_tight(p, e3cs.claim1.evaluate(sigma_t=sigma, k=k, K=K).total, rtol=1e-12)
     assert_upper_bound(p, 1.0) and assert_tight(p.sum(), k)
 
 
@@ -133,7 +133,7 @@ def test_fact9_on_the_best_fixed_allocation(seed, c):
     x = np.random.default_rng(seed).random((40, K)) < 0.5
     sigma = c * k / K
     q = best_fixed_allocation(x.astype(float), k, sigma).q
-    cap = e3cs.fact9.evaluate(sigma_t=sigma, k_sel=k, K_pool=K).total
+    cap = e3cs.fact9.evaluate(sigma_t=sigma, k=k, K=K).total
     assert_upper_bound(q * (k - K * sigma), cap)
 
 
@@ -161,7 +161,7 @@ def test_prob_alloc_states_of_a_run_meet_claim1_and_fact9():
         w = torch.exp(state.log_w - state.log_w.amax(1, keepdim=True)).numpy()
         assert_upper_bound(e3cs.claim1_allocation(w, 3, 0.05), 1.0)
         p = prob_alloc(state.log_w, 3, 0.05).p.numpy()
-        cap = e3cs.fact9.evaluate(sigma_t=0.05, k_sel=3, K_pool=10).total
+        cap = e3cs.fact9.evaluate(sigma_t=0.05, k=3, K=10).total
         assert_upper_bound(p - 0.05, cap)  # the allocation's own quota times (k - K sigma)
         choice = selector.select(state, t, np.random.default_rng(t))
         state = selector.update(state, t, choice, xt[:, t])
@@ -217,4 +217,4 @@ def test_staleness_of_fedlaavg_runs_within_lemma2(N, K, E):
         state = alg.step(prob, state, mask[:, t], t)
         if t >= fedlaavg.staleness_bound(N, K, E):  # every client has participated by then
             worst = max(worst, int((t - state.last).max()))
-    assert_upper_bound(worst, fedlaavg.staleness.evaluate(N=N, k_sel=K, E_avail=E).total)
+    assert_upper_bound(worst, fedlaavg.staleness.evaluate(N=N, k=K, E_avail=E).total)

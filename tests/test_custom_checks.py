@@ -96,11 +96,11 @@ def test_a_deterministic_exact_statement_and_a_false_one(tmp_path):
         terms={k: e / 2 for k, e in fedau.theorem3_per_round.terms.items()},
     )
 
-    def weight_error(*, p, K, t):
-        return float(fedau.weight_error_exact(p, K, t + 1)[t])
+    def weight_error(*, p, K_cut, t):
+        return float(fedau.weight_error_exact(p, K_cut, t + 1)[t])
 
     false = theorem_check(
-        halved, weight_error, name="half", instances=[{"p": 0.125, "K": 1, "t": 60}]
+        halved, weight_error, name="half", instances=[{"p": 0.125, "K_cut": 1, "t": 60}]
     )
     (row,) = _rows(false, tmp_path / "b").rows
     assert row.verdict is Verdict.VIOLATED and row.ratio > 1.5

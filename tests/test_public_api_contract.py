@@ -1136,7 +1136,7 @@ SWEEP_TABLE = pd.DataFrame({"x": [1.0, 1.0, 2.0], "measured": [0.5, 0.7, 1.0], "
 SWEEP_SUMMARY = sweep_summary.summarise(SWEEP_TABLE, ["x"], inside=None)
 SWEEP_DIR = Path(tempfile.mkdtemp(prefix="fedtheory-contract-"))
 sweep_store.write_table(SWEEP_TABLE, SWEEP_DIR / "table.csv")
-(SWEEP_DIR / "config.toml").write_text('theorem = "e3cs.regret"\n[grid]\nK_pool = [10]\n')
+(SWEEP_DIR / "config.toml").write_text('theorem = "e3cs.regret"\n[grid]\nK = [10]\n')
 
 
 def _sweep_fn(settings: dict, seed: int) -> float:
@@ -1197,9 +1197,9 @@ CONTRACT |= {
     ),  # fmt: skip
     _m(f"{SW}.targets", "parse_config"): Case(
         sweep_targets.parse_config,
-        {"config": {"theorem": "e3cs.regret", "grid": {"K_pool": [10]}}},
+        {"config": {"theorem": "e3cs.regret", "grid": {"K": [10]}}},
         ("config", STRING),
-        ("config", {"theorem": "e3cs.regret", "grid": {"K_pool": [10]}, "colour": "red"}),
+        ("config", {"theorem": "e3cs.regret", "grid": {"K": [10]}, "colour": "red"}),
     ),
 }
 EXEMPT |= {

@@ -231,8 +231,8 @@ def test_regret_bound_28_holds_static_but_not_against_the_per_round_oracle():
     rounds, reps, num, k = 1000, 32, 12, 3
     x = Bernoulli(np.repeat([0.3, 0.5, 0.7], 4)).sample(rounds, replicates=reps, seed=0)
     quota = e3cs_bounds.quota_sum(np.zeros(rounds), k=k, K=num)
-    eta = float(e3cs_bounds.optimal_eta.evaluate(K_pool=num, k_sel=k, sum_quota=quota).total)
-    bound = float(e3cs_bounds.regret_optimal.evaluate(K_pool=num, k_sel=k, sum_quota=quota).total)
+    eta = float(e3cs_bounds.optimal_eta.evaluate(K=num, k=k, sum_quota=quota).total)
+    bound = float(e3cs_bounds.regret_optimal.evaluate(K=num, k=k, sum_quota=quota).total)
     rec = run_selection(E3CS(k, eta=eta), x)
     z = stats.norm.ppf(1 - ALPHA)
     static, dynamic = rec.regret, rec.dynamic_regret

@@ -198,14 +198,14 @@ def test_cli_sweep_of_a_validation_and_of_a_theorem(tmp_path, capsys):
     theorem = tmp_path / "e3cs.toml"
     theorem.write_text(
         f'theorem = "e3cs.regret_optimal"\nout = "{tmp_path / "e3cs"}"\n'
-        "[settings]\nK_pool = 100\nk_sel = 20\n[grid]\nsum_quota = [0.0, 10.0, 40.0]\n"
+        "[settings]\nK = 100\nk = 20\n[grid]\nsum_quota = [0.0, 10.0, 40.0]\n"
     )
     assert main(["sweep", str(theorem)]) == 0
     summary = pd.read_csv(tmp_path / "e3cs" / "summary.csv")
     assert list(summary["sum_quota"]) == [0.0, 10.0, 40.0] and summary["inside"].all()
     from fedtheory.bounds import e3cs
 
-    direct = e3cs.regret_optimal.evaluate(K_pool=100, k_sel=20, sum_quota=summary["sum_quota"])
+    direct = e3cs.regret_optimal.evaluate(K=100, k=20, sum_quota=summary["sum_quota"])
     np.testing.assert_array_equal(summary["bound"], direct.total)  # CSV floats round-trip
 
     theorem.write_text('theorem = "no.such.theorem"\n[grid]\nx = [1]\n')

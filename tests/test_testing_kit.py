@@ -123,16 +123,16 @@ def test_assertions_print_measured_bound_and_ratio_on_failure(call, words):
         assert word in str(err.value)
 
 
-def _weight_error(p, K, t):
+def _weight_error(p, K_cut, t):
     """Exact E[(p w_t - 1)^2] of FedAU's Algorithm 2 (independent of the bound)."""
-    return fedau.weight_error_exact(p, K, t + 1)[t]
+    return fedau.weight_error_exact(p, K_cut, t + 1)[t]
 
 
 def test_check_theorem_holds_on_a_true_statement():
     result = check_theorem(
         fedau.theorem3_per_round,
         _weight_error,
-        ranges={"t": (1, 40), "K": (1, 20)},
+        ranges={"t": (1, 40), "K_cut": (1, 20)},
         settings=settings(max_examples=30),
     )
     assert result.examples >= 30 and 0.0 < result.worst_ratio <= 1.0
@@ -148,7 +148,7 @@ def test_check_theorem_reports_a_false_statement_with_its_values():
         terms={k: e / 10 for k, e in fedau.theorem3_per_round.terms.items()},
     )
     with pytest.raises(AssertionError, match=r"FedAU Theorem 3 / 10 at \{.*ratio"):
-        check_theorem(third, _weight_error, ranges={"t": (1, 40), "K": (1, 20)})
+        check_theorem(third, _weight_error, ranges={"t": (1, 40), "K_cut": (1, 20)})
 
 
 def test_check_theorem_refuses_an_order_statement_and_a_non_callable():

@@ -68,3 +68,22 @@ def test_two_symbols_with_one_name_are_refused():
             kind="exact",
             terms={"a": sp.Symbol("z", positive=True) + sp.Symbol("z", real=True)},
         )
+
+
+def test_renamed_keywords_still_work_for_one_release_with_a_warning():
+    """E3CS's theorems take K, k like quota_sum and E3CS; FedAU's cutoff is K_cut like
+    weight_error_exact. The old names still work, with a DeprecationWarning."""
+    import pytest
+
+    from fedtheory.bounds import e3cs, fedau
+    from fedtheory.errors import ParameterError
+
+    new = float(e3cs.regret_optimal.evaluate(K=100, k=20, sum_quota=10.0).total)
+    with pytest.warns(DeprecationWarning, match="'K_pool' is deprecated; use 'K'"):
+        old = e3cs.regret_optimal.evaluate(K_pool=100, k_sel=20, sum_quota=10.0)
+    assert float(old.total) == new
+    with pytest.warns(DeprecationWarning, match="'K' is deprecated; use 'K_cut'"):
+        cut = fedau.theorem3_per_round.evaluate(p=0.2, K=5, t=10)
+    assert float(cut.total) == float(fedau.theorem3_per_round.evaluate(p=0.2, K_cut=5, t=10).total)
+    with pytest.raises(ParameterError, match="both 'K_pool'"):
+        e3cs.regret_optimal.evaluate(K=100, K_pool=100, k=20, sum_quota=10.0)

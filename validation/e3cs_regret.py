@@ -56,7 +56,7 @@ def _success(s: dict) -> np.ndarray:
 def _bounds(s: dict, sigma: float) -> tuple[float, float, float]:
     """(27) at eta = 0.5, eta*, and (28)."""
     total = e3cs.quota_sum(np.full(s["rounds"], sigma), k=s["k"], K=s["K"])
-    kw = {"K_pool": s["K"], "k_sel": s["k"], "sum_quota": total}
+    kw = {"K": s["K"], "k": s["k"], "sum_quota": total}
     eta_star = float(e3cs.optimal_eta.evaluate(**kw).total)
     b27 = float(e3cs.regret.evaluate(eta=s["eta"], **kw).total)
     b28 = float(e3cs.regret_optimal.evaluate(**kw).total)

@@ -104,8 +104,8 @@ def _cutoff_geometric(s: dict) -> dict[str, np.ndarray]:
     K = np.array(s["moment_cutoffs"])[:, None]  # [C, 1]
     g = rng.numpy_rng(s["seed"], 0, rng.DATA).geometric(p, size=(s["moment_samples"], 1, p.size))
     S = np.minimum(g, K)  # [n, C, P]
-    mean = fedau.cutoff_mean.evaluate(p=p, K=K).total
-    var = fedau.cutoff_variance.evaluate(p=p, K=K).total
+    mean = fedau.cutoff_mean.evaluate(p=p, K_cut=K).total
+    var = fedau.cutoff_variance.evaluate(p=p, K_cut=K).total
     return {"interval_samples": S, "cutoff_mean": mean, "cutoff_variance": var}
 
 

@@ -78,7 +78,7 @@ def _staleness(s: dict) -> tuple[np.ndarray, np.ndarray]:
             if t >= I:  # every client has participated once by then (Lemma 2's regime)
                 worst = max(worst, int((t - state.last).max()))
         measured.append(worst)
-        bound.append(fedlaavg.staleness.evaluate(N=N, k_sel=K, E_avail=E).total)
+        bound.append(fedlaavg.staleness.evaluate(N=N, k=K, E_avail=E).total)
     return np.array(measured, float), np.array(bound, float)
 
 
@@ -94,9 +94,9 @@ def _e3cs(s: dict) -> dict[str, np.ndarray]:
         for t in range(x.shape[1]):
             w = torch.exp(state.log_w - state.log_w.amax(1, keepdim=True)).numpy()
             out["claim1"].append(e3cs.claim1_allocation(w, k, sigma).max())
-            out["claim1_pred"].append(e3cs.claim1.evaluate(sigma_t=sigma, k_sel=k, K_pool=K).total)
+            out["claim1_pred"].append(e3cs.claim1.evaluate(sigma_t=sigma, k=k, K=K).total)
             p = prob_alloc(state.log_w, k, sigma).p.numpy()
-            cap = e3cs.fact9.evaluate(sigma_t=sigma, k_sel=k, K_pool=K).total
+            cap = e3cs.fact9.evaluate(sigma_t=sigma, k=k, K=K).total
             out["fact9_p"].append((p - sigma).max() - cap)  # quota (p - sigma) vs 1 - sigma
             choice = selector.select(state, t, np.random.default_rng([s["seed"], t]))
             state = selector.update(state, t, choice, x[:, t])

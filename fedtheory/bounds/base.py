@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,7 +20,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from fedtheory.bounds.symbols import Notation, notation_of
+from fedtheory.bounds.symbols import RENAMED, Notation, notation_of
 from fedtheory.errors import HypothesisViolation, ParameterError
 from fedtheory.params import check_array, check_bool, check_choice, check_str, interval
 
@@ -218,6 +219,18 @@ class Theorem:
 
     def _check_inputs(self, values: dict) -> list[np.ndarray]:
         owner = self.title
+        for old, new in RENAMED.items():  # deprecated keywords (symbols.RENAMED)
+            if old in values and old not in self.parameters and new in self.parameters:
+                if new in values:
+                    raise ParameterError(
+                        f"{owner} got both '{old}' (the deprecated name) and '{new}'."
+                    )
+                warnings.warn(
+                    f"{owner}: the keyword '{old}' is deprecated; use '{new}'.",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
+                values = {**{k: v for k, v in values.items() if k != old}, new: values[old]}
         unknown = set(values) - set(self.parameters)
         missing = set(self.parameters) - set(values)
         if unknown or missing:

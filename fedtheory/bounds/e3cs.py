@@ -17,7 +17,7 @@ Setting: :math:`K` clients, :math:`k` selected per round with probabilities
 The proof (App. B) needs :math:`(k-K\sigma_t)\eta\hat x_{i,t}/K\le1` (Fact 8), which is not
 guaranteed, and a time-constant comparator; see :mod:`fedtheory.bounds.errata`.
 
-Python names: ``K_pool, k_sel, eta, sum_quota`` denote :math:`K,k,\eta,S_\sigma`.
+Python names: ``K, k, eta, sum_quota`` denote :math:`K,k,\eta,S_\sigma`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.params import check_array, check_int
 
-K, k, eta, S = symbol("K_pool"), symbol("k_sel"), symbol("eta"), symbol("sum_quota")
+K, k, eta, S = symbol("K"), symbol("k"), symbol("eta"), symbol("sum_quota")
 _REF = "Huang et al. 2022 (E3CS), Theorem 1"
 _K_AT_LEAST_K = Condition("k <= K", k, "<=", K)
 

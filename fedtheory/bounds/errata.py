@@ -468,7 +468,7 @@ def e3cs_static_regret(*, rounds: int = 2000, replicates: int = 8) -> Erratum:
 
     K, k, rho = 10, 2, 0.5
     x = Bernoulli(np.full(K, rho)).sample(rounds, replicates=replicates, seed=0).numpy()
-    kw = {"K_pool": K, "k_sel": k, "sum_quota": e3cs.quota_sum(np.zeros(rounds), k=k, K=K)}
+    kw = {"K": K, "k": k, "sum_quota": e3cs.quota_sum(np.zeros(rounds), k=k, K=K)}
     eta = float(e3cs.optimal_eta.evaluate(**kw).total)
     bound = float(e3cs.regret_optimal.evaluate(**kw).total)
     rec = run_selection(E3CS(k, sigma=0.0, eta=eta, sampler="systematic"), x, seed=0)

@@ -25,7 +25,7 @@ of the observed participation intervals, each cut off at :math:`K`.
 * ``fedau.corollary4`` (order, Corollary 4) with :func:`corollary4_choices` for
   :math:`K,\gamma,\eta`.
 
-Python names: ``p, K, t, T, N, I, L, gamma, eta`` denote :math:`p_n,K,t,T,N,I,L,\gamma,\eta`;
+Python names: ``p, K_cut, t, T, N, I, L, gamma, eta`` denote :math:`p_n,K,t,T,N,I,L,\gamma,\eta`;
 ``F_gap, Psi_G, delta2, sigma2, Q_w, weight_error, R_c`` denote :math:`\mathcal F,\Psi_G,
 \delta^2,\sigma^2,Q,\frac1{NT}\sum_{t,n}\mathbb E(p_n\omega_t^n-1)^2,R`.
 """
@@ -51,7 +51,7 @@ from fedtheory.params import (
     check_size,
 )
 
-p, K, t, T, N, I = (symbol(n) for n in ("p", "K", "t", "T", "N", "I"))
+p, K, t, T, N, I = (symbol(n) for n in ("p", "K_cut", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
 F_gap, Psi_G, delta2 = symbol("F_gap"), symbol("Psi_G"), symbol("delta2")
 Q_w, W_err, R_c = symbol("Q_w"), symbol("weight_error"), symbol("R_c")
@@ -71,10 +71,10 @@ def _one_minus_power(p_n, K_cut):
     return -np.expm1(K_cut * np.log1p(-p_n))
 
 
-def _cutoff_mean_stable(*, p, K):
+def _cutoff_mean_stable(*, p, K_cut):
     r"""Stable form of :data:`CUTOFF_MEAN`: :math:`-\mathrm{expm1}(K\,\mathrm{log1p}(-p))/p`
     (no cancellation for :math:`p\to0`, where the mean tends to :math:`K`)."""
-    p_n, K_cut = np.asarray(p, float), np.asarray(K, float)
+    p_n, K_cut = np.asarray(p, float), np.asarray(K_cut, float)
     return _one_minus_power(p_n, K_cut) / p_n
 
 
@@ -98,7 +98,7 @@ def _cutoff_variance_series(p_n, K_cut):
     return total
 
 
-def _cutoff_variance_stable(*, p, K):
+def _cutoff_variance_stable(*, p, K_cut):
     r"""Stable form of :data:`CUTOFF_VARIANCE` (equal to it; tested against exact rational
     arithmetic). The published form subtracts terms of size :math:`1/p^2` whose difference is
     :math:`O(K^3p)`; for :math:`Kp\le1/2` the series :func:`_cutoff_variance_series` is used,
@@ -106,7 +106,7 @@ def _cutoff_variance_stable(*, p, K):
     otherwise the published numerator :math:`(1-p)-(2K-1)p\,r-r^2` with
     :math:`r=(1-p)^K=\exp(K\,\mathrm{log1p}(-p))` (its cancellation is then at most a
     factor of about 40)."""
-    p_n, K_cut = np.broadcast_arrays(np.asarray(p, float), np.asarray(K, float))
+    p_n, K_cut = np.broadcast_arrays(np.asarray(p, float), np.asarray(K_cut, float))
     small = (K_cut * p_n <= 0.5) | (K_cut == 1)  # K = 1: the series is exactly 0
     r = np.exp(K_cut * np.log1p(-p_n))
     closed = ((1 - p_n) - (2 * K_cut - 1) * p_n * r - r * r) / p_n**2
@@ -362,7 +362,7 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     K_cut = check_size(K_cut, "K_cut", owner)
     rounds = check_size(rounds, "rounds", owner)
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
-    later = theorem3_per_round.evaluate(p=q[None, :], K=K_cut, t=ts).total if rounds > 1 else 0
+    later = theorem3_per_round.evaluate(p=q[None, :], K_cut=K_cut, t=ts).total if rounds > 1 else 0
     return float(((1 - q) ** 2 + np.sum(later, axis=0)).sum() / (q.size * rounds))
 
 

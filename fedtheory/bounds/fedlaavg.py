@@ -260,7 +260,7 @@ corollary_step_rounds = register(
 )
 
 
-k_sel = symbol("k_sel")
+k_sel = symbol("k")
 staleness = register(
     Theorem(
         "fedlaavg.lemma2.staleness",
@@ -286,4 +286,4 @@ def staleness_bound(N: int, K: int, E: int) -> int:
     N = check_int(N, "N", owner, low=1)
     K = check_int(K, "K", owner, low=1, high=N)
     E = check_int(E, "E", owner, low=1)
-    return int(staleness.evaluate(N=N, k_sel=K, E_avail=E).total)
+    return int(staleness.evaluate(N=N, k=K, E_avail=E).total)

@@ -106,7 +106,7 @@ NOTATION: dict[str, Notation] = {
     ),
     # FedAU
     "p": _prob("p", "participation probability p_n"),
-    "K": _count("K", "FedAU cutoff on the interval length"),
+    "K_cut": _count("K", "FedAU cutoff on the interval length"),
     "t": _count("t", "round index"),
     "I": _count("I", "local steps per round (FedAU) / staleness bound (FedLaAvg)"),
     "Psi_G": _nonneg("Psi_G", "FedAU Assumption 5 constant (0 or G^2)"),
@@ -124,8 +124,8 @@ NOTATION: dict[str, Notation] = {
         r"\tilde\delta^2", "bound on ||grad F_n - grad f~||^2 (FedAU Lemma B.3.3)"
     ),
     # E3CS
-    "K_pool": _count("K_{pool}", "number of clients K (E3CS)"),
-    "k_sel": _count("k", "clients selected per round (E3CS k; FedLaAvg K)"),
+    "K": _count("K_{pool}", "number of clients K (E3CS)"),
+    "k": _count("k", "clients selected per round (E3CS k; FedLaAvg K)"),
     "sum_quota": _nonneg("S_sigma", "sum_{t=1}^T (k - K sigma_t) (E3CS)"),
     "sigma_t": _nonneg("sigma_t", "fairness quota of round t, in [0, k/K] (E3CS)", high=1.0),
     "q_star": _nonneg("q^*_{i,t}", "comparator quota of client i in round t (E3CS Def. 1)"),
@@ -193,3 +193,10 @@ def keyword_of(sym: sp.Symbol) -> str:
         f"The 'sym' parameter of keyword_of must be a symbol of the notation table. "
         f"Got {sym!r} instead."
     )
+
+
+RENAMED: dict[str, str] = {"K_pool": "K", "k_sel": "k", "K": "K_cut"}
+"""Keywords renamed in 0.2 (old -> new): E3CS's pool and selection sizes are ``K``, ``k``
+as in ``e3cs.quota_sum`` and ``E3CS``; FedAU's cutoff is ``K_cut`` as in
+``fedau.weight_error_exact``. ``Theorem.evaluate`` still accepts an old name where the
+theorem has the new one, with a DeprecationWarning (for one release)."""

@@ -375,9 +375,11 @@ def check_theorem(
     Examples
     --------
     >>> from fedtheory.bounds import fedau
-    >>> def weight_error(p, K, t):  # exact E[(p omega_t - 1)^2] of FedAU's Algorithm 2
-    ...     return fedau.weight_error_exact(p, K, t + 1)[t]
-    >>> check_theorem(fedau.theorem3_per_round, weight_error, ranges={"t": (1, 20), "K": (1, 5)})
+    >>> def weight_error(p, K_cut, t):  # exact E[(p omega_t - 1)^2] of FedAU's Algorithm 2
+    ...     return fedau.weight_error_exact(p, K_cut, t + 1)[t]
+    >>> check_theorem(
+    ...     fedau.theorem3_per_round, weight_error, ranges={"t": (1, 20), "K_cut": (1, 5)}
+    ... )
     ... # doctest: +ELLIPSIS
     TheoremCheck(...)
     """

@@ -216,7 +216,7 @@ TV_CHI_SQUARE = Family(
 def _fedau(ints, x, seed) -> Evaluation:
     K, t, p = ints["K"], ints["t"], float(x[0])
     measured = float(fedau.weight_error_exact(p, K, t + 1)[t])
-    bound = float(fedau.theorem3_per_round.evaluate(p=p, K=K, t=t).total)
+    bound = float(fedau.theorem3_per_round.evaluate(p=p, K_cut=K, t=t).total)
     return Evaluation(measured, bound, {"p": p, "K": K, "t": t})
 
 
@@ -272,7 +272,7 @@ def _e3cs_evaluate(optimal: bool):
         c, rho = float(x[head]), x[head + 1 :]
         sigma = c * k / K
         S = float(e3cs.quota_sum(np.full(T, sigma), k=k, K=K))
-        kw = {"K_pool": K, "k_sel": k, "sum_quota": S}
+        kw = {"K": K, "k": k, "sum_quota": S}
         if optimal:
             eta = float(e3cs.optimal_eta.evaluate(**kw).total)
             bound = float(e3cs.regret_optimal.evaluate(**kw).total)
