@@ -245,7 +245,8 @@ def plot(data, s, fig):
     return (
         "Left: time-average accuracy curves; those within a fraction of a percentage point "
         "of each other overlap (markers shifted per algorithm), and the middle panel "
-        "separates them by subtracting Unbiased's curve. Right: the paper's values (hollow "
+        "separates them by subtracting Unbiased's curve (CA-Fed code tau=0 and tau>0 are "
+        "identical runs: their curves coincide). Right: the paper's values (hollow "
         "squares; Table I has one CA-Fed value, drawn at each of the four CA-Fed runs"
         + (f"; {', '.join(missing)} not in Table I" if missing else "")
         + ")."

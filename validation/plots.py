@@ -43,6 +43,8 @@ PNG_DPI = 160
 # ratio 1, paper values) so that they never look like a measured series.
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARKERS_AFTER = ("*", "h", "<", ">", "p", "d", "8")
+"""Markers of series 7-13 (hollow), so that no two of up to 14 series look alike."""
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 2)))
 REFERENCE = {"color": "black", "linewidth": 1.0}
 """Style of reference lines (optimum, ratio 1): thin black."""
@@ -92,12 +94,13 @@ def series(
     marks); ``line=False`` draws markers only, ``marker=False`` the line only (a closed
     form drawn under measured markers); ``filled=False`` hollow markers."""
     k = i % len(COLORS)
+    second = (i // len(COLORS)) % 2 == 1  # past the palette: other markers, hollow
     kw = {
         "color": COLORS[k],
-        "marker": MARKERS[i % len(MARKERS)] if marker else "none",
+        "marker": (MARKERS_AFTER if second else MARKERS)[k] if marker else "none",
         "linestyle": LINESTYLES[i % len(LINESTYLES)] if line else "none",
     }
-    if not filled:
+    if not filled or second:
         kw["markerfacecolor"] = "none"
     if points is not None and points > 24:
         step = max(1, points // 12)
