@@ -46,7 +46,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_int, check_seed
+from fedtheory.params import check_int, check_seed
 from fedtheory.validation import registry
 from fedtheory.validation.plots import confidence_bars
 from fedtheory.validation.registry import SIZES, Check
@@ -173,18 +173,9 @@ def theorem_check(
         Run it with ``fedtheory.validation.runner.run([check], out, size=...)``, or
         ``register`` it in a file given to ``fedtheory validate --module``.
     """
-    from fedtheory.bounds.base import Theorem
+    from fedtheory.bounds.base import _check_measurable
 
-    check_instance(theorem, Theorem, "theorem", _OWNER)
-    if theorem.kind not in ("upper bound", "exact"):
-        raise ParameterError(
-            f"The 'theorem' parameter of {_OWNER} must be an upper bound or an exact "
-            f"statement. Got {theorem.key!r} of kind {theorem.kind!r} instead."
-        )
-    if not callable(measure):
-        raise ParameterError(
-            f"The 'measure' parameter of {_OWNER} must be callable. Got {measure!r} instead."
-        )
+    _check_measurable(theorem, measure, _OWNER)
     if not isinstance(name, str) or not name or any(c in name for c in " /\\"):
         raise ParameterError(
             f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "

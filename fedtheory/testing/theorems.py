@@ -383,17 +383,10 @@ def check_theorem(
     ... # doctest: +ELLIPSIS
     TheoremCheck(...)
     """
+    from fedtheory.bounds.base import _check_measurable
+
     owner = "check_theorem"
-    check_instance(theorem, _theorem_type(), "theorem", owner)
-    if theorem.kind not in ("upper bound", "exact"):
-        raise ParameterError(
-            f"The 'theorem' parameter of {owner} must be an upper bound or an exact statement "
-            f"(a number to compare with). Got {theorem.key!r} of kind {theorem.kind!r} instead."
-        )
-    if not callable(measure):
-        raise ParameterError(
-            f"The 'measure' parameter of {owner} must be callable. Got {measure!r} instead."
-        )
+    _check_measurable(theorem, measure, owner)
     upper = theorem.kind == "upper bound"
     default = BOUND_RTOL if upper else TIGHT_RTOL
     rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0)
