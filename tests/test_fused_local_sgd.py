@@ -61,12 +61,13 @@ def plain_local_sgd(data, k, w, u, *, logistic, lr, ridge, prox, sampler):
 
 @pytest.mark.parametrize("sampling", list(SAMPLERS))
 @pytest.mark.parametrize("logistic", [True, False])
-def test_kernel_equals_a_plain_transcription_given_the_same_uniforms(sampling, logistic):
+def test_kernel_equals_a_plain_transcription_of_its_uniforms(sampling, logistic):
     data = uneven_data("binary" if logistic else "real")
     clients = np.array([0, 1, 2, 3, 0, 0, 2])  # repeated clients, visited out of order
     gen = np.random.default_rng(0)
     w = gen.standard_normal((len(clients), 3))
-    u = gen.random((3, len(clients), 5))
+    keys = gen.integers(0, 2**64, size=len(clients), dtype=np.uint64)
+    u = fused.uniforms(keys, 3, 5)  # [E, M, b]
     options = {"lr": 0.3, "ridge": 0.1, "prox": 0.5}
     delta = fused.local_sgd_glm(
         data.features,
@@ -74,7 +75,9 @@ def test_kernel_equals_a_plain_transcription_given_the_same_uniforms(sampling, l
         data.counts,
         clients,
         w,
-        u,
+        keys,
+        steps=3,
+        batch=5,
         sampler=SAMPLERS[sampling],
         link=fused.LOGISTIC if logistic else fused.IDENTITY,
         **options,
@@ -105,13 +108,13 @@ def test_results_of_a_pair_do_not_depend_on_the_other_pairs():
     data = cafed_clustered(5, 4, 30, seed=2)
     clients = np.array([4, 0, 4, 2, 1, 0])
     gen = np.random.default_rng(3)
-    w, u = gen.standard_normal((6, 4)), gen.random((2, 6, 8))
+    w, keys = gen.standard_normal((6, 4)), gen.integers(0, 2**64, size=6, dtype=np.uint64)
     args = (data.features, data.labels, data.counts)
-    opts = {"sampler": fused.WITHOUT_REPLACEMENT, "link": fused.LOGISTIC, "lr": 0.5,
-            "ridge": 0.0, "prox": 0.0}  # fmt: skip
-    everything = fused.local_sgd_glm(*args, clients, w, u, **opts)
+    opts = {"steps": 2, "batch": 8, "sampler": fused.WITHOUT_REPLACEMENT,
+            "link": fused.LOGISTIC, "lr": 0.5, "ridge": 0.0, "prox": 0.0}  # fmt: skip
+    everything = fused.local_sgd_glm(*args, clients, w, keys, **opts)
     keep = np.array([5, 2, 3])
-    alone = fused.local_sgd_glm(*args, clients[keep], w[keep], u[:, keep], **opts)
+    alone = fused.local_sgd_glm(*args, clients[keep], w[keep], keys[keep], **opts)
     assert np.array_equal(everything[keep], alone)
 
 

@@ -1231,6 +1231,7 @@ EXEMPT |= {
         for m, n in [("algorithm", "Algorithm"), ("aggregation", "StatefulAggregator")]
     },
     _m(f"{SM}.footprint", "available_bytes"): NO_INPUT,
+    **{_m(f"{PR}.fused", n): NO_INPUT for n in ["owns_the_cores", "threads"]},
 }
 
 

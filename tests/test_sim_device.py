@@ -16,7 +16,7 @@ from fedtheory.availability.estimators import BetaPrior
 from fedtheory.data import cafed_clustered
 from fedtheory.device import check_device
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
-from fedtheory.sim import FedAvg, evaluate_metrics, reference, simulate
+from fedtheory.sim import AverageParticipating, FedAvg, evaluate_metrics, reference, simulate
 from fedtheory.sim.aggregation import _sum_per_replicate, _table_sum
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
@@ -188,13 +188,53 @@ def test_fused_kernel_gives_the_same_numbers_on_one_and_two_threads():
     counts = np.array([12, 5, 3, 1, 40])
     X, y = gen.standard_normal((5, 40, 3)), (gen.random((5, 40)) < 0.5).astype(float)
     clients = gen.integers(0, 5, size=23)
-    w, u = gen.standard_normal((23, 3)), gen.random((2, 23, 4))
-    opts = {"sampler": fused.WITHOUT_REPLACEMENT, "link": fused.LOGISTIC, "lr": 0.4,
-            "ridge": 0.1, "prox": 0.2}  # fmt: skip
-    one = fused.local_sgd_glm(X, y, counts, clients, w, u, **opts)
+    w, keys = gen.standard_normal((23, 3)), gen.integers(0, 2**64, size=23, dtype=np.uint64)
+    opts = {"steps": 2, "batch": 4, "sampler": fused.WITHOUT_REPLACEMENT,
+            "link": fused.LOGISTIC, "lr": 0.4, "ridge": 0.1, "prox": 0.2}  # fmt: skip
+    one = fused.local_sgd_glm(X, y, counts, clients, w, keys, **opts)
     for threads in (2, 3, 7, 40):
-        many = fused.local_sgd_glm(X, y, counts, clients, w, u, **opts, threads=threads)
+        many = fused.local_sgd_glm(X, y, counts, clients, w, keys, **opts, threads=threads)
         np.testing.assert_array_equal(many, one)
+
+
+def test_the_simulator_gives_torch_threads_to_the_kernel_and_restores_them():
+    problem = LogisticRegressionProblem(cafed_clustered(6, 3, 20, seed=0), batch_size=4)
+    seen = []
+
+    class Spy(FedAvg):
+        def step(self, problem, state, mask, t, generator):
+            seen.append((torch.get_num_threads(), fused.threads()))
+            return super().step(problem, state, mask, t, generator)
+
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        spy = Spy(AverageParticipating(), local_steps=2, lr=0.1)
+        simulate(problem, Bernoulli(np.full(6, 0.5)), spy, rounds=3)
+        assert seen == [(1, 2)] * 3  # torch's ops on one thread, the kernel on both
+        assert torch.get_num_threads() == 2 and fused.threads() == 2
+        with fused.owns_the_cores() as outer:  # nested and overlapping blocks: last one out
+            with fused.owns_the_cores() as inner:
+                assert (outer, inner, torch.get_num_threads(), fused.threads()) == (2, 2, 1, 2)
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with pytest.raises(RuntimeError), fused.owns_the_cores():
+            raise RuntimeError("restored on errors too")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_kernel_uniforms_are_uniform_and_independent_across_pairs_and_draws():
+    keys = np.arange(2_000, dtype=np.uint64)  # adjacent keys: the hardest case for a hash
+    u = fused.uniforms(keys, steps=5, batch=100)  # [5, 2000, 100]
+    assert u.min() >= 0.0 and u.max() < 1.0
+    counts = np.histogram(u, bins=64, range=(0.0, 1.0))[0]
+    assert stats.chisquare(counts).pvalue > 1e-4
+    flat = u.reshape(-1)
+    for lag in (1, 100, 500):  # next draw, next step, next pair
+        r = np.corrcoef(flat[:-lag], flat[lag:])[0, 1]
+        assert abs(r) < 5 / np.sqrt(flat.size), (lag, r)
 
 
 def test_bad_devices_are_refused_naming_the_parameter():

@@ -322,9 +322,10 @@ class DataProblem(ABC):
         ``clients [M]`` from ``w [M, d]`` (CPU tensors), in the fused kernel of
         :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
         :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
-        arithmetic in float64. The pairs are shared among ``torch.get_num_threads()``
-        threads (``torch.set_num_threads`` sets them), with bit-identical results whatever
-        that number."""
+        arithmetic in float64. The pairs are shared among
+        :func:`fedtheory.problems.fused.threads` threads (``torch.get_num_threads()``
+        unless the simulator holds the cores), with bit-identical results whatever that
+        number."""
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
@@ -334,9 +335,8 @@ class DataProblem(ABC):
         if not bool(torch.isfinite(w).all()):
             raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
         X, y = self._stored(self.compute_dtype or torch.float64)[:2]
-        m = clients.shape[0]
         if self.full_batch:
-            sampler, uniforms = fused_kernel.FULL_BATCH, torch.empty((steps, m, 0))
+            sampler, keys = fused_kernel.FULL_BATCH, np.empty(0, dtype=np.uint64)
         else:
             check_instance(generator, torch.Generator, "generator", owner)
             sampler = (
@@ -344,22 +344,23 @@ class DataProblem(ABC):
                 if self.sampling == "without_replacement"
                 else fused_kernel.WITH_REPLACEMENT
             )
-            uniforms = torch.rand(
-                (steps, m, self.batch_size), generator=generator, dtype=torch.float64
-            )
+            keys = torch.randint(-(2**63), 2**63 - 1, clients.shape, generator=generator)
+            keys = keys.numpy().view(np.uint64)  # one stream per pair
         delta = fused_kernel.local_sgd_glm(
             X.numpy(),
             y.numpy(),
             self._counts.numpy(),
             clients.numpy(),
             w.detach().to(torch.float64).numpy(),
-            uniforms.double().numpy(),
+            keys,
+            steps=steps,
+            batch=self.batch_size or 0,
             sampler=sampler,
             link=self._LINK,
             lr=lr,
             ridge=self.ridge,
             prox=prox,
-            threads=torch.get_num_threads(),
+            threads=fused_kernel.threads(),
         )
         return torch.from_numpy(delta).to(w.dtype)
 

@@ -19,33 +19,71 @@ with the link :math:`\psi(z)=z` (least squares :math:`\tfrac12(x^\top w-y)^2`) o
 * with replacement: :math:`b` indices :math:`\lfloor u_in_k\rfloor`;
 * full batch: every sample, no randomness.
 
-The uniforms come from the caller's torch generator (``[E, M, b]``, one draw per round), so
-runs are deterministic. ``grad`` draws :math:`n_{\max}` keys per pair and step instead;
-both samplers have the same law, not the same numbers. Per pair and step the kernel reads
-the :math:`b` sampled rows once for :math:`x_i^\top y` and again from cache for the update:
-no ``[M, b, p]`` batch is ever materialised, which is what bounds the op-by-op path.
+The uniforms are counter-based, drawn inside the kernel and so in parallel: pair :math:`m`
+has a 64-bit key :math:`\kappa_m` (``keys [M]``, drawn by the caller from its torch
+generator, so runs are deterministic) and its :math:`i`-th uniform of step :math:`j` is
+output number :math:`jb+i` of SplitMix64 seeded with :math:`\kappa_m` (Steele, Lea and
+Flood, OOPSLA 2014: :math:`z=\kappa_m+(jb+i+1)\gamma` through its 64-bit finaliser, then
+:math:`u=\lfloor z/2^{11}\rfloor2^{-53}`), a stream that passes BigCrush.
+:func:`uniforms` gives the same numbers in NumPy. ``grad`` draws :math:`n_{\max}` keys per
+pair and step from torch instead; both samplers have the same law, not the same numbers.
+
+Per pair and step the kernel reads the :math:`b` sampled rows once for :math:`x_i^\top y`
+and again from cache for the update: no ``[M, b, p]`` batch is ever materialised, which is
+what bounds the op-by-op path.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
 from fedtheory.compiled import njit
 
-__all__ = ["IDENTITY", "LOGISTIC"]  # the functions are package-internal: inputs unchecked
+__all__ = ["IDENTITY", "LOGISTIC", "owns_the_cores", "threads"]  # the rest: inputs unchecked
 
 IDENTITY, LOGISTIC = 0, 1
 """Links :math:`\\psi`: least squares and binary logistic regression."""
 
 FULL_BATCH, WITHOUT_REPLACEMENT, WITH_REPLACEMENT = 0, 1, 2
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment, 2^64 over the golden ratio
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)  # its finaliser
+_S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 _BLOCK = 4  # rows read together: four independent loads in flight hide memory latency
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 """Fast-math flags that let LLVM vectorise the dot products but keep NaN and inf exact (no
 ``nnan``/``ninf``), so that a diverging run returns non-finite updates, which the simulator
 reports as a :class:`~fedtheory.errors.DivergenceError`, instead of undefined behaviour."""
+
+
+@njit(boundscheck=False, nogil=True)
+def _uniform(key, counter):
+    """Output ``counter`` (from 0) of SplitMix64 seeded with ``key``, in [0, 1 - 2^-53]."""
+    z = key + (counter + np.uint64(1)) * _GAMMA
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return np.float64(z >> _S11) * 1.1102230246251565e-16  # 2^-53
+
+
+def uniforms(keys: np.ndarray, steps: int, batch: int) -> np.ndarray:
+    """The kernel's uniforms ``[steps, M, batch]`` of pairs with ``keys [M]`` (uint64),
+    computed in NumPy (module docstring)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    counters = np.arange(1, steps * batch + 1, dtype=np.uint64).reshape(steps, 1, batch)
+    with np.errstate(over="ignore"):
+        z = keys[:, None] + counters * _GAMMA
+        z = (z ^ (z >> _S30)) * _MIX1
+        z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return (z >> _S11).astype(np.float64) * 2.0**-53
 
 
 @njit(boundscheck=False, nogil=True)
@@ -89,14 +127,15 @@ def _accumulate(X, rows, start, c, g):
 
 
 @njit(fastmath=_FAST, error_model="numpy", boundscheck=False, nogil=True)
-def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, prox, out, pairs):
+def _kernel(X, labels, n_max, counts, clients, w, keys, steps, b, sampler, link, lr, ridge, prox,
+            out, pairs):  # fmt: skip
     """``out[m] = y_E - w[m]`` for the pairs ``m`` of ``pairs`` (see the module docstring),
     in that order (sorted by client, so a client's rows stay in cache across its
     replicates); each pair's numbers depend neither on the order nor on the other pairs."""
-    steps, b = u.shape[0], u.shape[2]
     d = w.shape[1]
     order = np.empty(n_max, dtype=np.int64)
     rows = np.empty(max(b, n_max) + _BLOCK, dtype=np.int64)  # padded to whole blocks
+    u = np.empty(b)
     z = np.empty(rows.shape[0])
     y = np.empty(d)
     g = np.empty(d)
@@ -114,7 +153,9 @@ def _kernel(X, labels, n_max, counts, clients, w, u, sampler, link, lr, ridge, p
             order[i] = i
         y[:] = w[m]
         for s in range(steps):
-            draw_batch(order, u[s, m], n_k, size, sampler, rows)
+            for i in range(size if sampler != FULL_BATCH else 0):
+                u[i] = _uniform(keys[m], np.uint64(s * b + i))
+            draw_batch(order, u, n_k, size, sampler, rows)
             rows[:size] += base
             rows[size : size + _BLOCK] = base  # padding rows get weight 0 below
             for start in range(0, size, _BLOCK):
@@ -140,8 +181,10 @@ def local_sgd_glm(
     counts: np.ndarray,
     clients: np.ndarray,
     w: np.ndarray,
-    uniforms: np.ndarray,
+    keys: np.ndarray,
     *,
+    steps: int,
+    batch: int,
     sampler: int,
     link: int,
     lr: float,
@@ -149,41 +192,83 @@ def local_sgd_glm(
     prox: float,
     threads: int = 1,
 ) -> np.ndarray:
-    r"""Updates :math:`\Delta=y_E-w` ``[M, d]`` (float64) of pairs ``clients [M]`` from
-    ``w [M, d]``.
+    r"""Updates :math:`\Delta=y_E-w` ``[M, d]`` (float64) of ``steps`` local steps of pairs
+    ``clients [M]`` from ``w [M, d]``.
 
-    ``X [N, n_max, d]`` (float64 or float32), ``labels [N, n_max]``, ``counts [N]``,
-    ``uniforms [E, M, b]`` in [0, 1) (``b = 0`` for the full batch). Package-internal: the
-    caller (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs.
+    ``X [N, n_max, d]`` (float64 or float32), ``labels [N, n_max]``, ``counts [N]``, the
+    pairs' stream ``keys [M]`` (uint64, module docstring) and the mini-batch size ``batch``
+    (ignored by the full batch). Package-internal: the caller
+    (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs.
 
     With ``threads > 1`` the pairs, sorted by client, are cut into that many runs of about
-    equal work, each run by the kernel in its own thread (it releases the GIL): every pair
-    is computed by the same code from the same inputs, so the result is bit-identical
-    whatever ``threads``. Plain Python threads, not numba's parallel loops, so no numba
-    threading layer (and no second OpenMP runtime beside torch's) is ever loaded and the
-    kernel stays one cached serial function."""
+    equal work, each run by the kernel in a thread of a shared pool (it releases the GIL):
+    every pair is computed by the same code from the same inputs, so the result is
+    bit-identical whatever ``threads``. Plain Python threads, not numba's parallel loops,
+    so no numba threading layer (and no second OpenMP runtime beside torch's) is ever
+    loaded and the kernel stays one cached serial function."""
+    batch = 0 if sampler == FULL_BATCH else batch
     args = (X.reshape(-1, X.shape[2]), labels.reshape(-1), X.shape[1], counts, clients, w,
-            uniforms, sampler, link, lr, ridge, prox, np.empty(w.shape))  # fmt: skip
+            keys, steps, batch, sampler, link, lr, ridge, prox, np.empty(w.shape))  # fmt: skip
     order = np.argsort(clients, kind="stable")
-    runs = _balanced_runs(order, _pair_work(counts[clients[order]], uniforms.shape[2], sampler),
-                          threads)  # fmt: skip
-    errors: list[BaseException] = []
-
-    def work(run: np.ndarray) -> None:
-        try:
-            _kernel(*args, run)
-        except BaseException as err:  # re-raised in the calling thread
-            errors.append(err)
-
-    workers = [threading.Thread(target=work, args=(run,)) for run in runs[1:]]
-    for worker in workers:
-        worker.start()
-    _kernel(*args, runs[0])
-    for worker in workers:
-        worker.join()
-    if errors:
-        raise errors[0]
+    runs = _balanced_runs(order, _pair_work(counts[clients[order]], batch, sampler), threads)
+    helpers = [_pool(len(runs) - 1).submit(_kernel, *args, run) for run in runs[1:]]
+    try:
+        _kernel(*args, runs[0])
+    finally:
+        for helper in helpers:
+            helper.result()  # waits, and re-raises a helper's exception here
     return args[-1]
+
+
+@functools.cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A pool of ``workers`` threads for the kernel, made once per size."""
+    return ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="fedtheory-kernel")
+
+
+_THREADS: ContextVar[int | None] = ContextVar("fedtheory_kernel_threads", default=None)
+_LOCK = threading.Lock()
+_HELD = {"depth": 0, "torch": 1}  # open owns_the_cores blocks, torch's threads to restore
+
+
+def threads() -> int:
+    """Threads the kernel runs on: those :func:`owns_the_cores` took from torch, else
+    ``torch.get_num_threads()``."""
+    import torch
+
+    held = _THREADS.get()
+    return torch.get_num_threads() if held is None else held
+
+
+@contextmanager
+def owns_the_cores() -> Iterator[int]:
+    """Within the block, the kernel gets torch's ``torch.get_num_threads()`` threads and
+    torch's own operations run on one (restored on exit; blocks may nest or overlap in
+    several Python threads: the last one out restores).
+
+    Why: after each parallel operation, torch's OpenMP workers spin-wait (libgomp's default
+    ``GOMP_SPINCOUNT``, about ten milliseconds) on the cores the kernel's threads need, so
+    the kernel on two threads ran no faster than on one inside a simulation of the
+    benchmark configuration, while alone it ran 1.7-1.9x faster. A round's other
+    operations are small; the simulator holds this block around its rounds when the
+    kernel does the local training."""
+    import torch
+
+    with _LOCK:
+        if _HELD["depth"] == 0:
+            _HELD["torch"] = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _HELD["depth"] += 1
+        cores = _HELD["torch"]
+    token = _THREADS.set(cores)
+    try:
+        yield cores
+    finally:
+        _THREADS.reset(token)
+        with _LOCK:
+            _HELD["depth"] -= 1
+            if _HELD["depth"] == 0:
+                torch.set_num_threads(_HELD["torch"])
 
 
 def _pair_work(n_k: np.ndarray, b: int, sampler: int) -> np.ndarray:

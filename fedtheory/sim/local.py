@@ -39,12 +39,13 @@ def local_sgd(
     the tensors are on the CPU (same law, other random numbers); otherwise step by step."""
     owner = "local_sgd"
     check_instance(problem, FederatedProblem, "problem", owner)
-    check_pairs(w, clients, problem.dim, problem.num_clients, owner)
     steps = check_size(steps, "steps", owner)
     lr = check_real(lr, "lr", owner, low=0.0, low_open=True)
     prox = check_real(prox, "prox", owner, low=0.0)
-    if getattr(problem, "fused", False) and w.device.type == "cpu":
+    if getattr(problem, "fused", False) and getattr(w, "device", None) == torch.device("cpu"):
+        # the kernel's caller checks w and clients as check_pairs does (once per round)
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+    check_pairs(w, clients, problem.dim, problem.num_clients, owner)
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)

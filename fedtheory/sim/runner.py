@@ -9,6 +9,7 @@ the caller offers them :math:`F_B(w_t)-F_B^*`, :math:`\|\nabla F(w_t)\|^2`, accu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +28,7 @@ from fedtheory.params import (
     check_simplex,
     check_size,
 )
+from fedtheory.problems import fused
 from fedtheory.problems.base import FederatedProblem, check_points
 from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm
@@ -243,25 +245,27 @@ def simulate(
         )
 
     chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
-    for t0 in range(0, rounds, chunk):
-        mask = availability.sample(
-            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=device
-        )  # [R, chunk, N] on the device; the record keeps CPU copies
-        if masks is not None:
-            masks[:, t0 : t0 + mask.shape[1]] = mask.cpu()
-        available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1).cpu()
-        for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, device)
-            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
-            bad = non_finite_state(state, replicates)
-            if bad is not None:
-                finished_record(label, record, t, (t, bad.replicate, bad.quantity))
-            iterates[:, t + 1] = state.w
-            worked = getattr(state, "participants", None)
-            participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1).cpu()
-            q = getattr(state, "weights", None)
-            if q is not None:
-                weight_sum = q if weight_sum is None else weight_sum + q
+    kernel = getattr(problem, "fused", False) and device.type == "cpu"
+    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
+        for t0 in range(0, rounds, chunk):
+            mask = availability.sample(
+                min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=device
+            )  # [R, chunk, N] on the device; the record keeps CPU copies
+            if masks is not None:
+                masks[:, t0 : t0 + mask.shape[1]] = mask.cpu()
+            available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1).cpu()
+            for t in range(t0, t0 + mask.shape[1]):
+                gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, device)
+                state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
+                bad = non_finite_state(state, replicates)
+                if bad is not None:
+                    finished_record(label, record, t, (t, bad.replicate, bad.quantity))
+                iterates[:, t + 1] = state.w
+                worked = getattr(state, "participants", None)
+                participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1).cpu()
+                q = getattr(state, "weights", None)
+                if q is not None:
+                    weight_sum = q if weight_sum is None else weight_sum + q
     return finished_record(label, record, rounds)
 
 
