@@ -36,6 +36,7 @@ what bounds the op-by-op path.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import threading
 from collections.abc import Iterator
@@ -56,6 +57,7 @@ FULL_BATCH, WITHOUT_REPLACEMENT, WITH_REPLACEMENT = 0, 1, 2
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment, 2^64 over the golden ratio
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)  # its finaliser
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
+_PIECES_PER_THREAD = 4  # pieces of pairs taken in turn: a thread slowed down takes fewer
 _BLOCK = 4  # rows read together: four independent loads in flight hide memory latency
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 """Fast-math flags that let LLVM vectorise the dot products but keep NaN and inf exact (no
@@ -200,9 +202,10 @@ def local_sgd_glm(
     (ignored by the full batch). Package-internal: the caller
     (:class:`~fedtheory.problems.data_backed.DataProblem`) has checked the inputs.
 
-    With ``threads > 1`` the pairs, sorted by client, are cut into that many runs of about
-    equal work, each run by the kernel in a thread of a shared pool (it releases the GIL):
-    every pair is computed by the same code from the same inputs, so the result is
+    With ``threads > 1`` the pairs, sorted by client, are cut into ``4 * threads`` pieces of
+    about equal work, which the calling thread and ``threads - 1`` threads of a shared pool
+    take in turn (the kernel releases the GIL; a thread slowed down by a neighbour takes
+    fewer): every pair is computed by the same code from the same inputs, so the result is
     bit-identical whatever ``threads``. Plain Python threads, not numba's parallel loops,
     so no numba threading layer (and no second OpenMP runtime beside torch's) is ever
     loaded and the kernel stays one cached serial function."""
@@ -210,10 +213,17 @@ def local_sgd_glm(
     args = (X.reshape(-1, X.shape[2]), labels.reshape(-1), X.shape[1], counts, clients, w,
             keys, steps, batch, sampler, link, lr, ridge, prox, np.empty(w.shape))  # fmt: skip
     order = np.argsort(clients, kind="stable")
-    runs = _balanced_runs(order, _pair_work(counts[clients[order]], batch, sampler), threads)
-    helpers = [_pool(len(runs) - 1).submit(_kernel, *args, run) for run in runs[1:]]
+    pieces = _balanced_runs(order, _pair_work(counts[clients[order]], batch, sampler),
+                            _PIECES_PER_THREAD * threads if threads > 1 else 1)  # fmt: skip
+    taken = itertools.count()  # next() is atomic: each piece is taken by exactly one thread
+
+    def work() -> None:
+        while (i := next(taken)) < len(pieces):
+            _kernel(*args, pieces[i])
+
+    helpers = [_pool(threads - 1).submit(work) for _ in range(min(threads, len(pieces)) - 1)]
     try:
-        _kernel(*args, runs[0])
+        work()
     finally:
         for helper in helpers:
             helper.result()  # waits, and re-raises a helper's exception here
@@ -280,12 +290,12 @@ def _pair_work(n_k: np.ndarray, b: int, sampler: int) -> np.ndarray:
     return np.full_like(n_k, b)
 
 
-def _balanced_runs(order: np.ndarray, work: np.ndarray, threads: int) -> list[np.ndarray]:
-    """``order`` cut into at most ``threads`` consecutive runs of about equal total ``work``
-    (the first run is never empty)."""
-    if threads <= 1 or order.size < 2:
+def _balanced_runs(order: np.ndarray, work: np.ndarray, runs: int) -> list[np.ndarray]:
+    """``order`` cut into at most ``runs`` consecutive non-empty runs of about equal total
+    ``work`` (one run, maybe empty, when ``order`` has fewer than two entries)."""
+    if runs <= 1 or order.size < 2:
         return [order]
     cumulative = np.cumsum(work, dtype=np.float64)
-    targets = cumulative[-1] * np.arange(1, threads) / threads
+    targets = cumulative[-1] * np.arange(1, runs) / runs
     cuts = np.unique(np.searchsorted(cumulative, targets, side="right").clip(1, order.size))
     return [run for run in np.split(order, cuts) if run.size]
