@@ -6,6 +6,9 @@ the fused kernel gives the same numbers on 1 and 2 threads."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -221,6 +224,32 @@ def test_the_simulator_gives_torch_threads_to_the_kernel_and_restores_them():
         with pytest.raises(RuntimeError), fused.owns_the_cores():
             raise RuntimeError("restored on errors too")
         assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _kernel_on_two_threads(queue) -> None:
+    problem = LogisticRegressionProblem(cafed_clustered(6, 3, 20, seed=0), batch_size=4)
+    w, clients = torch.zeros(40, 3, dtype=torch.float64), torch.arange(40) % 6
+    with fused.owns_the_cores():
+        gen = torch.Generator().manual_seed(0)
+        queue.put(problem.local_sgd(w, clients, steps=2, lr=0.1, prox=0.0, generator=gen).numpy())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_the_kernel_threads_work_in_a_forked_child():
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        _kernel_on_two_threads(queue)  # the parent's pool exists before the fork
+        parent = queue.get(timeout=60)
+        child = context.Process(target=_kernel_on_two_threads, args=(queue,), daemon=True)
+        child.start()
+        np.testing.assert_array_equal(queue.get(timeout=60), parent)  # no deadlock
+        child.join(timeout=60)
+        assert child.exitcode == 0
     finally:
         torch.set_num_threads(previous)
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -232,8 +233,12 @@ def local_sgd_glm(
 
 @functools.cache
 def _pool(workers: int) -> ThreadPoolExecutor:
-    """A pool of ``workers`` threads for the kernel, made once per size."""
+    """A pool of ``workers`` threads for the kernel, made once per size (and again in a
+    forked child, where the parent's threads do not exist)."""
     return ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="fedtheory-kernel")
+
+
+os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 _THREADS: ContextVar[int | None] = ContextVar("fedtheory_kernel_threads", default=None)
