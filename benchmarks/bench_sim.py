@@ -3,7 +3,7 @@ machine's measured rates, and a 10^5-client run. Everything is measured in one r
 
 Run from the repository root (with the project's environment)::
 
-    python -m benchmarks.bench_sim           # full sizes, about 3-4 minutes on 2 cores
+    python -m benchmarks.bench_sim           # full sizes, about 1.5 minutes on 2 cores
     python -m benchmarks.bench_sim --quick   # smoke run with small sizes, seconds
     python -m benchmarks.bench_sim --threads 2   # let torch use 2 threads (default 1)
     python -m benchmarks.bench_sim --device cuda --threads 16   # the GPU figures (part 6)
