@@ -27,12 +27,46 @@ from fedtheory.params import check_real
 BOUND_RTOL = 1e-9
 """Relative slack for ``measured <= bound`` (floating-point rounding only)."""
 
+ROUNDING_ULPS = 64.0
+"""Machine epsilons per unit of scale in :func:`rounding_floor`."""
+
+
+def rounding_floor(*magnitudes, ulps: float = ROUNDING_ULPS) -> float:
+    r"""The rounding floor of a deterministic comparison: ``ulps`` machine epsilons times
+    the largest magnitude that enters the computation,
+    :math:`\text{floor}=u\,\varepsilon\,\max_j |m_j|`.
+
+    Pass the magnitudes in the units of the compared quantity (for a squared distance
+    :math:`\|x_T-x^*\|^2`: :math:`\|x_0\|^2`, :math:`\|x^*\|^2`, the bound's terms...).
+    ``measured <= bound + floor`` then separates rounding from a real excess: a bound of
+    exactly 0 met by 7.7e-34 holds within rounding when the floor is larger.
+    Arrays are accepted; NaN and infinite magnitudes are ignored."""
+    owner = "rounding_floor"
+    ulps = check_real(ulps, "ulps", owner, low=0.0)
+    scale = 0.0
+    for m in magnitudes:
+        a = np.abs(np.asarray(m, dtype=float))
+        a = a[np.isfinite(a)]
+        if a.size:
+            scale = max(scale, float(a.max()))
+    return ulps * float(np.finfo(float).eps) * scale
+
 
 class Verdict(str, Enum):
+    """The outcome of one row.
+
+    Statements (theorems, lemmas, identities): ``HOLDS``, ``VIOLATED``, ``INCONCLUSIVE``
+    (the evidence decides neither way), ``OUTSIDE`` (the instance is outside the
+    hypotheses). A paper's empirical finding (an ordering in a table): ``REPRODUCED``,
+    ``NOT_REPRODUCED``, ``REVERSED`` (never ``VIOLATED``)."""
+
     HOLDS = "holds"
     VIOLATED = "violated"
+    INCONCLUSIVE = "inconclusive"
     OUTSIDE = "outside assumptions"
+    REPRODUCED = "reproduced"
     NOT_REPRODUCED = "not reproduced at this scale"
+    REVERSED = "reversed"
 
 
 @dataclass(frozen=True)
