@@ -7,6 +7,9 @@
   dtype, shape and bytes) next to them, and :func:`load_npz` refuses a file that is
   truncated, empty, garbage, bit-flipped or edited with :class:`DamagedFileError` (never a
   ``BadZipFile``/``EOFError``/``KeyError`` from the zip reader).
+* One run per output folder: :func:`folder_lock` holds an exclusive lock (``flock`` on
+  ``<folder>/.lock``, released by the operating system when its process ends, even killed)
+  and a second run is refused with :class:`FolderLockedError` naming the holder.
 * Files are created with mode ``0o666`` filtered by the process umask, like ``open(path,
   "w")`` would (``0o644`` under the usual umask 022), so that a report written on a shared
   filesystem is readable by the others whom the user's umask lets read it.
@@ -16,10 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import secrets
+import socket
+import sys
+import time
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +51,85 @@ class DamagedFileError(FedTheoryError):
 
     def __reduce__(self):
         return (type(self), (self.path, self.reason))
+
+
+class FolderLockedError(FedTheoryError):
+    """Another run holds the lock of an output folder (see :func:`folder_lock`)."""
+
+    def __init__(self, folder: Path, holder: str) -> None:
+        self.folder, self.holder = Path(folder), holder
+        super().__init__(
+            f"{folder} is in use by another fedtheory run ({holder}); wait for it to finish "
+            "or choose another output folder."
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.folder, self.holder))
+
+
+LOCK_NAME = ".lock"
+"""The lock file of an output folder (kept: removing it would let two runs lock two files)."""
+
+
+def _try_lock(fd: int) -> bool:
+    """Take an exclusive, non-blocking lock on the open file ``fd``; ``False`` if held."""
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[Path]:
+    """Hold the lock of ``folder`` (created if needed) while the block runs.
+
+    The lock file records the holder (process id, host, command, start time) for the
+    message a second run gets; the operating system releases the lock when the holder
+    exits, however it exits, so a killed run never leaves the folder locked.
+
+    Raises
+    ------
+    FolderLockedError
+        If another process holds the lock.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if not _try_lock(fd):
+            try:
+                holder = json.loads(path.read_text(encoding="utf-8"))
+                who = (
+                    f"process {holder['pid']} on {holder['host']}, "
+                    f"'{holder['command']}', since {holder['since']}"
+                )
+            except (OSError, ValueError, KeyError, TypeError):
+                who = "holder unknown"
+            raise FolderLockedError(folder, who)
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "command": " ".join(sys.argv) or sys.executable,
+            "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps(record).encode())
+        yield path
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -67,14 +155,16 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def remove_temporaries(folder: Path) -> list[Path]:
+def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     """Delete the temporary files :func:`atomic_write_bytes` left in ``folder`` (not its
-    subfolders) when its process was killed; returns what was removed."""
+    subfolders) when its process was killed -- only those of the file ``name`` if given;
+    returns what was removed."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     removed = []
-    for path in sorted(folder.glob(f".*{_TMP_SUFFIX}")):
+    pattern = f".{name}.*{_TMP_SUFFIX}" if name else f".*{_TMP_SUFFIX}"
+    for path in sorted(folder.glob(pattern)):
         if path.is_file():
             path.unlink(missing_ok=True)
             removed.append(path)

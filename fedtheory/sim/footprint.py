@@ -19,21 +19,17 @@ the cgroup limit). A run whose estimate exceeds it stops before its first round 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
+from fedtheory.budget import ENV, available_bytes, budget
+from fedtheory.budget import size as _size
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_instance, check_int, check_size, check_str
+from fedtheory.params import check_bool, check_instance, check_size, check_str
 
 __all__ = ["ENV", "Footprint", "available_bytes", "check", "estimate"]
 
-ENV = "FEDTHEORY_MAX_MEMORY"
-"""Environment variable holding the default memory cap of a run (bytes or ``8G``)."""
-
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 METRICS_PER_POINT = 4
 """At most four metrics per evaluated point (gap, gap_B, grad_sq, accuracy)."""
 
@@ -99,69 +95,12 @@ def _tensors(state: object) -> list[torch.Tensor]:
     return out
 
 
-def _parse_bytes(value: object, name: str, owner: str) -> int:
-    """A byte count from an int or a string such as ``"512M"``/``"8G"``."""
-    if isinstance(value, str):
-        text = value.strip().upper().removesuffix("B")
-        unit = text[-1:] if text[-1:] in _SUFFIX else ""
-        number = text[: len(text) - len(unit)].strip()
-        try:
-            amount = float(number)
-        except ValueError:
-            amount = -1.0
-        if not amount > 0 or amount * _SUFFIX[unit] > 2**62:
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a positive number of bytes, "
-                f"optionally with a suffix K, M, G or T (e.g. '8G'). Got {value!r} instead."
-            )
-        return int(amount * _SUFFIX[unit])
-    return check_int(value, name, owner, low=1)
-
-
-def available_bytes() -> int | None:
-    """Memory the operating system can give this process now (Linux ``MemAvailable``,
-    lowered to the room left under a cgroup v2 limit), or ``None`` where it is not known."""
-    found = []
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        cgroup = Path("/sys/fs/cgroup")
-        limit = (cgroup / "memory.max").read_text().strip()
-        if limit != "max":
-            used = int((cgroup / "memory.current").read_text().strip())
-            found.append(max(int(limit) - used, 0))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
-
-
-def _budget(max_memory: object, owner: str) -> tuple[int | None, str]:
-    """The byte budget of a run and where it comes from (for the error message)."""
-    if max_memory is not None:
-        return _parse_bytes(max_memory, "max_memory", owner), "max_memory"
-    env = os.environ.get(ENV)
-    if env is not None:
-        return _parse_bytes(env, ENV, owner), f"the environment variable {ENV}"
-    return available_bytes(), "the available memory"
-
-
-def _size(b: int) -> str:
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= scale:
-            return f"{b / scale:.1f} {unit}"
-    return f"{b} B"
-
-
 def check(footprint: Footprint, max_memory: object, owner: str) -> None:
     """Raise a :class:`~fedtheory.errors.ParameterError` if the run would keep more than its
     budget; the message names the estimate, its largest items and the fixes."""
     check_instance(footprint, Footprint, "footprint", "footprint.check")
     owner = check_str(owner, "owner", "footprint.check")
-    limit, source = _budget(max_memory, owner)
+    limit, source = budget(max_memory, owner)
     if limit is None or footprint.total <= limit:
         return
     parts = ", ".join(f"{k} {_size(v)}" for k, v in footprint._asdict().items() if v)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 
+from fedtheory.budget import check_bytes
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed
+from fedtheory.params import MAX_SIZE, check_int, check_seed
 
 __all__ = ["Design", "Task", "grid", "point_seed", "points"]
 
@@ -30,6 +32,25 @@ here: it imports torch, and a sweep's workers need not)."""
 
 RESERVED = ("replicate", "seed", "sample")
 """Column names of every sweep table besides the settings and the results."""
+
+TASK_BYTES = 2048
+"""Bytes a sweep keeps per task, roughly (the task, its seed and key, its row of the table
+and its share of the table file): what :func:`check_tasks` multiplies by the number of
+tasks."""
+
+
+def check_tasks(num_points: int, replicates: int, owner: str) -> None:
+    """Refuse a design of ``num_points`` points times ``replicates`` before it is built:
+    more than ``MAX_SIZE`` tasks, or more memory (``TASK_BYTES`` a task) than the budget of
+    :mod:`fedtheory.budget` (``FEDTHEORY_MAX_MEMORY``)."""
+    tasks = num_points * replicates
+    what = f"{num_points} points x {replicates} replicates = {tasks} tasks"
+    if tasks > MAX_SIZE:
+        raise ParameterError(
+            f"The design of {owner} must have at most {MAX_SIZE} tasks. Got {what} instead."
+        )
+    check_bytes(tasks * TASK_BYTES, owner, what=f"{what} of about {TASK_BYTES} B",
+                fixes="fewer points or replicates")  # fmt: skip
 
 
 def canonical(point: Mapping) -> str:
@@ -171,15 +192,18 @@ def points(settings: Sequence[Mapping], *, replicates: int = 1, seed: int = 0) -
                 f"The 'settings' parameter of points must list dicts with the same names "
                 f"{sorted(names)}. Got {sorted(p)} at position {i} instead."
             )
+    replicates = check_int(replicates, "replicates", "points", low=1)
+    check_tasks(len(checked), replicates, "points")
     if len({canonical(p) for p in checked}) != len(checked):
         raise ParameterError(
             "The 'settings' parameter of points must list distinct points. Got duplicates instead."
         )
-    return Design(
-        checked,
-        replicates=check_int(replicates, "replicates", "points", low=1),
-        seed=check_seed(seed, "points"),
-    )
+    return Design(checked, replicates=replicates, seed=check_seed(seed, "points"))
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def grid(axes: Mapping[str, Sequence], *, replicates: int = 1, seed: int = 0) -> Design:
@@ -195,12 +219,22 @@ def grid(axes: Mapping[str, Sequence], *, replicates: int = 1, seed: int = 0) ->
         raise ParameterError(
             f"The 'axes' parameter of grid must be a non-empty dict of lists. Got {axes!r} instead."
         )
+    sizes = []
     for name, values in axes.items():
         if isinstance(values, (str, Mapping)) or not isinstance(values, Sequence) or not values:
             raise ParameterError(
                 f"The 'axes[{name!r}]' parameter of grid must be a non-empty list of values. "
-                f"Got {values!r} instead."
+                f"Got {_shown(values)} instead."
             )
+        distinct = len({json.dumps(_check_scalar(v, f"axes[{name!r}]", "grid")) for v in values})
+        if distinct != len(values):
+            raise ParameterError(
+                f"The 'axes[{name!r}]' parameter of grid must list distinct values. Got "
+                f"{len(values)} values of which {len(values) - distinct} repeat earlier ones "
+                "instead."
+            )
+        sizes.append(len(values))
+    check_tasks(math.prod(sizes), check_int(replicates, "replicates", "grid", low=1), "grid")
     names = list(axes)
     combos = [dict(zip(names, c, strict=True)) for c in itertools.product(*axes.values())]
     return points(combos, replicates=replicates, seed=seed)

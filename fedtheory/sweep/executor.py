@@ -7,21 +7,43 @@ as tasks finish (in any order on a cluster) and calls ``submitted(i)`` when task
 handed over. A task's exception is raised in the caller, after the tasks finished before it
 were yielded. A worker lost while running a task (killed, out of memory) is replaced by
 Dask and the task rerun elsewhere, so callers whose tasks are pure functions of their input
-get the same results whatever happens to the workers.
+get the same results whatever happens to the workers. A scheduler that cannot be reached
+or is lost (and a cluster whose workers are all gone) raises :class:`ClusterLostError`
+naming its address. A local cluster gets at most as many workers as this process may use
+cores (a warning says so), and is shut down quietly.
 
 Dask is optional: ``pip install "fedtheory[dask]"``.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from fedtheory.errors import ParameterError
+from fedtheory.errors import FedTheoryError, ParameterError
 from fedtheory.params import check_int
 
-__all__ = ["DaskExecutor", "Executor", "Sequential", "open_executor"]
+__all__ = ["ClusterLostError", "DaskExecutor", "Executor", "Sequential", "open_executor"]
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a scheduler given by its address before giving up."""
+
+
+class ClusterLostError(FedTheoryError):
+    """The Dask scheduler cannot be reached, or was lost during a run."""
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
 
 DASK_MISSING = (
     "running on a Dask cluster needs dask.distributed, an optional dependency of fedtheory: "
@@ -68,23 +90,42 @@ class DaskExecutor:
 
     def __init__(self, client) -> None:
         self.client = client
+        self.address = client.scheduler.address
         self.dashboard = client.dashboard_link
         workers = len(client.scheduler_info().get("workers", {}))
-        self.description = f"Dask cluster {client.scheduler.address} ({workers} workers)"
+        self.description = f"Dask cluster {self.address} ({workers} workers)"
+
+    def lost(self, error: BaseException) -> ClusterLostError:
+        """The error saying that the cluster was lost (``error``: what Dask raised)."""
+        what = type(error).__name__
+        return ClusterLostError(f"lost the Dask scheduler at {self.address} ({what})")
 
     def map(self, fn, items, submitted=None):
         from distributed import as_completed
+        from distributed.client import FutureCancelledError
 
-        futures = self.client.map(fn, list(items), pure=False)
+        try:
+            futures = self.client.map(fn, list(items), pure=False)
+        except (OSError, TimeoutError) as error:
+            raise self.lost(error) from None
         index = {f.key: i for i, f in enumerate(futures)}
         if submitted is not None:
             for i in range(len(futures)):
                 submitted(i)
         try:
-            for future, result in as_completed(futures, with_results=True):
+            for future, result in as_completed(futures, with_results=True, raise_errors=False):
+                if future.status == "cancelled" or isinstance(result, FutureCancelledError):
+                    raise self.lost(FutureCancelledError(future.key, "cancelled"))
+                if future.status == "error":
+                    future.result()  # raises the task's own exception here
                 yield index[future.key], result
+        except (OSError, TimeoutError) as error:  # CommClosedError is an OSError
+            raise self.lost(error) from None
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            try:
+                self.client.cancel([f for f in futures if not f.done()])
+            except (OSError, TimeoutError):  # the scheduler is gone: nothing to cancel
+                pass
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.description})"
@@ -132,6 +173,13 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None):
         )
     if workers is not None:
         workers = check_int(workers, "workers", "open_executor", low=1)
+        if workers > (cores := available_cores()):
+            warnings.warn(
+                f"workers={workers} is more than the {cores} core(s) this process may use; "
+                f"starting {cores} (the results do not depend on the number of workers)",
+                stacklevel=2,
+            )
+            workers = cores
     return _open(workers, scheduler)
 
 
@@ -142,12 +190,23 @@ def _open(workers: int | None, scheduler: str | None):
         return
     distributed = _distributed()
     if scheduler is not None:
-        with distributed.Client(scheduler) as client:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as error:
+            raise ClusterLostError(
+                f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT:g} s "
+                f"({type(error).__name__}); is it running (dask scheduler)?"
+            ) from None
+        with client:
             yield DaskExecutor(client)
         return
     with (
         distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,  # no "worker still alive, killing" on shutdown
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -1,5 +1,12 @@
 r"""Run a sweep: ``fn(settings, seed)`` at every task of a design, on any executor, with
-results as a table that resumes after an interruption."""
+results as a table that resumes after an interruption.
+
+With an output file, the run holds the lock of its folder (a second run into the same
+folder is refused, naming the holder), removes the temporary files a killed run left,
+reuses only the task files whose checksum verifies (a damaged or edited one is reported
+and recomputed), and on Ctrl-C writes the table of the finished tasks and raises
+:class:`SweepInterrupted`.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.errors import ParameterError
+from fedtheory.io import DamagedFileError, folder_lock, remove_temporaries
 from fedtheory.params import check_instance
 from fedtheory.sweep import store
 from fedtheory.sweep.design import RESERVED, Design, Task
-from fedtheory.sweep.executor import open_executor
+from fedtheory.sweep.executor import ClusterLostError, open_executor
 
-__all__ = ["SweepProgress", "run_sweep"]
+__all__ = ["SweepInterrupted", "SweepProgress", "run_sweep"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,13 +35,26 @@ logger = logging.getLogger(__name__)
 class SweepProgress:
     """Where a sweep stands: ``done`` of ``total`` tasks finished, of which ``reused`` were
     read back from an earlier run; ``where`` describes the executor and ``dashboard`` is
-    the Dask dashboard's address (``None`` for sequential runs)."""
+    the Dask dashboard's address (``None`` for sequential runs); ``notes`` says what was
+    found in the store before the run (damaged task files recomputed, temporary files
+    removed)."""
 
     done: int
     total: int
     reused: int
     where: str
     dashboard: str | None
+    notes: tuple[str, ...] = ()
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_sweep`: the finished tasks are saved (and, with an output
+    file, their table written); ``table`` holds their rows; the message says how to
+    resume."""
+
+    def __init__(self, message: str, table) -> None:
+        super().__init__(message)
+        self.table = table
 
 
 def _scalar(value: object) -> bool | int | float | str:
@@ -161,7 +182,7 @@ def run_sweep(
     (['x', 'replicate', 'seed', 'y'], 6)
     """
     try:
-        import pandas as pd
+        import pandas  # noqa: F401
     except ImportError as error:
         raise ImportError(
             'sweeps return pandas tables: pip install "fedtheory[sweep]" (or pandas)'
@@ -177,38 +198,91 @@ def run_sweep(
             f"The 'fixed' parameter of run_sweep must be a JSON-able dict. Got {fixed!r} instead."
         ) from None
     context = {"function": store.function_digest(fn)}
+    if out is None:
+        return _run(fn, design, fixed, context, None, workers, scheduler, progress)
+    out = store.check_table_path(out, "out", "run_sweep")
+    with folder_lock(out.parent):
+        return _run(fn, design, fixed, context, out, workers, scheduler, progress)
+
+
+def _reuse(tasks, fixed, context, out: Path | None, rows: list) -> tuple[list, list[str]]:
+    """Fill ``rows`` with the verified saved results of ``tasks``; returns the resume keys
+    and what was found (damaged files, removed temporaries)."""
+    if out is None:
+        return [], []
+    from fedtheory.sim.record import library_versions
+
+    context |= {"code": store.code_digest(), "versions": library_versions()}
+    folder = store.parts_folder(out)
+    notes = []
+    if removed := [*remove_temporaries(out.parent, out.name), *remove_temporaries(folder)]:
+        notes.append(f"removed {len(removed)} temporary file(s) left by an interrupted run")
+    keys = [store.task_key(t, fixed, context) for t in tasks]
+    for t, key in zip(tasks, keys, strict=True):
+        try:
+            saved = store.load_part(folder, key)
+        except DamagedFileError as err:
+            notes.append(f"{err} Recomputing that task.")
+            err.path.unlink(missing_ok=True)
+            continue
+        if saved is not None:
+            rows[t.index] = _task_rows(t, saved)
+    for note in notes:
+        logger.warning("sweep: %s", note)
+    return keys, notes
+
+
+def _run(fn, design, fixed, context, out, workers, scheduler, progress):
+    """:func:`run_sweep` after its checks (and, with ``out``, under its folder's lock)."""
+    import pandas as pd
+
     tasks = list(design.tasks(fixed))
     rows: list[list[dict] | None] = [None] * len(tasks)
-    folder = keys = None
-    if out is not None:
-        out = store.check_table_path(out, "out", "run_sweep")
-        from fedtheory.sim.record import library_versions
+    keys, notes = _reuse(tasks, fixed, context, out, rows)
+    folder = None if out is None else store.parts_folder(out)
 
-        context |= {"code": store.code_digest(), "versions": library_versions()}
-        folder = store.parts_folder(out)
-        keys = [store.task_key(t, fixed, context) for t in tasks]
-        for t, key in zip(tasks, keys, strict=True):
-            if (saved := store.load_part(folder, key)) is not None:
-                rows[t.index] = _task_rows(t, saved)
+    def table():
+        return pd.DataFrame.from_records([r for task_rows in rows if task_rows for r in task_rows])
+
     todo = [t for t in tasks if rows[t.index] is None]
     reused = len(tasks) - len(todo)
     where = {"workers": workers, "scheduler": scheduler} if todo else {}  # no cluster if done
-    with open_executor(**where) as executor:
-        logger.info("sweep: %d tasks (%d reused) on %s", len(tasks), reused, executor.description)
+    done = reused
+    try:
+        with open_executor(**where) as executor:
+            logger.info("sweep: %d tasks (%d reused) on %s", len(tasks), reused,
+                        executor.description)  # fmt: skip
 
-        def report(done: int) -> None:
-            if progress is not None:
-                where, dashboard = executor.description, executor.dashboard
-                progress(SweepProgress(done, len(tasks), reused, where, dashboard))
+            def report(done: int) -> None:
+                if progress is not None:
+                    where, dashboard = executor.description, executor.dashboard
+                    progress(SweepProgress(done, len(tasks), reused, where, dashboard,
+                                           tuple(notes)))  # fmt: skip
 
-        report(reused)
-        for done, (i, result) in enumerate(executor.map(_Call(fn), todo), reused + 1):
-            task = todo[i]
-            rows[task.index] = _task_rows(task, result)
-            if folder is not None:
-                store.save_part(folder, keys[task.index], task, result)
-            report(done)
-    table = pd.DataFrame.from_records([row for task_rows in rows for row in task_rows])
+            report(reused)
+            for done, (i, result) in enumerate(executor.map(_Call(fn), todo), reused + 1):
+                task = todo[i]
+                rows[task.index] = _task_rows(task, result)
+                if folder is not None:
+                    store.save_part(folder, keys[task.index], task, result)
+                report(done)
+    except KeyboardInterrupt:
+        finished = table()
+        where = ""
+        if out is not None:
+            store.write_table(finished, out)
+            where = f"; their table is in {out}; rerun the same command to resume"
+        raise SweepInterrupted(
+            f"interrupted: {done} of {len(tasks)} tasks finished{where}", finished
+        ) from None
+    except ClusterLostError as err:
+        saved = (
+            f"{done} of {len(tasks)} tasks are saved in {folder}"
+            if folder
+            else (f"{done} of {len(tasks)} tasks had finished (pass out= to keep them)")
+        )
+        raise ClusterLostError(f"{err}; {saved}; rerun the same command to resume") from None
+    result = table()
     if out is not None:
-        store.write_table(table, out)
-    return table
+        store.write_table(result, out)
+    return result

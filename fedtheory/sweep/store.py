@@ -6,6 +6,12 @@ settings together with the code fingerprint (the ``fedtheory`` and ``fedtheory.v
 sources, the source file of the swept function) and the library versions: a rerun after an
 interruption reuses exactly the tasks computed by the same code with the same libraries,
 and a code change or an upgrade is never answered with stale numbers.
+
+Nothing is trusted unchecked: each task's file carries the SHA-256 of its key and its
+content, and :func:`load_part` refuses a file that is unreadable, truncated, empty, not
+UTF-8 JSON, edited or bit-flipped with :class:`~fedtheory.io.DamagedFileError` naming the
+file; the runner then recomputes that task, so a table is only ever built from verified
+files and fresh results.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from pathlib import Path
 from types import FunctionType
 
 from fedtheory.errors import ParameterError
-from fedtheory.io import atomic_write_bytes, atomic_write_text
+from fedtheory.io import DamagedFileError, atomic_write_bytes, atomic_write_text
 from fedtheory.sweep.design import Task, canonical
 
 __all__ = ["code_digest", "function_digest", "read_table", "write_table"]
@@ -88,18 +94,54 @@ def parts_folder(table: Path) -> Path:
     return table.with_name(table.name + ".parts")
 
 
+def part_checksum(key: str, record: Mapping) -> str:
+    """SHA-256 (hex) of a task's key and of its record (canonical JSON, sorted keys)."""
+    blob = json.dumps({"key": key, "record": record}, sort_keys=True, allow_nan=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _rows_of(record: object) -> list[dict]:
+    if not isinstance(record, dict) or not isinstance(record.get("result"), list):
+        raise ValueError("no result rows")
+    rows = record["result"]
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise ValueError("no result rows")
+    return rows
+
+
 def load_part(folder: Path, key: str) -> list[dict] | None:
-    """The saved result rows of task ``key``, or ``None`` if it was not finished."""
-    path = folder / f"{key}.json"
+    """The saved result rows of task ``key``, or ``None`` if it was not finished.
+
+    Raises
+    ------
+    DamagedFileError
+        If the file cannot be read or parsed, has no checksum, or its content or name does
+        not match its checksum (edited, bit-flipped, renamed)."""
+    path = Path(folder) / f"{key}.json"
     if not path.exists():
         return None
-    return json.loads(path.read_text())["result"]
+    try:
+        saved = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise DamagedFileError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("checksum"), str):
+        raise DamagedFileError(path, "no checksum (written by an older fedtheory?)")
+    record = {k: v for k, v in saved.items() if k != "checksum"}
+    if saved["checksum"] != part_checksum(key, record):
+        raise DamagedFileError(path, "its content does not match its checksum")
+    try:
+        return _rows_of(record)
+    except ValueError as err:
+        raise DamagedFileError(path, str(err)) from None
 
 
 def save_part(folder: Path, key: str, task: Task, result: list[dict]) -> None:
-    """Save a finished task's result rows (atomically: the file is complete or absent)."""
-    record = {"point": task.point, "replicate": task.replicate, "seed": task.seed}
-    atomic_write_text(folder / f"{key}.json", json.dumps({**record, "result": result}))
+    """Save a finished task's result rows with their :func:`part_checksum` (atomically:
+    the file is complete or absent)."""
+    record = {"point": task.point, "replicate": task.replicate, "seed": task.seed,
+              "result": result}  # fmt: skip
+    saved = {**record, "checksum": part_checksum(key, record)}
+    atomic_write_text(Path(folder) / f"{key}.json", json.dumps(saved))
 
 
 def check_table_path(path: object, name: str, owner: str) -> Path:
