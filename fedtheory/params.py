@@ -8,6 +8,7 @@ nothing is ever clipped or rewritten silently.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from numbers import Integral, Real
 
@@ -24,6 +25,7 @@ __all__ = [
     "check_instance",
     "check_int_array",
     "check_int",
+    "check_keys",
     "check_like",
     "check_real",
     "check_seed",
@@ -142,6 +144,22 @@ def check_choice(value: object, choices: tuple, name: str, owner: str) -> object
             f"The '{name}' parameter of {owner} must be one of {choices}. Got {value!r} instead."
         )
     return value
+
+
+def check_keys(keys: object, allowed: tuple[str, ...], name: str, owner: str) -> None:
+    """Refuse names (of a dict's keys, such as settings) outside ``allowed``, naming the
+    nearest allowed one (``difflib``) for each: a typo never falls back to a default."""
+    unknown = [k for k in keys if k not in allowed]
+    if not unknown:
+        return
+    hints = []
+    for k in unknown:
+        near = difflib.get_close_matches(str(k), [str(a) for a in allowed], n=1, cutoff=0.0)
+        hints.append(f"{k!r} (nearest valid name: {near[0]!r})" if near else repr(k))
+    raise ParameterError(
+        f"The '{name}' parameter of {owner} must only have the names {', '.join(allowed)}. "
+        f"Got unknown {', '.join(hints)} instead."
+    )
 
 
 def check_instance(value: object, kind: type, name: str, owner: str) -> object:

@@ -21,9 +21,12 @@ import numpy as np
 
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
-from fedtheory.params import check_int, check_real
+from fedtheory.budget import check_bytes
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_array, check_int, check_keys, check_real, check_size
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
+from fedtheory.sim import FedAvg, FixedWeights, InverseTime, footprint, simulate
+from fedtheory.sim.runner import CHUNK_ELEMENTS
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
@@ -64,9 +67,9 @@ def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
 
 
 def schedule(s: dict, horizon: int) -> np.ndarray:
-    """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b))."""
+    """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b), as :class:`InverseTime`)."""
     eta = InverseTime(s["a"], s["b"])
-    return np.array([eta(t) for t in range(horizon + 1)])
+    return eta.a / (np.arange(check_int(horizon, "horizon", "schedule", low=0) + 1) + eta.b)
 
 
 def _constants(s, problem, radius, process):
@@ -160,6 +163,48 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+SWEPT = ("lam", "horizon", "participation")
+"""Scalar settings of a sweep point besides :func:`settings`' (``participation`` optional)."""
+
+
+def _point(s: dict) -> tuple[np.ndarray, float, int]:
+    """The checked availability profile, ``lam`` and ``horizon`` of sweep point ``s``."""
+    owner = "sweep_point"
+    pi = check_array(s["pi"], "pi", owner, ndim=1, low=0, high=1, low_open=True, min_size=1)
+    if "participation" in s:
+        top = float(pi.mean() / pi.max())  # largest mean keeping every pi_k <= 1
+        pi = pi * check_real(s["participation"], "participation", owner,
+                             low=0, high=top, low_open=True) / pi.mean()  # fmt: skip
+    lam = check_real(s["lam"], "lam", owner, low=0, high=1, high_open=True)
+    return pi, lam, check_size(s["horizon"], "horizon", owner)
+
+
+def sweep_check(s: dict) -> None:
+    """Refuse, before any sweep work, settings :func:`sweep_point` cannot run: a name it
+    does not read (with the nearest valid one), a missing ``lam``/``horizon``, a value out
+    of its range, or a run above the memory budget (:mod:`fedtheory.budget`: the
+    simulator's estimate, the step sizes and the problem's matrices)."""
+    owner = "the cafed-theorem2 sweep"
+    allowed = tuple(sorted(set(settings("tiny")) | set(SWEPT)))
+    check_keys(s, allowed, "settings", owner)
+    if missing := [k for k in ("lam", "horizon") if k not in s]:
+        raise ParameterError(
+            f"The 'settings' parameter of {owner} must set {missing} (a value or a grid axis)."
+        )
+    r, t, n, d = (check_size(s[k], k, owner)
+                  for k in ("replicates", "horizon", "num_clients", "dim"))  # fmt: skip
+    keep = footprint.estimate(replicates=r, rounds=t, num_clients=n, dim=d, eval_every=1,
+                              keep_masks=True, state=(), chunk_elements=CHUNK_ELEMENTS)  # fmt: skip
+    extra = 8 * (t + 1) + 8 * n * d * (d + 1) + 16 * r * n * d  # eta, A and c, client models
+    check_bytes(keep.total + extra, owner, what=f"{r} replicates x {t} rounds x {n} clients",
+                fixes="a smaller horizon or fewer replicates")  # fmt: skip
+    pi, lam, _ = _point(s)
+    problem_on_ball(s)  # checks the problem's settings
+    TwoStateMarkov(pi, lam)
+    InverseTime(s["a"], s["b"])
+    check_size(s["local_steps"], "local_steps", owner)
+
+
 def sweep_point(s: dict, seed: int) -> dict:
     r"""The measurement at one point, for :func:`fedtheory.sweep.run_sweep`: the settings
     ``s`` of :func:`settings` with scalars ``lam`` (:math:`\lambda_k`), ``horizon``
@@ -167,17 +212,12 @@ def sweep_point(s: dict, seed: int) -> dict:
     the profile ``s["pi"]`` rescaled to that mean, each :math:`\pi_k\le1`). The instance
     (problem, ball, weights) is that of ``s["seed"]``; ``s["replicates"]`` runs draw from
     ``seed``. Returns ``measured`` ``[R]``, the ``bound``, whether Theorem 2's checked
-    hypotheses hold (``inside``) and :math:`\lambda(P)`."""
-    pi = np.array(s["pi"])
-    if "participation" in s:
-        top = float(pi.mean() / pi.max())  # largest mean keeping every pi_k <= 1
-        pi = pi * check_real(s["participation"], "participation", "sweep_point",
-                             low=0, high=top, low_open=True) / pi.mean()  # fmt: skip
+    hypotheses hold (``inside``) and :math:`\lambda(P)`. :func:`sweep_check` checks the
+    settings before a sweep starts."""
+    pi, lam, horizon = _point(s)
     measured, bound, inside, rate = measure(
-        s, pi, check_real(s["lam"], "lam", "sweep_point", low=0, high=1, high_open=True),
-        np.array([check_int(s["horizon"], "horizon", "sweep_point", low=1)]),
-        replicates=s["replicates"], seed=seed,
-    )  # fmt: skip
+        s, pi, lam, np.array([horizon]), replicates=s["replicates"], seed=seed
+    )
     return {
         "measured": measured[:, 0],
         "bound": float(bound[0]),
@@ -245,5 +285,6 @@ register(
         plot,
         bounds=("bound",),
         sweep=sweep_point,
+        sweep_check=sweep_check,
     )
 )

@@ -37,7 +37,9 @@ class Check:
     registers it, for the report's reproduce command. The optional
     ``sweep(settings, seed)`` measures one point of a sweep (``fedtheory sweep``, see
     :mod:`fedtheory.sweep.targets`): ``settings`` are this check's settings with scalar
-    overrides, and it returns the ``measured`` samples next to the ``bound``.
+    overrides, and it returns the ``measured`` samples next to the ``bound``; the optional
+    ``sweep_check(settings)`` refuses, before any sweep work, a point ``sweep`` cannot run
+    (unknown names, values out of range, memory) with a ``ParameterError``.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Check:
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
     module: str = ""  # the user's file that registers it (``fedtheory validate --module``)
     sweep: Callable[[dict, int], dict] | None = None  # one point of a sweep
+    sweep_check: Callable[[dict], None] | None = None  # refuses a point before any work
 
 
 WRONG_SHIFT = 1e6

@@ -12,7 +12,8 @@ from fedtheory.cli.validate import add_executor_arguments
 
 
 class _Progress:
-    """A tqdm bar on stderr, and the Dask dashboard's address once."""
+    """A tqdm bar on stderr; once: what the store held (damaged files, temporaries) and the
+    Dask dashboard's address."""
 
     def __init__(self) -> None:
         self.bar = None
@@ -21,6 +22,8 @@ class _Progress:
         from tqdm import tqdm
 
         if self.bar is None:
+            for note in p.notes:
+                print(note, file=sys.stderr)
             if p.dashboard is not None:
                 print(f"{p.where}; dashboard: {p.dashboard}", file=sys.stderr, flush=True)
             if p.reused:

@@ -16,6 +16,12 @@ The configuration (TOML)::
     participation = [0.2, 0.4, 0.6]
     [labels]                       # optional axis labels (mathtext)
     lam = '$\lambda_k$'
+
+Everything is checked before any work: an unknown key, setting or grid axis is refused with
+the nearest valid name; every value with the setting's name and range (a theorem is
+evaluated at every point; a validation's ``sweep_check`` is called at every point); the
+number of tasks and each point's run against the memory budget
+(``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_choice, check_int, check_seed
+from fedtheory.params import check_choice, check_int, check_keys, check_seed, check_str
 from fedtheory.sweep.design import Design, grid
 
 if sys.version_info >= (3, 11):
@@ -89,47 +95,80 @@ def _table(config: object, key: str) -> dict:
     return dict(value)
 
 
+def _check_settings(settings: dict, axes: dict, allowed: tuple[str, ...] | None) -> None:
+    """Every setting and grid axis is one of ``allowed`` (if given), and none is both."""
+    owner = "parse_config"
+    if allowed is not None:
+        check_keys(settings, allowed, "settings", owner)
+        check_keys(axes, allowed, "grid", owner)
+    if both := sorted(set(settings) & set(axes)):
+        raise ParameterError(
+            f"The 'grid' parameter of {owner} must not sweep a fixed setting. Got {both} in "
+            "both [settings] and [grid] instead."
+        )
+
+
+def _check_theorem(name: str, settings: dict, design: Design) -> None:
+    """Evaluate the theorem once over every point (vectorised): a wrong or missing value
+    is a ParameterError naming the parameter, before any task runs."""
+    import numpy as np
+
+    from fedtheory.bounds import CATALOGUE
+
+    theorem = CATALOGUE[name]
+    _check_settings(settings, dict.fromkeys(design.names), theorem.parameters)
+    values = {k: np.array([p[k] for p in design.points]) for k in design.names}
+    theorem.evaluate(**settings, **values, strict=False)
+
+
 def parse_config(config: Mapping) -> SweepConfig:
-    """A :class:`SweepConfig` from the dict of a TOML file (see the module docstring)."""
+    """A :class:`SweepConfig` from the dict of a TOML file (see the module docstring),
+    after checking everything in it."""
+    owner = "parse_config"
     if not isinstance(config, Mapping):
         raise ParameterError(
             "The 'config' parameter of parse_config must be a dict (a parsed TOML file). Got "
             f"{type(config).__name__} instead."
         )
-    unknown = sorted(set(config) - set(KEYS))
-    if unknown:
-        raise ParameterError(
-            f"The 'config' parameter of parse_config may only have the keys {KEYS}. Got "
-            f"{unknown} instead."
-        )
+    check_keys(config, KEYS, "config", owner)
     if ("validation" in config) == ("theorem" in config):
         raise ParameterError(
             "The 'config' parameter of parse_config must name exactly one of 'validation' "
             f"and 'theorem'. Got {sorted(set(config) & {'validation', 'theorem'})} instead."
         )
     settings, axes = _table(config, "settings"), _table(config, "grid")
-    design = grid(
-        axes,
-        replicates=check_int(config.get("seeds", 1), "seeds", "parse_config", low=1),
-        seed=check_seed(config.get("seed", 0), "parse_config"),
-    )
-    out = Path(str(config.get("out", "sweep")))
-    labels, title = _table(config, "labels"), str(config.get("title", ""))
+    labels = _table(config, "labels")
+    check_keys(labels, tuple(axes), "labels", owner)
+    for k, v in labels.items():
+        check_str(v, f"labels[{k!r}]", owner)
+    title = check_str(config["title"], "title", owner) if "title" in config else ""
+    out = Path(check_str(config["out"], "out", owner) if "out" in config else "sweep")
+    replicates = check_int(config.get("seeds", 1), "seeds", owner, low=1)
+    seed = check_seed(config.get("seed", 0), owner)
     if "theorem" in config:
         from fedtheory.bounds import CATALOGUE
 
-        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", "parse_config")
+        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", owner)
+        _check_settings(settings, axes, CATALOGUE[name].parameters)
+        design = grid(axes, replicates=replicates, seed=seed)
+        _check_theorem(name, settings, design)
         return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
                            None, "total", "valid", labels, title or name)  # fmt: skip
     from fedtheory.validation import CHECKS
 
     sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
-    name = check_choice(config["validation"], sweepable, "validation", "parse_config")
-    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size",
-                        "parse_config")  # fmt: skip
-    fixed = {**CHECKS[name].settings(size), **settings, "validation": name}
-    return SweepConfig(name, _validation_point, fixed, design, out, "measured", "bound",
-                       "inside", labels, title or name)  # fmt: skip
+    name = check_choice(config["validation"], sweepable, "validation", owner)
+    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
+    check = CHECKS[name]
+    fixed = {**check.settings(size), **settings}
+    # names are checked by sweep_check when there is one (it knows the point's own names)
+    _check_settings(settings, axes, None if check.sweep_check else tuple(fixed))
+    design = grid(axes, replicates=replicates, seed=seed)
+    if check.sweep_check is not None:
+        for point in design.points:
+            check.sweep_check({**fixed, **point})
+    return SweepConfig(name, _validation_point, {**fixed, "validation": name}, design, out,
+                       "measured", "bound", "inside", labels, title or name)  # fmt: skip
 
 
 def load_config(path: str | Path) -> SweepConfig:
