@@ -41,3 +41,11 @@ def counted(settings: dict, seed: int) -> dict:
     with open(settings["calls"], "a") as f:
         f.write(f"{settings['x']} {seed}\n")
     return noisy(settings, seed)
+
+
+def slow(settings: dict, seed: int) -> dict:
+    """:func:`noisy` after ``settings["sleep"]`` seconds (for interrupting a run)."""
+    import time
+
+    time.sleep(settings["sleep"])
+    return noisy(settings, seed)

@@ -31,6 +31,11 @@ class _Progress:
             self.bar = tqdm(total=p.total, initial=p.done, unit="task", file=sys.stderr)
         self.bar.update(p.done - self.bar.n)
         if p.done == p.total:
+            self.close()
+
+    def close(self) -> None:
+        """End the bar's line (also when the run stops early)."""
+        if self.bar is not None:
             self.bar.close()
 
 
@@ -47,15 +52,19 @@ def _sweep(args) -> int:
         print(f"fedtheory sweep: {args.config}: {error}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else config.out
-    table = run_sweep(
-        config.fn,
-        config.design,
-        fixed=config.fixed,
-        out=out / "table.csv",
-        workers=args.workers,
-        scheduler=args.scheduler,
-        progress=_Progress(),
-    )
+    progress = _Progress()
+    try:
+        table = run_sweep(
+            config.fn,
+            config.design,
+            fixed=config.fixed,
+            out=out / "table.csv",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=progress,
+        )
+    finally:
+        progress.close()
     names = config.design.names
     summary = summarise(
         table, names, measured=config.measured, bound=config.bound, inside=config.inside
