@@ -200,14 +200,31 @@ def _open(workers: int | None, scheduler: str | None):
         with client:
             yield DaskExecutor(client)
         return
-    with (
-        distributed.LocalCluster(
+    with _workers_ignore_ctrl_c():
+        cluster = distributed.LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
             dashboard_address=":0",
-            silence_logs=logging.ERROR,  # no "worker still alive, killing" on shutdown
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+            silence_logs=logging.CRITICAL,  # no "still alive, killing" or heartbeat errors
+        )
+    with cluster, distributed.Client(cluster) as client:
         yield DaskExecutor(client)
+
+
+@contextmanager
+def _workers_ignore_ctrl_c():
+    """Start worker processes with SIGINT ignored (inherited; Python then leaves it so), so
+    that Ctrl-C in a terminal, sent to the whole process group, reaches this process alone:
+    it stops the run and shuts the cluster down, without a traceback from each worker."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
