@@ -223,23 +223,27 @@ def test_the_grid_is_checked_before_it_is_built(monkeypatch):
 
 
 def _sigint_when(proc: subprocess.Popen, ready) -> tuple[int, str]:
+    """Ctrl-C as a terminal sends it: SIGINT to the whole process group (workers too)."""
     deadline = time.monotonic() + TIMEOUT
     while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=TIMEOUT)
     return proc.returncode, err
 
 
-def test_sweep_ctrl_c_writes_what_finished_prints_one_line_and_exits_130(tmp_path):
+@pytest.mark.parametrize("where", [[], ["--workers", "2"]])
+def test_sweep_ctrl_c_writes_what_finished_prints_one_line_and_exits_130(where, tmp_path):
     config = _cafed(tmp_path, lam="[" + ", ".join(f"{i / 100}" for i in range(60)) + "]")
     parts = tmp_path / "out" / "table.csv.parts"
-    proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "sweep", str(config)],
-                            cwd=ROOT, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "sweep", str(config), *where],
+                            cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
     status, err = _sigint_when(proc, lambda: parts.is_dir() and any(parts.glob("*.json")))
     assert status == 130, err
-    bar = "%|"  # tqdm's progress bar (on stderr too)
-    lines = [line for line in err.replace("\r", "\n").splitlines() if line and bar not in line]
+    bar, dashboard = "%|", "dashboard: "  # tqdm's progress bar, the cluster's address
+    lines = [line for line in err.replace("\r", "\n").splitlines()
+             if line and bar not in line and dashboard not in line]  # fmt: skip
     assert lines == [lines[0]] and lines[0].startswith("fedtheory: interrupted: "), err
     assert "Traceback" not in err
     table = read_table(tmp_path / "out" / "table.csv")  # the finished tasks
