@@ -191,6 +191,8 @@ def check_array(
     """Return a float64 copy of ``value`` after checking shape, size (at least
     ``min_size`` entries), finiteness and range."""
     try:
+        if _has_text(value):  # NumPy would parse "0.5" as 0.5
+            raise TypeError
         a = np.array(value, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         raise _fail(name, owner, "an array of real numbers", _shown(value)) from None
@@ -211,6 +213,19 @@ def check_array(
     if not np.all(_in_range(a, low, high, low_open, high_open)):
         raise _fail(name, owner, f"an array with entries in {where}", a)
     return a
+
+
+def _has_text(value: object) -> bool:
+    """Whether ``value`` is, or (as a nested list) holds, a string or bytes."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_text(v) for v in value)
+    return (
+        isinstance(value, np.ndarray)
+        and value.dtype.kind in "SUO"
+        and any(isinstance(v, (str, bytes)) for v in value.ravel())
+    )
 
 
 def _shown(value: object) -> str:
@@ -280,7 +295,13 @@ def check_int_array(
 
 def check_bool_array(value: object, name: str, owner: str, *, ndim: int) -> np.ndarray:
     """Return a boolean array of ``ndim`` dimensions (0/1 integers are accepted)."""
-    a = np.asarray(value)
+    try:
+        a = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise _fail(name, owner, f"a boolean (0/1) array with {ndim} dimension(s)",
+                    _shown(value)) from None  # fmt: skip
+    if a.dtype.kind in "SUO":  # strings or objects: "1" is not a bool
+        raise _fail(name, owner, f"a boolean (0/1) array with {ndim} dimension(s)", _shown(value))
     if a.ndim != ndim or not (a.dtype == bool or np.isin(a, (0, 1)).all()):
         raise _fail(name, owner, f"a boolean (0/1) array with {ndim} dimension(s)", a)
     return a.astype(bool)

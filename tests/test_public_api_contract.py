@@ -54,6 +54,7 @@ from fedtheory.bounds import (
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
+from fedtheory.budget import ENV
 from fedtheory.data import (
     FederatedDataset,
     cafed_clustered,
@@ -372,6 +373,19 @@ CONTRACT: dict[str, Case] = {
     _m(f"{AV}.markov", "TwoStateMarkov"): Case(
         TwoStateMarkov, {"pi": [0.5], "lam": [0.2]}, ("pi", STRING), ("lam", [1.5])
     ),
+    # sampling allocates [R, T, N]: checked against the memory budget (memory_cap below)
+    _m(f"{AV}.bernoulli", "Bernoulli.sample"): Case(
+        Bernoulli([0.5, 0.5]).sample,
+        {"rounds": 3, "replicates": 2, "seed": 0},
+        ("rounds", 2.5),
+        ("replicates", 0),
+    ),  # fmt: skip
+    _m(f"{AV}.markov", "TwoStateMarkov.sample"): Case(
+        TwoStateMarkov([0.5, 0.5], [0.2, 0.2]).sample,
+        {"rounds": 3, "replicates": 2, "start": 5},
+        ("start", STRING),
+        ("rounds", -1),
+    ),  # fmt: skip
     _m(f"{AV}.sampling", "capped_inclusion_probabilities"): Case(
         sampling.capped_inclusion_probabilities,
         {"weights": [[1.0, 2.0]], "m": 1},
@@ -1136,7 +1150,13 @@ SWEEP_TABLE = pd.DataFrame({"x": [1.0, 1.0, 2.0], "measured": [0.5, 0.7, 1.0], "
 SWEEP_SUMMARY = sweep_summary.summarise(SWEEP_TABLE, ["x"], inside=None)
 SWEEP_DIR = Path(tempfile.mkdtemp(prefix="fedtheory-contract-"))
 sweep_store.write_table(SWEEP_TABLE, SWEEP_DIR / "table.csv")
-(SWEEP_DIR / "config.toml").write_text('theorem = "e3cs.regret"\n[grid]\nK = [10]\n')
+(SWEEP_DIR / "config.toml").write_text(
+    'theorem = "e3cs.regret"\n[settings]\neta = 0.1\nk = 2\nsum_quota = 1.0\n[grid]\nK = [10]\n'
+)
+
+
+SWEEP_CONFIG = {"theorem": "e3cs.regret", "settings": {"eta": 0.1, "k": 2, "sum_quota": 1.0},
+                "grid": {"K": [10]}}  # fmt: skip
 
 
 def _sweep_fn(settings: dict, seed: int) -> float:
@@ -1197,9 +1217,9 @@ CONTRACT |= {
     ),  # fmt: skip
     _m(f"{SW}.targets", "parse_config"): Case(
         sweep_targets.parse_config,
-        {"config": {"theorem": "e3cs.regret", "grid": {"K": [10]}}},
+        {"config": SWEEP_CONFIG},
         ("config", STRING),
-        ("config", {"theorem": "e3cs.regret", "grid": {"K": [10]}, "colour": "red"}),
+        ("config", {**SWEEP_CONFIG, "colour": "red"}),
     ),
 }
 EXEMPT |= {
@@ -1209,6 +1229,10 @@ EXEMPT |= {
     _m(f"{SW}.store", "code_digest"): NO_INPUT,
     _m(f"{SW}.executor", "DaskExecutor"): "wraps a live distributed.Client (open_executor)",
     _m(f"{SW}.runner", "SweepProgress"): RECORD,
+    **{
+        n: "an error raised by the library"
+        for n in [_m(f"{SW}.executor", "ClusterLostError"), _m(f"{SW}.runner", "SweepInterrupted")]
+    },
     _m(f"{SW}.targets", "SweepConfig"): RECORD,
     **{
         _m(f"{SM}.{module}", n): RECORD
@@ -1233,6 +1257,13 @@ EXEMPT |= {
     _m(f"{SM}.footprint", "available_bytes"): NO_INPUT,
     **{_m(f"{PR}.fused", n): NO_INPUT for n in ["owns_the_cores", "threads"]},
 }
+
+
+@pytest.fixture(autouse=True)
+def memory_cap(monkeypatch):
+    """Every call here may allocate at most 1 GiB: a hostile size is refused by the memory
+    check (fedtheory.budget), whatever memory the machine has."""
+    monkeypatch.setenv(ENV, "1G")
 
 
 def test_every_public_callable_has_a_contract_entry():
@@ -1336,11 +1367,27 @@ NON_FINITE_BY_DESIGN = {
 }
 
 
+HUGE_INT = 2**70
+"""An integer too large for the machine (an int64 overflows; no allocation can hold it)."""
+DENORMAL = 5e-324
+"""The smallest positive (subnormal) float: its reciprocal overflows."""
+
+
 def _variants(value: Any) -> list[tuple[str, Any, bool]]:
-    """``(label, hostile value, must be refused)`` for one valid argument."""
-    out = [("object", object(), True), ("1e308", 1e308, False)]
+    """``(label, hostile value, must be refused)`` for one valid argument: a wrong object,
+    an overflow-scale value, ``None`` (allowed only where it means a default), NaN, a
+    number written as a string, an integer too large for the machine, a denormal, a longer
+    array and a ragged nested list."""
+    out = [("object", object(), True), ("1e308", 1e308, False), ("None", None, False)]
     if not isinstance(value, str) and not callable(value):
         out.append(("nan", float("nan"), True))
+        out.append(("string", "0.5", value is not None))
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        out.append(("huge int", HUGE_INT, False))
+    if isinstance(value, float | np.floating | int) and not isinstance(value, bool):
+        out.append(("denormal", DENORMAL, False))
+    if isinstance(value, np.ndarray | list | torch.Tensor) and not _ragged(value):
+        out.append(("ragged", [[0.5], [0.5, 0.5]], True))
     if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] >= 1:
         out.append(("longer", torch.cat([value, value[:1]]), False))
     elif isinstance(value, np.ndarray | list) and len(value) >= 1:
@@ -1351,6 +1398,14 @@ def _variants(value: Any) -> list[tuple[str, Any, bool]]:
         if array.dtype.kind in "biuf":
             out.append(("longer", np.concatenate([array, array[:1]]), False))
     return out
+
+
+def _ragged(value: Any) -> bool:
+    try:
+        np.asarray(value)
+    except ValueError:
+        return True
+    return False
 
 
 def _finite(result: Any, depth: int = 0) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
+from fedtheory.budget import check_bytes
 from fedtheory.device import check_device
 from fedtheory.params import check_int, check_seed, check_size
 
@@ -45,9 +46,17 @@ class AvailabilityProcess(ABC):
         """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool) on
         ``device`` (default CPU). Processes that can draw on a non-CPU device do it there
         (:class:`~fedtheory.availability.Bernoulli`: same law, other numbers than on the
-        CPU); the others sample on the CPU and move the mask."""
+        CPU); the others sample on the CPU and move the mask.
+
+        The mask (one byte a cell), the per-round probabilities ``[T, N]`` and the uniforms
+        ``[R, N]`` (8 bytes a value) are checked against the memory budget
+        (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`) before anything is drawn."""
         owner = f"{type(self).__name__}.sample"
         args = self._check_window(owner, rounds, replicates, seed, start)
+        r, t, n = args[1], args[0], self.num_clients
+        check_bytes(r * t * n + 8 * t * n + 16 * r * n, owner,
+                    what=f"a mask [{r}, {t}, {n}] and its draws",
+                    fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
         dev = check_device(device, "device", owner)
         if dev.type == "cpu":
             return torch.from_numpy(self._sample(*args))

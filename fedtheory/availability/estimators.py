@@ -150,7 +150,7 @@ def init(shape: tuple[int, int]) -> AvailabilityCounts:
 def update(state: AvailabilityCounts, mask_t) -> AvailabilityCounts:
     """Counts after observing one round's availability ``mask_t`` (bool ``[R, N]``); pure."""
     check_instance(state, AvailabilityCounts, "state", "update")
-    on = check_bool_array(np.asarray(mask_t), "mask_t", "update", ndim=2)
+    on = check_bool_array(mask_t, "mask_t", "update", ndim=2)
     if on.shape != state.on.shape:
         check_array(on, "mask_t", "update", shape=state.on.shape)
     if state.rounds == 0:

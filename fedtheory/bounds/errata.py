@@ -25,7 +25,7 @@ from fedtheory.bounds import cafed, fedau, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights
 from fedtheory.bounds.mimic import objective_bias
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.params import check_array, check_int, check_real, check_size
 from fedtheory.problems import QuadraticProblem
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
@@ -305,7 +305,7 @@ def cafed_proof_step23(*, rounds: int = 200) -> Erratum:
     (5): the smallest is :math:`\max(\pi,1-\pi)=1/2`), :math:`T_P=0`, :math:`H=1`; the
     chain's own deviation :math:`\max_{ij}|[P^{\mathcal J_t}]_{ij}-\pi_j|` (matrix powers)
     is checked too."""
-    rounds = check_int(rounds, "rounds", "cafed_proof_step23", low=2)
+    rounds = check_size(rounds, "rounds", "cafed_proof_step23", low=2)
     pi, lambda2, C_P, H, T_P = 0.5, 0.9, 1.0, 1.0, 0
     lam = (1 + lambda2) / 2
     tight = markov.two_state_mixing_constants(pi, lambda2).C_P

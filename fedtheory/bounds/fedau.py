@@ -290,7 +290,7 @@ def quadratic_descent_step(
     L = check_real(L, "L", owner, low=0.0, low_open=True)
     gamma = check_real(gamma, "gamma", owner, low=0.0, low_open=True)
     eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
-    I = check_int(I, "I", owner, low=1)  # noqa: E741 (the paper's symbol)
+    I = check_size(I, "I", owner)  # noqa: E741 (the paper's symbol)
     sigma2 = check_real(sigma2, "sigma2", owner, low=0.0)
     p = check_array(p, "p", owner, shape=(n_clients,), low=0.0, high=1.0, low_open=True)
     omega = check_array(omega, "omega", owner, shape=(n_clients,), low=0.0)
@@ -495,6 +495,11 @@ def corollary4_choices(
         )
     log_c = -2.0 * math.log1p(-p_min)
     K_real = math.log(T) / log_c
+    if not math.isfinite(K_real):  # a denormal p_min
+        raise ParameterError(
+            f"The 'p_min' parameter of {owner} must be large enough for K = ln T / "
+            f"(-2 ln(1 - p_min)) to be finite. Got {p_min:g} instead."
+        )
     inputs = dict(p_min=p_min, T=T, L=L, I=I, F_gap=F_gap, N=N, Q=Q, delta2=delta2, sigma2=sigma2)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         products = np.array([L * I * math.sqrt(T), Q * (I * delta2 + sigma2) * L * I * T])

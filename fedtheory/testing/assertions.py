@@ -45,7 +45,10 @@ def _pair(measured, reference, owner: str, name: str) -> tuple[np.ndarray, np.nd
     arrays = []
     for label, value in (("measured", measured), (name, reference)):
         try:
-            arrays.append(np.asarray(value, dtype=float))
+            raw = np.asarray(value)
+            if raw.dtype.kind in "SU":  # text: NumPy would parse "0.5"
+                raise TypeError
+            arrays.append(raw.astype(float))
         except (TypeError, ValueError):
             raise ParameterError(
                 f"The '{label}' parameter of {owner} must be an array of numbers. "

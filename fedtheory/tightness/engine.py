@@ -318,6 +318,10 @@ def _minimise_size(family, record, found: Point, budget: int, seed: int, starts:
     return found
 
 
+MAX_BUDGET, MAX_STARTS = 100_000, 100
+"""Largest ``budget`` and ``starts`` of :func:`search` (caps its time: hours, not years)."""
+
+
 def search(
     family: Family,
     *,
@@ -353,9 +357,9 @@ def search(
     """
     owner = "tightness.search"
     family = check_instance(family, Family, "family", owner)
-    budget = check_int(budget, "budget", owner, low=3)
+    budget = check_int(budget, "budget", owner, low=3, high=MAX_BUDGET)
     seed = check_seed(seed, owner)
-    starts = check_int(starts, "starts", owner, low=1)
+    starts = check_int(starts, "starts", owner, low=1, high=MAX_STARTS)
     shrink = check_bool(shrink, "shrink", owner)
     record = _Recorder(family, seed)
     found, shrunk = _search_once(family, record, budget, seed, starts, {})
@@ -391,7 +395,10 @@ def reproduce(saved) -> Evaluation:
     from fedtheory.tightness.families import FAMILIES
     from fedtheory.tightness.family import scaled
 
-    data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
+    try:
+        data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
+    except (OSError, ValueError):  # missing, unreadable or not JSON: refused below
+        data = None
     if not isinstance(data, dict) or data.get("key") not in FAMILIES:
         raise ParameterError(
             f"The 'saved' parameter of tightness.reproduce must be a saved search of one of "
