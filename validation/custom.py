@@ -128,6 +128,32 @@ def _label(instance: dict, keys) -> str:
     return ", ".join(f"{k}={fmt(instance[k])}" for k in keys)
 
 
+def _measured(value: object, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """What a measurement returned at ``where``, as finite floats of ``shape``; else a
+    ParameterError naming the check and the instance."""
+    what = "a number" if not shape else f"an array [{shape[0]}] (one value per replicate)"
+    try:
+        if np.asarray(value).dtype.kind in "SUO":  # text ("0.5" too) or objects
+            raise TypeError
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"The 'measure' parameter of {_OWNER} must return {what}. Got "
+            f"{type(value).__name__} {str(value)[:60]!r} at {where} instead."
+        ) from None
+    if out.shape != shape:
+        raise ParameterError(
+            f"The 'measure' parameter of {_OWNER} must return {what}. Got shape {out.shape} "
+            f"at {where} instead."
+        )
+    if not np.all(np.isfinite(out)):
+        raise ParameterError(
+            f"The 'measure' parameter of {_OWNER} must return finite numbers. Got "
+            f"{int(np.sum(~np.isfinite(out)))} NaN or inf of {out.size} at {where} instead."
+        )
+    return out
+
+
 def theorem_check(
     theorem,
     measure: Callable,
@@ -222,19 +248,12 @@ def theorem_check(
             result = theorem.evaluate(strict=False, **values)
             bound.append(float(result.total))
             valid.append(result.valid)
+            where = f"check '{name}', instance {_label(inst, inst)}"
             if s["replicates"] is None:
-                samples.append([float(measure(**inst))])
+                samples.append(_measured(measure(**inst), (), where).reshape(1))
             else:
-                out = np.asarray(
-                    measure(**inst, replicates=s["replicates"], seed=s["seed"] + i), dtype=float
-                )
-                if out.shape != (s["replicates"],):
-                    raise ParameterError(
-                        f"The 'measure' parameter of {_OWNER} must return an array "
-                        f"[{s['replicates']}] (one value per replicate). Got shape {out.shape} "
-                        "instead."
-                    )
-                samples.append(out)
+                out = measure(**inst, replicates=s["replicates"], seed=s["seed"] + i)
+                samples.append(_measured(out, (s["replicates"],), where))
         return {
             "measured": np.array(samples),  # [I, R] (R = 1: deterministic)
             "bound": np.array(bound),  # [I]

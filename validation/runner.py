@@ -40,6 +40,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
     atomic_write_text,
+    folder_lock,
     load_npz,
     remove_temporaries,
     save_npz,
@@ -234,6 +235,12 @@ def run(
         )
     checks = [n if isinstance(n, Check) else CHECKS[n] for n in names]
     out = check_output_folder(out)
+    with folder_lock(out):  # one run per output folder (a second is refused, naming this one)
+        return _run_locked(checks, out, size, progress, executor)
+
+
+def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
+    """:func:`run` after its checks, holding the output folder's lock."""
     if removed := _remove_leftovers(out, [c.name for c in checks]):
         progress(f"removed {removed} temporary file(s) left by an interrupted run")
     n, done = len(checks), {}
@@ -258,6 +265,9 @@ def run(
             "rerun the same command to resume",
             finished,
         ) from None
+    except Exception:  # a check failed: the report of those that finished, then the error
+        write_report([done[i] for i in sorted(done)], out, size=size)
+        raise
     outcomes = [done[i] for i in range(n)]
     write_report(outcomes, out, size=size)
     return outcomes
@@ -421,7 +431,9 @@ def verdicts_frame(source):
     Parameters
     ----------
     source : list of Outcome, or path
-        What :func:`run` returned, or an output folder (or its ``results.json``).
+        What :func:`run` returned, or an output folder (or its ``results.json``, read only
+        if its checksum verifies: an edited or damaged file raises
+        :class:`~fedtheory.io.DamagedFileError` naming it).
 
     Examples
     --------
@@ -444,7 +456,7 @@ def verdicts_frame(source):
                 "The 'source' parameter of verdicts_frame must be a list of outcomes, an "
                 f"output folder or its results.json. Got {str(source)!r} (no such file)."
             )
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = _verified_results(path)
         records = _records((v["name"], v["rows"]) for v in results["validations"])
     elif isinstance(source, list) and all(isinstance(o, Outcome) for o in source):
         records = _outcome_records(source)
@@ -478,4 +490,24 @@ def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
             for o in outcomes
         ],
     }
+    results["checksum"] = _results_checksum(results)
     atomic_write_text(out / "results.json", json.dumps(results, indent=2))
+
+
+def _results_checksum(results: dict) -> str:
+    """SHA-256 of ``results.json``'s content (canonical JSON, its checksum left out)."""
+    content = {k: v for k, v in results.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def _verified_results(path: Path) -> dict:
+    """``results.json`` after checking its checksum; else DamagedFileError naming it."""
+    try:
+        results = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise DamagedFileError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    if not isinstance(results, dict) or "checksum" not in results:
+        raise DamagedFileError(path, "no checksum (written by an older fedtheory?)")
+    if results["checksum"] != _results_checksum(results):
+        raise DamagedFileError(path, "its content does not match its checksum")
+    return results
