@@ -60,7 +60,8 @@ def test_a_measurement_that_is_not_finite_numbers_names_the_check_and_instance(
 def test_a_deterministic_measurement_returning_nan_is_refused(tmp_path):
     check = theorem_check(MAX_BOUND, lambda *, x, n: float("nan"), name="nan-check",
                           instances=INSTANCES[:1])  # fmt: skip
-    with pytest.raises(ParameterError, match="1 NaN or inf of 1 at check 'nan-check', instance x=2"):
+    match = "1 NaN or inf of 1 at check 'nan-check', instance x=2"
+    with pytest.raises(ParameterError, match=match):
         run([check], tmp_path, size="tiny", progress=_quiet)
 
 
