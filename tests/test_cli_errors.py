@@ -1,0 +1,109 @@
+"""Every command-line failure is one line ``fedtheory: ...`` (2 for bad input, 1 otherwise),
+with the traceback only under ``--debug`` or ``FEDTHEORY_DEBUG=1``; a missing optional
+dependency names the extra that installs it; ``--workers`` is capped to the cores."""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from fedtheory.cli import DEBUG_ENV, EXTRAS, main
+from fedtheory.errors import ParameterError
+from fedtheory.sweep import executor
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fedtheory: "), err
+    return err[0]
+
+
+def _theorem_config(tmp_path, grid="sum_quota = [0.0, 10.0]") -> Path:
+    path = tmp_path / "t.toml"
+    path.write_text(f'theorem = "e3cs.regret_optimal"\nout = "{tmp_path / "out"}"\n'
+                    f"[settings]\nK = 100\nk = 20\n[grid]\n{grid}\n")  # fmt: skip
+    return path
+
+
+def test_a_run_time_parameter_error_is_one_line_with_status_2(tmp_path, capsys, monkeypatch):
+    from fedtheory.sweep import runner
+
+    def refuse(*args, **kwargs):
+        raise ParameterError("The 'x' parameter of run_sweep must be good. Got bad instead.")
+
+    monkeypatch.setattr(runner, "_run", refuse)
+    config = _theorem_config(tmp_path)
+    assert main(["sweep", str(config)]) == 2
+    assert _one_line(capsys) == (
+        "fedtheory: The 'x' parameter of run_sweep must be good. Got bad instead."
+    )
+    with pytest.raises(ParameterError):  # the traceback, on request
+        main(["sweep", str(config), "--debug"])
+    monkeypatch.setenv(DEBUG_ENV, "1")
+    with pytest.raises(ParameterError):
+        main(["sweep", str(config)])
+
+
+def test_an_unexpected_error_is_one_line_pointing_to_debug(tmp_path, capsys, monkeypatch):
+    from fedtheory.sweep import runner
+
+    def bug(*args, **kwargs):
+        raise TypeError("'FutureCancelledError' object is not subscriptable")
+
+    monkeypatch.setattr(runner, "_run", bug)
+    assert main(["sweep", str(_theorem_config(tmp_path))]) == 1
+    line = _one_line(capsys)
+    assert "unexpected error: TypeError" in line and "--debug" in line and DEBUG_ENV in line
+
+
+def test_a_missing_optional_dependency_names_its_extra(tmp_path, capsys, monkeypatch):
+    from fedtheory.sweep import targets
+
+    def missing(path):
+        raise ModuleNotFoundError("No module named 'distributed'", name="distributed")
+
+    monkeypatch.setattr(targets, "load_config", missing)
+    assert main(["sweep", str(_theorem_config(tmp_path))]) == 1
+    assert _one_line(capsys) == (
+        'fedtheory: distributed is not installed: pip install "fedtheory[dask]"'
+    )
+
+
+def test_the_extras_named_are_those_of_pyproject():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for module, extra in EXTRAS.items():
+        names = [re.split(r"[\[<>=; ]", r)[0] for r in extras[extra]]
+        assert module in names or (module == "distributed" and "dask" in names), module
+
+
+def test_a_locked_output_folder_is_one_line_naming_the_holder(tmp_path, capsys):
+    from fedtheory.io import folder_lock
+
+    with folder_lock(tmp_path / "out"):
+        assert main(["sweep", str(_theorem_config(tmp_path))]) == 2
+    assert "is in use by another fedtheory run (process " in _one_line(capsys)
+
+
+def test_workers_beyond_the_cores_are_capped_with_a_warning(monkeypatch):
+    monkeypatch.setattr(executor, "available_cores", lambda: 2)
+    started = []
+    monkeypatch.setattr(executor, "_open", lambda workers, scheduler: started.append(workers))
+    with pytest.warns(UserWarning, match="workers=8 is more than the 2 core"):
+        executor.open_executor(workers=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        executor.open_executor(workers=2)
+    assert started == [2, 2]
