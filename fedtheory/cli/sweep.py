@@ -49,7 +49,7 @@ def _sweep(args) -> int:
     try:
         config = load_config(args.config)
     except (OSError, ValueError, ParameterError) as error:  # TOMLDecodeError is a ValueError
-        print(f"fedtheory sweep: {args.config}: {error}", file=sys.stderr)
+        print(f"fedtheory: {args.config}: {error}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else config.out
     progress = _Progress()
