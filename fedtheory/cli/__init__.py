@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from fedtheory import __version__
 from fedtheory.cli import catalogue, sweep, theorem, tightness, validate
@@ -53,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _warn(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line, ``fedtheory: warning: ...``."""
+    print(f"fedtheory: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def _fail(message: str, status: int) -> int:
     print(f"fedtheory: {' '.join(str(message).split())}", file=sys.stderr)
     return status
@@ -65,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from fedtheory.io import FolderLockedError
 
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _warn
     if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         return args.func(args)
     hint = f" (rerun with --debug or {DEBUG_ENV}=1 for the traceback)"

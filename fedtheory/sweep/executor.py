@@ -160,6 +160,12 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None):
     ...     sorted(ex.map(lambda x: x * x, [1, 2, 3]))
     [(0, 1), (1, 4), (2, 9)]
     """
+    return _open(*check_where(workers, scheduler))
+
+
+def check_where(workers: object, scheduler: object) -> tuple[int | None, str | None]:
+    """``(workers, scheduler)`` of :func:`open_executor` after checking them; ``workers``
+    above the cores this process may use is lowered to them, with a warning."""
     if workers is not None and scheduler is not None:
         raise ParameterError(
             "The 'workers' parameter of open_executor must be None when a scheduler is "
@@ -177,10 +183,10 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None):
             warnings.warn(
                 f"workers={workers} is more than the {cores} core(s) this process may use; "
                 f"starting {cores} (the results do not depend on the number of workers)",
-                stacklevel=2,
+                stacklevel=3,
             )
             workers = cores
-    return _open(workers, scheduler)
+    return workers, scheduler
 
 
 @contextmanager

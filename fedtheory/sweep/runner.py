@@ -24,7 +24,7 @@ from fedtheory.io import DamagedFileError, folder_lock, remove_temporaries
 from fedtheory.params import check_instance
 from fedtheory.sweep import store
 from fedtheory.sweep.design import RESERVED, Design, Task
-from fedtheory.sweep.executor import ClusterLostError, open_executor
+from fedtheory.sweep.executor import ClusterLostError, check_where, open_executor
 
 __all__ = ["SweepInterrupted", "SweepProgress", "run_sweep"]
 
@@ -189,7 +189,7 @@ def run_sweep(
         ) from error
 
     check_instance(design, Design, "design", "run_sweep")
-    open_executor(workers=workers, scheduler=scheduler)  # checks both before any work
+    workers, scheduler = check_where(workers, scheduler)  # before any work
     fixed = dict(fixed or {})
     try:
         json.dumps(fixed, allow_nan=False)
