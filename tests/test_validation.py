@@ -52,7 +52,8 @@ def test_verdict_logic_detects_a_wrong_bound_and_labels_assumptions():
     samples = np.random.default_rng(0).normal(1.0, 0.5, size=50)
     assert compare_mean_upper_bound("c", "r", samples, 1.5).verdict is Verdict.HOLDS
     # the mean is below 1.1 but its upper confidence limit is not: not enough evidence
-    assert compare_mean_upper_bound("c", "r", samples, 1.1).verdict is Verdict.VIOLATED
+    assert compare_mean_upper_bound("c", "r", samples, 1.1).verdict is Verdict.INCONCLUSIVE
+    assert compare_mean_upper_bound("c", "r", samples, 0.7).verdict is Verdict.VIOLATED
     assert compare_equal("c", "r", 1.0, 1.0 + 1e-12, rtol=1e-9).verdict is Verdict.HOLDS
     assert compare_equal("c", "r", 1.0, 1.1, rtol=1e-9).verdict is Verdict.VIOLATED
 
@@ -63,16 +64,24 @@ def test_mean_upper_bound_at_several_points_reports_the_worst_upper_limit():
     row = compare_mean_upper_bound("c", "r", samples, [10.0, 2.5, 3.5])
     assert row.verdict is Verdict.HOLDS
     assert row.bound == 3.5 and row.interval[0] < row.measured < row.interval[1]
-    # the middle point's upper confidence limit exceeds its bound
+    # the middle point's interval contains its bound: undecided; below it: violated
     assert compare_mean_upper_bound("c", "r", samples, [10.0, 2.0, 3.5]).verdict is (
-        Verdict.VIOLATED
+        Verdict.INCONCLUSIVE
     )
     assert compare_mean_upper_bound("c", "r", samples, [10.0, 2.0, 3.5]).bound == 2.0
+    row = compare_mean_upper_bound("c", "r", samples, [10.0, 1.9, 3.5])
+    assert row.verdict is Verdict.VIOLATED and row.bound == 1.9
 
 
-def test_mean_equal_holds_inside_the_confidence_interval_only():
+def test_mean_equal_holds_inside_the_equivalence_margin_only():
     samples = np.random.default_rng(2).normal([0.0, 5.0], 1.0, size=(400, 2))  # [n, P]
-    assert compare_mean_equal("c", "r", samples, [0.0, 5.0]).verdict is Verdict.HOLDS
+    row = compare_mean_equal("c", "r", samples, [0.0, 5.0], margin=0.5)
+    assert row.verdict is Verdict.HOLDS and "margin ±0.5" in row.detail
+    # the intervals contain the predictions, but no margin is stated (or it is too small)
+    assert compare_mean_equal("c", "r", samples, [0.0, 5.0]).verdict is Verdict.INCONCLUSIVE
+    assert compare_mean_equal("c", "r", samples, [0.0, 5.0], margin=0.01).verdict is (
+        Verdict.INCONCLUSIVE
+    )
     row = compare_mean_equal("c", "r", samples, [0.0, 5.5])  # 5 standard errors away
     assert row.verdict is Verdict.VIOLATED and row.bound == 5.5
     outside = compare_mean_equal("c", "r", samples, [0.0, 5.5], assumptions_hold=False)
