@@ -84,6 +84,24 @@ def rounding_floor(*magnitudes, ulps: float = ROUNDING_ULPS) -> float:
     return ulps * float(np.finfo(float).eps) * scale
 
 
+@dataclass(frozen=True)
+class Measured:
+    r"""A deterministic measured value and the largest magnitude in the computation that
+    produced it, in the value's units (for :math:`\|x_T-x^*\|^2`: the largest of
+    :math:`\|x_0\|^2`, :math:`\|x^*\|^2`, the iterates' squared norms), so that a check
+    can add its rounding floor :func:`rounding_floor` ``(scale)``. A measurement returns
+    it instead of a bare number where the value can be rounding away from 0.
+
+    Examples
+    --------
+    >>> rounding_floor(Measured(7.7e-34, 1.0).scale) > 7.7e-34
+    True
+    """
+
+    value: float | np.ndarray
+    scale: float
+
+
 class Verdict(str, Enum):
     """The outcome of one row.
 
