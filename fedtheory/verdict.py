@@ -500,7 +500,7 @@ def _random_row(
     where = "" if size == 1 else f" at point {i} of {size} (Bonferroni: {ci.level:.4g} each)"
     low, high = float(ci.low[i]), float(ci.high[i])
     detail = (
-        f"mean over {ci.replicates} replicates{where}, family-wise {confidence:.0%} {ci.name} "
+        f"mean over {ci.replicates} replicates{where}, family-wise {100 * confidence:.3g}% {ci.name} "
         f"CI [{low:.4g}, {high:.4g}]{judged}"
     ) + _outside_note(verdict, assumptions_hold)
     return Comparison(
@@ -667,6 +667,30 @@ def compare_equal(
     )
 
 
+def adaptive_looks(
+    cap: int, *, start: int = AUTO_START, confidence: float = 0.95
+) -> tuple[list[int], float]:
+    """The planned looks of adaptive replication, ``[start, 2 start, 4 start, ..., cap]``
+    replicates, and the confidence of each look, ``1 - (1 - confidence)/L`` for ``L``
+    looks (Bonferroni: family-wise ``confidence`` over the looks).
+
+    Examples
+    --------
+    >>> adaptive_looks(1000)
+    ([64, 128, 256, 512, 1000], 0.99)
+    """
+    owner = "adaptive_looks"
+    cap = check_int(cap, "cap", owner, low=2)
+    start = check_int(start, "start", owner, low=2, high=cap)
+    confidence = check_real(
+        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
+    )
+    sizes = [start]
+    while sizes[-1] < cap:
+        sizes.append(min(2 * sizes[-1], cap))
+    return sizes, 1.0 - (1.0 - confidence) / len(sizes)
+
+
 def replicate_until_decided(
     draw: Callable[[int, int], np.ndarray],
     judge: Callable[[np.ndarray, float], Comparison],
@@ -686,16 +710,7 @@ def replicate_until_decided(
     looks (Bonferroni), so the family-wise confidence over the looks is ``confidence``.
     Returns the row (its detail says how many replicates and looks) and the replicates.
     """
-    owner = "replicate_until_decided"
-    cap = check_int(cap, "cap", owner, low=2)
-    start = check_int(start, "start", owner, low=2, high=cap)
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
-    sizes = [start]
-    while sizes[-1] < cap:
-        sizes.append(min(2 * sizes[-1], cap))
-    level = 1.0 - (1.0 - confidence) / len(sizes)
+    sizes, level = adaptive_looks(cap, start=start, confidence=confidence)
     parts: list[np.ndarray] = []
     for k, total in enumerate(sizes):
         parts.append(np.asarray(draw(k, total - sum(len(p) for p in parts)), dtype=float))
