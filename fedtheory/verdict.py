@@ -552,7 +552,7 @@ def compare_mean_upper_bound(
     one, else an undecided one, else the largest upper limit / bound)."""
     owner = "compare_mean_upper_bound"
     confidence, b, ci = _intervals(samples, bound, confidence, interval, support, seed, owner)
-    fl = np.broadcast_to(np.asarray(floor, dtype=float), b.shape)
+    fl = np.broadcast_to(np.asarray(floor, dtype=float).ravel(), b.shape)
     if np.any(fl < 0) or np.any(np.isnan(fl)):
         raise ParameterError(
             f"The 'floor' parameter of {owner} must be >= 0. Got {floor!r} instead."
@@ -606,7 +606,7 @@ def compare_mean_equal(
     if margin is None:
         mg = np.full(p.shape, -np.inf)
     else:
-        mg = np.array(np.broadcast_to(np.asarray(margin, dtype=float), p.shape))
+        mg = np.array(np.broadcast_to(np.asarray(margin, dtype=float).ravel(), p.shape))
         if np.any(~(mg >= 0)):
             raise ParameterError(
                 f"The 'margin' parameter of {owner} must be >= 0 (or None). Got {margin!r} instead."
