@@ -500,8 +500,8 @@ def _random_row(
     where = "" if size == 1 else f" at point {i} of {size} (Bonferroni: {ci.level:.4g} each)"
     low, high = float(ci.low[i]), float(ci.high[i])
     detail = (
-        f"mean over {ci.replicates} replicates{where}, family-wise {100 * confidence:.3g}% {ci.name} "
-        f"CI [{low:.4g}, {high:.4g}]{judged}"
+        f"mean over {ci.replicates} replicates{where}, family-wise {100 * confidence:.3g}% "
+        f"{ci.name} CI [{low:.4g}, {high:.4g}]{judged}"
     ) + _outside_note(verdict, assumptions_hold)
     return Comparison(
         claim,

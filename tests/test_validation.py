@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fedtheory.bounds import fedau
+from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
@@ -32,6 +34,7 @@ from fedtheory.validation.report import (
 )
 from fedtheory.validation.runner import run, verdicts_frame
 from fedtheory.verdict import (
+    Comparison,
     Verdict,
     compare_equal,
     compare_mean_equal,
@@ -229,6 +232,56 @@ def test_report_written_and_resume_reuses_data(report_run):
         assert list(frame.columns) == list(runner.CSV_COLUMNS)
         assert list(zip(frame.validation, frame.claim, frame.verdict, strict=True)) == rows
     assert np.allclose(frame.measured, [float(r["measured"]) for r in csv_rows])
+
+
+def test_report_header_counts_statements_apart_from_the_errata_table(report_run):
+    outcomes, tmp_path, _ = report_run
+    report = (tmp_path / "report.md").read_text()
+    header = report.split("\n\n")[1]
+    fedavg = next(o for o in outcomes if o.check.name == "example1-fedavg")
+    errata_rows = next(o for o in outcomes if o.check.name == "errata").rows
+    holds = sum(r.verdict is Verdict.HOLDS for r in fedavg.rows)
+    assert header.startswith(f"Statements: {holds} holds")  # the errata are not among them
+    assert f"Errata ([table by class](#errata-by-class)): {len(errata_rows)} (" in header
+    assert all(r.verdict is not Verdict.HOLDS for r in errata_rows)  # reproduced / violated
+    table = report.split("### Errata by class")[1].split("\n\n")[1].splitlines()[2:]
+    classes = [line.split(" | ")[0].lstrip("| ") for line in table]
+    order = [c for c in errata_classes if c in classes]
+    assert classes == sorted(classes, key=order.index) and len(table) == len(errata_rows)
+    assert all(line.split(" | ")[4] in ("yes", "no (refuted)", "no (inconclusive)")
+               for line in table)  # fmt: skip
+    assert "**holds**" not in "\n".join(table) and " nan" not in report
+
+
+def _outcome(name, rows, data=None, settings=None):
+    check = replace(CHECKS[name], notes=None)  # the report of these rows, without their data
+    return runner.Outcome(check, settings or {}, rows, data or {}, False, Path("."), 0.0)
+
+
+def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instance(tmp_path):
+    ref = fedau.theorem3_per_round.reference
+    rows = [
+        Comparison("loose claim", ref, "<=", 2.8e-6, 1.0, Verdict.HOLDS),
+        Comparison("tight claim", "a lemma", "<=", 7.7e-34, 0.0, Verdict.HOLDS),
+        Comparison("exact claim", "a lemma", "==", 0.0, 0.0, Verdict.HOLDS),
+    ]
+    key = "fedau.theorem3.per_round"
+    tight = _outcome("tightness", [], {"ratio": np.array([0.995]), "budget": np.array([60])},
+                     {"keys": [key]})  # fmt: skip
+    blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
+    text = to_markdown(blocks)
+    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 3 holds (1 loose)" in text
+    assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
+    assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
+    assert f"family `{key}`" in text
+    # without a search in the report: the validation's own rows, said so
+    alone = to_markdown(
+        runner.report_blocks([_outcome("fedau-weights", rows)], tmp_path, size="tiny")
+    )
+    assert (
+        f"Tightest instance of {ref}: the largest ratio found inside the hypotheses is 2.8e-06 "
+        "(search budget 1) (this validation's 1 row(s) inside the hypotheses, no search)"
+    ) in alone
 
 
 def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_path):
