@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory import rng
+from fedtheory.budget import check_bytes
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.params import check_bool, check_real, check_seed, check_size
 
@@ -67,6 +68,8 @@ def cafed_clustered(
     n = check_size(num_clients, "num_clients", owner)
     d = check_size(dim, "dim", owner)
     m = check_size(samples, "samples", owner)
+    check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
+                fixes="fewer clients, samples or dimensions")  # fmt: skip
     h = check_real(hetero, "hetero", owner, low=0.0, high=1.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
     w_star = gen.standard_normal(d)
@@ -101,6 +104,8 @@ def gaussian_linear(
     n = check_size(num_clients, "num_clients", owner)
     d = check_size(dim, "dim", owner)
     m = check_size(samples, "samples", owner)
+    check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
+                fixes="fewer clients, samples or dimensions")  # fmt: skip
     s = check_real(heterogeneity, "heterogeneity", owner, low=0.0)
     sd = check_real(noise, "noise", owner, low=0.0)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)

@@ -41,7 +41,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
-from fedtheory.params import check_choice, check_instance, check_size
+from fedtheory.params import check_array, check_choice, check_instance, check_real, check_size
 
 __all__ = [
     "SOLVER",
@@ -89,7 +89,10 @@ class WeightSolution:
 
 
 def excluded_clients(q: np.ndarray, Q: float) -> np.ndarray:
-    """Boolean mask ``[N]`` of clients whose weight is zero to ``ZERO_WEIGHT_RTOL``."""
+    """Boolean mask ``[N]`` of clients whose weight ``q`` (finite; a solver may return
+    tiny negatives) is zero to ``ZERO_WEIGHT_RTOL`` times the total ``Q > 0``."""
+    q = check_array(q, "q", "excluded_clients", ndim=1)
+    Q = check_real(Q, "Q", "excluded_clients", low=0.0, low_open=True)
     return q <= ZERO_WEIGHT_RTOL * Q
 
 

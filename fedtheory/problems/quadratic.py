@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedtheory.budget import check_bytes
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -115,6 +116,8 @@ class QuadraticProblem(QuadraticConstantsMixin):
         owner = "QuadraticProblem.random"
         n = check_size(num_clients, "num_clients", owner)
         d = check_size(dim, "dim", owner)
+        check_bytes(8 * n * d * (3 * d + 2), owner, what=f"{n} matrices [{d}, {d}] and rotations",
+                    fixes="fewer clients or dimensions")  # fmt: skip
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
         L = check_real(L, "L", owner, low=mu)
         spread = check_real(spread, "spread", owner, low=0.0)
