@@ -280,7 +280,7 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
     )
     assert (
         f"Tightest instance of {ref}: the largest ratio found inside the hypotheses is 2.8e-06 "
-        "(search budget 1) (this validation's 1 row(s) inside the hypotheses, no search)"
+        "(no search: among this validation's 1 row(s))."
     ) in alone
 
 
