@@ -373,11 +373,13 @@ def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
             )
         else:
             ratios = [r.ratio for r in rows if r.bound > 0]
-            if not ratios:
-                continue
-            text = _tightness_text(
-                max(ratios), f"no search: among this validation's {len(rows)} row(s)"
-            )
+            searched = f"no search: among this validation's {len(rows)} row(s)"
+            if ratios:
+                text = _tightness_text(max(ratios), searched)
+            else:  # e.g. "excess <= 0": the distance to the bound instead of a ratio
+                gap = max(r.measured - r.bound for r in rows)
+                text = f"the bound is 0 or below; the largest measured - bound is {gap:.3g}"
+                text += f" ({searched})"
             how = ""
         lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
     return lines
