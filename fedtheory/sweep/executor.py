@@ -8,9 +8,9 @@ handed over. A task's exception is raised in the caller, after the tasks finishe
 were yielded. A worker lost while running a task (killed, out of memory) is replaced by
 Dask and the task rerun elsewhere, so callers whose tasks are pure functions of their input
 get the same results whatever happens to the workers. A scheduler that cannot be reached
-or is lost (and a cluster whose workers are all gone) raises :class:`ClusterLostError`
-naming its address. A local cluster gets at most as many workers as this process may use
-cores (a warning says so), and is shut down quietly.
+or is lost raises :class:`ClusterLostError` naming its address. A local cluster gets at
+most one worker per core this process may use (a warning says when fewer than asked), its
+workers leave Ctrl-C to this process, and it is shut down quietly.
 
 Dask is optional: ``pip install "fedtheory[dask]"``.
 """

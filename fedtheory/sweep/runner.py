@@ -267,21 +267,19 @@ def _run(fn, design, fixed, context, out, workers, scheduler, progress):
                     store.save_part(folder, keys[task.index], task, result)
                 report(done)
     except KeyboardInterrupt:
-        finished = table()
-        where = ""
-        if out is not None:
+        finished, saved_in = table(), ""
+        if out is not None and len(finished):
             store.write_table(finished, out)
-            where = f"; their table is in {out}; rerun the same command to resume"
+            saved_in = f"; their table is in {out}; rerun the same command to resume"
         raise SweepInterrupted(
-            f"interrupted: {done} of {len(tasks)} tasks finished{where}", finished
+            f"interrupted: {done} of {len(tasks)} tasks finished{saved_in}", finished
         ) from None
     except ClusterLostError as err:
-        saved = (
-            f"{done} of {len(tasks)} tasks are saved in {folder}"
-            if folder
-            else (f"{done} of {len(tasks)} tasks had finished (pass out= to keep them)")
-        )
-        raise ClusterLostError(f"{err}; {saved}; rerun the same command to resume") from None
+        if folder is None:
+            raise ClusterLostError(f"{err}; {done} of {len(tasks)} tasks had finished (with "
+                                   "out= they are kept for a rerun)") from None  # fmt: skip
+        raise ClusterLostError(f"{err}; {done} of {len(tasks)} tasks are saved in {folder}; "
+                               "rerun the same command to resume") from None  # fmt: skip
     result = table()
     if out is not None:
         store.write_table(result, out)
