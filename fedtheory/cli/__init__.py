@@ -67,11 +67,17 @@ def _fail(message: str, status: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run ``fedtheory`` with ``argv`` (default: the process arguments); returns the exit
     status (module docstring)."""
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():  # restores the warning display on return
+        warnings.showwarning = _warn
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's handler, its failures as one line (module docstring)."""
     from fedtheory.errors import FedTheoryError, HypothesisViolation, ParameterError
     from fedtheory.io import FolderLockedError
 
-    args = build_parser().parse_args(argv)
-    warnings.showwarning = _warn
     if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         return args.func(args)
     hint = f" (rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
