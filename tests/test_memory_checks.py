@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from fedtheory.availability import Bernoulli, Cyclic, TwoStateMarkov
+from fedtheory.bounds import fedau, mimic
 from fedtheory.budget import ENV, check_bytes
 from fedtheory.data import cafed_clustered, gaussian_linear
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
+from fedtheory.sim.selection import allocation
 from fedtheory.tightness import FAMILIES, search
 
 PI = np.array([0.5, 0.5])
@@ -32,6 +34,10 @@ def small_budget(monkeypatch):
         lambda: gaussian_linear(10**4, 100, 1000),
         lambda: cafed_clustered(10**4, 100, 1000),
         lambda: QuadraticProblem.random(10, 10**4),
+        lambda: mimic.lemma6_schedule(1.0, 1.0, 10**9),
+        lambda: fedau.weight_error_bound([0.5], 5, 10**9),
+        lambda: fedau.weight_error_exact([0.5], 5, 10**9),
+        lambda: allocation.quota_incremental(2, 10, 10**9),
     ],
 )
 def test_allocations_above_the_budget_are_refused_with_the_estimate(call):

@@ -41,6 +41,7 @@ import sympy as sp
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
+from fedtheory.budget import check_bytes
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
@@ -361,6 +362,8 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     q = check_array(p_n, "p_n", owner, ndim=1, low=0.0, high=1.0, low_open=True, min_size=1)
     K_cut = check_size(K_cut, "K_cut", owner)
     rounds = check_size(rounds, "rounds", owner)
+    check_bytes(32 * rounds * q.size, owner, what=f"{rounds} rounds x {q.size} clients",
+                fixes="fewer rounds")  # fmt: skip
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
     later = theorem3_per_round.evaluate(p=q[None, :], K_cut=K_cut, t=ts).total if rounds > 1 else 0
     return float(((1 - q) ** 2 + np.sum(later, axis=0)).sum() / (q.size * rounds))
@@ -402,6 +405,8 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)
     K_cut = check_size(K_cut, "K_cut", owner)
     rounds = check_size(rounds, "rounds", owner)
+    what = f"{q.size} x {rounds} rounds and the renewal sums"
+    check_bytes(8 * q.size * rounds + 48 * (rounds + K_cut), owner, what=what, fixes="fewer rounds")
     out = np.stack([_weight_error_renewal(p, K_cut, rounds) for p in q.reshape(-1)])
     return out.reshape(q.shape + (rounds,))
 

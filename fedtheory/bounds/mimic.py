@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedtheory.budget import check_bytes
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
@@ -162,6 +163,7 @@ def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     a = check_real(a, "a", owner, low=0.0, low_open=True)
     b = check_real(b, "b", owner, low=0.0, low_open=True)
     rounds = check_size(rounds, "rounds", owner)
+    check_bytes(16 * rounds, owner, what=f"{rounds} rates", fixes="fewer rounds")
     with np.errstate(over="ignore"):
         out = a / (np.arange(rounds) + b)
     check_finite_result(out, owner, {"a": a, "b": b})

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.budget import check_bytes
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance, check_int, check_real, check_size
 
@@ -174,5 +175,6 @@ def quota_incremental(k: int, num_clients: int, rounds: int) -> np.ndarray:
     num_clients = check_size(num_clients, "num_clients", owner)
     k = check_int(k, "k", owner, low=1, high=num_clients)
     rounds = check_size(rounds, "rounds", owner)
+    check_bytes(24 * rounds, owner, what=f"{rounds} quotas", fixes="fewer rounds")
     t = np.arange(1, rounds + 1)
     return np.where(t <= rounds / 4, 0.0, k / num_clients)
