@@ -29,6 +29,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
+    MAX_SIZE,
     check_array,
     check_int,
     check_like,
@@ -288,7 +289,12 @@ def mixing_constants(
     owner = "mixing_constants"
     P = check_primitive_chain(P, "P", owner)
     T_P = check_int(T_P, "T_P", owner, low=0)
-    max_horizon = check_int(max_horizon, "max_horizon", owner, low=1)
+    max_horizon = check_int(max_horizon, "max_horizon", owner, low=1, high=MAX_SIZE)
+    if T_P > max_horizon:  # the rounds before T_P are looped over
+        raise ParameterError(
+            f"The 'T_P' parameter of {owner} must be at most max_horizon = {max_horizon}. "
+            f"Got {T_P} instead."
+        )
     pi = _stationary(P)
     lambda2 = _lambda2(P, pi)
     lam = _check_rate(rate, lambda2, owner)

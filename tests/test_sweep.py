@@ -15,7 +15,7 @@ import pytest
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.sweep import grid, open_executor, point_seed, points, read_table, run_sweep
-from fedtheory.sweep.summary import summarise
+from fedtheory.sweep.summary import plot_summary, summarise
 from tests.sweep_functions import counted, killer, noisy, vectorised
 
 distributed = pytest.importorskip("distributed")  # the test extra installs it
@@ -37,6 +37,8 @@ def scheduler():
 
 
 DESIGN = grid({"x": [-1.0, 0.0, 1.0], "n": [1, 5]}, replicates=4, seed=7)
+SUMMARY = summarise(pd.DataFrame({"x": [1.0, 2.0], "measured": 0.5, "bound": 1.0}), ["x"],
+                    inside=None)  # fmt: skip
 
 
 def test_sequential_and_dask_tables_are_identical(scheduler, tmp_path):
@@ -150,6 +152,11 @@ def test_executor_map_yields_every_result_once(scheduler):
         lambda: run_sweep(noisy, DESIGN, fixed={"f": object()}),
         lambda: run_sweep(lambda s, seed: {"x": 1.0}, DESIGN),  # clashes with a setting
         lambda: run_sweep(lambda s, seed: {"y": [[1.0]]}, DESIGN),
+        lambda: run_sweep(noisy, DESIGN, fixed="n=1"),
+        lambda: run_sweep(noisy, DESIGN, progress="bar"),
+        lambda: run_sweep(noisy, DESIGN, scheduler="0.5"),  # not an address
+        lambda: plot_summary(SUMMARY, "x", fig=3),
+        lambda: grid({"x": [1.0, 2.0, 1.0]}),  # a repeated value
     ],
 )
 def test_bad_input_raises_parameter_error(call):

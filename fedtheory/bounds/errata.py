@@ -584,7 +584,9 @@ def fedlaavg_equal_blocks() -> Erratum:
 def fedlaavg_missing_one_over_n(iterations: int = 20) -> Erratum:
     r"""FedLaAvg appendix Alg. 3 line 13 writes :math:`x^t=x^{t-1}-\gamma\sum_ig_i` without
     :math:`1/N`: the step is :math:`N` times larger than (3)-(4) and the analysis assume."""
-    iterations = check_int(iterations, "iterations", "fedlaavg_missing_one_over_n", low=1)
+    iterations = check_int(
+        iterations, "iterations", "fedlaavg_missing_one_over_n", low=1, high=10**6
+    )
     N, gamma = 20, 0.1
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()

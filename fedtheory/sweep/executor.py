@@ -198,6 +198,11 @@ def _open(workers: int | None, scheduler: str | None):
     if scheduler is not None:
         try:
             client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except ValueError:  # not an address Dask can parse
+            raise ParameterError(
+                "The 'scheduler' parameter of open_executor must be an address such as "
+                f"'tcp://host:8786'. Got {scheduler!r} instead."
+            ) from None
         except (OSError, TimeoutError) as error:
             raise ClusterLostError(
                 f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT:g} s "

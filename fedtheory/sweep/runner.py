@@ -190,6 +190,16 @@ def run_sweep(
 
     check_instance(design, Design, "design", "run_sweep")
     workers, scheduler = check_where(workers, scheduler)  # before any work
+    if progress is not None and not callable(progress):
+        raise ParameterError(
+            "The 'progress' parameter of run_sweep must be a callable or None. Got "
+            f"{type(progress).__name__} instead."
+        )
+    if fixed is not None and not isinstance(fixed, Mapping):
+        raise ParameterError(
+            f"The 'fixed' parameter of run_sweep must be a dict. Got {type(fixed).__name__} "
+            "instead."
+        )
     fixed = dict(fixed or {})
     try:
         json.dumps(fixed, allow_nan=False)

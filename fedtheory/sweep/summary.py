@@ -11,6 +11,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from fedtheory.errors import ParameterError
+from fedtheory.params import check_instance, check_str
 from fedtheory.verdict import mean_confidence_interval
 
 __all__ = ["plot_summary", "summarise"]
@@ -109,9 +110,19 @@ def plot_summary(
     below. A summary without measurements shows the bound itself. ``labels`` maps a
     setting to its axis label (mathtext and units welcome).
     """
+    owner = "plot_summary"
+    if labels is not None and not isinstance(labels, Mapping):
+        raise ParameterError(
+            f"The 'labels' parameter of {owner} must be a dict of axis labels. Got "
+            f"{type(labels).__name__} instead."
+        )
     labels = dict(labels or {})
+    if fig is not None:
+        check_instance(fig, Figure, "fig", owner)
+    if title != "":
+        check_str(title, "title", owner)
     fig = fig or Figure(figsize=(7, 5) if y else (7, 7), layout="constrained")
-    _check_columns(summary, [], "summary", "plot_summary", table_name="summary")
+    _check_columns(summary, [], "summary", owner, table_name="summary")
     has_measured = "high_ratio" in summary.columns
     value, name = (
         ("high_ratio", "tightness: upper 95% limit / bound") if has_measured else ("bound", "bound")
