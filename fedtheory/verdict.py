@@ -251,8 +251,9 @@ def mean_intervals(
       tails;
     * ``"auto"`` -- ``"binomial"`` when every value is 0 or 1, else ``"t"``.
 
-    ``support=(a, b)``: the quantity lies in :math:`[a, b]` (every sample is checked); the
-    interval is intersected with it (the mean lies in the support, so the coverage is
+    ``support=(a, b)``: the quantity lies in :math:`[a, b]` (every sample is checked; an
+    end may be infinite, e.g. ``(0, inf)`` for a squared error); the interval is
+    intersected with it (the mean lies in the support, so the coverage is
     unchanged) and never leaves it. ``n = 1`` gives the point interval at the value.
     """
     owner = "mean_intervals"
@@ -264,7 +265,13 @@ def mean_intervals(
     x = _as_points(samples, owner)  # [n, P]
     n = x.shape[0]
     if support is not None:
-        a, b = (check_real(s, "support", owner) for s in support)
+        try:
+            a, b = (float(v) for v in support)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"The 'support' parameter of {owner} must be a pair (a, b) of reals (either "
+                f"may be infinite). Got {support!r} instead."
+            ) from None
         if not a <= b or np.any((x < a) | (x > b)):
             raise ParameterError(
                 f"The 'support' parameter of {owner} must be an interval [a, b] holding every "
