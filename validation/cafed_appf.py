@@ -49,7 +49,7 @@ from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_mean_ordering, mean_difference
+from fedtheory.verdict import compare_finding as compare_mean_ordering, mean_difference
 
 BASELINES = ("Unbiased", "F3AST", "AdaFed", "FedAU")
 STRICT_TAU = 1e-12  # tau > 0: get keeps an exclusion only if the proxy strictly drops
