@@ -150,8 +150,9 @@ def _run(s, draw, algorithm, *, replicates: int, seed: int):
     """Test accuracy (%) ``[R, T+1]`` and the number of training clients per round ``[R, T]``."""
     problem, test, process = draw
     rec = simulate(
-        problem, process, algorithm, rounds=s["rounds"], replicates=replicates, seed=seed
-    )
+        problem, process, algorithm, rounds=s["rounds"], replicates=replicates, seed=seed,
+        eval_every=s["rounds"], keep_masks=False,
+    )  # fmt: skip  (test accuracy is computed here, from the iterates)
     return 100 * problem.accuracy(rec.iterates, test), np.asarray(rec.participants)
 
 
