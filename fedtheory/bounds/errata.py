@@ -200,6 +200,7 @@ def cafed_convex_in_y_s(*, pi=_PI, alpha=_ALPHA, B: float = 0.5, seed: int = 0) 
     pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
     alpha = check_array(alpha, "alpha", owner, shape=pi.shape, low=0.0, low_open=True)
     B = check_real(B, "B", owner, low=0.0, low_open=True)
+    seed = check_int(seed, "seed", owner, low=0)
     alpha = alpha / alpha.sum()
     A, Q, weight = pi * 1.0, 1.0, 1.0
     prob, y, s = _app_d_program(A, B, pi, Q, bias_weight=weight, alpha=alpha)
@@ -307,6 +308,7 @@ def cafed_upsilon_uses_w_star(*, seed: int = 0, pi=(0.9, 0.6, 0.3, 0.1)) -> Erra
     (App. B) and the statement concern :math:`F_B`, i.e. :math:`w_B^*`."""
     pi = check_array(pi, "pi", "cafed_upsilon_uses_w_star", ndim=1, low=0.0, high=1.0,
                      low_open=True)  # fmt: skip
+    seed = check_int(seed, "seed", "cafed_upsilon_uses_w_star", low=0)
     prob = QuadraticProblem.random(pi.size, 2, mu=0.5, L=4.0, spread=2.0, seed=seed)
     p = effective_weights(prob.alpha, pi)
     w0 = np.zeros(prob.dim)
@@ -541,7 +543,7 @@ def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     that. Instance: a random convex quadratic and points :math:`v\ne w`."""
     owner = "cafed_eq21_reversed"
     dim = check_int(dim, "dim", owner, low=1)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int(seed, "seed", owner, low=0))
     root = rng.normal(size=(dim, dim))
     A, b = root @ root.T + 0.1 * np.eye(dim), rng.normal(size=dim)
     v, w = rng.normal(size=dim), rng.normal(size=dim)
@@ -596,6 +598,7 @@ def cafed_code_oracle_minima(*, seed: int = 0, clients: int = 8) -> Erratum:
 
     owner = "cafed_code_oracle_minima"
     clients = check_int(clients, "clients", owner, low=2)
+    seed = check_int(seed, "seed", owner, low=0)
     problem = LogisticRegressionProblem(cafed_clustered(clients, 3, 40, seed=seed),
                                         batch_size=None)  # fmt: skip
     rng = np.random.default_rng(seed)
