@@ -104,3 +104,16 @@ def test_identical_runs_are_reported_once():
 def test_bad_input_names_the_parameter(samples, baseline, kw, match):
     with pytest.raises(ParameterError, match=match):
         compare_finding("c", "r", samples, baseline, **kw)
+
+
+def test_findings_page_examples_run():
+    """Every Python example of docs/findings.md runs (the page shows commands and numbers
+    printed by the code)."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "findings.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, str(page), "exec"), {})

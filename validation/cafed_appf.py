@@ -149,10 +149,16 @@ def _algorithm(name: str, s: dict, problem, process, lr: float, server_lr: float
 def _run(s, draw, algorithm, *, replicates: int, seed: int):
     """Test accuracy (%) ``[R, T+1]`` and the number of training clients per round ``[R, T]``."""
     problem, test, process = draw
-    rec = simulate(
-        problem, process, algorithm, rounds=s["rounds"], replicates=replicates, seed=seed,
-        eval_every=s["rounds"], keep_masks=False,
-    )  # fmt: skip  (test accuracy is computed here, from the iterates)
+    rec = simulate(  # metrics come from the iterates here: none evaluated per round
+        problem,
+        process,
+        algorithm,
+        rounds=s["rounds"],
+        replicates=replicates,
+        seed=seed,
+        eval_every=s["rounds"],
+        keep_masks=False,
+    )
     return 100 * problem.accuracy(rec.iterates, test), np.asarray(rec.participants)
 
 
