@@ -799,8 +799,8 @@ def e3cs_fact8(
         rounds += 1
     x_hat = 1.0 / p[2]
     hyp = {
-        "sum_i p_i = k ((17), Sec. IV (ii))": bool(abs(p.sum() - k) < 1e-9),
-        "0 <= p_i <= 1 (Sec. IV (iii); (17) uncapped)": bool(p.min() >= 0 and p.max() < 1),
+        "sum_i p_i = k ((17), Sec. IV-C (ii))": bool(abs(p.sum() - k) < 1e-9),
+        "0 <= p_i <= 1 (Sec. IV-C (iii); (17) uncapped)": bool(p.min() >= 0 and p.max() < 1),
         "sigma_t = 0 in [0, k/K]": True,
         "eta > 0": eta > 0,
     }
@@ -1112,7 +1112,7 @@ def fedau_step_size_constant(
         f"{delta2:g}), L={L}, I={I}, sigma^2={sigma2}, p_n={p}, omega_n=1/p_n (Assumption 5 "
         f"option 1: mean (p omega - 1)^2 = {option1:g} <= 1/81, Psi_G=0; Q={Q:g}), "
         f"gamma=1/(4 sqrt(15) L I)={gamma:.4f}, gamma eta={ge:.4g}",
-        f"{_hypotheses_text(hyp)}; Lemma B.3.3's gamma eta <= "
+        f"every hypothesis of Theorem 2 holds: {hypotheses}; Lemma B.3.3's gamma eta <= "
         f"1/(4LI)={1 / (4 * L * I):.3f} holds: {descent}; N/(27LIQ)={N / (27 * L * I * Q):.3f}"
         f"; the lemma's conclusion computed exactly at x_t in (-3, 0.5, 3): "
         f"E_t[f(x_t+1)]/bound = {', '.join(f'{r:.3f}' for r in ratios)}",
