@@ -49,26 +49,10 @@ Round :math:`t` of CA-Fed, vectorised over replicates (all per-client state is `
   minimum of :math:`F_k`, where the code fits scikit-learn's ``LogisticRegression`` with
   its default :math:`C=1` and reports its unregularised training log-loss).
 
-Choices the paper leaves open, named options of :class:`CaFed` (defaults: the literal line
-22 and the code's initialisation):
-
-* ``initial_minimum``: Algorithm 1 line 1 initialises :math:`\hat F^{(0)}` and
-  :math:`\hat F^*` separately ("Initialize :math:`\hat F^{(0)}`, :math:`\hat F^*`, ...")
-  and §IV-B takes the minimum over :math:`s\in[0,t]` without saying what enters it at
-  :math:`s=0`. ``"first"`` (the code's initialisation of :math:`\hat F`): the minimum
-  starts at the first round's reports, so every gap :math:`\hat F_k-\hat F_k^*` is 0 in
-  that round and stays 0 while the filtered losses fall; ``"zero"``: :math:`\hat F^*`
-  starts at 0, a lower bound of every (non-negative) loss, so :math:`\hat F_k^*=0` and the
-  gap is :math:`\hat F_k` itself. :math:`\hat F^{(0)}` is the first reports in both;
-* ``strict``: line 22 tests :math:`\hat\epsilon-\hat\epsilon^+\ge\tau` while §IV-A says
-  ":math:`\hat\epsilon^{(t)}` appears to be decreasing by more than a threshold
-  :math:`\tau\ge0`" (``strict=True``: :math:`>\tau`); they differ at :math:`\tau=0` on exact
-  ties, e.g. when every gap is 0 and the proxy (18) is 0 for every :math:`q`.
-
-The rest is the same in both: ``get`` over all clients (the code's ``_truncate_clients``
-stops when excluding would leave no weight, which is ``get`` skipping that exclusion), ties
-in the orders broken by client index (Python's stable ``sorted``), (18) with
-:math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
+The rest is the same in both variants: ``get`` over all clients (the code's
+``_truncate_clients`` stops when excluding would leave no weight, which is ``get`` skipping
+that exclusion), ties in the orders broken by client index (Python's stable ``sorted``),
+(18) with :math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
 :math:`\pi`, :math:`\lambda` in float32, trains only clients with :math:`q_k>10^{-10}`, and
 raises in a first round without any active client (here the filter starts at the first
 round with one). Left out as well, because they concern every algorithm of the code, not
@@ -77,7 +61,24 @@ clients and at the server (whose momentum carries across rounds), and a local "s
 epoch over the client's shuffled loader (``local_steps`` epochs; with 50 samples and batch
 32, mini-batches of 32 and 18), where fedtheory runs (2)-(3) as written.
 
-Baselines (SPEC §3.7, official ``clients_sampler.py``; with oracle :math:`\pi`):
+Choices the paper leaves open, named options of :class:`CaFed` (defaults: line 22 as
+printed and the code's initialisation of :math:`\hat F`):
+
+* ``initial_minimum``: Algorithm 1 line 1 initialises :math:`\hat F^{(0)}` and
+  :math:`\hat F^*` separately ("Initialize :math:`\hat F^{(0)}`, :math:`\hat F^*`, ...")
+  and §IV-B takes the minimum over :math:`s\in[0,t]` without saying what enters it at
+  :math:`s=0`. ``"first"`` (the code's initialisation of :math:`\hat F`): the minimum
+  starts at the first round's reports, so every gap :math:`\hat F_k-\hat F_k^*` is 0 in
+  that round and stays 0 while the filtered losses fall; ``"zero"``: :math:`\hat F^*`
+  starts at 0, a lower bound of every (non-negative) loss, so :math:`\hat F_k^*=0` and the
+  gap is :math:`\hat F_k` itself. :math:`\hat F^{(0)}` is the first reports in both. The
+  code's :math:`\hat F^*` are the true minima, so this option is for variant "paper";
+* ``strict``: line 22 tests :math:`\hat\epsilon-\hat\epsilon^+\ge\tau` while §IV-A says
+  ":math:`\hat\epsilon^{(t)}` appears to be decreasing by more than a threshold
+  :math:`\tau\ge0`" (``strict=True``: :math:`>\tau`); they differ at :math:`\tau=0` on exact
+  ties, e.g. when every gap is 0 and the proxy (18) is 0 for every :math:`q`.
+
+Baselines (the official ``clients_sampler.py``; with oracle :math:`\pi`):
 :func:`~fedtheory.sim.aggregation.unbiased_weights` (:math:`q_k=\alpha_k/\pi_k`),
 :class:`AdaFedWeights` (the same, normalised over :math:`A_t`) and :class:`F3astWeights`
 (top-:math:`K` active clients by :math:`\alpha_k^2/r_k^2`, :math:`q_k=\alpha_k/r_k`,
