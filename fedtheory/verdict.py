@@ -391,6 +391,12 @@ def finding_difference(
             f"The 'samples' parameter of {owner} must be [S, R] with S >= 2 data draws, like "
             f"'baseline'. Got shapes {x.shape} and {y.shape} instead."
         )
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ParameterError(
+            f"The 'samples' parameter of {owner} must be finite, like 'baseline'. Got "
+            f"{int(np.sum(~np.isfinite(x)) + np.sum(~np.isfinite(y)))} non-finite value(s) "
+            "instead."
+        )
     d = x.mean(axis=1) - y.mean(axis=1)  # [S]
     s = d.size
     se = float(d.std(ddof=1) / np.sqrt(s))

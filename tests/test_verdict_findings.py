@@ -99,6 +99,7 @@ def test_identical_runs_are_reported_once():
         (np.ones((3, 2)), np.ones((3, 2)), {"relation": "<="}, "'relation'"),
         (np.ones((3, 2)), np.ones((3, 2)), {"confidence": 1.0}, "'confidence'"),
         (np.ones((3, 2)), np.ones((3, 2)), {"power": 0.0}, "'power'"),
+        (np.full((3, 2), np.nan), np.ones((3, 2)), {}, "finite"),
     ],
 )
 def test_bad_input_names_the_parameter(samples, baseline, kw, match):
