@@ -251,9 +251,10 @@ def plot(data, s, fig):
     ax1, ax2, ax3 = plots.panels(fig, 3)
     t = np.arange(data["curves"].shape[1])
     running = np.cumsum(data["curves"], axis=1) / (t + 1)  # [A, T+1] time average up to t
-    shown = [ALGORITHMS.index(n) for n in BASELINES] + list(_cafed_runs(data).values())
-    for k, i in enumerate(shown):
-        ax1.plot(t, running[i], **plots.series(k, points=t.size), label=ALGORITHMS[i])
+    runs = {**{n: ALGORITHMS.index(n) for n in BASELINES}, **_cafed_runs(data)}  # label -> row
+    shown = list(runs.values())
+    for k, (label, i) in enumerate(runs.items()):
+        ax1.plot(t, running[i], **plots.series(k, points=t.size), label=label)
     ax1.set(
         xlabel="round $t$",
         ylabel="time-average test accuracy up to $t$ (%)",
@@ -289,7 +290,8 @@ def plot(data, s, fig):
     paper[[ALGORITHMS[i] == "FedAU" for i in shown]] = np.nan
     ax3.plot(x, paper, **plots.series(1, line=False, filled=False), markersize=9,
              label="paper, Table I (CA-Fed: one value)")  # fmt: skip
-    ax3.set_xticks(x, [ALGORITHMS[i] for i in shown], rotation=35, ha="right", fontsize=7)
+    ax3.set_xticks(x, [n.replace(" = ", " =\n") for n in runs], rotation=35, ha="right",
+                   fontsize=7)  # fmt: skip
     ax3.set(ylabel="time-average test accuracy (%)", title="Measured vs paper's Table I")
     plots.legend(ax3)
     merged = [n for n in names if " = " in n]
