@@ -52,7 +52,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real, check_seed
+from fedtheory.params import check_int, check_real, check_seed, check_str
 from fedtheory.validation import registry
 from fedtheory.validation.plots import confidence_bars
 from fedtheory.validation.registry import SIZES, Check
@@ -233,6 +233,9 @@ def theorem_check(
             f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "
             f"slashes (it names a folder). Got {name!r} instead."
         )
+    check_str(measured, "measured", _OWNER)
+    if title is not None:
+        check_str(title, "title", _OWNER)
     per_size = _per_size(instances, "instances", _instances)
     for insts in per_size.values():
         for inst in insts:

@@ -26,6 +26,7 @@ from fedtheory.availability.sampling import (
     successive_sample,
     systematic_sample,
 )
+from fedtheory.errors import ParameterError
 from fedtheory.params import check_choice, check_int, check_real
 
 SAMPLERS = ("successive", "exact")
@@ -65,7 +66,13 @@ class TimeVaryingParticipation(AvailabilityProcess):
         self.num_clients = check_int(num_clients, "num_clients", owner, low=1)
         self.ratio = check_real(ratio, "ratio", owner, low=1.0 / self.num_clients, high=1.0)
         check_choice(sampler, SAMPLERS, "sampler", owner)
-        low, high = weight_range
+        try:
+            low, high = weight_range
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"The 'weight_range' parameter of {owner} must be a pair (low, high). Got "
+                f"{weight_range!r} instead."
+            ) from None
         self.low = check_real(low, "weight_range[0]", owner, low=0.0, low_open=True)
         self.high = check_real(high, "weight_range[1]", owner, low=self.low)
         self.sampler = sampler

@@ -74,6 +74,14 @@ class BoundResult:
         return f"BoundResult({self.theorem}: total={fmt(self.total)} [{terms}]{flag})"
 
 
+def _iterable(value: object) -> tuple:
+    """``value`` as a tuple, or ``(value,)`` if it is not iterable (to be refused)."""
+    try:
+        return tuple(value)
+    except TypeError:
+        return (value,)
+
+
 def _positional(fn: Callable[..., np.ndarray], names: tuple[str, ...]):
     """``fn`` (keyword arguments ``names``) as a function of positional arguments."""
 
@@ -145,6 +153,21 @@ class Theorem:
                 "The 'terms' parameter of Theorem must be a mapping from term names to sympy "
                 f"expressions. Got {type(terms).__name__} instead."
             )
+        for name, value in (("numeric", numeric), ("meanings", meanings)):
+            if value is not None and not isinstance(value, Mapping):
+                raise ParameterError(
+                    f"The '{name}' parameter of Theorem must be a dict keyed by name. Got "
+                    f"{type(value).__name__} instead."
+                )
+        if isinstance(conditions, (str, bytes)) or not all(
+            isinstance(c, Condition) for c in _iterable(conditions)
+        ):
+            raise ParameterError(
+                "The 'conditions' parameter of Theorem must be a sequence of Condition. Got "
+                f"{type(conditions).__name__} instead."
+            )
+        if statement != "":
+            check_str(statement, "statement", "Theorem")
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
         self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in dict(terms).items()}
         self.numeric: dict[str, Callable[..., np.ndarray]] = dict(numeric or {})

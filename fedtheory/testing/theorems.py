@@ -312,6 +312,12 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     """
     owner = "theorem_values"
     check_instance(theorem, _theorem_type(), "theorem", owner)
+    for name, value in (("ranges", ranges), ("fixed", fixed)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ParameterError(
+                f"The '{name}' parameter of {owner} must be a dict keyed by parameter. Got "
+                f"{type(value).__name__} instead."
+            )
     ranges = dict(ranges or {})
     fixed = dict(fixed or {})
     for name in [*ranges, *fixed]:
