@@ -33,7 +33,6 @@ theorem is evaluated on its own parameters only.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
@@ -308,6 +307,8 @@ def load_checks(path) -> list[str]:
     the names it registered, each marked with ``path`` so that the report's reproduce
     command names it (``fedtheory validate --module PATH --check NAME``). Loading the same
     file again replaces its checks."""
+    from fedtheory.io import import_file
+
     file = Path(path) if isinstance(path, (str, os.PathLike)) else None
     if file is None or not file.is_file() or file.suffix != ".py":
         raise ParameterError(
@@ -317,11 +318,7 @@ def load_checks(path) -> list[str]:
     for name in [n for n, c in registry.CHECKS.items() if c.module == str(file)]:
         del registry.CHECKS[name]  # loading a file again replaces its checks
     before = set(registry.CHECKS)
-    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
-    module_name = f"fedtheory_user_checks_{digest}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    import_file(file, "load_checks", "fedtheory_user_checks_")
     added = [n for n in registry.CHECKS if n not in before]
     for n in added:
         registry.CHECKS[n] = replace(registry.CHECKS[n], module=str(file))

@@ -66,7 +66,7 @@ def _tightness(args) -> int:
     return 0 if cex is None else 1
 
 
-DEFAULT_BUDGET = 300  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
+DEFAULT_BUDGET = 400  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
 
 
 def add_parsers(sub) -> None:
