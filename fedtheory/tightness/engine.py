@@ -529,7 +529,7 @@ def search(
         reference=family.theorem.reference,
         description=family.description,
         tightness=family.tightness,
-        supremum=family.supremum,
+        supremum=family.proved_supremum,
         scale=family.scale,
         seed=seed,
         budget=budget,

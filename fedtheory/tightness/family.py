@@ -33,7 +33,7 @@ import numpy as np
 from fedtheory.bounds.base import Theorem
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
-from fedtheory.verdict import rounding_floor
+from fedtheory.verdict import ROUNDING_ULPS, rounding_floor
 
 COUNTEREXAMPLE, HOLDS, INCONCLUSIVE = "counterexample", "holds", "inconclusive"
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
@@ -127,8 +127,11 @@ class Evaluation:
 
     @property
     def floor(self) -> float:
-        """Rounding floor of the comparison (:func:`fedtheory.verdict.rounding_floor`)."""
-        return rounding_floor(self.measured, self.bound, self.magnitude)
+        """Rounding floor of the comparison (:func:`fedtheory.verdict.rounding_floor`), at
+        least that many smallest normal floats (below them, values underflow: 5e-324 over a
+        bound of 0 is rounding)."""
+        underflow = ROUNDING_ULPS * float(np.finfo(float).smallest_normal)
+        return max(rounding_floor(self.measured, self.bound, self.magnitude), underflow)
 
     @property
     def ratio(self) -> float:
@@ -220,7 +223,8 @@ class Family:
     tightness : str
         What is proved about the worst ratio (attained, approached, or nothing known).
     supremum : float, optional
-        The proved supremum of measured / bound over the family, where one is proved.
+        The proved supremum of measured / bound over the family for ``theorem``, where one
+        is proved (:attr:`proved_supremum` drops it once the theorem is replaced).
     instance : callable, optional
         ``instance(integers, reals [n]) -> dict``: the instance in the paper's symbols
         (every number needed to rebuild it), printed with a counterexample.
@@ -228,6 +232,8 @@ class Family:
         Factor applied to the bound (1 for the statement; see :func:`scaled`).
     module : str, optional
         The user file that registered the family (``fedtheory tightness --module``).
+    proved_for : Theorem, optional
+        The theorem ``supremum`` is proved for (set to ``theorem`` when omitted).
     """
 
     theorem: Theorem
@@ -241,6 +247,7 @@ class Family:
     instance: Callable[[Mapping[str, int], np.ndarray], dict] | None = None
     scale: float = 1.0
     module: str | None = None
+    proved_for: Theorem | None = None
 
     def __post_init__(self) -> None:
         check_instance(self.theorem, Theorem, "theorem", "Family")
@@ -268,6 +275,8 @@ class Family:
         check_real(self.scale, "scale", "Family", low=0.0, low_open=True)
         if self.supremum is not None:
             check_real(self.supremum, "supremum", "Family", low=0.0, low_open=True)
+            if self.proved_for is None:
+                object.__setattr__(self, "proved_for", self.theorem)
         if self.theorem.kind != "upper bound":
             raise ParameterError(
                 "The 'theorem' parameter of Family must be an upper bound (kind 'upper "
@@ -277,6 +286,14 @@ class Family:
     @property
     def key(self) -> str:
         return self.theorem.key
+
+    @property
+    def proved_supremum(self) -> float | None:
+        """The proved supremum of measured / bound for the theorem the family holds (divided
+        by ``scale``); None if none is proved or the theorem was replaced."""
+        if self.supremum is None or self.proved_for is not self.theorem:
+            return None
+        return self.supremum / self.scale
 
     def measure(self, integers: Mapping[str, int], reals, seed: int = 0) -> Evaluation:
         """Measure the family at a point and evaluate its theorem there (bound times
