@@ -37,7 +37,7 @@ from fedtheory.tightness import (
     search,
     theorem_family,
 )
-from fedtheory.tightness.family import format_ratio
+from fedtheory.tightness.family import _format_ratio
 from fedtheory.tightness.families import (
     fedlaavg_example1_error,
     theorem1_near_tight_point,
@@ -151,9 +151,9 @@ def test_a_rounding_level_excess_is_never_a_counterexample():
 
 
 def test_ratios_near_one_print_with_their_excess_and_the_excess_is_relative():
-    assert format_ratio(1 + 2.1e-9) == "1 + 2.1e-09"
-    assert format_ratio(1 - 3e-12) == "1 - 3e-12"
-    assert format_ratio(0.80476) == "0.80476" and format_ratio(1.0) == "1"
+    assert _format_ratio(1 + 2.1e-9) == "1 + 2.1e-09"
+    assert _format_ratio(1 - 3e-12) == "1 - 3e-12"
+    assert _format_ratio(0.80476) == "0.80476" and _format_ratio(1.0) == "1"
     assert Evaluation(1.031, 1.0).excess() == "measured exceeds the bound by 3.1%"
     low = Evaluation(1.5, 1.0, interval=(1.2, 1.8)).excess()
     assert low == "the lower 95% confidence limit exceeds the bound by 20%"

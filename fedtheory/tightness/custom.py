@@ -175,7 +175,7 @@ def load_families(path) -> list[str]:
     return added
 
 
-def family_of(data, owner: str) -> Family:
+def _family_of(data, owner: str) -> Family:
     """The family a saved search ran on (its ``key``, ``scale`` and ``module``)."""
     from fedtheory.tightness.families import FAMILIES
 

@@ -56,7 +56,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.params import check_bool, check_choice, check_instance, check_int, check_seed
-from fedtheory.tightness.family import Evaluation, Family, format_ratio
+from fedtheory.tightness.family import Evaluation, Family, _format_ratio
 
 DEFAULT_BUDGET = 400
 """Evaluations of the measured side per search. A counterexample's shrinking spends more:
@@ -136,10 +136,10 @@ class SearchResult:
 
     def summary(self) -> str:
         """One line: the worst ratio, with the proved supremum and *attained* if so."""
-        text = f"worst ratio {format_ratio(self.ratio)}"
+        text = f"worst ratio {_format_ratio(self.ratio)}"
         if self.supremum is not None:
             text = (
-                f"proved supremum {self.supremum:g}, reached {format_ratio(self.ratio)}"
+                f"proved supremum {self.supremum:g}, reached {_format_ratio(self.ratio)}"
                 f" ({100 * self.reached:.2f}% of it)"
             )
         return text + ("; attained" if self.attained else "")
@@ -552,12 +552,12 @@ def reproduce(saved, *, which: str = "worst") -> Evaluation:
     :meth:`SearchResult.as_dict`) with the seed it was found with: ``which`` is
     ``"worst"`` or ``"counterexample"``. A user family is loaded again from the file that
     registered it (the JSON's ``module``)."""
-    from fedtheory.tightness.custom import family_of
+    from fedtheory.tightness.custom import _family_of
 
     owner = "tightness.reproduce"
     which = check_choice(which, ("worst", "counterexample"), "which", owner)
     data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
-    family = family_of(data, owner)
+    family = _family_of(data, owner)
     point = data.get(which)
     if not isinstance(point, Mapping):
         raise ParameterError(

@@ -45,12 +45,15 @@ def decide(low: float, high: float, bound: float, floor: float) -> str:
     ``bound + floor``, else ``"inconclusive"`` (a deterministic measurement has
     ``low = high``). ``floor`` is the rounding floor, so a rounding-level excess (a bound of
     1e-80 met by 1e-46 computed from magnitudes near 1) is never a counterexample."""
+    low, high, bound = (check_real(v, n, "decide") for v, n in ((low, "low"), (high, "high"),
+                                                                 (bound, "bound")))  # fmt: skip
+    floor = check_real(floor, "floor", "decide", low=0.0)
     if low > bound + floor:
         return COUNTEREXAMPLE
     return HOLDS if high <= bound + floor else INCONCLUSIVE
 
 
-def format_ratio(ratio: float) -> str:
+def _format_ratio(ratio: float) -> str:
     """A ratio for people: ``0.80476``, or ``1 + 2.1e-09`` near 1 (so that an excess of
     rounding size is not printed as ``1``)."""
     if not math.isfinite(ratio):
@@ -158,6 +161,8 @@ class Evaluation:
     def outcome(self) -> str:
         """``"counterexample"``, ``"holds"`` or ``"inconclusive"`` (:func:`decide`);
         ``"holds"`` or ``"inconclusive"`` outside the hypotheses (never a counterexample)."""
+        if np.isnan([self.low, self.high, self.bound]).any():
+            return INCONCLUSIVE
         verdict = decide(self.low, self.high, self.bound, self.floor)
         return INCONCLUSIVE if verdict == COUNTEREXAMPLE and not self.valid else verdict
 
@@ -273,6 +278,10 @@ class Family:
             )
         check_bool(self.monte_carlo, "monte_carlo", "Family")
         check_real(self.scale, "scale", "Family", low=0.0, low_open=True)
+        if self.module is not None:
+            check_str(self.module, "module", "Family")
+        if self.proved_for is not None:
+            check_instance(self.proved_for, Theorem, "proved_for", "Family")
         if self.supremum is not None:
             check_real(self.supremum, "supremum", "Family", low=0.0, low_open=True)
             if self.proved_for is None:
