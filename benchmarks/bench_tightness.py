@@ -3,7 +3,8 @@ for the global search (CMA-ES, then Nelder-Mead) next to the earlier local searc
 (hypothesis, then Nelder-Mead), with the wall time of each, in one run.
 
 Run from the repository root: ``python benchmarks/bench_tightness.py [--seeds 10]
-[--budget 400] [--local-budget 300]`` (the local search at the default budget it had). For every family of ``fedtheory.tightness.FAMILIES`` with a proved
+[--budget 400] [--local-budget 300]`` (the local search at the default budget it had).
+For every family of ``fedtheory.tightness.FAMILIES`` with a proved
 supremum (CA-Fed Theorems 1 and 3, TV vs chi-square) and every seed it prints the worst
 ratio over the supremum reached by each method and the seconds it took (imports and the
 first evaluation are done before the clock starts), then the smallest fraction and the

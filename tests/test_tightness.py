@@ -37,12 +37,12 @@ from fedtheory.tightness import (
     search,
     theorem_family,
 )
-from fedtheory.tightness.family import _format_ratio
 from fedtheory.tightness.families import (
     fedlaavg_example1_error,
     theorem1_near_tight_point,
     theorem3_attaining_point,
 )
+from fedtheory.tightness.family import _format_ratio
 from tests.conftest import assert_tight, assert_upper_bound
 
 EXACT = [key for key, family in FAMILIES.items() if not family.monte_carlo]

@@ -310,8 +310,8 @@ def _local(family, record, start: Point, evaluations: int) -> Point | None:
                 "adaptive": n > 4,
                 "initial_simplex": _inward_simplex(x, low, high),
             }
-            res = minimize(loss, x, method="Nelder-Mead", bounds=list(zip(low, high)),
-                           options=options)  # fmt: skip
+            bounds = list(zip(low, high, strict=True))
+            res = minimize(loss, x, method="Nelder-Mead", bounds=bounds, options=options)
             if np.array_equal(np.clip(res.x, low, high), x):
                 break
             x = np.clip(res.x, low, high)

@@ -6,8 +6,8 @@ possible:
 * ``cafed.theorem1`` / ``cafed.theorem3`` (Rodio et al. 2023, Theorems 1 and 3): quadratic
   clients :math:`F_k(w)=\frac12(w-c_k)^\top A_k(w-c_k)` (so :math:`\kappa\ge1` holds by
   construction; the smallest eigenvalue is normalised to 1 and the first minimiser to 0, as
-  the ratio is invariant under both), any target :math:`\alpha` and effective weights :math:`p` in the open
-  simplex (every such :math:`p` is :math:`\pi\odot q/\pi^\top q` for some availability and
+  the ratio is invariant under both), any target :math:`\alpha` and effective weights
+  :math:`p` in the open simplex (every such :math:`p` is :math:`\pi\odot q/\pi^\top q` for some availability and
   weights), any point :math:`w`; measured: the exact :math:`F(w)-F^*`
   (:func:`fedtheory.bounds.cafed.decomposition_constants`).
 * ``divergences.tv_chi_square``: measured :math:`d_{TV}(\alpha,p)`, bound
