@@ -7,8 +7,8 @@ possible:
   clients :math:`F_k(w)=\frac12(w-c_k)^\top A_k(w-c_k)` (so :math:`\kappa\ge1` holds by
   construction; the smallest eigenvalue is normalised to 1 and the first minimiser to 0, as
   the ratio is invariant under both), any target :math:`\alpha` and effective weights
-  :math:`p` in the open simplex (every such :math:`p` is :math:`\pi\odot q/\pi^\top q` for some availability and
-  weights), any point :math:`w`; measured: the exact :math:`F(w)-F^*`
+  :math:`p` in the open simplex (every such :math:`p` is :math:`\pi\odot q/\pi^\top q` for
+  some availability and weights), any point :math:`w`; measured: the exact :math:`F(w)-F^*`
   (:func:`fedtheory.bounds.cafed.decomposition_constants`).
 * ``divergences.tv_chi_square``: measured :math:`d_{TV}(\alpha,p)`, bound
   :math:`\sqrt{\chi^2_{\alpha\|p}}/2`.
