@@ -118,9 +118,7 @@ def plot(data, s, fig):
     y = np.arange(len(keys))
     ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
     known = [j for j, key in enumerate(keys) if _supremum(key) is not None]
-    ax.plot(
-        [_supremum(keys[j]) for j in known], known, "kD", mfc="none", label="proved supremum"
-    )
+    ax.plot([_supremum(keys[j]) for j in known], known, "kD", mfc="none", label="proved supremum")
     ax.axvline(1.0, color="C3", ls="--", label="ratio 1 (beyond: counterexample)")
     ax.set_yticks(y, keys)
     ax.set(

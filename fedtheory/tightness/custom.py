@@ -125,9 +125,9 @@ def theorem_family(
         mean, low, high = mean_confidence_interval(samples, 0.95)
         return Measurement(mean, values, (low, high), float(np.abs(samples).max()))
 
-    shown = ", ".join(
-        f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()
-    ) + "".join(f", {k} = {v}" for k, v in fixed.items())
+    shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
+        f", {k} = {v}" for k, v in fixed.items()
+    )
     return Family(
         theorem,
         check_str(description, "description", _OWNER) if description is not None else shown,
