@@ -355,6 +355,8 @@ def check_theorem(
     rtol: float | None = None,
     atol: float = ZERO_ATOL,
     settings: hypothesis_settings | None = None,
+    constants: Callable[..., Mapping] | None = None,
+    instances=None,
 ) -> TheoremCheck:
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
 
@@ -366,6 +368,15 @@ def check_theorem(
     :func:`assert_equal` for an exact statement (``rtol`` default :data:`TIGHT_RTOL`,
     ``atol``). Hypothesis's ``target`` pushes towards the largest ratio, and a failure is
     shrunk to a small example and raised (``AssertionError`` naming the values).
+
+    **Derived constants.** When the theorem's constants are computed from an instance (a
+    problem, an iterate, weights: CA-Fed's :math:`\kappa`, :math:`F_B(w)-F_B^*`,
+    :math:`\chi^2`, :math:`\Gamma`), give ``instances``, a hypothesis strategy of keyword
+    dictionaries, and ``constants(**instance) -> {parameter: value}`` (extra keys are
+    ignored): each instance is
+    measured by ``measure(**instance)`` and the theorem evaluated on ``constants(**instance)``
+    (an instance where a hypothesis fails is skipped); ``ranges`` and ``fixed`` then do not
+    apply.
 
     Returns
     -------
@@ -382,6 +393,26 @@ def check_theorem(
     ... )
     ... # doctest: +ELLIPSIS
     TheoremCheck(...)
+
+    CA-Fed Theorem 1 on drawn quadratic problems, with its constants derived from each:
+
+    >>> from hypothesis import strategies as st
+    >>> from fedtheory.bounds import cafed
+    >>> from fedtheory.testing import strategies
+    >>> @st.composite
+    ... def instances(draw):
+    ...     problem = draw(strategies.quadratic_problems(max_clients=3, max_dim=2))
+    ...     p = draw(strategies.simplex(problem.num_clients))
+    ...     w = draw(st.lists(st.floats(-2, 2), min_size=problem.dim, max_size=problem.dim))
+    ...     return {"problem": problem, "w": w, "p": p}
+    >>> check_theorem(
+    ...     cafed.theorem1,
+    ...     lambda problem, w, p: problem.loss(w) - problem.optimum()[1],
+    ...     instances=instances(),
+    ...     constants=lambda problem, w, p: cafed.decomposition_constants(problem, w, p)
+    ...     .as_kwargs(),
+    ... )  # doctest: +ELLIPSIS
+    TheoremCheck(...)
     """
     from fedtheory.bounds.base import _check_measurable
 
@@ -393,12 +424,42 @@ def check_theorem(
     atol = check_real(atol, "atol", owner, low=0.0)
     if settings is not None:
         check_instance(settings, hypothesis_settings, "settings", owner)
-    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed)
+    if (constants is None) != (instances is None):
+        raise ParameterError(
+            f"The 'constants' parameter of {owner} must be given together with 'instances' "
+            f"(a strategy of instances to derive them from). Got constants={constants!r}, "
+            f"instances={instances!r} instead."
+        )
+    if constants is not None:
+        if not callable(constants):
+            raise ParameterError(
+                f"The 'constants' parameter of {owner} must be callable. Got {constants!r} instead."
+            )
+        check_instance(instances, st.SearchStrategy, "instances", owner)
+        if ranges or fixed:
+            raise ParameterError(
+                f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
+                f"instances say where to look). Got {ranges or fixed!r} instead."
+            )
+    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
+        instances
+    )  # fmt: skip
     seen = {"examples": 0, "ratio": -math.inf, "values": {}}
+
+    def evaluated(values):
+        """The theorem's total at ``values`` (its parameters, or the constants derived from
+        an instance: None where a hypothesis fails there)."""
+        if constants is None:
+            return theorem.evaluate(**values).total
+        derived = dict(constants(**values))
+        result = theorem.evaluate(strict=False, **{p: derived[p] for p in theorem.parameters})
+        return result.total if result.valid else None
 
     def one(values):
         measured = np.asarray(measure(**values), dtype=float)
-        total = np.asarray(theorem.evaluate(**values).total, dtype=float)
+        total = evaluated(values)
+        assume(total is not None)
+        total = np.asarray(total, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = measured / total if upper else np.abs(measured / total - 1.0)
         worst = float(np.nanmax(np.where(np.isnan(ratio), -np.inf, ratio)))
@@ -408,6 +469,8 @@ def check_theorem(
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
         where = f"{theorem.title} at {values}"
+        if constants is not None:
+            where += f" (constants {dict(constants(**values))})"
         try:
             if upper:
                 assert_upper_bound(measured, total, rtol=rtol)
