@@ -3,17 +3,17 @@ r"""The tightness search: the instance of a family that maximises measured / bou
 For an upper bound :math:`m(x)\le b(x)` on a family of instances :math:`x`, :func:`search`
 looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the default):
 
-1. **explore** (a tenth of the budget): hypothesis draws points of the family (``Integer``
-   ranges, ``Real`` boxes) and ``hypothesis.target`` steers the draws toward large
-   :math:`\log(m/b)`; a counterexample met here is raised, so hypothesis *shrinks* it
-   (fewer clients, shorter horizon, simpler reals) before it is reported;
-2. **global search** (most of the rest): CMA-ES (Hansen's ``cma``) over the reals, in
-   coordinates that map each box to :math:`[0,1]`, with the integers fixed, from the best
-   explored point of each of the ``starts`` best integer configurations; each
-   configuration first gets an equal share of half the stage, then the best one the
-   remainder, with restarts
-   (doubled population, the IPOP rule) while its share lasts;
-3. **polish** (a quarter of the budget): bounded Nelder-Mead (scipy) from the best point,
+1. **explore** (a tenth of the budget): points of the family drawn from a generator seeded
+   by ``seed`` (each integer at its lowest value with probability 1/2, else uniform in its
+   range: worst cases are often small; each real at an end of its box with probability 0.2,
+   else uniform in it);
+2. **global search** (the rest but the polish): CMA-ES (Hansen's ``cma``) over the reals,
+   in coordinates that map each box to :math:`[0,1]`, with the integers fixed, from the
+   smallest integer configuration and the best explored ones (``starts`` in all), by
+   successive halving (half of the stage's first half shared by all configurations, then
+   the better half of them again), then the rest for the best configuration from its best
+   point with a smaller initial step; restarts double the population (the IPOP rule);
+3. **polish** (two fifths of the budget): bounded Nelder-Mead (scipy) from the best point,
    restarted while it improves;
 4. **shrinking** of a counterexample found in steps 2-3 (at most one more budget): each
    ``size`` integer in turn is capped at smaller values (its lowest values first, then
@@ -21,9 +21,13 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
    budget under the caps; then each real is rounded to the fewest decimals that keep the
    counterexample.
 
-``method="local"`` is the earlier search (a third of the budget on step 1, the rest on
-Nelder-Mead from the best point of each of the ``starts`` best integer configurations),
-kept for comparison (``benchmarks/bench_tightness.py``).
+``method="local"`` is the earlier search, kept for comparison
+(``benchmarks/bench_tightness.py``): a third of the budget on hypothesis draws steered by
+``hypothesis.target`` toward large :math:`\log(m/b)` (a counterexample met there is shrunk
+by hypothesis), the rest on Nelder-Mead from the best point of each of the ``starts`` best
+integer configurations. Hypothesis mixes constants found in the loaded modules into its
+draws, so its results may change with what else is imported; the default search draws from
+its own generator and depends on the seed only.
 
 Every point is judged by the report's verdict rule
 (:func:`fedtheory.tightness.family.decide`): a counterexample needs the measured value (the
@@ -67,9 +71,9 @@ CONFIRMATION_OFFSET = 7919
 """A Monte-Carlo worst instance is re-measured with seed ``seed + CONFIRMATION_OFFSET``."""
 _DECIMALS = 7  # a counterexample's reals are rounded to at most this many decimals
 _EXPLORE = 0.1  # share of the budget for step 1 (global search)
-_PROBE = 0.5  # share of step 2 split equally among the integer configurations
-_POLISH = 0.25  # share of the budget for step 3
-_SIGMA0 = 0.3  # CMA-ES's initial step, in box coordinates
+_PROBE = 0.5  # share of step 2 for the successive halving over the integer configurations
+_POLISH = 0.4  # share of the budget for step 3
+_SIGMA_FINAL = 0.1  # CMA-ES's initial step on the best configuration (box coordinates)
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,8 @@ def _points(family: Family, caps: Mapping[str, int]):
 
 
 def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
-    """Step 1: target-guided draws; returns the shrunk counterexample if one is drawn."""
+    """Step 1 of the local search: target-guided hypothesis draws; returns the shrunk
+    counterexample if one is drawn."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
     from hypothesis import seed as hypothesis_seed
 
@@ -268,6 +273,26 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
         probe()
     except _Violation as found:
         return found.point
+    return None
+
+
+def _sample(family, record, examples: int, rng: np.random.Generator, caps) -> Point | None:
+    """Step 1 of the global search: ``examples`` points drawn from ``rng`` (each integer
+    at its lowest value with probability 1/2, else uniform in its range, capped; each real
+    at the low end of its box with probability 0.1, at the high end with probability 0.1,
+    else uniform: worst cases often sit on a face); returns the first counterexample met."""
+    for _ in range(examples):
+        ints: dict[str, int] = {}
+        for spec in family.integers:
+            high = min(spec.upper(ints), caps.get(spec.name, spec.upper(ints)))
+            drawn = int(rng.integers(spec.low, max(spec.low, high) + 1))
+            ints[spec.name] = spec.low if rng.random() < 0.5 else drawn
+        low, high = _boxes(family, ints)
+        u = rng.random((2, low.size))
+        x = np.where(u[0] < 0.1, low, np.where(u[0] > 0.9, high, low + u[1] * (high - low)))
+        point = record(ints, x)
+        if point.evaluation.violated:
+            return point
     return None
 
 
@@ -320,7 +345,9 @@ def _local(family, record, start: Point, evaluations: int) -> Point | None:
     return None
 
 
-def _cma(family, record, start: Point, evaluations: int, seed: int) -> Point | None:
+def _cma(
+    family, record, start: Point, evaluations: int, seed: int, sigma: float = 0.3
+) -> Point | None:
     """Step 2 on one integer configuration: CMA-ES in box coordinates :math:`[0,1]^n` from
     ``start``, restarted with a doubled population while ``evaluations`` last; returns a
     counterexample if one is met."""
@@ -344,7 +371,7 @@ def _cma(family, record, start: Point, evaluations: int, seed: int) -> Point | N
                 "tolfun": 1e-13,
                 "tolx": 1e-13,
             }
-            es = cma.CMAEvolutionStrategy(x0, _SIGMA0, options)
+            es = cma.CMAEvolutionStrategy(x0, sigma, options)
             while not es.stop() and evaluations - record.spent(first) >= es.popsize:
                 xs = es.ask()
                 scores = []
@@ -390,10 +417,15 @@ def _search_once(
     """Steps 1-3 with ``budget`` evaluations: a counterexample (or None) and whether
     hypothesis found (and so shrank) it."""
     first = len(record.points)
-    explore = max(budget // 3, 1) if method == "local" else max(int(_EXPLORE * budget), 1)
-    found = _explore(family, record, explore, seed, caps)
-    if found is not None:
-        return found, True
+    if method == "local":
+        found = _explore(family, record, max(budget // 3, 1), seed, caps)
+        if found is not None:
+            return found, True
+    else:
+        rng = np.random.default_rng([seed, len(record.points)])
+        found = _sample(family, record, max(int(_EXPLORE * budget), 1), rng, caps)
+        if found is not None:
+            return found, False
     configs = _configurations(family, record, record.points[first:], starts, caps)
     if method == "local":
         for i, start in enumerate(configs):
@@ -403,17 +435,31 @@ def _search_once(
                 return found, False
         return None, False
     polish = int(_POLISH * budget)
-    global_budget = budget - record.spent(first) - polish
-    share = int(_PROBE * global_budget) // len(configs) if len(configs) > 1 else global_budget
-    for start in configs:  # an equal first share for each configuration ...
-        found = _cma(family, record, start, share, seed)
-        if found is not None:
-            return found, False
-    best = record.best(first)  # ... then the rest for the best one, and the polish
-    found = _cma(family, record, best, budget - record.spent(first) - polish, seed + 1)
+    probe = int(_PROBE * (budget - record.spent(first) - polish))
+    alive = configs
+    while len(alive) > 1:  # successive halving: equal shares, then the better half again
+        share = probe // (2 * len(alive))
+        for start in alive:
+            found = _cma(family, record, start, share, seed + len(alive))
+            if found is not None:
+                return found, False
+        ranked = [_best_with(record, first, p.integers) for p in alive]
+        ranked.sort(key=lambda p: p.evaluation.score, reverse=True)
+        alive = ranked[: (len(alive) + 1) // 2] if len(alive) > 2 else ranked[:1]
+    best = record.best(first)  # the rest for the best configuration, then the polish
+    left = budget - record.spent(first) - polish
+    found = _cma(family, record, best, left, seed + 1, sigma=_SIGMA_FINAL)
     if found is None:
         found = _local(family, record, record.best(first), budget - record.spent(first))
     return found, False
+
+
+def _best_with(record, first: int, integers) -> Point:
+    """The best point recorded since ``first`` with these integers."""
+    return max(
+        (p for p in record.points[first:] if p.integers == integers),
+        key=lambda p: p.evaluation.score,
+    )
 
 
 def _smaller(low: int, current: int) -> list[int]:
