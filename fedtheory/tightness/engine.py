@@ -13,8 +13,9 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
    successive halving (half of the stage's first half shared by all configurations, then
    the better half of them again), then the rest for the best configuration from its best
    point with a smaller initial step; restarts double the population (the IPOP rule);
-3. **polish** (two fifths of the budget): bounded Nelder-Mead (scipy) from the best point,
-   restarted while it improves;
+3. **polish** (two fifths of the budget): each integer of the best point moved to the ends
+   of its range and to its neighbours (kept if better), then bounded Nelder-Mead (scipy)
+   from the best point, restarted while it improves;
 4. **shrinking** of a counterexample found in steps 2-3 (at most one more budget): each
    ``size`` integer in turn is capped at smaller values (its lowest values first, then
    halving the distance to the current value) and steps 1-3 rerun with a fifth of the
@@ -450,8 +451,34 @@ def _search_once(
     left = budget - record.spent(first) - polish
     found = _cma(family, record, best, left, seed + 1, sigma=_SIGMA_FINAL)
     if found is None:
+        found = _integer_moves(family, record, record.best(first), caps)
+    if found is None:
         found = _local(family, record, record.best(first), budget - record.spent(first))
     return found, False
+
+
+def _integer_moves(family, record, best: Point, caps) -> Point | None:
+    """Step 3's start: each integer in turn moved to its ends and to its neighbours (the
+    reals kept, where their number does not change), kept when the score rises; returns a
+    counterexample if one is met."""
+    for i, spec in enumerate(family.integers):
+        before = {s.name: best.integers[s.name] for s in family.integers[:i]}
+        high = min(spec.upper(before), caps.get(spec.name, spec.upper(before)))
+        now = best.integers[spec.name]
+        for value in sorted({spec.low, high, now - 1, now + 1} - {now}):
+            if not spec.low <= value <= high:
+                continue
+            ints = {**best.integers, spec.name: value}
+            if any(ints[s.name] > s.upper(ints) for s in family.integers):
+                continue
+            if len(family.reals(ints)) != len(best.reals):
+                continue
+            trial = record(ints, best.vector())
+            if trial.evaluation.violated:
+                return trial
+            if trial.evaluation.score > best.evaluation.score:
+                best = trial
+    return None
 
 
 def _best_with(record, first: int, integers) -> Point:
