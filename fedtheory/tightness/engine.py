@@ -10,9 +10,9 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
 2. **global search** (the rest but the polish): CMA-ES (Hansen's ``cma``) over the reals,
    in coordinates that map each box to :math:`[0,1]`, with the integers fixed, from the
    smallest integer configuration and the best explored ones (``starts`` in all), by
-   successive halving (half of the stage's first half shared by all configurations, then
-   the better half of them again), then the rest for the best configuration from its best
-   point with a smaller initial step; restarts double the population (the IPOP rule);
+   successive halving (three quarters of the stage: half of it shared by all the
+   configurations, half by the better half of them), then the rest for the best
+   configuration from its best point with a smaller initial step; restarts double the population (the IPOP rule);
 3. **polish** (two fifths of the budget): each integer of the best point moved to the ends
    of its range and to its neighbours (kept if better), then bounded Nelder-Mead (scipy)
    from the best point, restarted while it improves;
@@ -72,7 +72,7 @@ CONFIRMATION_OFFSET = 7919
 """A Monte-Carlo worst instance is re-measured with seed ``seed + CONFIRMATION_OFFSET``."""
 _DECIMALS = 7  # a counterexample's reals are rounded to at most this many decimals
 _EXPLORE = 0.1  # share of the budget for step 1 (global search)
-_PROBE = 0.5  # share of step 2 for the successive halving over the integer configurations
+_PROBE = 0.75  # share of step 2 for the successive halving over the integer configurations
 _POLISH = 0.4  # share of the budget for step 3
 _SIGMA_FINAL = 0.1  # CMA-ES's initial step on the best configuration (box coordinates)
 
