@@ -791,12 +791,6 @@ CONTRACT |= {
     _m(f"{TG}.family", "scaled"): Case(
         tightness.scaled, {"family": TV_FAMILY, "factor": 0.1}, ("factor", STRING), ("factor", 0.0)
     ),
-    _m(f"{TG}.family", "decide"): Case(
-        tightness.decide,
-        {"low": 1.0, "high": 1.0, "bound": 1.0, "floor": 0.0},
-        ("bound", STRING),
-        ("floor", -1.0),
-    ),
     _m(f"{TG}.custom", "theorem_family"): Case(
         tightness.theorem_family,
         {"theorem": CATALOGUE["divergences.tv_chi_square"], "measure": lambda chi2: chi2},

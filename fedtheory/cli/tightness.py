@@ -44,7 +44,6 @@ def _family(args):
 def _tightness(args) -> int:
     from fedtheory.errors import ParameterError
     from fedtheory.tightness import search
-    from fedtheory.tightness.family import _format_ratio
 
     try:
         family = _family(args)
@@ -62,13 +61,12 @@ def _tightness(args) -> int:
     ev = worst.evaluation
     what = "upper 95% confidence limit of the mean" if result.monte_carlo else "measured"
     print(
-        f"worst ratio ({what} / bound): {_format_ratio(worst.ratio)}  "
+        f"worst ratio ({what} / bound): {ev.ratio_text()}  "
         f"(measured {ev.measured:.6g}, bound {ev.bound:.6g})"
     )
     if result.confirmation is not None:
         print(
-            "  re-measured with independent replicates: ratio "
-            f"{_format_ratio(result.confirmation.ratio)}"
+            f"  re-measured with independent replicates: ratio {result.confirmation.ratio_text()}"
         )
     print(f"  instance: {_fmt(result.worst_instance)}")
     print(f"  constants: {_fmt(_constants(worst))}")
@@ -81,7 +79,7 @@ def _tightness(args) -> int:
         c = cex.evaluation
         print(
             f"COUNTEREXAMPLE (shrunk): measured {c.measured:.6g} > bound {c.bound:.6g} "
-            f"(ratio {_format_ratio(cex.ratio)}): {c.excess()}"
+            f"(ratio {c.ratio_text()}): {c.excess()}"
         )
         print(f"  instance: {_fmt(result.counterexample_instance)}")
         print(f"  constants: {_fmt(_constants(cex))}")

@@ -34,7 +34,6 @@ _LAZY = {
     "Integer": "family",
     "Measurement": "family",
     "Real": "family",
-    "decide": "family",
     "scaled": "family",
     "family": None,
     "load_families": "custom",

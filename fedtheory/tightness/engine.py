@@ -12,7 +12,8 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
    smallest integer configuration and the best explored ones (``starts`` in all), by
    successive halving (three quarters of the stage: half of it shared by all the
    configurations, half by the better half of them), then the rest for the best
-   configuration from its best point with a smaller initial step; restarts double the population (the IPOP rule);
+   configuration from its best point with a smaller initial step; restarts double the
+   population (the IPOP rule);
 3. **polish** (two fifths of the budget): each integer of the best point moved to the ends
    of its range and to its neighbours (kept if better), then bounded Nelder-Mead (scipy)
    from the best point, restarted while it improves;
@@ -31,7 +32,7 @@ draws, so its results may change with what else is imported; the default search 
 its own generator and depends on the seed only.
 
 Every point is judged by the report's verdict rule
-(:func:`fedtheory.tightness.family.decide`): a counterexample needs the measured value (the
+(:func:`fedtheory.verdict.upper_bound_outcome`): a counterexample needs the measured value (the
 lower 95% confidence limit for a Monte-Carlo family) above the bound plus the rounding
 floor, and a point outside the theorem's hypotheses is never one (the optimisers see it as
 the worst score). When the worst ratio reaches 1 within the rounding floor at a valid
@@ -61,7 +62,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.params import check_bool, check_choice, check_instance, check_int, check_seed
-from fedtheory.tightness.family import Evaluation, Family, _format_ratio
+from fedtheory.tightness.family import Evaluation, Family
 
 DEFAULT_BUDGET = 400
 """Evaluations of the measured side per search. A counterexample's shrinking spends more:
@@ -141,10 +142,11 @@ class SearchResult:
 
     def summary(self) -> str:
         """One line: the worst ratio, with the proved supremum and *attained* if so."""
-        text = f"worst ratio {_format_ratio(self.ratio)}"
+        quoted = self.worst.evaluation if self.confirmation is None else self.confirmation
+        text = f"worst ratio {quoted.ratio_text()}"
         if self.supremum is not None:
             text = (
-                f"proved supremum {self.supremum:g}, reached {_format_ratio(self.ratio)}"
+                f"proved supremum {self.supremum:g}, reached {quoted.ratio_text()}"
                 f" ({100 * self.reached:.2f}% of it)"
             )
         return text + ("; attained" if self.attained else "")

@@ -15,11 +15,12 @@ constants (:meth:`Family.measure`), so a family whose theorem is replaced
 (``dataclasses.replace(family, theorem=mine)``) judges ``mine``. A point where a hypothesis of
 the theorem fails is *not valid*: it is never a counterexample.
 
-The decision at a point is the verdict rule of the report (:func:`decide`): a counterexample
-needs the lower confidence limit (the exact value for a deterministic measurement) above
-``bound + floor``, where ``floor`` is the rounding floor
-(:func:`fedtheory.verdict.rounding_floor`) of the magnitudes that entered the computation; the
-bound holds when the upper limit is at most ``bound + floor``; otherwise inconclusive.
+The decision at a point is the verdict rule of the report
+(:func:`fedtheory.verdict.upper_bound_outcome`): a counterexample needs the lower confidence
+limit (the exact value for a deterministic measurement) above the bound plus the slack
+(``floor``, the rounding floor :func:`fedtheory.verdict.rounding_floor` of the magnitudes
+that entered the computation, plus ``BOUND_RTOL`` times the bound); the bound holds when
+the upper limit is within the slack; otherwise inconclusive.
 """
 
 from __future__ import annotations
@@ -33,35 +34,15 @@ import numpy as np
 from fedtheory.bounds.base import Theorem
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
-from fedtheory.verdict import ROUNDING_ULPS, rounding_floor
+from fedtheory.verdict import (
+    ROUNDING_ULPS,
+    Verdict,
+    format_ratio,
+    rounding_floor,
+    upper_bound_outcome,
+)
 
-COUNTEREXAMPLE, HOLDS, INCONCLUSIVE = "counterexample", "holds", "inconclusive"
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
-
-
-def decide(low: float, high: float, bound: float, floor: float) -> str:
-    r"""The verdict rule at one instance: ``"counterexample"`` if the lower confidence limit
-    ``low`` exceeds ``bound + floor``, ``"holds"`` if the upper limit ``high`` is at most
-    ``bound + floor``, else ``"inconclusive"`` (a deterministic measurement has
-    ``low = high``). ``floor`` is the rounding floor, so a rounding-level excess (a bound of
-    1e-80 met by 1e-46 computed from magnitudes near 1) is never a counterexample."""
-    low, high, bound = (check_real(v, n, "decide") for v, n in ((low, "low"), (high, "high"),
-                                                                 (bound, "bound")))  # fmt: skip
-    floor = check_real(floor, "floor", "decide", low=0.0)
-    if low > bound + floor:
-        return COUNTEREXAMPLE
-    return HOLDS if high <= bound + floor else INCONCLUSIVE
-
-
-def _format_ratio(ratio: float) -> str:
-    """A ratio for people: ``0.80476``, or ``1 + 2.1e-09`` near 1 (so that an excess of
-    rounding size is not printed as ``1``)."""
-    if not math.isfinite(ratio):
-        return str(ratio)
-    if ratio != 1.0 and abs(ratio - 1.0) < 5e-6:
-        sign = "+" if ratio > 1 else "-"
-        return f"1 {sign} {abs(ratio - 1.0):.2g}"
-    return f"{ratio:.6g}"
 
 
 @dataclass(frozen=True)
@@ -110,8 +91,9 @@ class Evaluation:
     r"""One instance: the measured quantity next to the bound of the family's theorem.
 
     :attr:`ratio` divides the *upper* confidence limit by the bound (the exact value for a
-    deterministic measurement); :attr:`outcome` applies :func:`decide`; ``valid`` is false
-    where a hypothesis of the theorem fails (then no outcome is a counterexample)."""
+    deterministic measurement); :attr:`outcome` applies
+    :func:`fedtheory.verdict.upper_bound_outcome`; ``valid`` is false where a hypothesis of
+    the theorem fails (then no outcome is a counterexample)."""
 
     measured: float
     bound: float
@@ -144,6 +126,11 @@ class Evaluation:
             return float(self.high / self.bound)
         return math.inf if self.high > self.floor else 0.0
 
+    def ratio_text(self) -> str:
+        """The ratio for people (:func:`fedtheory.verdict.format_ratio`: ``1 + 2.1e-09``
+        near 1, so that a rounding-level excess is seen as one)."""
+        return format_ratio(self.high, self.bound)
+
     @property
     def score(self) -> float:
         r"""What the search maximises: :math:`\log(m/(b+\text{floor}))` (upper limit
@@ -158,18 +145,19 @@ class Evaluation:
         return float(np.clip(math.log(top / bottom), -_LOG_CAP, _LOG_CAP))
 
     @property
-    def outcome(self) -> str:
-        """``"counterexample"``, ``"holds"`` or ``"inconclusive"`` (:func:`decide`);
-        ``"holds"`` or ``"inconclusive"`` outside the hypotheses (never a counterexample)."""
+    def outcome(self) -> Verdict:
+        """*holds*, *violated* (a counterexample) or *inconclusive*
+        (:func:`fedtheory.verdict.upper_bound_outcome`, with the rounding floor); never
+        *violated* outside the hypotheses."""
         if np.isnan([self.low, self.high, self.bound]).any():
-            return INCONCLUSIVE
-        verdict = decide(self.low, self.high, self.bound, self.floor)
-        return INCONCLUSIVE if verdict == COUNTEREXAMPLE and not self.valid else verdict
+            return Verdict.INCONCLUSIVE
+        verdict = upper_bound_outcome(self.low, self.high, self.bound, floor=self.floor)
+        return Verdict.INCONCLUSIVE if verdict is Verdict.VIOLATED and not self.valid else verdict
 
     @property
     def violated(self) -> bool:
-        """A counterexample: valid, and the lower limit above ``bound + floor``."""
-        return self.outcome == COUNTEREXAMPLE
+        """A counterexample: valid, and the lower limit above the bound plus the slack."""
+        return self.outcome is Verdict.VIOLATED
 
     @property
     def attained(self) -> bool:
@@ -197,7 +185,7 @@ class Evaluation:
             "measured": self.measured,
             "bound": self.bound,
             "ratio": self.ratio,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "violated": self.violated,
             "valid": self.valid,
             "floor": self.floor,
