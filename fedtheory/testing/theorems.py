@@ -330,6 +330,22 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     return _values(theorem, fixed, boxes)
 
 
+def _complete(values: Mapping) -> str:
+    """``values`` as text that rebuilds them: a quadratic problem is written as the
+    constructor call with its curvatures ``A``, client minimisers ``c`` and weights (its
+    one-line ``repr`` omits them)."""
+
+    def show(v) -> str:
+        if all(hasattr(v, a) for a in ("A", "c", "alpha", "noise_std")):
+            return (
+                f"{type(v).__name__}(A={np.asarray(v.A).tolist()}, c={np.asarray(v.c).tolist()}, "
+                f"alpha={np.asarray(v.alpha).tolist()}, noise_std={v.noise_std!r})"
+            )
+        return repr(v)
+
+    return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in values.items()) + "}"
+
+
 # --- a property check of a theorem ------------------------------------------------------------
 @dataclass(frozen=True)
 class TheoremCheck:
@@ -479,7 +495,7 @@ def check_theorem(
         seen["examples"] += 1
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
-        where = f"{theorem.title} at {values}"
+        where = f"{theorem.title} at {_complete(values)}"
         if constants is not None:
             where += f" (constants {dict(constants(**values))})"
         try:
