@@ -310,6 +310,15 @@ def test_theorem_family_searches_a_users_theorem_over_its_own_parameters():
     assert result.counterexample is not None and result.counterexample.evaluation.violated
     true = search(theorem_family(fedau.theorem3_per_round, _weight_error, ranges=ranges), seed=0)
     assert true.counterexample is None and true.ratio <= 1
+    seen = []  # a fixed key outside the theorem's parameters goes to the measurement only
+
+    def labelled(p, K_cut, t, label):
+        seen.append(label)
+        return _weight_error(p, K_cut, t)
+
+    fixed = theorem_family(fedau.theorem3_per_round, labelled, fixed={"K_cut": 2, "label": "x"})
+    assert [i.name for i in fixed.integers] == ["t"] and "label = x" in fixed.description
+    assert fixed.measure({"t": 3}, [0.5]).constants["K_cut"] == 2 and seen == ["x"]
 
 
 def test_theorem_family_points_outside_the_hypotheses_are_never_counterexamples():
