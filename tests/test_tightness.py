@@ -128,6 +128,8 @@ def test_e3cs_family_compares_the_upper_confidence_limit():
     assert_tight(ev.bound, eta * S + 4 * np.log(4) / eta)
     same = family.measure(ints, [0.5, 0.0, 0.1, 0.3, 0.6, 0.9], seed=3)
     assert same == ev  # common random numbers: the objective is deterministic
+    shown = family.describe(ints, [0.5, 0.5, 0.1, 0.3, 0.6, 0.9])  # the paper's symbols
+    assert shown == {**ints, "sigma": 0.25, "eta": 0.5, "rho": [0.1, 0.3, 0.6, 0.9]}
 
 
 def test_monte_carlo_violation_needs_the_lower_limit_above_the_bound():

@@ -330,6 +330,22 @@ _E3CS_DESCRIPTION = (
     f"successes; E3CS with exact-marginal sampling; measured: regret (26), mean of "
     f"{E3CS_REPLICATES} replicates (ratio: upper 95% confidence limit / bound)"
 )
+
+
+def _e3cs_describe(optimal: bool):
+    """The instance in Huang et al.'s symbols: K, k, T, the quota sigma, eta (the optimal
+    eta^* of (28) is computed, so not listed) and the success probabilities rho."""
+
+    def describe(ints, x) -> dict:
+        head = 0 if optimal else 1
+        out = {**ints, "sigma": float(x[head]) * ints["k"] / ints["K"]}
+        if not optimal:
+            out["eta"] = float(x[0])
+        return {**out, "rho": x[head + 1 :].tolist()}
+
+    return describe
+
+
 E3CS_REGRET = Family(
     e3cs.regret,
     _E3CS_DESCRIPTION + ", eta in [0.01, 0.99]",
@@ -337,6 +353,7 @@ E3CS_REGRET = Family(
     lambda ints: _e3cs_reals(ints, with_eta=True),
     _e3cs_evaluate(optimal=False),
     monte_carlo=True,
+    instance=_e3cs_describe(optimal=False),
 )
 E3CS_REGRET_OPTIMAL = Family(
     e3cs.regret_optimal,
@@ -345,6 +362,7 @@ E3CS_REGRET_OPTIMAL = Family(
     lambda ints: _e3cs_reals(ints, with_eta=False),
     _e3cs_evaluate(optimal=True),
     monte_carlo=True,
+    instance=_e3cs_describe(optimal=True),
 )
 
 
