@@ -144,7 +144,6 @@ NOTATION: dict[str, Notation] = {
         "max_t lambda_2(E[W^(t) W^(t)]), mixing of the gossip matrices (FedAWE (4))",
         low=0.0,
         high=1.0,
-        high_open=True,
     ),
     "m": _count("m", "number of clients (FedAWE)"),
     "s": _count("s", "local steps per round (FedAWE)"),

@@ -281,7 +281,7 @@ def _cafed(problem, alg: CaFed, mask, w, gen):
     return out
 
 
-def fedawe_loop(problem, alg: FedAWE, mask, w, gen):
+def _fedawe_loop(problem, alg: FedAWE, mask, w, gen):
     """FedAWE, Algorithm 1 of Xiang et al. 2024 (``alg.variant="code"``: the authors' rate
     and clipped aggregated update), line by line for one replicate: the server models
     ``[T+1]`` and the final client models ``[N, d]`` and last active rounds ``[N]``."""
@@ -314,7 +314,7 @@ def fedawe_loop(problem, alg: FedAWE, mask, w, gen):
 
 
 def _fedawe(problem, alg: FedAWE, mask, w, gen):
-    return fedawe_loop(problem, alg, mask, w, gen)[0]
+    return _fedawe_loop(problem, alg, mask, w, gen)[0]
 
 
 _REFERENCES = {
