@@ -41,6 +41,7 @@ from fedtheory.verdict import (
     mean_difference,
 )
 
+FINDINGS = {Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED}
 REPORTED_VIOLATIONS = {"cafed-appf"}  # findings: the paper's claim is not reproduced
 
 
@@ -132,6 +133,8 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name, tmp
     assert len(broken) == len(rows)
     for before, after in zip(rows, broken, strict=True):
         expected = Verdict.OUTSIDE if before.verdict is Verdict.OUTSIDE else Verdict.VIOLATED
+        if before.verdict in FINDINGS:  # a wrong baseline reverses a finding, never violates
+            expected = Verdict.REVERSED
         assert after.verdict is expected, (before, after)
     _check_figure(check, data, s, rows, tmp_path)
 

@@ -214,8 +214,8 @@ def plot(data, s, fig):
         for i, key in enumerate(("theorem1", "corollary2", "corollary3")):
             ax.plot(T, data[f"{d}_{key}"].mean(axis=0), **plots.series(i),
                     label=f"{THEOREMS[key][0].title.split(' (')[0]}: measured")  # fmt: skip
-            ax.plot(T, data[f"{d}_{key}_bound"], **plots.series(i, filled=False), ls=":",
-                    label="bound")  # fmt: skip
+            dotted = {**plots.series(i, filled=False), "linestyle": ":"}
+            ax.plot(T, data[f"{d}_{key}_bound"], **dotted, label="bound")
         ax.set(xscale="log", yscale="log", xlabel="horizon $T$ (rounds)",
                ylabel="averaged squared norm (model units)",
                title=f"{NAMES[d]} dynamics")  # fmt: skip
