@@ -16,9 +16,9 @@ Both hold for any number of local gradient steps :math:`s` and :math:`0<\eta_l<2
 (every :math:`E[x^t]` there equals the limit up to the transient, below :math:`10^{-4}`
 at these settings, far inside the confidence intervals), judged as an exact statement on
 its confidence interval. FedAWE (Algorithm 1, the same local steps, a constant
-:math:`\eta_l`) is run alongside: with a constant step its mean keeps a residual offset
-that shrinks with :math:`\eta_l` (Theorem 1's :math:`\eta_l^2\eta_g^2` terms), while
-FedAvg's limit does not depend on :math:`\eta_l`; the finding that FedAWE ends closer to
+:math:`\eta_l`) is run alongside: with a constant step its mean may keep a residual
+offset (Theorem 1 leaves :math:`\eta_l^2\eta_g^2` terms), while FedAvg's limit does not
+depend on :math:`\eta_l`; the finding that FedAWE ends closer to
 :math:`x^\star` than FedAvg's limit is judged across instances with the local finding rule
 of :mod:`fedtheory.validation.fedawe_table2`.
 """
