@@ -20,6 +20,7 @@ from fedtheory.cli import main
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, FedAWE, reference, simulate
 from fedtheory.testing import theorem_values
+from fedtheory.tightness import FAMILIES
 from fedtheory.verdict import rounding_floor
 from tests.conftest import assert_tight, assert_upper_bound
 
@@ -288,3 +289,10 @@ def test_list_and_show_cite_every_statement(capsys):
     assert main(["show", "fedawe.theorem1"]) == 0
     shown = capsys.readouterr().out
     assert "§6.3" in shown and "(13)" in shown and "App. G" in shown
+
+
+def test_lemma2_tightness_family_approaches_one_at_constant_delta():
+    family = FAMILIES["fedawe.lemma2.first_moment"]
+    for t, delta in [(1, 0.3), (40, 0.5), (10, 1.0)]:
+        ev = family.measure({"t": t}, [delta] + [0.0] * t)  # p^r = delta in every round
+        assert_tight(ev.ratio, 1 - (1 - delta) ** (t + 1), rtol=1e-12)

@@ -43,6 +43,7 @@ from fedtheory.params import (
 )
 from fedtheory.problems import QuadraticProblem
 from fedtheory.tightness.family import Evaluation, Family, Integer, Real
+from fedtheory.tightness.fedawe import FEDAWE_LEMMA2
 from fedtheory.verdict import mean_confidence_interval
 
 KAPPA_MAX = 100.0
@@ -374,5 +375,6 @@ FAMILIES: dict[str, Family] = {
         E3CS_REGRET,
         E3CS_REGRET_OPTIMAL,
         FEDLAAVG_EXAMPLE1,
+        FEDAWE_LEMMA2,
     )
 }
