@@ -37,6 +37,7 @@ from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
+from fedtheory.validation.custom import theorem_check
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_equal, compare_mean_upper_bound
 from fedtheory.verdict import compare_upper_bound as compare_upper
@@ -391,6 +392,29 @@ def lemma5_plot(data, s, fig):
     return None
 
 
+# --- Lemma 4 on random populations, through the user's path (theorem_check) ---------------
+def population_rho(*, delta: float, m: int, seed: int) -> float:
+    r"""Exact :math:`\rho` of ``m`` clients with :math:`p_i=\delta+(1-\delta)U_i`,
+    :math:`U_i\sim\mathcal U(0,1)` from ``seed``, one client at :math:`p=\delta`."""
+    u = rng.numpy_rng(seed, 0, rng.DATA).random(m)
+    u[0] = 0.0
+    return float(fedawe.mixing_rho(delta + (1 - delta) * u))
+
+
+POPULATIONS = {
+    "tiny": [{"delta": d, "m": m, "seed": 0} for d in (0.1, 0.5) for m in (2, 10)],
+    "quick": [
+        {"delta": d, "m": m, "seed": i}
+        for i, d in enumerate((0.05, 0.2, 0.5, 0.9))
+        for m in (2, 5, 20, 50)
+    ],  # fmt: skip
+    "full": [
+        {"delta": d, "m": m, "seed": i}
+        for i, d in enumerate(np.linspace(0.02, 0.98, 9))
+        for m in (2, 3, 5, 10, 20, 50, 100)
+    ],  # fmt: skip
+}
+
 CLAIM = "Xiang et al. (FedAWE), NeurIPS 2024"
 for _name, _title, _parts, _bounds in (
     ("fedawe-lemma2", "FedAWE Lemma 2: unavailability statistics under the paper's dynamics",
@@ -407,3 +431,15 @@ for _name, _title, _parts, _bounds in (
 ):  # fmt: skip
     register(Check(_name, _title, f"{CLAIM}: {_title.split(': ')[0][7:]}", *_parts,
                    bounds=_bounds))  # fmt: skip
+
+register(
+    theorem_check(
+        fedawe.lemma4,
+        population_rho,
+        name="fedawe-lemma4-populations",
+        instances=POPULATIONS,
+        x="m",
+        measured="exact rho (random population above delta)",
+        title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+    )
+)
