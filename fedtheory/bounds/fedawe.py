@@ -339,8 +339,9 @@ corollary1 = register(
             "heterogeneity": s * m * (sigma2 + zeta2) / (T * delta * (1 - _sqrt_rho) ** 2),
         },
         conditions=(
-            _cond("eta_g = sqrt(s delta m) >= 1 (the proof's convention)", s * delta * m, ">=",
-                  1),  # fmt: skip
+            _cond(
+                "eta_g = sqrt(s delta m) >= 1 (the proof's convention)", s * delta * m, ">=", 1
+            ),  # fmt: skip
             _cond("delta <= delta_max", delta, "<=", delta_max),
             _cond("rho < 1", rho, "<", 1),
         ),
