@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fedtheory.bounds import fedau
+from fedtheory.bounds import e3cs, fedau
 from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
@@ -267,13 +267,14 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
         Comparison("loose claim", ref, "<=", 2.8e-6, 1.0, Verdict.HOLDS),
         Comparison("tight claim", "a lemma", "<=", 7.7e-34, 0.0, Verdict.HOLDS),
         Comparison("exact claim", "a lemma", "==", 0.0, 0.0, Verdict.HOLDS),
+        Comparison("excess <= 0", e3cs.fact9.reference, "<=", -0.5, 0.0, Verdict.HOLDS),
     ]
     key = "fedau.theorem3.per_round"
     tight = _outcome("tightness", [], {"ratio": np.array([0.995]), "budget": np.array([60])},
                      {"keys": [key]})  # fmt: skip
     blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
     text = to_markdown(blocks)
-    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 3 holds (1 loose)" in text
+    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
@@ -283,7 +284,11 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
     )
     assert (
         f"Tightest instance of {ref}: the largest ratio found inside the hypotheses is 2.8e-06 "
-        "(search budget 1) (this validation's 1 row(s) inside the hypotheses, no search)"
+        "(no search: among this validation's 1 row(s))."
+    ) in alone
+    assert (
+        f"Tightest instance of {e3cs.fact9.reference}: the bound is 0 or below; the largest "
+        "measured - bound is -0.5 (no search: among this validation's 1 row(s))."
     ) in alone
 
 

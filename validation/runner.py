@@ -337,12 +337,13 @@ def _counts(outcomes: list[Outcome]) -> str:
     return text
 
 
-def _tightness_text(ratio: float, budget: int) -> str:
+def _tightness_text(ratio: float, searched: str) -> str:
+    """ "attained within x%" or "the largest ratio found ... is r (searched)"."""
     if ratio > 1:
         return f"a ratio of {format_ratio(ratio, 1.0)} was found inside the hypotheses"
     if ratio >= ATTAINED:
         return f"attained within {100 * (1 - ratio):.2g}% (ratio {format_ratio(ratio, 1.0)})"
-    return f"the largest ratio found inside the hypotheses is {ratio:.3g} (search budget {budget})"
+    return f"the largest ratio found inside the hypotheses is {ratio:.3g} ({searched})"
 
 
 def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
@@ -364,18 +365,23 @@ def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
         key = families.get(ref)
         if tight is not None and key in tight.settings["keys"]:
             j = tight.settings["keys"].index(key)
-            text = _tightness_text(float(tight.data["ratio"][j]), int(tight.data["budget"][j]))
+            budget = int(tight.data["budget"][j])
+            text = _tightness_text(float(tight.data["ratio"][j]), f"search budget {budget}")
             how = (
                 f"search of the [tightness](#{tight.check.name}) section, family `{key}`; "
                 f"known: {FAMILIES[key].tightness}"
             )
         else:
             ratios = [r.ratio for r in rows if r.bound > 0]
-            if not ratios:
-                continue
-            text = _tightness_text(max(ratios), len(rows))
-            how = f"this validation's {len(rows)} row(s) inside the hypotheses, no search"
-        lines.append(f"Tightest instance of {ref}: {text} ({how}).")
+            searched = f"no search: among this validation's {len(rows)} row(s)"
+            if ratios:
+                text = _tightness_text(max(ratios), searched)
+            else:  # e.g. "excess <= 0": the distance to the bound instead of a ratio
+                gap = max(r.measured - r.bound for r in rows)
+                text = f"the bound is 0 or below; the largest measured - bound is {gap:.3g}"
+                text += f" ({searched})"
+            how = ""
+        lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
     return lines
 
 
