@@ -395,7 +395,7 @@ def mixing_moment(p) -> np.ndarray:
     :math:`M_{ii}=p_i\,\mathbb E[1/(1+K_{-i})]+1-p_i`, where :math:`K_{-\cdot}` counts the
     other active clients. With :math:`1/(a+K)=\int_0^1x^{a-1+K}dx` and :math:`\mathbb E
     [x^K]=\prod_k(1-p_k+p_kx)`, both are integrals of polynomials of degree :math:`<N`,
-    computed exactly by Gauss-Legendre quadrature with :math:`\lceil N/2\rceil+1` nodes
+    computed exactly by Gauss-Legendre quadrature with :math:`\lfloor N/2\rfloor+2` nodes
     (:math:`A=\emptyset` gives :math:`W=I`, as in the proof of Lemma 4).
 
     Examples
