@@ -20,8 +20,8 @@ equivalence: the interval must lie within the prediction :math:`\pm1` (1% of
 :math:`\eta_l`) is run alongside: with a constant step its mean may keep a residual
 offset (Theorem 1 leaves :math:`\eta_l^2\eta_g^2` terms), while FedAvg's limit does not
 depend on :math:`\eta_l`; the finding that FedAWE ends closer to
-:math:`x^\star` than FedAvg's limit is judged across instances with the local finding rule
-of :mod:`fedtheory.validation.fedawe_table2`.
+:math:`x^\star` than FedAvg's limit is judged across the instances, paired, by
+:func:`fedtheory.verdict.compare_finding`.
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ from fedtheory.bounds import fedawe
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import AverageAll, AverageParticipating, FedAvg, FedAWE, simulate
 from fedtheory.validation import plots
-from fedtheory.validation.fedawe_table2 import finding
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_mean_equal
+from fedtheory.verdict import compare_finding, compare_mean_equal
 
 
 def settings(size: Size) -> dict:
     pairs = {
-        "tiny": [[0.2, 0.8], [0.5, 0.9]],
+        "tiny": [[0.2, 0.8], [0.5, 0.9], [0.1, 0.3], [0.7, 0.4], [0.05, 0.6]],
         "quick": [[0.2, 0.8], [0.5, 0.9], [0.1, 0.3], [0.7, 0.4], [0.05, 0.6]],
         "full": [[a, b] for a in (0.1, 0.3, 0.5, 0.7, 0.9) for b in (0.1, 0.3, 0.5, 0.7, 0.9)],
     }[size]
@@ -97,7 +96,7 @@ def judge(data, s):
             fedawe.example1_fedavg_all.reference, data["fedavg_all"], data["limit_all"],
             margin=s["margin"],
         ),
-        finding(
+        compare_finding(
             "FedAWE ends closer to x* = (u1 + u2)/2 than FedAvg's limit (over active clients), "
             "across the (p1, p2) instances",
             f"{ref}; §5", data["fedawe_error"], data["bias_active"],

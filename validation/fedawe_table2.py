@@ -5,9 +5,9 @@ The paper's finding (§7): "FedAWE consistently outperforms the algorithms not a
 or known statistics" -- FedAvg over active clients, FedAvg over all clients, FedAU, F3AST --
 under the stationary, staircase, sine and interleaved sine dynamics. Each (dynamics,
 baseline) pair is one empirical finding, judged on the per-seed differences (the same data
-seed, problem and availability for both algorithms; :func:`finding`): *reproduced* when
-FedAWE's training error is significantly below the baseline's,
-*reversed* when significantly above, *not reproduced at this scale* otherwise. The memory
+seed, problem and availability for both algorithms) by
+:func:`fedtheory.verdict.compare_finding`: *reproduced*, *not reproduced at this scale* or
+*reversed*. The memory
 and known-statistics group (MIFA, FedVARP, FedAvg with known :math:`p`), where the paper only
 says FedAWE is "competitive or even better", is reported in the notes without a verdict.
 
@@ -55,7 +55,7 @@ from fedtheory.sim.fedawe import CodeRate
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import Comparison, Verdict, mean_confidence_interval
+from fedtheory.verdict import compare_finding
 
 GROUP1 = ("fedavg-active", "fedavg-all", "fedau", "f3ast")
 GROUP2 = ("mifa", "fedvarp", "known-p")
@@ -71,32 +71,6 @@ LABELS = {
     "known-p": "FedAvg with known p",
 }
 REFERENCE = "Xiang et al. 2024 (FedAWE), §7, Table 2"
-
-
-# --- LOCAL JUDGEMENT of an empirical finding ------------------------------------------------
-# Minimal stand-in until ``fedtheory.verdict.compare_finding`` (findings across data seeds)
-# reaches main: a paired Student-t interval of the per-seed differences decides the outcome.
-def finding(claim: str, reference: str, samples, baseline) -> Comparison:
-    """The paper's ordering "X < Y" from paired runs (``samples [n]`` and ``baseline [n]``
-    on the same ``n`` data seeds or instances): *reproduced* when the 95% upper limit of the
-    mean of X - Y is below 0, *reversed* when its lower limit is above 0, *not reproduced at
-    this scale* otherwise (never *violated*: a table is a finding)."""
-    x, y = np.asarray(samples, float), np.asarray(baseline, float)
-    mean, low, high = mean_confidence_interval(x - y)
-    if high < 0:
-        verdict = Verdict.REPRODUCED
-    elif low > 0:
-        verdict = Verdict.REVERSED
-    else:
-        verdict = Verdict.NOT_REPRODUCED
-    detail = (
-        f"{x.size} paired data seeds or instances; mean difference {mean:.4g}, "
-        f"95% CI [{low:.4g}, {high:.4g}] (paired Student t)"
-    )
-    return Comparison(claim, reference, "<", float(x.mean()), float(y.mean()), verdict, detail)
-
-
-# --------------------------------------------------------------------------------------------
 
 
 def settings(size: Size) -> dict:
@@ -172,7 +146,7 @@ def _compute(s: dict) -> dict[str, np.ndarray]:
 
 def judge(data, s):
     return [
-        finding(
+        compare_finding(
             f"FedAWE's training error < {LABELS[b]}'s ({NAMES[d]} dynamics, "
             f"{s['seeds']} data seeds)",
             REFERENCE,
