@@ -15,19 +15,19 @@ from collections.abc import Mapping
 import numpy as np
 
 from fedtheory.bounds import fedawe
-from fedtheory.tightness.family import Evaluation, Family, Integer, Real
+from fedtheory.tightness.family import Family, Integer, Measurement, Real
 
 
 def _reals(ints: Mapping[str, int]) -> tuple[Real, ...]:
     return (Real("delta", 0.01, 1.0), *(Real(f"q[{r}]", 0.0, 1.0) for r in range(ints["t"])))
 
 
-def _evaluate(ints: Mapping[str, int], x: np.ndarray, seed: int) -> Evaluation:
+def _evaluate(ints: Mapping[str, int], x: np.ndarray, seed: int) -> Measurement:
     t, delta = ints["t"], float(x[0])
     p = delta + (1 - delta) * np.asarray(x[1:], float)  # rounds 0 .. t-1, all >= delta
     first, _ = fedawe.staleness_moments(np.append(p, delta)[:, None])  # rows 0 .. t
-    bound = float(fedawe.lemma2_first.evaluate(delta=delta).total)
-    return Evaluation(float(first[t, 0]), bound, {"t": t, "delta": delta})
+    measured = float(first[t, 0])
+    return Measurement(measured, {"delta": delta, "t": t}, magnitude=max(measured, 1 / delta))
 
 
 FEDAWE_LEMMA2 = Family(
@@ -37,6 +37,7 @@ FEDAWE_LEMMA2 = Family(
     (Integer("t", 1, 40, "round"),),
     _reals,
     _evaluate,
-    tightness="approached: p^r = delta for every r gives 1 - (1 - delta)^(t+1) (ratio -> 1 as "
-    "t -> infinity or delta -> 1; exactly 1 at delta = 1)",
+    tightness="attained at delta = 1 (ratio 1); p^r = delta for every r gives 1 - (1 - delta)^"
+    "(t+1), which tends to 1 as t -> infinity",
+    supremum=1.0,
 )
