@@ -18,6 +18,7 @@ from fedtheory.validation import cafed_appf
 from fedtheory.validation import statements
 from fedtheory.validation import errata
 from fedtheory.validation import tightness
+from fedtheory.validation import pep_exact
 from fedtheory.validation.registry import CHECKS, Check, register
 from fedtheory.validation.custom import load_checks, theorem_check
 

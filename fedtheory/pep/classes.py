@@ -89,5 +89,71 @@ class SmoothNonconvex:
         return f"{self.name} (L={self.L:g})"
 
 
-FunctionClass = SmoothStronglyConvex | Quadratic | SmoothNonconvex
+@dataclass(frozen=True)
+class Isotropic:
+    r"""Isotropic quadratics :math:`f(x)=\tfrac L2\|x-c\|^2` (:math:`\mu=L`; FedLaAvg's
+    Example 1 with :math:`L=2`). The class has no interpolation conditions to impose: each
+    client is its centre :math:`c_i`, a free point of the PEP, and :math:`\nabla f(x)=L(x-c)`
+    (PEPit's quadratic class at :math:`\mu=L` is the same set but numerically degenerate)."""
+
+    L: float
+    name = "isotropic quadratic"
+    convex = True
+    replayable = True
+
+    def __post_init__(self) -> None:
+        check_real(self.L, "L", type(self).__name__, low=0.0, low_open=True)
+
+    @property
+    def mu(self) -> float:
+        return self.L
+
+    def declare(self, pep):
+        from PEPit import Point
+
+        return _Isotropic({Point(): 1.0}, self.L)
+
+    def __str__(self) -> str:
+        return f"{self.name} (L={self.L:g})"
+
+
+class _Isotropic:
+    r""":math:`\sum_j w_j\tfrac L2\|x-c_j\|^2` on PEPit points (one client: one centre)."""
+
+    def __init__(self, weights: dict, L: float) -> None:
+        self.weights, self.L = weights, L
+
+    @property
+    def centre(self):
+        total = sum(self.weights.values())
+        pts = [w / total * c for c, w in self.weights.items()]
+        out = pts[0]
+        for p in pts[1:]:
+            out = out + p
+        return out
+
+    def __rmul__(self, a: float) -> _Isotropic:
+        return _Isotropic({c: a * w for c, w in self.weights.items()}, self.L)
+
+    def __add__(self, other: _Isotropic) -> _Isotropic:
+        merged = dict(self.weights)
+        for c, w in other.weights.items():
+            merged[c] = merged.get(c, 0.0) + w
+        return _Isotropic(merged, self.L)
+
+    def gradient(self, x):
+        return sum(self.weights.values()) * self.L * (x - self.centre)
+
+    def __call__(self, x):
+        vals = [w * self.L / 2 * (x - c) ** 2 for c, w in self.weights.items()]
+        out = vals[0]
+        for v in vals[1:]:
+            out = out + v
+        return out
+
+    def stationary_point(self):
+        return self.centre
+
+
+FunctionClass = SmoothStronglyConvex | Quadratic | Isotropic | SmoothNonconvex
 """Any of the client function classes."""

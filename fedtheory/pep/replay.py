@@ -22,7 +22,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance
 from fedtheory.pep import criteria
-from fedtheory.pep.classes import Quadratic
+from fedtheory.pep.classes import Isotropic, Quadratic
 from fedtheory.pep.solve import PepResult
 
 
@@ -42,7 +42,7 @@ class Replay:
 
 
 def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarray, float]:
-    r"""``A [d, d]`` with :math:`\mu I\\preceq A\\preceq LI` closest to
+    r"""``A [d, d]`` with :math:`\mu I\preceq A\preceq LI` closest to
     :math:`A(x_k-c)=g_k` for ``points, grads [P, d]``, ``centre [d]``; and the residual."""
     import cvxpy as cp
 
@@ -72,16 +72,19 @@ def replay(result: PepResult) -> Replay:
 
     check_instance(result, PepResult, "result", "replay")
     fclass = result.inputs.get("fclass")
-    if not result.ok or not isinstance(fclass, Quadratic):
+    if not result.ok or not isinstance(fclass, (Quadratic, Isotropic)):
         raise ParameterError(
             "The 'result' parameter of replay must be a verified PEP of the quadratic class. "
             f"Got status {result.status!r}, class {fclass} instead."
         )
     inst = result.instance
-    fits = [
-        fit_quadratic(x, g, c, fclass.mu, fclass.L)
-        for x, g, c in zip(inst.points, inst.grads, inst.centres, strict=True)
-    ]
+    if isinstance(fclass, Isotropic):  # A_i = L I: nothing to fit
+        fits = [(fclass.L * np.eye(c.size), 0.0) for c in inst.centres]
+    else:
+        fits = [
+            fit_quadratic(x, g, c, fclass.mu, fclass.L)
+            for x, g, c in zip(inst.points, inst.grads, inst.centres, strict=True)
+        ]
     A = np.stack([a for a, _ in fits])
     problem = QuadraticProblem(A, np.stack(inst.centres), alpha=result.inputs["alpha"])
     x_star = problem.optimum()[0]

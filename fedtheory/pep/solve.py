@@ -21,7 +21,7 @@ from fedtheory.params import check_choice, check_instance, check_simplex
 from fedtheory.pep import criteria, methods
 from fedtheory.pep._pepit import pepit
 from fedtheory.pep.certificate import Certificate, check
-from fedtheory.pep.classes import Quadratic, SmoothNonconvex, SmoothStronglyConvex
+from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
 from fedtheory.pep.participation import Participation
@@ -90,7 +90,9 @@ class PepResult:
 def _check_setting(algorithm, fclass, participation, initial, heterogeneity, criterion, alpha):
     owner = "worst_case"
     methods.check_method(algorithm, owner)
-    check_instance(fclass, (SmoothStronglyConvex, Quadratic, SmoothNonconvex), "fclass", owner)
+    check_instance(
+        fclass, (SmoothStronglyConvex, Quadratic, Isotropic, SmoothNonconvex), "fclass", owner
+    )
     check_instance(participation, Participation, "participation", owner)
     check_instance(initial, Initial, "initial", owner)
     if heterogeneity is not None:
@@ -257,6 +259,10 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
 
 def _instance(fs, x0, xs, fclass) -> Instance:
     """The primal solution's points, gradients and values per client."""
+    if isinstance(fclass, Isotropic):
+        centres = tuple(np.asarray(f.centre.eval()) for f in fs)
+        grads = tuple(np.zeros((0, c.size)) for c in centres)
+        return Instance(np.asarray(x0.eval()), np.asarray(xs.eval()), grads, grads, (), centres)
     pts, grads, vals = [], [], []
     for f in fs:
         data = f.list_of_points
