@@ -12,8 +12,10 @@ KINDS = ("distance", "gap")
 @dataclass(frozen=True)
 class Initial:
     r"""``kind="distance"``: :math:`\|x_0-x^*\|^2\le` ``value``; ``kind="gap"``:
-    :math:`F(x_0)-F(x^*)\le` ``value`` (non-convex classes: :math:`x^*` a stationary point of
-    :math:`F`, as in PEPit's non-convex examples)."""
+    :math:`F(x_0)-F^*\le` ``value``. For non-convex classes :math:`F^*` is not a PEP
+    variable: the condition is imposed as :math:`F(x_0)-F(y)\le` ``value`` at :math:`x^*` (a
+    stationary point) and at every server model :math:`y` (implied by it, as in PEPit's
+    non-convex gradient-descent example), and the result is marked ``relaxed``."""
 
     value: float = 1.0
     kind: str = "distance"

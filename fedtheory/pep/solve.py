@@ -68,7 +68,7 @@ class PepResult:
     gram_dim: int
     constraints: int
     seconds: float
-    relaxed: bool  # heterogeneity imposed only at evaluated points (value: upper bound)
+    relaxed: bool  # a condition imposed only at evaluated points (value: upper bound)
     setting: dict = field(default_factory=dict)
     instance: Instance | None = field(default=None, repr=False)
     inputs: dict = field(default_factory=dict, repr=False)  # the objects worst_case was given
@@ -154,6 +154,9 @@ def worst_case(
     x0 = pep.set_initial_point()
     pep.set_initial_condition(initial.constraint(x0, xs, F))
     trajectories = [methods.run(algorithm, fs, x0, m) for m in participation.masks]
+    if not fclass.convex:  # F* <= F(y) at every model y: F(x0) - F* <= value implies these
+        for y in (x for traj in trajectories for x in traj[1:]):
+            pep.add_constraint(F(x0) - F(y) <= initial.value)
     if heterogeneity is not None:
         at_opt = [f.gradient(xs) for f in fs]
         at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
@@ -172,7 +175,7 @@ def worst_case(
         "participation": repr(participation),
         "local_steps": algorithm.local_steps,
     }
-    relaxed = bool(getattr(heterogeneity, "relaxed", False))
+    relaxed = bool(getattr(heterogeneity, "relaxed", False)) or not fclass.convex
     result = _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass)
     inputs = {
         "algorithm": algorithm,
