@@ -268,3 +268,27 @@ def test_bad_input_names_the_parameter():
     assert_parameter_error(lambda: Participation(np.ones((1, 2, 2)), [0.5, 0.5]), "probs", "")
     with pytest.raises(ParameterError):
         Initial(-1.0)
+
+
+def test_cli_prints_worst_case_certificate_replay_and_ratio(capsys):
+    from fedtheory.cli import main
+
+    assert main(["pep", "fedlaavg-theorem4", "--t1", "2", "--t2", "1", "-T", "6"]) == 0
+    out = capsys.readouterr().out
+    r, bound = fedlaavg_theorem4(t1=2, t2=1, T=6, x0=3.0)
+    assert f"exact worst case: {r.value:.10g}" in out
+    assert "certificate: verified" in out and "replayed in the simulator" in out
+    assert f"bound / exact worst case = {bound / r.value:.6g}" in out
+    args = ["pep", "fedavg", "--class", "quadratic", "-T", "3", "--zeta2", "0.1", "--bound", "1"]
+    assert main(args) == 0
+    assert "bound / exact worst case" in capsys.readouterr().out
+
+
+def test_cli_reports_failure_and_bad_input_by_exit_status(capsys):
+    from fedtheory.cli import main
+
+    args = ["pep", "mifa", "--class", "nonconvex", "--criterion", "min_grad_norm"]
+    assert main(args) == 1  # no heterogeneity condition: unbounded
+    assert "no value reported" in capsys.readouterr().out
+    assert main(["pep", "fedavg", "--pattern", "sometimes"]) == 2
+    assert "'--pattern' option" in capsys.readouterr().err

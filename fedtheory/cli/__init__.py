@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 
 from fedtheory import __version__
-from fedtheory.cli import catalogue, sweep, theorem, tightness, validate
+from fedtheory.cli import catalogue, pep, sweep, theorem, tightness, validate
 
-COMMANDS = (catalogue, theorem, validate, tightness, sweep)
+COMMANDS = (catalogue, theorem, validate, tightness, sweep, pep)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,5 +30,5 @@ class Initial:
         return F(x0) - F(xs) <= self.value
 
     def __str__(self) -> str:
-        lhs = "||x0 - x*||^2" if self.kind == "distance" else "F(x0) - F(x*)"
+        lhs = "||x0 - x*||^2" if self.kind == "distance" else "F(x0) - F*"
         return f"{lhs} <= {self.value:g}"

@@ -253,7 +253,7 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
         None,
         "; ".join(messages),
         Point.counter,
-        0,
+        len(pep._list_of_prepared_constraints) + len(pep._list_of_prepared_psd),
         time.perf_counter() - start,
         relaxed,
         setting,
