@@ -292,3 +292,33 @@ def test_cli_reports_failure_and_bad_input_by_exit_status(capsys):
     assert "no value reported" in capsys.readouterr().out
     assert main(["pep", "fedavg", "--pattern", "sometimes"]) == 2
     assert "'--pattern' option" in capsys.readouterr().err
+
+
+def test_the_numbers_of_docs_pep_are_the_codes_output():
+    import re
+    from pathlib import Path
+
+    from fedtheory.pep.catalogue import example1_plateau
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "pep.md").read_text()
+    r, bound = fedlaavg_theorem4(t1=2, t2=1, T=6, x0=3.0)
+    shown = float(re.search(r"exact worst case: ([0-9.e-]+)", text).group(1))
+    pep_equal(shown, r.value)
+    ratio = re.search(r"bound ([0-9.]+); bound / exact worst case = ([0-9.]+)", text)
+    assert_tight(float(ratio.group(1)), bound, rtol=1e-9)
+    assert abs(float(ratio.group(2)) - bound / r.value) <= 1e-5 * bound / r.value
+    gd = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    value = worst_case(gd, SmoothStronglyConvex(0.5, 1.0), Participation.full(3, 1)).value
+    assert f"verified {round(value, 6)}" in text
+    algs = {
+        "fedavg": FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
+        "fedlaavg": FedLaAvg(clients_per_round=1, local_steps=1, lr=0.1),
+    }
+    for T in (12, 24):
+        row = re.search(rf"\| {T} \| ([0-9.e-]+) \| ([0-9.e-]+) \|", text)
+        for shown, alg in zip(row.groups(), algs.values(), strict=True):
+            s = example1_setting(t1=2, t2=1, T=T, a2=1.0)
+            exact = worst_case(alg, EXAMPLE1, s.pop("participation"), **s).value
+            assert abs(float(shown) - exact) <= 1e-5 * max(exact, 1e-3), (T, alg.name)
+    limit = float(re.search(r"\(X_B-x\^\*\)\^2=([0-9.]+)", text).group(1))
+    assert abs(limit - example1_plateau(t1=2, t2=1, periods=1, gamma=0.1)[0]) <= 1e-8
