@@ -59,14 +59,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(
         f"{'N':>2} {'T':>3} {'E':>2} {'pattern':<12} {'Gram':>5} {'constr.':>8} "
-        f"{'solver':<9} {'status':<10} {'worst case':>11} {'seconds':>8}"
+        f"{'solver':<9} {'status':<10} {'worst case':>11} {'seconds':>8}",
+        flush=True,
     )
     for case in QUICK if args.quick else FULL:
         r = row(*case)
         print(
             f"{r['N']:>2} {r['T']:>3} {r['E']:>2} {r['pattern']:<12} {r['gram']:>5} "
             f"{r['constraints']:>8} {r['solver']:<9} {r['status']:<10} {r['value']:>11} "
-            f"{r['seconds']:>8.2f}"
+            f"{r['seconds']:>8.2f}",
+            flush=True,
         )
 
 

@@ -122,6 +122,18 @@ def test_replayed_quadratic_instance_attains_the_worst_case(criterion):
     pep_equal(rp.value, r.value)
 
 
+@pytest.mark.parametrize("criterion", ["distance", "gap", "min_grad_norm"])
+def test_replayed_interpolating_instance_attains_the_strongly_convex_worst_case(criterion):
+    # Taylor, Hendrickx & Glineur 2017, Theorem 4: the PEP's data are interpolated by
+    # functions of F_{mu,L}, which the simulator runs
+    alg = FedAvg(AverageParticipating(), local_steps=2, lr=ETA)
+    part = Participation.alternating(4, 2, blocks=(2, 1))
+    cls = SmoothStronglyConvex(MU, L)
+    r = worst_case(alg, cls, part, heterogeneity=AtOptimum(ZETA2), criterion=criterion)
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
 def test_replay_under_a_distribution_of_masks_attains_the_expected_worst_case():
     part = Participation.bernoulli(2, [0.5, 0.8])
     r = worst_case(
@@ -232,6 +244,7 @@ def test_dissimilarity_is_marked_relaxed_and_nonconvex_class_solves():
         criterion="min_grad_norm",
     )
     assert r.ok and r.relaxed and r.value > 0
+    assert_parameter_error(lambda: replay(r), "result", "convex class")
     # without a heterogeneity condition the clients may differ arbitrarily: unbounded,
     # reported as a failure with the solver's status, never as a number
     free = worst_case(alg, SmoothNonconvex(1.0), Participation.alternating(3, 2),

@@ -120,12 +120,14 @@ def _report(result, bound: float | None, replayed: bool) -> int:
         f"{c.primal:.10g}, dual {c.dual:.10g}, largest check error {c.error:.2g}"
     )
     if replayed:
+        import numpy as np
+
         from fedtheory.pep.replay import replay
 
         r = replay(result)
+        how = "interpolating functions" if np.isnan(r.fit_residual) else "explicit quadratics"
         print(
-            f"replayed in the simulator (explicit quadratics, fit residual {r.fit_residual:.2g}): "
-            f"{r.value:.10g} (|difference| {r.difference:.2g})"
+            f"replayed in the simulator ({how}): {r.value:.10g} (|difference| {r.difference:.2g})"
         )
     if bound is not None:
         ratio = bound / result.value if result.value > 0 else float("inf")
@@ -156,7 +158,7 @@ def _pep(args) -> int:
         result = worst_case(
             algorithm, fclass, part, initial=initial, heterogeneity=het, criterion=args.criterion
         )
-        return _report(result, args.bound, replayed=result.ok and args.fclass == "quadratic")
+        return _report(result, args.bound, replayed=result.ok and args.fclass != "nonconvex")
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 2

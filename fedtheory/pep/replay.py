@@ -11,6 +11,12 @@ Hendrickx & Glineur 2023); the clients become a :class:`~fedtheory.problems.Quad
 and the algorithm runs in :func:`fedtheory.sim.simulate` on each mask (a
 :class:`~fedtheory.availability.TraceReplay`) from the extracted :math:`x_0`. The criterion is
 then measured on the simulated models with the problem's own minimiser.
+
+For :math:`\mathcal F_{\mu,L}` (and the smooth convex class) the clients are the
+interpolating functions of Taylor, Hendrickx & Glineur 2017
+(:class:`~fedtheory.pep.interpolation.InterpolatedProblem`, gradients by a small QP per
+query) and :math:`x^*` is the PEP's, where their weighted gradients vanish by construction.
+The non-convex class is not replayed.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance
 from fedtheory.pep import criteria
-from fedtheory.pep.classes import Isotropic, Quadratic
+from fedtheory.pep.classes import Isotropic, Quadratic, SmoothStronglyConvex
 from fedtheory.pep.solve import PepResult
 
 
@@ -33,7 +39,7 @@ class Replay:
 
     value: float  # the criterion measured in the simulator (expected over the masks)
     pep_value: float
-    fit_residual: float  # max_i ||A_i (X_i - c_i) - G_i||_F
+    fit_residual: float  # quadratics: max_i ||A_i (X_i - c_i) - G_i||_F (NaN: interpolant)
     problem: object  # the QuadraticProblem
 
     @property
@@ -64,20 +70,33 @@ def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarra
 
 
 def replay(result: PepResult) -> Replay:
-    """Rebuild the worst-case quadratics of ``result`` and measure the criterion in the
-    simulator (``fedtheory.sim.simulate``)."""
-    from fedtheory.availability import TraceReplay
+    """Rebuild the worst-case clients of ``result`` (explicit quadratics, or the
+    :math:`\\mathcal F_{\\mu,L}` interpolant of :mod:`fedtheory.pep.interpolation`) and
+    measure the criterion in the simulator (``fedtheory.sim.simulate``)."""
     from fedtheory.problems import QuadraticProblem
-    from fedtheory.sim import simulate
 
     check_instance(result, PepResult, "result", "replay")
     fclass = result.inputs.get("fclass")
-    if not result.ok or not isinstance(fclass, (Quadratic, Isotropic)):
+    if not result.ok or not isinstance(fclass, (Quadratic, Isotropic, SmoothStronglyConvex)):
         raise ParameterError(
-            "The 'result' parameter of replay must be a verified PEP of the quadratic class. "
-            f"Got status {result.status!r}, class {fclass} instead."
+            "The 'result' parameter of replay must be a verified PEP of a convex class "
+            f"(quadratic, isotropic, smooth strongly convex). Got status {result.status!r}, "
+            f"class {fclass} instead."
         )
     inst = result.instance
+    if isinstance(fclass, SmoothStronglyConvex):
+        from fedtheory.pep.interpolation import InterpolatedProblem
+
+        problem = InterpolatedProblem(
+            inst.points,
+            inst.grads,
+            inst.values,
+            mu=fclass.mu,
+            L=fclass.L,
+            alpha=result.inputs["alpha"],
+            x_star=inst.x_star,
+        )
+        return _run(result, problem, inst.x_star, float("nan"))
     if isinstance(fclass, Isotropic):  # A_i = L I: nothing to fit
         fits = [(fclass.L * np.eye(c.size), 0.0) for c in inst.centres]
     else:
@@ -87,11 +106,19 @@ def replay(result: PepResult) -> Replay:
         ]
     A = np.stack([a for a, _ in fits])
     problem = QuadraticProblem(A, np.stack(inst.centres), alpha=result.inputs["alpha"])
-    x_star = problem.optimum()[0]
+    return _run(result, problem, problem.optimum()[0], max(r for _, r in fits))
+
+
+def _run(result: PepResult, problem, x_star, fit_residual: float) -> Replay:
+    """The criterion measured on ``simulate`` runs of every mask, weighted by its probability."""
+    from fedtheory.availability import TraceReplay
+    from fedtheory.sim import simulate
+
+    inst = result.instance
     part, algorithm = result.inputs["participation"], result.inputs["algorithm"]
     total = 0.0
     for mask, p in zip(part.masks, part.probs, strict=True):
         record = simulate(problem, TraceReplay(mask), algorithm, rounds=part.rounds, w0=inst.x0)
         models = record.iterates[0]  # [T+1, d]
         total += p * criteria.value(result.inputs["criterion"], models, x_star, problem)
-    return Replay(float(total), float(result.value), max(r for _, r in fits), problem)
+    return Replay(float(total), float(result.value), fit_residual, problem)
