@@ -335,3 +335,17 @@ def test_the_numbers_of_docs_pep_are_the_codes_output():
             assert abs(float(shown) - exact) <= 1e-5 * max(exact, 1e-3), (T, alg.name)
     limit = float(re.search(r"\(X_B-x\^\*\)\^2=([0-9.]+)", text).group(1))
     assert abs(limit - example1_plateau(t1=2, t2=1, periods=1, gamma=0.1)[0]) <= 1e-8
+
+
+def test_benchmark_runs_at_quick_size(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_pep.py"
+    spec = importlib.util.spec_from_file_location("bench_pep", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--quick"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "Gram" in lines[0] and len(lines) == 1 + len(bench.QUICK)
+    assert all("verified" in line for line in lines[1:])

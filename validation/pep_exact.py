@@ -166,7 +166,7 @@ register(
         compute,
         judge,
         plot,
-        bounds=("bound", "fedavg"),
+        bounds=("bound", "exact", "fedavg"),  # "exact": the prediction of the replay row
         notes=notes,
     )
 )
