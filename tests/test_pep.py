@@ -184,10 +184,15 @@ def test_example1_worst_case_covers_the_instance_and_the_bound():
         assert_tight(exact_worst_case_for(key, {"t1": t1, "t2": t2, "T": T, "x0": x0}), r.value)
 
 
-def test_exact_worst_case_applies_only_to_deterministic_families():
+def test_exact_worst_case_applies_only_to_deterministic_families_and_resolved_values():
     assert exact_worst_case_for("cafed.theorem1", {"T": 4}) is None
     key = "fedlaavg.example1.fedlaavg_bound"
-    assert exact_worst_case_for(key, {"t1": 1, "t2": 1, "T": 1000, "x0": 0.0}) is None
+    # at T = 1000 the worst case (about 1e-10) is below the solver's resolution
+    assert exact_worst_case_for(key, {"t1": 20, "t2": 3, "T": 1000, "x0": -7.0}) is None
+    # at T = 100 (1.6e-5) it is resolved, and covers the instance's exact error
+    value = exact_worst_case_for(key, {"t1": 20, "t2": 3, "T": 100, "x0": -7.0})
+    assert value is not None
+    assert fedlaavg_example1_error(-7.0, 20, 3, 100) <= value * (1 + PEP_RTOL)
 
 
 def test_nested_classes_give_ordered_worst_cases():
@@ -253,7 +258,7 @@ def test_dissimilarity_is_marked_relaxed_and_nonconvex_class_solves():
 
 
 def test_solver_failure_is_reported_without_a_value(monkeypatch):
-    monkeypatch.setitem(pep_solve.SOLVERS, "SCS", {"max_iters": 3})
+    monkeypatch.setitem(pep_solve.SOLVERS, "SCS", ("SCS", {"max_iters": 3}))
     alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
     part = Participation.alternating(3, 2)
     r = worst_case(alg, SmoothStronglyConvex(MU, L), part, heterogeneity=AtOptimum(ZETA2),

@@ -7,21 +7,32 @@ functions, reports the certificate's checks, and :func:`replay` runs the attaini
 in the simulator. PEPit is the optional extra ``fedtheory[pep]``.
 """
 
-from fedtheory.pep.classes import Quadratic, SmoothConvex, SmoothNonconvex, SmoothStronglyConvex
+from fedtheory.pep.catalogue import exact_worst_case_for
+from fedtheory.pep.classes import (
+    Isotropic,
+    Quadratic,
+    SmoothConvex,
+    SmoothNonconvex,
+    SmoothStronglyConvex,
+)
 from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
 from fedtheory.pep.participation import Participation
+from fedtheory.pep.replay import replay
 from fedtheory.pep.solve import PepResult, worst_case
 
 __all__ = [
     "AtOptimum",
     "Dissimilarity",
     "Initial",
+    "Isotropic",
     "Participation",
     "PepResult",
     "Quadratic",
     "SmoothConvex",
     "SmoothNonconvex",
     "SmoothStronglyConvex",
+    "exact_worst_case_for",
+    "replay",
     "worst_case",
 ]

@@ -26,14 +26,20 @@ from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
 from fedtheory.pep.participation import Participation
 
-SOLVERS: dict[str, dict] = {
-    "CLARABEL": {},  # its defaults: tol_gap_abs = tol_gap_rel = tol_feas = 1e-8
-    "SCS": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 200_000},
+SOLVERS: dict[str, tuple[str, dict]] = {
+    "CLARABEL": ("CLARABEL", {}),  # its defaults: tol_gap_abs = tol_gap_rel = tol_feas = 1e-8
+    "CLARABEL-TIGHT": (
+        "CLARABEL",
+        {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "tol_ktratio": 1e-10},
+    ),
+    "SCS": ("SCS", {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 200_000}),
 }
-"""Open-source SDP solvers tried in turn, with the tolerances passed to them."""
+"""Open-source SDP solvers (name -> cvxpy solver, options) that ``worst_case`` tries in
+turn. The tight Clarabel settings suit small, badly scaled programs (values far below one,
+e.g. FedLaAvg's Example 1 at long horizons); larger programs often end inaccurate there."""
 
-TOLERANCE = {"CLARABEL": 1e-8, "SCS": 1e-7}
-"""The requested tolerance of each solver (what the result reports)."""
+TOLERANCE = {"CLARABEL": 1e-8, "CLARABEL-TIGHT": 1e-12, "SCS": 1e-7}
+"""The requested tolerance of each entry of :data:`SOLVERS` (what the result reports)."""
 
 CHECK_RTOL = 1e-5
 """A solution is *verified* when every check of its certificate is at most
@@ -209,12 +215,13 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
     messages, start = [], time.perf_counter()
     for name in solvers:
         try:
+            solver, options = SOLVERS[name]
             primal = pep.solve(
                 wrapper="cvxpy",
-                solver=name,
+                solver=solver,
                 verbose=0,
                 return_primal_or_dual="primal",
-                **SOLVERS[name],
+                **options,
             )
         except Exception as err:  # cvxpy.error.SolverError and numerical failures
             messages.append(f"{name} failed ({type(err).__name__}: {err})")
