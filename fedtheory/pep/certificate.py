@@ -3,9 +3,10 @@ r"""PEPit's primal and dual checks, computed silently and kept as numbers.
 Mirrors ``PEP.check_feasibility`` of PEPit 0.5: primal side -- smallest eigenvalue of the
 Gram matrix and of every LMI, largest violation of the scalar constraints; dual side --
 smallest eigenvalue of the residual (the dual of :math:`G\succeq0`) and of the LMI duals,
-most negative multiplier of an inequality, and the size of the terms left over when the
+most negative multiplier of an inequality, and the largest coefficient left over when the
 worst-case proof (objective minus the multipliers' combination of constraints) is
-rebuilt; the duality gap between the dual value (the certified upper bound) and the primal
+rebuilt (PEPit prints the sum of their absolute values, which grows with the Gram
+matrix's size; every other check is a largest entry too); the duality gap between the dual value (the certified upper bound) and the primal
 value (the one the extracted instance attains).
 
 PEPit 0.5.1 does not rebuild the proof of classes defined with LMIs (the quadratic class):
@@ -32,7 +33,7 @@ class Certificate:
     constraint_violation: float
     residual_min_eig: float
     multiplier_min: float
-    proof_residual: float  # NaN: not checked (LMI classes)
+    proof_residual: float  # largest leftover coefficient (PEPit prints their sum); NaN: LMI
 
     @property
     def gap(self) -> float:
@@ -74,7 +75,7 @@ def check(pep, primal: float) -> Certificate:
         combination += c.eval_dual() * c.expression
     proof = prune_dict(symmetrize_dict((pep.objective - combination).decomposition_dict))
     dual = float(proof.get(1, 0.0))
-    leftover = float(np.sum(np.abs([v for k, v in proof.items() if k != 1])))
+    leftover = float(np.max(np.abs([v for k, v in proof.items() if k != 1]), initial=0.0))
     if lmis:  # not rebuilt by PEPit 0.5.1 (see the module's docstring)
         leftover = float("nan")
     return Certificate(
