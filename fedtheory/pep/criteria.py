@@ -8,6 +8,8 @@ distribution of masks the criterion is the expectation over masks of the per-mas
 
 from __future__ import annotations
 
+import numpy as np
+
 CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm")
 CONVEX_ONLY = ("distance", "gap", "min_gap")
 DESCRIPTION = {
@@ -33,8 +35,6 @@ def terms(criterion: str, models, xs, F) -> list:
 def value(criterion: str, models, x_star, problem) -> float:
     """The same criterion measured on a simulated trajectory ``models [T+1, d]`` of
     ``problem`` (numpy), :math:`x^*` = ``x_star [d]``."""
-    import numpy as np
-
     if criterion == "distance":
         return float(np.sum((models[-1] - x_star) ** 2))
     f_star = float(problem.loss(x_star))
