@@ -134,6 +134,21 @@ def test_replayed_interpolating_instance_attains_the_strongly_convex_worst_case(
     pep_equal(replay(r).value, r.value)
 
 
+def test_fedau_online_weights_are_the_simulators_and_replay_attains_the_worst_case():
+    # FedAU (Wang & Ji 2024, Algorithms 1-2): the weights come from the same stateful rule
+    # the simulator runs, so the replayed run (simulate) reproduces the PEP's trajectory
+    from fedtheory.pep.methods import fedavg_weights
+    from fedtheory.sim import FedAU
+
+    mask = np.array([[1, 0], [0, 1], [0, 1], [1, 1], [1, 0]], bool)
+    q = fedavg_weights(FedAU(), mask)
+    assert q.shape == (5, 2) and np.all(q[~mask] == 0) and len(np.unique(q[mask])) > 1
+    alg = FedAvg(FedAU(), local_steps=1, lr=ETA)
+    r = worst_case(alg, Quadratic(MU, L), Participation.fixed(mask), heterogeneity=AtOptimum(ZETA2))
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
 def test_replay_under_a_distribution_of_masks_attains_the_expected_worst_case():
     part = Participation.bernoulli(2, [0.5, 0.8])
     r = worst_case(
