@@ -158,6 +158,20 @@ def test_replay_under_a_distribution_of_masks_attains_the_expected_worst_case():
     pep_equal(replay(r).value, r.value)
 
 
+def test_a_sampled_availability_pattern_is_replayed_as_sampled():
+    # one replicate of an availability process's sample is a fixed pattern; a round where
+    # nobody is available leaves the model unchanged in the PEP as in the simulator
+    from fedtheory.availability import Bernoulli
+
+    mask = Bernoulli([0.5, 0.8]).sample(4, seed=1)[0]
+    part = Participation.fixed(mask)
+    assert not part.masks[0, 0].any()  # this seed's first round is empty
+    alg = MIFA(local_steps=1, lr=ETA)
+    r = worst_case(alg, Quadratic(MU, L), part, heterogeneity=AtOptimum(ZETA2))
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
 def test_a_distribution_of_two_equal_masks_is_the_single_mask():
     mask = Participation.alternating(3, 2).masks[0]
     alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
