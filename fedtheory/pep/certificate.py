@@ -4,10 +4,10 @@ Mirrors ``PEP.check_feasibility`` of PEPit 0.5: primal side -- smallest eigenval
 Gram matrix and of every LMI, largest violation of the scalar constraints; dual side --
 smallest eigenvalue of the residual (the dual of :math:`G\succeq0`) and of the LMI duals,
 most negative multiplier of an inequality, and the largest coefficient left over when the
-worst-case proof (objective minus the multipliers' combination of constraints) is
-rebuilt (PEPit prints the sum of their absolute values, which grows with the Gram
-matrix's size; every other check is a largest entry too); the duality gap between the dual value (the certified upper bound) and the primal
-value (the one the extracted instance attains).
+worst-case proof (objective minus the multipliers' combination of constraints) is rebuilt
+(PEPit prints the sum of their absolute values, which grows with the Gram matrix's size;
+every other check is a largest entry too); the duality gap between the dual value (the
+certified upper bound) and the primal value (the one the extracted instance attains).
 
 PEPit 0.5.1 does not rebuild the proof of classes defined with LMIs (the quadratic class):
 its own check reports a leftover of order one even when the primal and dual values agree to
