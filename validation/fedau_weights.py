@@ -59,7 +59,7 @@ def settings(size: Size) -> dict:
         "p_high": 0.9,
         "cutoff": 50,
         "moment_cutoffs": [5, 50],
-        "moment_samples": {"tiny": 4000, "quick": 40_000, "full": 400_000}[size],
+        "moment_samples": {"tiny": 4000, "quick": 400_000, "full": 400_000}[size],
         "horizons": {"tiny": [20, 80], "quick": [50, 200, 800], "full": [50, 200, 800, 3200]}[size],
         "weight_replicates": {"tiny": 16, "quick": 64, "full": 512}[size],
         "dim": 5,
@@ -169,6 +169,7 @@ def judge(data, s):
             data[f"{pattern}_weight_error"],
             data[f"{pattern}_bound"],
             assumptions_hold=pattern == "bernoulli",
+            support=(0.0, np.inf),  # (p omega_t - 1)^2 >= 0: the interval stays above 0
         )
         for pattern in PATTERNS
     ]

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.bounds.errata import CAVEATS
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -328,21 +329,27 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
     for o in outcomes:
         if o.check.name == errata.NAME:
-            by_class = ", ".join(f"{n} {c}" for c, n in errata.class_counts(o.data).items() if n)
-            confirmed = sum(row[4] == "yes" for row in errata.table_rows(o.data))
+            caveat = CAVEATS  # the papers' own caveats: listed, not counted
+            counts = errata.class_counts(o.data).items()
+            by_class = ", ".join(f"{n} {c}" for c, n in counts if n and c not in caveat)
+            caveats = sum(n for c, n in counts if c in caveat)
+            table = [row for row in errata.table_rows(o.data) if row[0] not in caveat]
+            confirmed = sum(row[4] == "yes" for row in table)
             text += (
-                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(o.rows)} ({by_class}); "
-                f"fedtheory reproduces {confirmed} of these findings."
+                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
+                f"fedtheory reproduces {confirmed} of these findings; and {caveats} caveat(s) "
+                "the papers state themselves, confirmed."
             )
     return text
 
 
-def _tightness_text(ratio: float, budget: int) -> str:
+def _tightness_text(ratio: float, searched: str) -> str:
+    """ "attained within x%" or "the largest ratio found ... is r (searched)"."""
     if ratio > 1:
         return f"a ratio of {format_ratio(ratio, 1.0)} was found inside the hypotheses"
     if ratio >= ATTAINED:
         return f"attained within {100 * (1 - ratio):.2g}% (ratio {format_ratio(ratio, 1.0)})"
-    return f"the largest ratio found inside the hypotheses is {ratio:.3g} (search budget {budget})"
+    return f"the largest ratio found inside the hypotheses is {ratio:.3g} ({searched})"
 
 
 def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
@@ -364,18 +371,23 @@ def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
         key = families.get(ref)
         if tight is not None and key in tight.settings["keys"]:
             j = tight.settings["keys"].index(key)
-            text = _tightness_text(float(tight.data["ratio"][j]), int(tight.data["budget"][j]))
+            budget = int(tight.data["budget"][j])
+            text = _tightness_text(float(tight.data["ratio"][j]), f"search budget {budget}")
             how = (
                 f"search of the [tightness](#{tight.check.name}) section, family `{key}`; "
                 f"known: {FAMILIES[key].tightness}"
             )
         else:
             ratios = [r.ratio for r in rows if r.bound > 0]
-            if not ratios:
-                continue
-            text = _tightness_text(max(ratios), len(rows))
-            how = f"this validation's {len(rows)} row(s) inside the hypotheses, no search"
-        lines.append(f"Tightest instance of {ref}: {text} ({how}).")
+            searched = f"no search: among this validation's {len(rows)} row(s)"
+            if ratios:
+                text = _tightness_text(max(ratios), searched)
+            else:  # e.g. "excess <= 0": the distance to the bound instead of a ratio
+                gap = max(r.measured - r.bound for r in rows)
+                text = f"the bound is 0 or below; the largest measured - bound is {gap:.3g}"
+                text += f" ({searched})"
+            how = ""
+        lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
     return lines
 
 
