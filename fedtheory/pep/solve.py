@@ -165,9 +165,9 @@ def worst_case(
             pep.add_constraint(F(x0) - F(y) <= initial.value)
     if heterogeneity is not None:
         at_opt = [f.gradient(xs) for f in fs]
-        at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
-        if isinstance(heterogeneity, AtOptimum):
-            at_models = []
+        at_models = []  # every client at every server model: only Dissimilarity needs them
+        if isinstance(heterogeneity, Dissimilarity):
+            at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
         for c in heterogeneity.constraints(at_opt, at_models, alpha):
             pep.add_constraint(c)
     objective = _objective(pep, PEPit, participation, trajectories, criterion, xs, F)
