@@ -163,11 +163,14 @@ def worst_case(
     if not fclass.convex:  # F* <= F(y) at every model y: F(x0) - F* <= value implies these
         for y in (x for traj in trajectories for x in traj[1:]):
             pep.add_constraint(F(x0) - F(y) <= initial.value)
+    # every client evaluated at every server model: Dissimilarity needs them; for the
+    # quadratic class these extra points (which change no value) keep PEPit's LMI program
+    # well conditioned (measured: replays within 1e-7 instead of 3e-5)
+    at_models = []
+    if isinstance(heterogeneity, Dissimilarity) or isinstance(fclass, Quadratic):
+        at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
     if heterogeneity is not None:
         at_opt = [f.gradient(xs) for f in fs]
-        at_models = []  # every client at every server model: only Dissimilarity needs them
-        if isinstance(heterogeneity, Dissimilarity):
-            at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
         for c in heterogeneity.constraints(at_opt, at_models, alpha):
             pep.add_constraint(c)
     objective = _objective(pep, PEPit, participation, trajectories, criterion, xs, F)
