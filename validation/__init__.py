@@ -20,6 +20,7 @@ from fedtheory.validation import fedawe_example1, fedawe_table2
 from fedtheory.validation import statements
 from fedtheory.validation import errata
 from fedtheory.validation import tightness
+from fedtheory.validation import pep_exact
 from fedtheory.validation.registry import CHECKS, Check, register
 from fedtheory.validation.custom import load_checks, theorem_check
 

@@ -18,9 +18,9 @@ import sys
 import warnings
 
 from fedtheory import __version__
-from fedtheory.cli import catalogue, sweep, theorem, tightness, validate
+from fedtheory.cli import catalogue, pep, sweep, theorem, tightness, validate
 
-COMMANDS = (catalogue, theorem, validate, tightness, sweep)
+COMMANDS = (catalogue, theorem, validate, tightness, sweep, pep)
 
 DEBUG_ENV = "FEDTHEORY_DEBUG"
 """Environment variable: set to anything but ``0`` or empty to get tracebacks."""

@@ -1,0 +1,205 @@
+"""``fedtheory pep``: exact worst case of an FL method under a participation pattern
+(performance estimation; Drori & Teboulle 2014, Taylor, Hendrickx & Glineur 2017), its
+certificate, the replayed instance and a bound's ratio."""
+
+from __future__ import annotations
+
+import sys
+
+METHODS = ("fedavg", "mifa", "fedlaavg", "fedlaavg-theorem4")
+CLASSES = ("strongly-convex", "quadratic", "nonconvex")
+CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm")
+
+
+def _floats(text: str, what: str) -> list[float]:
+    from fedtheory.errors import ParameterError
+
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ParameterError(
+            f"The '{what}' option of fedtheory pep must list numbers separated by commas. "
+            f"Got {text!r} instead."
+        ) from None
+
+
+def _participation(text: str, rounds: int, clients: int):
+    """``full``, ``alternating``, ``blocks:2,1``, ``bernoulli:0.5,0.8`` (all masks enumerated)
+    or ``mask:10,01,11`` (one row of 0/1 per round)."""
+    import numpy as np
+
+    from fedtheory.errors import ParameterError
+    from fedtheory.pep import Participation
+
+    kind, _, rest = text.partition(":")
+    if kind == "full":
+        return Participation.full(rounds, clients)
+    if kind == "alternating":
+        return Participation.alternating(rounds, clients)
+    if kind == "blocks":
+        return Participation.alternating(rounds, clients, blocks=[int(b) for b in rest.split(",")])
+    if kind == "bernoulli":
+        return Participation.bernoulli(rounds, _floats(rest, "--pattern"))
+    if kind == "mask":
+        rows = [[c == "1" for c in row] for row in rest.split(",")]
+        return Participation.fixed(np.array(rows))
+    raise ParameterError(
+        "The '--pattern' option of fedtheory pep must be full, alternating, blocks:T1,T2,..., "
+        f"bernoulli:P1,P2,... or mask:ROW,ROW,... Got {text!r} instead."
+    )
+
+
+def _aggregator(text: str, clients: int):
+    """``uniform`` (over participants), ``all`` (1/N), ``fedau:P1,...`` (1/(N p_i)),
+    ``q:Q1,...`` (CA-Fed's fixed weights)."""
+    import numpy as np
+
+    from fedtheory.errors import ParameterError
+    from fedtheory.sim import AverageAll, AverageParticipating, FixedWeights, unbiased_weights
+
+    kind, _, rest = text.partition(":")
+    if kind == "uniform":
+        return AverageParticipating()
+    if kind == "all":
+        return AverageAll()
+    if kind == "fedau":
+        return unbiased_weights(np.full(clients, 1.0 / clients), _floats(rest, "--weights"))
+    if kind == "q":
+        return FixedWeights(_floats(rest, "--weights"), name="q")
+    raise ParameterError(
+        "The '--weights' option of fedtheory pep must be uniform, all, fedau:P1,... or "
+        f"q:Q1,... Got {text!r} instead."
+    )
+
+
+def _setting(args):
+    from fedtheory.pep import (
+        AtOptimum,
+        Dissimilarity,
+        Initial,
+        Quadratic,
+        SmoothNonconvex,
+        SmoothStronglyConvex,
+    )
+    from fedtheory.sim import MIFA, FedAvg, FedLaAvg
+
+    training = {"local_steps": args.local_steps, "lr": args.lr}
+    algorithm = {
+        "fedavg": lambda: FedAvg(_aggregator(args.weights, args.clients), **training),
+        "mifa": lambda: MIFA(**training),
+        "fedlaavg": lambda: FedLaAvg(clients_per_round=args.per_round, **training),
+    }[args.method]()
+    fclass = {
+        "strongly-convex": lambda: SmoothStronglyConvex(args.mu, args.L),
+        "quadratic": lambda: Quadratic(args.mu, args.L),
+        "nonconvex": lambda: SmoothNonconvex(args.L),
+    }[args.fclass]()
+    het = None
+    if args.beta2 is not None:
+        het = Dissimilarity(args.beta2, args.zeta2 if args.zeta2 is not None else 0.0)
+    elif args.zeta2 is not None:
+        het = AtOptimum(args.zeta2)
+    kind = "gap" if args.fclass == "nonconvex" else args.initial_kind
+    part = _participation(args.pattern, args.rounds, args.clients)
+    return algorithm, fclass, part, Initial(args.initial, kind), het
+
+
+def _report(result, bound: float | None, replayed: bool) -> int:
+    print(f"setting: {', '.join(f'{k}: {v}' for k, v in result.setting.items())}")
+    print(f"SDP: Gram matrix {result.gram_dim}x{result.gram_dim}, {result.constraints} constraints")
+    if not result.ok:
+        print(f"PEP {result.status}: {result.message} (no value reported)")
+        return 1
+    c = result.certificate
+    relaxed = (
+        " (a condition imposed at evaluated points only: upper bound)" if result.relaxed else ""
+    )
+    print(f"exact worst case: {result.value:.10g}{relaxed}")
+    print(
+        f"certificate: verified ({result.solver}, tolerance {result.tolerance:g}); primal "
+        f"{c.primal:.10g}, dual {c.dual:.10g}, largest check error {c.error:.2g}"
+    )
+    if replayed:
+        import numpy as np
+
+        from fedtheory.pep.replay import replay
+
+        r = replay(result)
+        how = "interpolating functions" if np.isnan(r.fit_residual) else "explicit quadratics"
+        print(
+            f"replayed in the simulator ({how}): {r.value:.10g} (|difference| {r.difference:.2g})"
+        )
+    if bound is not None:
+        ratio = bound / result.value if result.value > 0 else float("inf")
+        print(f"bound {bound:.10g}; bound / exact worst case = {ratio:.6g}")
+    return 0
+
+
+def _pep(args) -> int:
+    from fedtheory.errors import ParameterError
+
+    try:
+        from fedtheory.pep import worst_case
+    except ImportError as err:
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return 2
+    try:
+        if args.method == "fedlaavg-theorem4":
+            from fedtheory.pep.catalogue import fedlaavg_theorem4
+
+            result, bound = fedlaavg_theorem4(t1=args.t1, t2=args.t2, T=args.rounds, x0=args.x0)
+            print(
+                "FedLaAvg on Example 1 (Yan et al. 2020, arXiv Theorem 1; journal App. G "
+                "Theorem 4): min_t ||x_t - x*||^2 over f_i = ||x - e_i||^2, ||e1 - e2|| <= 1, "
+                "||x0 - x*|| <= |x0 - 1/2|, gamma = 1/(2 sqrt T)"
+            )
+            return _report(result, bound, replayed=True)
+        algorithm, fclass, part, initial, het = _setting(args)
+        result = worst_case(
+            algorithm, fclass, part, initial=initial, heterogeneity=het, criterion=args.criterion
+        )
+        return _report(result, args.bound, replayed=result.ok and args.fclass != "nonconvex")
+    except ParameterError as err:
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return 2
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "pep",
+        help="exact worst case of FedAvg / MIFA / FedLaAvg under a participation pattern "
+        "(performance estimation with PEPit; exit 1 if the solver fails)",
+    )
+    p.add_argument("method", choices=METHODS, help="the method (or a catalogue comparison)")
+    p.add_argument("--class", dest="fclass", choices=CLASSES, default="strongly-convex")
+    p.add_argument("--mu", type=float, default=0.5, help="strong convexity mu (default 0.5)")
+    p.add_argument("--L", type=float, default=1.0, help="smoothness L (default 1)")
+    p.add_argument("--clients", type=int, default=2, help="N (default 2)")
+    p.add_argument("--rounds", "-T", type=int, default=4, help="T (default 4)")
+    p.add_argument("--local-steps", "-E", type=int, default=1, help="E (default 1)")
+    p.add_argument("--lr", type=float, default=0.1, help="client step size (default 0.1)")
+    p.add_argument(
+        "--pattern",
+        default="alternating",
+        help="full, alternating, blocks:T1,T2,..., bernoulli:P1,... (all masks enumerated) "
+        "or mask:ROW,ROW,... (default alternating)",
+    )
+    p.add_argument(
+        "--weights", default="uniform", help="FedAvg: uniform, all, fedau:P1,..., q:Q1,..."
+    )
+    p.add_argument("--per-round", type=int, default=1, help="FedLaAvg's K (default 1)")
+    p.add_argument("--zeta2", type=float, default=None, help="||grad f_i(x*)||^2 <= zeta2")
+    p.add_argument(
+        "--beta2",
+        type=float,
+        default=None,
+        help="with --zeta2: sum_i a_i ||grad f_i - grad F||^2 <= beta2 ||grad F||^2 + zeta2",
+    )
+    p.add_argument("--initial", type=float, default=1.0, help="initial bound (default 1)")
+    p.add_argument("--initial-kind", choices=("distance", "gap"), default="distance")
+    p.add_argument("--criterion", choices=CRITERIA, default="distance")
+    p.add_argument("--bound", type=float, default=None, help="a bound to compare (ratio)")
+    p.add_argument("--t1", type=int, default=2, help="fedlaavg-theorem4: block t1")
+    p.add_argument("--t2", type=int, default=1, help="fedlaavg-theorem4: block t2")
+    p.add_argument("--x0", type=float, default=3.0, help="fedlaavg-theorem4: x0 (e1=0, e2=1)")
+    p.set_defaults(func=_pep)

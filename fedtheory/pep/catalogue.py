@@ -1,0 +1,103 @@
+r"""Catalogue statements about deterministic methods, written as PEPs.
+
+* FedLaAvg's bound on Example 1 (Yan et al. 2020, arXiv Theorem 1; journal App. G
+  Theorem 4; catalogue ``fedlaavg.example1.fedlaavg_bound``): FedLaAvg (one available client
+  per iteration, exact gradients, :math:`\gamma=1/(2\sqrt T)`) on two clients
+  :math:`f_i(x)=\|x-e_i\|^2` with :math:`\|e_1-e_2\|\le1` (Example 1 with
+  :math:`e_1=0,e_2=1` and its isometric images in :math:`\mathbb R^d`), blocks
+  :math:`t_1,t_2`, :math:`\|x_0-x^*\|\le a`. Criterion
+  :math:`\min_{0\le t\le T}\|x_t-x^*\|^2` (:math:`=\min_tF(x_t)-F^*` on this class, the
+  paper's :math:`(\hat x-x^*)^2` with :math:`\hat x=\arg\min_{x_t}f(x_t)`). The paper's
+  bound is increasing in :math:`a` and :math:`|e_1-e_2|`, so it holds for the whole class
+  at its largest values: bound / PEP value is the exact looseness.
+* FedAvg on Example 1 (Yan et al. 2020, Example 1; journal App. C eq. (16)-(19);
+  catalogue ``fedlaavg.example1.end_of_period``): with exact gradients and alternating
+  blocks the period-end iterate tends to :math:`X_B\ne x^*`; from :math:`x_0=x^*` it is
+  :math:`x_{kP}-x^*=(X_B-x^*)(1-\rho^k)`, :math:`\rho=(1-2\gamma)^{t_1+t_2}`, a value the
+  exact worst case of :math:`\|x_{kP}-x^*\|^2` must reach: FedAvg's worst case plateaus
+  at a positive level while FedLaAvg's decreases.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fedtheory.params import check_int, check_real, check_size
+from fedtheory.pep.classes import Isotropic
+from fedtheory.pep.heterogeneity import AtOptimum
+from fedtheory.pep.initial import Initial
+from fedtheory.pep.participation import Participation
+from fedtheory.pep.solve import PepResult, worst_case
+
+RESOLUTION = 1e3
+""":func:`exact_worst_case_for` returns a value only when it is at least this many times the
+largest error of its certificate (smaller values are below the solver's resolution)."""
+
+EXAMPLE1 = Isotropic(2.0)
+"""The class of Example 1's clients :math:`f_i(x)=\\|x-e_i\\|^2` (Hessian :math:`2I`)."""
+
+
+def example1_setting(*, t1: int, t2: int, T: int, a2: float, zeta2: float = 1.0) -> dict:
+    """Pattern, initial condition and heterogeneity of Example 1 (``a2`` =
+    :math:`\\|x_0-x^*\\|^2` bound, ``zeta2`` = :math:`\\|e_1-e_2\\|^2`, since
+    :math:`\\nabla f_i(x^*)=\\pm(e_2-e_1)`)."""
+    owner = "example1_setting"
+    t1, t2, T = check_size(t1, "t1", owner), check_size(t2, "t2", owner), check_size(T, "T", owner)
+    return {
+        "participation": Participation.alternating(T, 2, blocks=(t1, t2)),
+        "initial": Initial(check_real(a2, "a2", owner, low=0.0, low_open=True)),
+        "heterogeneity": AtOptimum(check_real(zeta2, "zeta2", owner, low=0.0)),
+    }
+
+
+def fedlaavg_theorem4(*, t1: int, t2: int, T: int, x0: float) -> tuple[PepResult, float]:
+    """Exact worst case of FedLaAvg on the Example 1 class with ``a = |x0 - 1/2|``
+    (:math:`e_1=0, e_2=1`) and the paper's bound at the same constants."""
+    from fedtheory.bounds import fedlaavg
+    from fedtheory.sim import FedLaAvg
+
+    x0 = check_real(x0, "x0", "fedlaavg_theorem4")
+    s = example1_setting(t1=t1, t2=t2, T=T, a2=max((x0 - 0.5) ** 2, 1e-12))
+    alg = FedLaAvg(clients_per_round=1, local_steps=1, lr=1 / (2 * math.sqrt(T)))
+    part = s.pop("participation")
+    solvers = ("CLARABEL-TIGHT", "CLARABEL", "SCS")  # a 3 x 3 program with tiny values
+    result = worst_case(alg, EXAMPLE1, part, criterion="min_gap", solvers=solvers, **s)
+    bound = fedlaavg.fedlaavg_bound.evaluate(x0=x0, e1=0.0, e2=1.0, t1=t1, t2=t2, T=T).total
+    return result, float(bound)
+
+
+def example1_plateau(*, t1: int, t2: int, periods: int, gamma: float) -> tuple[float, float]:
+    """``(X_B - x*)^2`` (the limit's squared distance) and the squared distance of
+    FedAvg's period-end iterate after ``periods`` periods from :math:`x_0=x^*`, on Example 1
+    with :math:`e_1=0,e_2=1` (Yan et al. 2020, App. C eq. (16)-(19))."""
+    from fedtheory.bounds import fedlaavg
+
+    owner = "example1_plateau"
+    k = check_int(periods, "periods", owner, low=1)
+    gamma = check_real(gamma, "gamma", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    limit = fedlaavg.end_of_period.evaluate(e1=0.0, e2=1.0, gamma=gamma, t1=t1, t2=t2).total
+    rho = (1 - 2 * gamma) ** (t1 + t2)
+    gap2 = (float(limit) - 0.5) ** 2
+    return gap2, gap2 * (1 - rho**k) ** 2
+
+
+def exact_worst_case_for(family_key: str, instance: dict) -> float | None:
+    """Exact worst case (PEP value) for the tightness family ``family_key`` at the
+    constants ``instance`` of its worst instance (the tightness table's JSON, with
+    ``t1, t2, T, x0``), or None where PEP does not apply (a stochastic or
+    Markov-availability statement) or where the value is below :data:`RESOLUTION` times its
+    certificate's error.
+
+    Only ``fedlaavg.example1.fedlaavg_bound`` is a deterministic method under a fixed
+    pattern (its PEP has a 3 x 3 Gram matrix for any horizon). A solver failure raises
+    RuntimeError with its status (never a number)."""
+    if family_key != "fedlaavg.example1.fedlaavg_bound":
+        return None
+    result, _ = fedlaavg_theorem4(
+        t1=int(instance["t1"]), t2=int(instance["t2"]), T=int(instance["T"]), x0=instance["x0"]
+    )
+    if not result.ok:
+        raise RuntimeError(f"exact worst case of {family_key}: {result}")
+    if result.value < RESOLUTION * result.certificate.error:
+        return None
+    return result.value

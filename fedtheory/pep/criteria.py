@@ -1,0 +1,46 @@
+r"""Performance criteria of the final or best server model.
+
+``distance`` :math:`\|x_T-x^*\|^2`; ``gap`` :math:`F(x_T)-F^*`; ``min_gap``
+:math:`\min_{0\le t\le T}F(x_t)-F^*`; ``min_grad_norm``
+:math:`\min_{0\le t\le T}\|\nabla F(x_t)\|^2` (the non-convex criterion). Under a
+distribution of masks the criterion is the expectation over masks of the per-mask value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm")
+CONVEX_ONLY = ("distance", "gap", "min_gap")
+DESCRIPTION = {
+    "distance": "||x_T - x*||^2",
+    "gap": "F(x_T) - F*",
+    "min_gap": "min_{t<=T} F(x_t) - F*",
+    "min_grad_norm": "min_{t<=T} ||grad F(x_t)||^2",
+}
+
+
+def terms(criterion: str, models, xs, F) -> list:
+    """The PEPit expressions whose minimum is the criterion on one trajectory
+    ``models`` (:math:`x_0..x_T`)."""
+    if criterion == "distance":
+        return [(models[-1] - xs) ** 2]
+    if criterion == "gap":
+        return [F(models[-1]) - F(xs)]
+    if criterion == "min_gap":
+        return [F(x) - F(xs) for x in models]
+    return [F.gradient(x) ** 2 for x in models]
+
+
+def value(criterion: str, models, x_star, problem) -> float:
+    """The same criterion measured on a simulated trajectory ``models [T+1, d]`` of
+    ``problem`` (numpy), :math:`x^*` = ``x_star [d]``."""
+    if criterion == "distance":
+        return float(np.sum((models[-1] - x_star) ** 2))
+    f_star = float(problem.loss(x_star))
+    if criterion == "gap":
+        return float(problem.loss(models[-1])) - f_star
+    if criterion == "min_gap":
+        return float(np.min(problem.loss(models))) - f_star
+    full = np.einsum("n,tnd->td", problem.alpha, problem.client_grads(models))
+    return float(np.min(np.sum(full**2, -1)))

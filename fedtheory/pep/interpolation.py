@@ -1,0 +1,116 @@
+r"""Clients of :math:`\mathcal F_{\mu,L}` that interpolate a PEP's data, as a problem the
+simulator can run (Taylor, Hendrickx & Glineur 2017, Theorem 4 and its constructive proof).
+
+Given data :math:`(x_k,g_k,f_k)` satisfying the :math:`\mathcal F_{\mu,L}` interpolation
+conditions, :math:`h=f-\tfrac\mu2\|\cdot\|^2` has data :math:`(x_k,\ s_k=g_k-\mu x_k,\
+h_k=f_k-\tfrac\mu2\|x_k\|^2)` interpolable by an :math:`L'`-smooth convex function,
+:math:`L'=L-\mu`. Conjugating the :math:`1/L'`-strongly convex interpolant of the conjugate
+data, :math:`\max_k\{\langle x_k,s_k\rangle-h_k+\langle x_k,y-s_k\rangle+\|y-s_k\|^2/(2L')\}`,
+gives
+
+.. math:: h(x)=\min_{\lambda\in\Delta}\ \tfrac{L'}2\Big\|x-\sum_k\lambda_kz_k\Big\|^2
+          +\sum_k\lambda_ka_k,\qquad z_k=x_k-\tfrac{s_k}{L'},\ a_k=h_k-\tfrac{\|s_k\|^2}{2L'},
+
+an :math:`L'`-smooth convex function equal to :math:`h_k` at :math:`x_k` with gradient
+:math:`s_k`, and :math:`\nabla h(x)=L'(x-\sum_k\lambda^\star_kz_k)` (a small QP over the
+simplex, solved with Clarabel at tight tolerances). Then :math:`f=h+\tfrac\mu2\|\cdot\|^2` is
+in :math:`\mathcal F_{\mu,L}` and matches the data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedtheory.errors import ParameterError
+
+SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
+"""Clarabel's tolerances for the interpolant's QPs."""
+
+
+class _Conjugate:
+    """One client's interpolant: :math:`f(x)` and :math:`\\nabla f(x)` by one QP over the
+    simplex built once (DPP, parameter :math:`x`)."""
+
+    def __init__(self, points, grads, values, mu: float, L: float) -> None:
+        import cvxpy as cp
+
+        self.mu, self.Lp = mu, L - mu
+        s = grads - mu * points  # [P, d]
+        h = values - 0.5 * mu * np.sum(points**2, -1)
+        self.z = points - s / self.Lp  # [P, d]
+        self.a = a = h - np.sum(s**2, -1) / (2 * self.Lp)  # [P]
+        self.x = cp.Parameter(points.shape[1])
+        self.lam = cp.Variable(len(points), nonneg=True)
+        objective = self.Lp / 2 * cp.sum_squares(self.x - self.z.T @ self.lam) + a @ self.lam
+        self.problem = cp.Problem(cp.Minimize(objective), [cp.sum(self.lam) == 1])
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """:math:`(f(x), \\nabla f(x))`."""
+        self.x.value = x
+        self.problem.solve(solver="CLARABEL", **SOLVER_OPTIONS)
+        # "optimal_inaccurate" happens where the QP is degenerate (several lambda give the
+        # same point); what the replay claims is checked on its result, the criterion's value
+        if self.problem.status not in ("optimal", "optimal_inaccurate"):
+            raise RuntimeError(f"interpolant: cvxpy status {self.problem.status!r} at x = {x}")
+        p = self.z.T @ self.lam.value
+        value = self.Lp / 2 * float(np.sum((x - p) ** 2)) + float(self.a @ self.lam.value)
+        return value + 0.5 * self.mu * float(x @ x), self.Lp * (x - p) + self.mu * x
+
+
+class InterpolatedProblem:
+    r"""Federated problem whose clients interpolate the PEP's data (``points, grads,
+    values``: ``N x [P_i, d]``) in :math:`\mathcal F_{\mu,L}`, weights ``alpha [N]``,
+    minimiser ``x_star [d]`` (where :math:`\sum_i\alpha_i\nabla f_i=0` by construction)."""
+
+    def __init__(self, points, grads, values, *, mu: float, L: float, alpha, x_star) -> None:
+        if not L > mu >= 0:
+            raise ParameterError(
+                f"The 'mu' parameter of InterpolatedProblem must be in [0, L={L:g}). "
+                f"Got {mu!r} instead."
+            )
+        self.clients = [
+            _Conjugate(x, g, f, mu, L) for x, g, f in zip(points, grads, values, strict=True)
+        ]
+        self.num_clients, self.dim = len(self.clients), int(np.asarray(x_star).size)
+        self.alpha = np.asarray(alpha, float)
+        self.x_star = np.asarray(x_star, float)
+        self.L, self.mu = L, mu
+
+    def _each(self, w: np.ndarray, index: int) -> np.ndarray:
+        pts = np.asarray(w, float).reshape(-1, self.dim)
+        out = [[c(x)[index] for c in self.clients] for x in pts]
+        return np.asarray(out)
+
+    def client_losses(self, w) -> np.ndarray:
+        w = np.asarray(w, float)
+        return self._each(w, 0).reshape(*w.shape[:-1], self.num_clients)
+
+    def client_grads(self, w) -> np.ndarray:
+        w = np.asarray(w, float)
+        return self._each(w, 1).reshape(*w.shape[:-1], self.num_clients, self.dim)
+
+    def loss(self, w, weights=None) -> np.ndarray:
+        p = self.alpha if weights is None else np.asarray(weights, float)
+        return self.client_losses(w) @ p
+
+    def optimum(self, weights=None) -> tuple[np.ndarray, float]:
+        if weights is not None:
+            raise ParameterError(
+                "The 'weights' parameter of InterpolatedProblem.optimum must be None (only "
+                "the PEP's objective has a known minimiser). Got weights instead."
+            )
+        return self.x_star.copy(), float(self.loss(self.x_star))
+
+    def grad(self, w: torch.Tensor, clients: torch.Tensor, generator=None) -> torch.Tensor:
+        """Exact gradients ``[M, d]`` of clients ``clients [M]`` at ``w [M, d]``."""
+        rows = [
+            self.clients[int(k)](x)[1]
+            for x, k in zip(w.detach().cpu().numpy(), clients, strict=True)
+        ]
+        return torch.as_tensor(np.asarray(rows).reshape(w.shape), dtype=w.dtype, device=w.device)
+
+    def __repr__(self) -> str:
+        return (
+            f"InterpolatedProblem(N={self.num_clients}, d={self.dim}, mu={self.mu:g}, L={self.L:g})"
+        )

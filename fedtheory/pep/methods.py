@@ -1,0 +1,108 @@
+r"""FL methods written on PEPit points, round by round exactly as :mod:`fedtheory.sim` runs
+them (same objects, same configuration, same aggregation weights).
+
+Every participating client runs :math:`E` local gradient steps from the server model,
+:math:`y_{j+1}=y_j-\eta_t(\nabla f_i(y_j)+\mu_{\rm prox}(y_j-x_t))`, and reports
+:math:`\Delta_t^i=y_E-x_t`. Then
+
+* :class:`~fedtheory.sim.FedAvg`: :math:`x_{t+1}=x_t+\eta_s\sum_{i\in A_t}q_{t,i}\Delta_t^i`
+  with the weights of its aggregator (uniform over participants or all clients, FedAU's
+  :math:`1/p_i` via ``unbiased_weights``, CA-Fed's :math:`q` via ``FixedWeights``, or a
+  stateful rule such as FedAU's online estimate), computed by the simulator's own code
+  from the mask;
+* :class:`~fedtheory.sim.MIFA`: :math:`x_{t+1}=x_t+\eta_s\frac1N\sum_iu_i` with
+  :math:`u_i` the latest update of client :math:`i` (0 before it first participates);
+* :class:`~fedtheory.sim.FedLaAvg`: the same average, refreshed only by the :math:`K`
+  available clients absent longest (the simulator's ``absent_longest``).
+
+The server projection of CA-Fed (3) (``radius``) is not expressible and refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedtheory.errors import ParameterError
+from fedtheory.sim.aggregation import StatefulAggregator
+from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim.fedlaavg import FedLaAvg, absent_longest
+from fedtheory.sim.mifa import MIFA
+
+SUPPORTED = (FedAvg, MIFA, FedLaAvg)
+
+
+def check_method(algorithm: object, owner: str) -> None:
+    """ParameterError unless ``algorithm`` is a supported simulator algorithm without
+    projection."""
+    if not isinstance(algorithm, SUPPORTED):
+        raise ParameterError(
+            f"The 'algorithm' parameter of {owner} must be one of "
+            f"{tuple(c.__name__ for c in SUPPORTED)} from fedtheory.sim. "
+            f"Got {type(algorithm).__name__} instead."
+        )
+    if algorithm.radius is not None:
+        raise ParameterError(
+            f"The 'algorithm' parameter of {owner} must have radius=None (a projection is not "
+            f"expressible in a PEP). Got radius={algorithm.radius!r} instead."
+        )
+
+
+def fedavg_weights(aggregator, mask: np.ndarray) -> np.ndarray:
+    """FedAvg's weights :math:`q_{t,i}` ``[T, N]`` for ``mask [T, N]`` from the simulator's
+    aggregator (stateless ``mask -> q`` or stateful ``init/weights/update``)."""
+    m = torch.from_numpy(np.asarray(mask, bool))
+    if isinstance(aggregator, StatefulAggregator):
+        state, rows = aggregator.init(1, m.shape[1]), []
+        for t in range(m.shape[0]):
+            rows.append(aggregator.weights(state, m[t : t + 1])[0])
+            state = aggregator.update(state, m[t : t + 1])
+        return torch.stack(rows).double().numpy()
+    return aggregator(m).double().numpy()
+
+
+def participants(algorithm, mask: np.ndarray) -> np.ndarray:
+    """The clients that do local work each round ``[T, N]``: the mask (all clients in a
+    forced first round), restricted by FedLaAvg to its absent-longest selection."""
+    m = torch.from_numpy(np.asarray(mask, bool))
+    rows = [algorithm.participants(m[t : t + 1], t) for t in range(m.shape[0])]
+    if not isinstance(algorithm, FedLaAvg):
+        return torch.cat(rows).numpy()
+    last = torch.full((1, m.shape[1]), -1, dtype=torch.int64)
+    chosen = []
+    for t, row in enumerate(rows):
+        pick = absent_longest(row, last, algorithm.clients_per_round)
+        last = torch.where(pick, t, last)
+        chosen.append(pick)
+    return torch.cat(chosen).numpy()
+
+
+def run(algorithm, fs, x0, mask: np.ndarray) -> list:
+    """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
+    functions ``fs`` under ``mask [T, N]``."""
+    work = participants(algorithm, mask)
+    q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
+    n = len(fs)
+    table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)
+    models = [x0]
+    x = x0
+    for t in range(mask.shape[0]):
+        lr, server_lr = float(algorithm.client_lr(t)), float(algorithm.server_rate(t))
+        deltas = {}
+        for i in np.flatnonzero(work[t]):
+            y = x
+            for _ in range(algorithm.local_steps):
+                g = fs[i].gradient(y)
+                if algorithm.prox:
+                    g = g + algorithm.prox * (y - x)
+                y = y - lr * g
+            deltas[int(i)] = y - x
+        if q is not None:
+            step = [q[t, i] * d for i, d in deltas.items()]
+        else:
+            table = [deltas.get(i, u) for i, u in enumerate(table)]
+            step = [u / n for u in table if u is not None]
+        if step:
+            x = x + server_lr * sum(step[1:], step[0])
+        models.append(x)
+    return models

@@ -1,0 +1,124 @@
+r"""The worst-case instance of a solved PEP, rebuilt as explicit client functions and run in
+the simulator.
+
+For the quadratic class every client's :math:`A_i` is recovered from its interpolation data
+(points :math:`x_k`, gradients :math:`g_k`, stationary point :math:`c_i`) as the solution of
+
+.. math:: \min_{A=A^\top}\ \|A(X-c_i)-G\|_F\quad\text{s.t.}\quad\mu I\preceq A\preceq LI,
+
+(exact, residual at the solver's precision, by the interpolation theorem of Bousselmi,
+Hendrickx & Glineur 2023); the clients become a :class:`~fedtheory.problems.QuadraticProblem`
+and the algorithm runs in :func:`fedtheory.sim.simulate` on each mask (a
+:class:`~fedtheory.availability.TraceReplay`) from the extracted :math:`x_0`. The criterion is
+then measured on the simulated models with the problem's own minimiser.
+
+For :math:`\mathcal F_{\mu,L}` (and the smooth convex class) the clients are the
+interpolating functions of Taylor, Hendrickx & Glineur 2017
+(:class:`~fedtheory.pep.interpolation.InterpolatedProblem`, gradients by a small QP per
+query) and :math:`x^*` is the PEP's, where their weighted gradients vanish by construction.
+The non-convex class is not replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_instance
+from fedtheory.pep import criteria
+from fedtheory.pep.classes import Isotropic, Quadratic, SmoothStronglyConvex
+from fedtheory.pep.solve import PepResult
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The simulator's value on the worst-case instance and how well the fit reproduced
+    the PEP's gradients."""
+
+    value: float  # the criterion measured in the simulator (expected over the masks)
+    pep_value: float
+    fit_residual: float  # quadratics: max_i ||A_i (X_i - c_i) - G_i||_F (NaN: interpolant)
+    problem: object  # the QuadraticProblem
+
+    @property
+    def difference(self) -> float:
+        return abs(self.value - self.pep_value)
+
+
+def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarray, float]:
+    r"""``A [d, d]`` with :math:`\mu I\preceq A\preceq LI` closest to
+    :math:`A(x_k-c)=g_k` for ``points, grads [P, d]``, ``centre [d]``; and the residual."""
+    import cvxpy as cp
+
+    d = points.shape[1]
+    X, G = (points - centre).T, grads.T  # [d, P]
+    A = cp.Variable((d, d), symmetric=True)
+    eye = np.eye(d)
+    problem = cp.Problem(
+        cp.Minimize(cp.norm(A @ X - G, "fro")), [A - mu * eye >> 0, L * eye - A >> 0]
+    )
+    problem.solve(solver="CLARABEL")
+    if problem.status != "optimal":
+        raise RuntimeError(f"fitting a quadratic failed: cvxpy status {problem.status!r}")
+    fitted = 0.5 * (A.value + A.value.T)
+    # clip the solver's eigenvalue error so that QuadraticProblem sees A in [mu, L]
+    w, v = np.linalg.eigh(fitted)
+    fitted = (v * np.clip(w, mu, L)) @ v.T
+    return fitted, float(np.linalg.norm(fitted @ X - G))
+
+
+def replay(result: PepResult) -> Replay:
+    """Rebuild the worst-case clients of ``result`` (explicit quadratics, or the
+    :math:`\\mathcal F_{\\mu,L}` interpolant of :mod:`fedtheory.pep.interpolation`) and
+    measure the criterion in the simulator (``fedtheory.sim.simulate``)."""
+    from fedtheory.problems import QuadraticProblem
+
+    check_instance(result, PepResult, "result", "replay")
+    fclass = result.inputs.get("fclass")
+    if not result.ok or not isinstance(fclass, (Quadratic, Isotropic, SmoothStronglyConvex)):
+        raise ParameterError(
+            "The 'result' parameter of replay must be a verified PEP of a convex class "
+            f"(quadratic, isotropic, smooth strongly convex). Got status {result.status!r}, "
+            f"class {fclass} instead."
+        )
+    inst = result.instance
+    if isinstance(fclass, SmoothStronglyConvex):
+        from fedtheory.pep.interpolation import InterpolatedProblem
+
+        problem = InterpolatedProblem(
+            inst.points,
+            inst.grads,
+            inst.values,
+            mu=fclass.mu,
+            L=fclass.L,
+            alpha=result.inputs["alpha"],
+            x_star=inst.x_star,
+        )
+        return _run(result, problem, inst.x_star, float("nan"))
+    if isinstance(fclass, Isotropic):  # A_i = L I: nothing to fit
+        fits = [(fclass.L * np.eye(c.size), 0.0) for c in inst.centres]
+    else:
+        fits = [
+            fit_quadratic(x, g, c, fclass.mu, fclass.L)
+            for x, g, c in zip(inst.points, inst.grads, inst.centres, strict=True)
+        ]
+    A = np.stack([a for a, _ in fits])
+    problem = QuadraticProblem(A, np.stack(inst.centres), alpha=result.inputs["alpha"])
+    return _run(result, problem, problem.optimum()[0], max(r for _, r in fits))
+
+
+def _run(result: PepResult, problem, x_star, fit_residual: float) -> Replay:
+    """The criterion measured on ``simulate`` runs of every mask, weighted by its probability."""
+    from fedtheory.availability import TraceReplay
+    from fedtheory.sim import simulate
+
+    inst = result.instance
+    part, algorithm = result.inputs["participation"], result.inputs["algorithm"]
+    total = 0.0
+    for mask, p in zip(part.masks, part.probs, strict=True):
+        record = simulate(problem, TraceReplay(mask), algorithm, rounds=part.rounds, w0=inst.x0)
+        models = record.iterates[0]  # [T+1, d]
+        total += p * criteria.value(result.inputs["criterion"], models, x_star, problem)
+    return Replay(float(total), float(result.value), fit_residual, problem)

@@ -1,0 +1,300 @@
+r"""The worst case of an FL method over a function class, as a PEP solved by PEPit.
+
+Performance estimation (Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017) writes
+"the largest criterion over all clients' functions in a class, all initial points and (for a
+distribution of masks) in expectation over the masks" as a semidefinite program over the
+Gram matrix of the iterates and gradients, whose value is the exact worst case when the
+class has interpolation conditions. :func:`worst_case` builds it from a simulator
+algorithm (:mod:`fedtheory.pep.methods`), solves it, and keeps the solver, its tolerance,
+the certificate's checks and what the replay needs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_choice, check_instance, check_simplex
+from fedtheory.pep import criteria, methods
+from fedtheory.pep._pepit import pepit
+from fedtheory.pep.certificate import Certificate, check
+from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
+from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
+from fedtheory.pep.initial import Initial
+from fedtheory.pep.participation import Participation
+
+SOLVERS: dict[str, tuple[str, dict]] = {
+    "CLARABEL": ("CLARABEL", {}),  # its defaults: tol_gap_abs = tol_gap_rel = tol_feas = 1e-8
+    "CLARABEL-TIGHT": (
+        "CLARABEL",
+        {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "tol_ktratio": 1e-10},
+    ),
+    "SCS": ("SCS", {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 200_000}),
+}
+"""Open-source SDP solvers (name -> cvxpy solver, options) that ``worst_case`` tries in
+turn. The tight Clarabel settings suit small, badly scaled programs (values far below one,
+e.g. FedLaAvg's Example 1 at long horizons); larger programs often end inaccurate there."""
+
+TOLERANCE = {"CLARABEL": 1e-8, "CLARABEL-TIGHT": 1e-12, "SCS": 1e-7}
+"""The requested tolerance of each entry of :data:`SOLVERS` (what the result reports)."""
+
+CHECK_RTOL = 1e-5
+"""A solution is *verified* when every check of its certificate is at most
+``CHECK_RTOL * max(1, |value|)``; otherwise *inaccurate* (and no value is reported)."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What the replay needs: the interpolation data of every client (points ``x [P, d]``,
+    gradients ``g [P, d]``, values ``f [P]``; for quadratics also the stationary point
+    ``centre [d]``), :math:`x_0`, :math:`x^*`."""
+
+    x0: np.ndarray  # [d]
+    x_star: np.ndarray  # [d]
+    points: tuple  # N x [P_i, d]
+    grads: tuple  # N x [P_i, d]
+    values: tuple  # N x [P_i]
+    centres: tuple | None  # N x [d] (quadratic class)
+
+
+@dataclass(frozen=True)
+class PepResult:
+    """A solved (or failed) PEP. ``value`` is the certified worst case (the proof's dual
+    value) or None when the solver failed or its solution did not pass the checks."""
+
+    status: str  # "verified", "inaccurate" or "failed"
+    value: float | None
+    solver: str | None
+    tolerance: float | None
+    certificate: Certificate | None
+    message: str
+    gram_dim: int
+    constraints: int
+    seconds: float
+    relaxed: bool  # a condition imposed only at evaluated points (value: upper bound)
+    setting: dict = field(default_factory=dict)
+    instance: Instance | None = field(default=None, repr=False)
+    inputs: dict = field(default_factory=dict, repr=False)  # the objects worst_case was given
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "verified"
+
+    def __str__(self) -> str:
+        if not self.ok:
+            return f"PEP {self.status}: {self.message}"
+        c = self.certificate
+        return (
+            f"worst case {self.value:.10g} (certificate verified: primal {c.primal:.10g}, "
+            f"largest check error {c.error:.2g}; {self.solver}, tolerance {self.tolerance:g})"
+        )
+
+
+def _check_setting(algorithm, fclass, participation, initial, heterogeneity, criterion, alpha):
+    owner = "worst_case"
+    methods.check_method(algorithm, owner)
+    check_instance(
+        fclass, (SmoothStronglyConvex, Quadratic, Isotropic, SmoothNonconvex), "fclass", owner
+    )
+    check_instance(participation, Participation, "participation", owner)
+    check_instance(initial, Initial, "initial", owner)
+    if heterogeneity is not None:
+        check_instance(heterogeneity, (AtOptimum, Dissimilarity), "heterogeneity", owner)
+    check_choice(criterion, criteria.CRITERIA, "criterion", owner)
+    if not fclass.convex and criterion in criteria.CONVEX_ONLY:
+        raise ParameterError(
+            f"The 'criterion' parameter of {owner} must be 'min_grad_norm' for the class "
+            f"{fclass}. Got {criterion!r} instead."
+        )
+    if not fclass.convex and initial.kind != "gap":
+        raise ParameterError(
+            f"The 'initial' parameter of {owner} must have kind='gap' for the class {fclass}. "
+            f"Got kind={initial.kind!r} instead."
+        )
+    n = participation.num_clients
+    return np.full(n, 1.0 / n) if alpha is None else check_simplex(alpha, "alpha", owner, size=n)
+
+
+def worst_case(
+    algorithm,
+    fclass,
+    participation: Participation,
+    *,
+    initial: Initial | None = None,
+    heterogeneity=None,
+    criterion: str = "distance",
+    alpha=None,
+    solvers: tuple[str, ...] = ("CLARABEL", "SCS"),
+) -> PepResult:
+    r"""Exact worst case of ``algorithm`` (a :mod:`fedtheory.sim` FedAvg, MIFA or FedLaAvg)
+    when every client's :math:`f_i` is in ``fclass``, under ``participation``.
+
+    .. math:: \max_{f_i\in\mathcal F,\ x_0}\ \sum_kp_k\,c\big(x^{(k)}_{0..T}\big)
+              \quad\text{s.t. initial condition, heterogeneity},
+
+    with :math:`x^*` a minimiser (stationary point) of :math:`F=\sum_i\alpha_if_i` (default
+    uniform ``alpha``) and :math:`c` the ``criterion`` (:mod:`fedtheory.pep.criteria`).
+
+    Examples
+    --------
+    >>> from fedtheory.sim import AverageParticipating, FedAvg
+    >>> gd = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    >>> r = worst_case(gd, SmoothStronglyConvex(0.5, 1.0), Participation.full(3, 1))
+    >>> r.status, round(r.value, 6), round((1 - 0.1 * 0.5) ** 6, 6)
+    ('verified', 0.735092, 0.735092)
+    """
+    initial = Initial() if initial is None else initial
+    alpha = _check_setting(
+        algorithm, fclass, participation, initial, heterogeneity, criterion, alpha
+    )
+    for name in solvers:
+        check_choice(name, tuple(SOLVERS), "solvers", "worst_case")
+    PEPit = pepit()
+    pep = PEPit.PEP()
+    fs = [fclass.declare(pep) for _ in range(participation.num_clients)]
+    F = sum((a * f for a, f in zip(alpha[1:], fs[1:], strict=True)), alpha[0] * fs[0])
+    xs = F.stationary_point()
+    x0 = pep.set_initial_point()
+    pep.set_initial_condition(initial.constraint(x0, xs, F))
+    trajectories = [methods.run(algorithm, fs, x0, m) for m in participation.masks]
+    if not fclass.convex:  # F* <= F(y) at every model y: F(x0) - F* <= value implies these
+        for y in (x for traj in trajectories for x in traj[1:]):
+            pep.add_constraint(F(x0) - F(y) <= initial.value)
+    # every client evaluated at every server model: Dissimilarity needs them; for the
+    # quadratic class these extra points (which change no value) keep PEPit's LMI program
+    # well conditioned (measured: replays within 1e-7 instead of 3e-5)
+    at_models = []
+    if isinstance(heterogeneity, Dissimilarity) or isinstance(fclass, Quadratic):
+        at_models = [[f.gradient(x) for f in fs] for traj in trajectories for x in traj[:-1]]
+    if heterogeneity is not None:
+        at_opt = [f.gradient(xs) for f in fs]
+        for c in heterogeneity.constraints(at_opt, at_models, alpha):
+            pep.add_constraint(c)
+    objective = _objective(pep, PEPit, participation, trajectories, criterion, xs, F)
+    pep.set_performance_metric(objective)
+    setting = {
+        "algorithm": algorithm.name,
+        "class": str(fclass),
+        "initial": str(initial),
+        "heterogeneity": str(heterogeneity),
+        "criterion": criteria.DESCRIPTION[criterion],
+        "participation": repr(participation),
+        "local_steps": algorithm.local_steps,
+    }
+    relaxed = bool(getattr(heterogeneity, "relaxed", False)) or not fclass.convex
+    result = _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass)
+    inputs = {
+        "algorithm": algorithm,
+        "fclass": fclass,
+        "participation": participation,
+        "criterion": criterion,
+        "alpha": alpha,
+    }
+    return replace(result, inputs=inputs)
+
+
+def _objective(pep, PEPit, participation, trajectories, criterion, xs, F):
+    r""":math:`\sum_kp_k\min_jc_{k,j}`: one free variable :math:`\tau_k\le c_{k,j}` per mask
+    when the criterion is a minimum over rounds."""
+    total = None
+    for p, models in zip(participation.probs, trajectories, strict=True):
+        terms = criteria.terms(criterion, models, xs, F)
+        if len(terms) == 1:
+            term = terms[0]
+        else:
+            term = PEPit.Expression()
+            for c in terms:
+                pep.add_constraint(term <= c)
+        total = p * term if total is None else total + p * term
+    return total
+
+
+def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
+    """Try the solvers in turn. A solution (status ``optimal``, or ``optimal_inaccurate``,
+    which Clarabel reports on many PEPs that pass every check) is kept only if its
+    certificate passes; the last one that did not is reported as *inaccurate*, without a
+    value; no solution at all is *failed*."""
+    from PEPit.point import Point
+
+    messages, start, rejected = [], time.perf_counter(), None
+    for name in solvers:
+        try:
+            solver, options = SOLVERS[name]
+            primal = pep.solve(
+                wrapper="cvxpy",
+                solver=solver,
+                verbose=0,
+                return_primal_or_dual="primal",
+                **options,
+            )
+        except Exception as err:  # cvxpy.error.SolverError and numerical failures
+            messages.append(f"{name} failed ({type(err).__name__}: {err})")
+            continue
+        status = pep.wrapper.prob.status
+        if primal is None or status not in ("optimal", "optimal_inaccurate"):
+            messages.append(f"{name} returned status {status!r}")
+            continue
+        cert = check(pep, primal)
+        size = len(pep._list_of_constraints_sent_to_wrapper) + len(pep._list_of_psd_sent_to_wrapper)
+        common = dict(
+            solver=name,
+            tolerance=TOLERANCE[name],
+            certificate=cert,
+            gram_dim=Point.counter,
+            constraints=size,
+            seconds=time.perf_counter() - start,
+            relaxed=relaxed,
+            setting=setting,
+        )
+        if cert.error > CHECK_RTOL * max(1.0, abs(cert.dual)):
+            messages.append(
+                f"{name} (status {status}): certificate check error {cert.error:.2g} above "
+                f"{CHECK_RTOL:g} x max(1, |value|)"
+            )
+            rejected = common
+            continue
+        if status != "optimal":
+            messages.append(f"{name} reported {status}; every certificate check passes")
+        instance = _instance(fs, x0, xs, fclass)
+        return PepResult(
+            "verified", cert.dual, message="; ".join(messages) or "ok", instance=instance, **common
+        )
+    if rejected is not None:
+        rejected["seconds"] = time.perf_counter() - start
+        return PepResult("inaccurate", None, message="; ".join(messages), **rejected)
+    return PepResult(
+        "failed",
+        None,
+        None,
+        None,
+        None,
+        "; ".join(messages),
+        Point.counter,
+        len(pep._list_of_prepared_constraints) + len(pep._list_of_prepared_psd),
+        time.perf_counter() - start,
+        relaxed,
+        setting,
+    )
+
+
+def _instance(fs, x0, xs, fclass) -> Instance:
+    """The primal solution's points, gradients and values per client."""
+    if isinstance(fclass, Isotropic):
+        centres = tuple(np.asarray(f.centre.eval()) for f in fs)
+        grads = tuple(np.zeros((0, c.size)) for c in centres)
+        return Instance(np.asarray(x0.eval()), np.asarray(xs.eval()), grads, grads, (), centres)
+    pts, grads, vals = [], [], []
+    for f in fs:
+        data = f.list_of_points
+        pts.append(np.array([x.eval() for x, _, _ in data]))
+        grads.append(np.array([g.eval() for _, g, _ in data]))
+        vals.append(np.array([v.eval() for _, _, v in data]))
+    centres = None
+    if isinstance(fclass, Quadratic):
+        centres = tuple(np.asarray(f.list_of_stationary_points[0][0].eval()) for f in fs)
+    return Instance(
+        np.asarray(x0.eval()), np.asarray(xs.eval()), tuple(pts), tuple(grads), tuple(vals), centres
+    )

@@ -1,0 +1,385 @@
+"""Performance estimation of FL methods (fedtheory.pep): tight known rates, random instances
+of the class below the worst case, the replayed instance attaining it, metamorphic cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
+
+from fedtheory.availability import TraceReplay  # noqa: E402
+from fedtheory.errors import ParameterError  # noqa: E402
+from fedtheory.pep import (  # noqa: E402
+    AtOptimum,
+    Dissimilarity,
+    Initial,
+    Participation,
+    Quadratic,
+    SmoothNonconvex,
+    SmoothStronglyConvex,
+    worst_case,
+)
+from fedtheory.pep import solve as pep_solve  # noqa: E402
+from fedtheory.pep.catalogue import (  # noqa: E402
+    EXAMPLE1,
+    exact_worst_case_for,
+    example1_setting,
+    fedlaavg_theorem4,
+)
+from fedtheory.pep.classes import Isotropic  # noqa: E402
+from fedtheory.pep.replay import replay  # noqa: E402
+from fedtheory.problems import QuadraticProblem  # noqa: E402
+from fedtheory.sim import (  # noqa: E402
+    MIFA,
+    AverageAll,
+    AverageParticipating,
+    FedAvg,
+    FedLaAvg,
+    FixedWeights,
+    simulate,
+)
+from fedtheory.tightness.families import fedlaavg_example1_error  # noqa: E402
+from tests.conftest import assert_parameter_error, assert_tight  # noqa: E402
+
+PEP_RTOL = pep_solve.CHECK_RTOL
+"""A verified PEP value is exact up to ``PEP_RTOL * max(1, |value|)`` (its certificate's
+acceptance threshold)."""
+
+MU, L, ETA, ZETA2 = 0.5, 1.0, 0.1, 0.1
+
+
+def within_pep(measured: float, value: float) -> bool:
+    return measured <= value + PEP_RTOL * max(1.0, abs(value))
+
+
+def pep_equal(measured: float, value: float) -> None:
+    assert abs(measured - value) <= PEP_RTOL * max(1.0, abs(value)), (measured, value)
+
+
+@pytest.mark.parametrize("T", [1, 3, 6])
+def test_one_client_fedavg_is_gradient_descent_with_the_tight_rate(T):
+    # Taylor, Hendrickx & Glineur 2017: GD with eta <= 1/L on F_{mu,L} contracts
+    # ||x_T - x*||^2 by exactly (1 - eta mu)^{2T}
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
+    r = worst_case(alg, SmoothStronglyConvex(MU, L), Participation.full(T, 1))
+    assert r.status == "verified" and r.certificate.error <= PEP_RTOL
+    pep_equal(r.value, (1 - ETA * MU) ** (2 * T))
+
+
+def test_local_steps_of_one_client_are_gradient_steps():
+    # metamorphic: E local steps in one round == E rounds of one step (N = 1)
+    cls = SmoothStronglyConvex(MU, L)
+    a = worst_case(FedAvg(AverageAll(), local_steps=3, lr=ETA), cls, Participation.full(2, 1))
+    b = worst_case(FedAvg(AverageAll(), local_steps=1, lr=ETA), cls, Participation.full(6, 1))
+    pep_equal(a.value, b.value)
+
+
+def _random_instances(seed: int, n: int, dim: int, count: int):
+    """Quadratics with Hessians in [MU, L], ||grad f_i(x*)||^2 <= ZETA2, ||x0 - x*|| <= 1."""
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        prob = QuadraticProblem.random(n, dim, mu=MU, L=L, seed=seed * 1000 + k)
+        x_star = prob.optimum()[0]
+        g = prob.client_grads(x_star)  # [N, d]
+        shrink = np.sqrt(ZETA2 * rng.uniform(0.2, 1.0) / np.max(np.sum(g**2, -1)))
+        c = x_star + shrink * (prob.c - x_star)  # same x*, gradients at x* scaled
+        prob = QuadraticProblem(prob.A, c)
+        u = rng.standard_normal(dim)
+        yield prob, prob.optimum()[0] + rng.uniform(0.3, 1.0) * u / np.linalg.norm(u)
+
+
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        FedAvg(AverageParticipating(), local_steps=2, lr=ETA),
+        FedAvg(FixedWeights([0.7, 0.3]), local_steps=2, lr=ETA),
+        MIFA(local_steps=2, lr=ETA),
+        FedLaAvg(clients_per_round=1, local_steps=2, lr=ETA),
+    ],
+    ids=lambda a: a.name,
+)
+def test_random_instances_of_the_class_never_exceed_the_worst_case(algorithm):
+    part = Participation.alternating(4, 2, blocks=(2, 1))
+    r = worst_case(algorithm, SmoothStronglyConvex(MU, L), part, heterogeneity=AtOptimum(ZETA2))
+    assert r.ok
+    measured = []
+    for prob, w0 in _random_instances(seed=1, n=2, dim=3, count=20):
+        rec = simulate(prob, TraceReplay(part.masks[0]), algorithm, rounds=4, w0=w0)
+        measured.append(float(np.sum((rec.iterates[0, -1] - prob.optimum()[0]) ** 2)))
+    assert all(within_pep(m, r.value) for m in measured)
+    assert max(measured) > 0.05 * r.value  # the instances are not trivially far below
+
+
+@pytest.mark.parametrize("criterion", ["distance", "gap", "min_gap", "min_grad_norm"])
+def test_replayed_quadratic_instance_attains_the_worst_case(criterion):
+    alg = FedAvg(AverageParticipating(), local_steps=2, lr=ETA)
+    part = Participation.alternating(3, 2)
+    r = worst_case(alg, Quadratic(MU, L), part, heterogeneity=AtOptimum(ZETA2), criterion=criterion)
+    assert r.ok
+    rp = replay(r)
+    assert rp.fit_residual <= 1e-3
+    pep_equal(rp.value, r.value)
+
+
+@pytest.mark.parametrize("criterion", ["distance", "gap", "min_grad_norm"])
+def test_replayed_interpolating_instance_attains_the_strongly_convex_worst_case(criterion):
+    # Taylor, Hendrickx & Glineur 2017, Theorem 4: the PEP's data are interpolated by
+    # functions of F_{mu,L}, which the simulator runs
+    alg = FedAvg(AverageParticipating(), local_steps=2, lr=ETA)
+    part = Participation.alternating(4, 2, blocks=(2, 1))
+    cls = SmoothStronglyConvex(MU, L)
+    r = worst_case(alg, cls, part, heterogeneity=AtOptimum(ZETA2), criterion=criterion)
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
+def test_fedau_online_weights_are_the_simulators_and_replay_attains_the_worst_case():
+    # FedAU (Wang & Ji 2024, Algorithms 1-2): the weights come from the same stateful rule
+    # the simulator runs, so the replayed run (simulate) reproduces the PEP's trajectory
+    from fedtheory.pep.methods import fedavg_weights
+    from fedtheory.sim import FedAU
+
+    mask = np.array([[1, 0], [0, 1], [0, 1], [1, 1], [1, 0]], bool)
+    q = fedavg_weights(FedAU(), mask)
+    assert q.shape == (5, 2) and np.all(q[~mask] == 0) and len(np.unique(q[mask])) > 1
+    alg = FedAvg(FedAU(), local_steps=1, lr=ETA)
+    r = worst_case(alg, Quadratic(MU, L), Participation.fixed(mask), heterogeneity=AtOptimum(ZETA2))
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
+def test_replay_under_a_distribution_of_masks_attains_the_expected_worst_case():
+    part = Participation.bernoulli(2, [0.5, 0.8])
+    r = worst_case(
+        MIFA(local_steps=1, lr=ETA), Quadratic(MU, L), part, heterogeneity=AtOptimum(ZETA2)
+    )
+    assert r.ok and part.masks.shape[0] == 16
+    pep_equal(replay(r).value, r.value)
+
+
+def test_a_sampled_availability_pattern_is_replayed_as_sampled():
+    # one replicate of an availability process's sample is a fixed pattern; a round where
+    # nobody is available leaves the model unchanged in the PEP as in the simulator
+    from fedtheory.availability import Bernoulli
+
+    mask = Bernoulli([0.5, 0.8]).sample(4, seed=1)[0]
+    part = Participation.fixed(mask)
+    assert not part.masks[0, 0].any()  # this seed's first round is empty
+    alg = MIFA(local_steps=1, lr=ETA)
+    r = worst_case(alg, Quadratic(MU, L), part, heterogeneity=AtOptimum(ZETA2))
+    assert r.ok
+    pep_equal(replay(r).value, r.value)
+
+
+def test_a_distribution_of_two_equal_masks_is_the_single_mask():
+    mask = Participation.alternating(3, 2).masks[0]
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
+    cls, het = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
+    one = worst_case(alg, cls, Participation.fixed(mask), heterogeneity=het)
+    two = worst_case(alg, cls, Participation(np.stack([mask, mask]), [0.3, 0.7]), heterogeneity=het)
+    pep_equal(two.value, one.value)
+
+
+def test_permuting_clients_changes_nothing():
+    mask = Participation.alternating(4, 2, blocks=(2, 1)).masks[0]
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
+    cls, het = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
+    a = worst_case(alg, cls, Participation.fixed(mask), heterogeneity=het)
+    b = worst_case(alg, cls, Participation.fixed(mask[:, ::-1]), heterogeneity=het)
+    pep_equal(a.value, b.value)
+
+
+def test_fedlaavg_selecting_every_available_client_is_mifa():
+    part = Participation.bernoulli(2, [0.5, 0.5])
+    cls, het = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
+    a = worst_case(MIFA(local_steps=1, lr=ETA), cls, part, heterogeneity=het)
+    b = worst_case(
+        FedLaAvg(clients_per_round=2, local_steps=1, lr=ETA), cls, part, heterogeneity=het
+    )
+    pep_equal(a.value, b.value)
+
+
+def test_example1_worst_case_covers_the_instance_and_the_bound():
+    # FedLaAvg Theorem 4 (Yan et al. 2020): the instance's exact error <= exact worst case
+    # over Example 1's class <= the paper's bound; the replay attains the worst case
+    for t1, t2, T, x0 in [(2, 1, 6, 3.0), (3, 1, 8, -1.0)]:
+        r, bound = fedlaavg_theorem4(t1=t1, t2=t2, T=T, x0=x0)
+        assert r.ok
+        assert within_pep(fedlaavg_example1_error(x0, t1, t2, T), r.value)
+        assert r.value <= bound
+        pep_equal(replay(r).value, r.value)
+        key = "fedlaavg.example1.fedlaavg_bound"
+        assert_tight(exact_worst_case_for(key, {"t1": t1, "t2": t2, "T": T, "x0": x0}), r.value)
+
+
+def test_exact_worst_case_applies_only_to_deterministic_families_and_resolved_values():
+    assert exact_worst_case_for("cafed.theorem1", {"T": 4}) is None
+    key = "fedlaavg.example1.fedlaavg_bound"
+    # at T = 1000 the worst case (about 1e-10) is below the solver's resolution
+    assert exact_worst_case_for(key, {"t1": 20, "t2": 3, "T": 1000, "x0": -7.0}) is None
+    # at T = 100 (1.6e-5) it is resolved, and covers the instance's exact error
+    value = exact_worst_case_for(key, {"t1": 20, "t2": 3, "T": 100, "x0": -7.0})
+    assert value is not None
+    assert fedlaavg_example1_error(-7.0, 20, 3, 100) <= value * (1 + PEP_RTOL)
+
+
+def test_nested_classes_give_ordered_worst_cases():
+    # Example 1's class (Hessian 2I) inside quadratics with Hessians in [1.5, 2], inside
+    # [1, 2], inside F_{1,2}: the worst cases are ordered
+    s = example1_setting(t1=1, t2=1, T=2, a2=1.0)
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    values = []
+    classes = (EXAMPLE1, Quadratic(1.5, 2.0), Quadratic(1.0, 2.0), SmoothStronglyConvex(1.0, 2.0))
+    for cls in classes:
+        r = worst_case(alg, cls, s["participation"], initial=s["initial"],
+                       heterogeneity=s["heterogeneity"])  # fmt: skip
+        assert r.ok
+        values.append(r.value)
+    assert all(within_pep(a, b) for a, b in zip(values[:-1], values[1:], strict=True))
+    assert values[2] > values[0]
+
+
+def test_fedavg_plateaus_and_fedlaavg_decreases_on_example1():
+    values = {}
+    for name, alg in {
+        "fedavg": FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
+        "fedlaavg": FedLaAvg(clients_per_round=1, local_steps=1, lr=0.1),
+    }.items():
+        values[name] = []
+        for T in (12, 24):
+            s = example1_setting(t1=2, t2=1, T=T, a2=1.0)
+            values[name].append(worst_case(alg, EXAMPLE1, s.pop("participation"), **s).value)
+    # FedAvg's worst case stays above its limit cycle's (X_B - x*)^2 = 0.00813 > 0
+    assert min(values["fedavg"]) > 0.008
+    assert values["fedlaavg"][1] < 0.1 * values["fedlaavg"][0]
+
+
+def test_one_client_nonconvex_gradient_descent_has_the_known_tight_rate():
+    # L-smooth f, step 1/L, n steps: min_t ||grad f(x_t)||^2 <= 4 L (f(x0) - f*) / (3 n),
+    # tight (PEPit's nonconvex gradient-descent example; Abbaszadehpeivasti, de Klerk &
+    # Zamani 2021)
+    n = 4
+    alg = FedAvg(AverageAll(), local_steps=1, lr=1.0)
+    r = worst_case(alg, SmoothNonconvex(1.0), Participation.full(n, 1),
+                   initial=Initial(1.0, "gap"), criterion="min_grad_norm")  # fmt: skip
+    assert r.ok and r.relaxed
+    pep_equal(r.value, 4 / (3 * n))
+
+
+def test_dissimilarity_is_marked_relaxed_and_nonconvex_class_solves():
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=0.5)
+    r = worst_case(
+        alg,
+        SmoothNonconvex(1.0),
+        Participation.alternating(3, 2),
+        initial=Initial(1.0, "gap"),
+        heterogeneity=Dissimilarity(1.0, 0.1),
+        criterion="min_grad_norm",
+    )
+    assert r.ok and r.relaxed and r.value > 0
+    assert_parameter_error(lambda: replay(r), "result", "convex class")
+    # without a heterogeneity condition the clients may differ arbitrarily: unbounded,
+    # reported as a failure with the solver's status, never as a number
+    free = worst_case(alg, SmoothNonconvex(1.0), Participation.alternating(3, 2),
+                      initial=Initial(1.0, "gap"), criterion="min_grad_norm")  # fmt: skip
+    assert free.status == "failed" and free.value is None and "unbounded" in free.message
+
+
+def test_solver_failure_is_reported_without_a_value(monkeypatch):
+    monkeypatch.setitem(pep_solve.SOLVERS, "SCS", ("SCS", {"max_iters": 3}))
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
+    part = Participation.alternating(3, 2)
+    r = worst_case(alg, SmoothStronglyConvex(MU, L), part, heterogeneity=AtOptimum(ZETA2),
+                   solvers=("SCS",))  # fmt: skip
+    assert r.status in ("failed", "inaccurate") and r.value is None
+    assert "SCS" in r.message and "worst case" not in str(r)
+
+
+def test_bad_input_names_the_parameter():
+    cls, part = SmoothStronglyConvex(MU, L), Participation.full(2, 2)
+    projected = FedAvg(AverageAll(), lr=ETA, radius=1.0)
+    assert_parameter_error(lambda: worst_case(projected, cls, part), "algorithm", "radius=None")
+    assert_parameter_error(lambda: worst_case(object(), cls, part), "algorithm", "FedAvg")
+    alg = FedAvg(AverageAll(), lr=ETA)
+    assert_parameter_error(
+        lambda: worst_case(alg, SmoothNonconvex(1.0), part, initial=Initial(1.0, "gap")),
+        "criterion",
+        "min_grad_norm",
+    )
+    assert_parameter_error(lambda: worst_case(alg, cls, part, criterion="x"), "criterion", "gap")
+    assert_parameter_error(lambda: SmoothStronglyConvex(2.0, 1.0), "mu", "[0, 1)")
+    assert_parameter_error(lambda: Quadratic(0.0, 1.0), "mu", "(0, 1]")
+    assert_parameter_error(lambda: Isotropic(-1.0), "L", "(0, inf)")
+    assert_parameter_error(lambda: Participation.bernoulli(7, [0.5, 0.5]), "rounds", "<= 12")
+    assert_parameter_error(lambda: Participation(np.ones((1, 2, 2)), [0.5, 0.5]), "probs", "")
+    with pytest.raises(ParameterError):
+        Initial(-1.0)
+
+
+def test_cli_prints_worst_case_certificate_replay_and_ratio(capsys):
+    from fedtheory.cli import main
+
+    assert main(["pep", "fedlaavg-theorem4", "--t1", "2", "--t2", "1", "-T", "6"]) == 0
+    out = capsys.readouterr().out
+    r, bound = fedlaavg_theorem4(t1=2, t2=1, T=6, x0=3.0)
+    assert f"exact worst case: {r.value:.10g}" in out
+    assert "certificate: verified" in out and "replayed in the simulator" in out
+    assert f"bound / exact worst case = {bound / r.value:.6g}" in out
+    args = ["pep", "fedavg", "--class", "quadratic", "-T", "3", "--zeta2", "0.1", "--bound", "1"]
+    assert main(args) == 0
+    assert "bound / exact worst case" in capsys.readouterr().out
+
+
+def test_cli_reports_failure_and_bad_input_by_exit_status(capsys):
+    from fedtheory.cli import main
+
+    args = ["pep", "mifa", "--class", "nonconvex", "--criterion", "min_grad_norm"]
+    assert main(args) == 1  # no heterogeneity condition: unbounded
+    assert "no value reported" in capsys.readouterr().out
+    assert main(["pep", "fedavg", "--pattern", "sometimes"]) == 2
+    assert "'--pattern' option" in capsys.readouterr().err
+
+
+def test_the_numbers_of_docs_pep_are_the_codes_output():
+    import re
+    from pathlib import Path
+
+    from fedtheory.pep.catalogue import example1_plateau
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "pep.md").read_text()
+    r, bound = fedlaavg_theorem4(t1=2, t2=1, T=6, x0=3.0)
+    shown = float(re.search(r"exact worst case: ([0-9.e-]+)", text).group(1))
+    pep_equal(shown, r.value)
+    ratio = re.search(r"bound ([0-9.]+); bound / exact worst case = ([0-9.]+)", text)
+    assert_tight(float(ratio.group(1)), bound, rtol=1e-9)
+    assert abs(float(ratio.group(2)) - bound / r.value) <= 1e-5 * bound / r.value
+    gd = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    value = worst_case(gd, SmoothStronglyConvex(0.5, 1.0), Participation.full(3, 1)).value
+    assert f"verified {round(value, 6)}" in text
+    algs = {
+        "fedavg": FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
+        "fedlaavg": FedLaAvg(clients_per_round=1, local_steps=1, lr=0.1),
+    }
+    for T in (12, 24):
+        row = re.search(rf"\| {T} \| ([0-9.e-]+) \| ([0-9.e-]+) \|", text)
+        for shown, alg in zip(row.groups(), algs.values(), strict=True):
+            s = example1_setting(t1=2, t2=1, T=T, a2=1.0)
+            exact = worst_case(alg, EXAMPLE1, s.pop("participation"), **s).value
+            assert abs(float(shown) - exact) <= 1e-5 * max(exact, 1e-3), (T, alg.name)
+    limit = float(re.search(r"\(X_B-x\^\*\)\^2=([0-9.]+)", text).group(1))
+    assert abs(limit - example1_plateau(t1=2, t2=1, periods=1, gamma=0.1)[0]) <= 1e-8
+
+
+def test_benchmark_runs_at_quick_size(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_pep.py"
+    spec = importlib.util.spec_from_file_location("bench_pep", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--quick"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "Gram" in lines[0] and len(lines) == 1 + len(bench.QUICK)
+    assert all("verified" in line for line in lines[1:])
