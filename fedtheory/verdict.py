@@ -247,7 +247,7 @@ def compare_mean_equal(
     """``E[X] == predicted`` from i.i.d. replicates ``samples [n, ...]``: holds when the
     prediction lies in the confidence interval of the mean at every point ``[...]``
     (Bonferroni-corrected, so ``confidence`` is family-wise); the row
-    reports the point where |mean - predicted| / (half-width of the interval) is largest."""
+    reports the point where ``|mean - predicted| / (half-width of the interval)`` is largest."""
     means = _pointwise_means(samples, predicted, confidence)
     p, mean, low, high = means.target, means.mean, means.low, means.high  # [P] each
     ok = bool(np.all((low <= p) & (p <= high)))

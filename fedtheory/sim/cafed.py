@@ -186,8 +186,8 @@ class CaFed(LocalTraining):
         Exclusion threshold :math:`\tau\ge0` of ``get`` (paper 0).
     trade_off : float
         :math:`\bar\kappa^2\ge0` of §VI-A (code ``bias_const``, default 1).
-    ``local_steps``, ``lr``, ``server_lr``, ``radius``, ... as in
-    :class:`~fedtheory.sim.algorithm.LocalTraining`.
+    local_steps, lr, server_lr, radius, ...
+        As in :class:`~fedtheory.sim.algorithm.LocalTraining`.
 
     Examples
     --------
