@@ -1,7 +1,8 @@
 r"""CA-Fed's synthetic experiment (App. F) next to the paper's Table I, for Algorithm 1 as
 published and for the authors' code, each with :math:`\tau=0` and :math:`\tau>0`.
 
-Set-up (SPEC §3.5-3.7, the code's ``full_experiment.sh``): :math:`N=24` clients with
+Set-up (Rodio et al., Sec. V-A and App. F, the code's ``full_experiment.sh``): :math:`N=24` clients
+with
 clustered binary data (two groups, the second with label-flip 0.2, :math:`d=10`, 50 train /
 150 test samples per client), ridge-regularised logistic regression (:math:`10^{-2}`),
 CA-Fed's availability population (:math:`g=0.4`, :math:`\nu=0.9`, :math:`\varepsilon=10^{-2}`,

@@ -1,5 +1,5 @@
 r"""CA-Fed Theorem 2: :math:`\mathbb E[F_B(\bar w_T)-F_B^*]` against the bound as :math:`T`
-grows, for several correlation levels :math:`\lambda(P)` (SPEC §3.2, §8.3).
+grows, for several correlation levels :math:`\lambda(P)` (Rodio et al., Sec. III-B).
 
 Instance: a random strongly convex quadratic problem (exact :math:`L`, :math:`\mu`,
 :math:`\Gamma`, noise :math:`\sigma_k^2`); the server projects onto the ball

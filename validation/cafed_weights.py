@@ -1,5 +1,6 @@
 r"""CA-Fed aggregation weights: optimal (cvxpy), KKT water-filling, greedy CA-Fed and
-Unbiased; their bound values and their measured errors on one instance (SPEC §3.3, §8.4).
+Unbiased; their bound values and their measured errors on one instance (Rodio et al., Sec. III-C
+and App. D).
 
 Instance: the problem, ball :math:`W`, step sizes and constants of ``cafed-theorem2``, with
 heterogeneous availability (:math:`\pi_k`) and correlation (:math:`\lambda_k`). The weight

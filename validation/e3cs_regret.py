@@ -1,4 +1,4 @@
-r"""E3CS: measured regret against (27)/(28), selection statistics (SPEC §4, §8.6).
+r"""E3CS: measured regret against (27)/(28), selection statistics (Huang et al., Theorem 1).
 
 The paper's set-up (E3CS §VI): :math:`K=100` clients, :math:`k=20` selected per round,
 success :math:`x_{i,t}\sim\mathrm{Bern}(\rho_i)` with :math:`\rho\in\{0.1,0.3,0.6,0.9\}`
@@ -9,7 +9,7 @@ success :math:`x_{i,t}\sim\mathrm{Bern}(\rho_i)` with :math:`\rho\in\{0.1,0.3,0.
   confidence interval, against (27) at the paper's :math:`\eta=0.5` and against (28) at
   :math:`\eta^*`. With exact-marginal (systematic) sampling the run satisfies the
   theorem's set-up; with the authors' successive sampling the inclusion probabilities
-  are not :math:`p` (SPEC §4.3 item 3), so those rows are *outside assumptions*.
+  are not :math:`p` (erratum ``e3cs.sampler``), so those rows are *outside assumptions*.
 * Selection counts per volatility class and cumulative effective participation (the
   paper's Figures 3 and 4) for E3CS-0/0.5/0.8, Random and FedCS.
 """

@@ -1,4 +1,4 @@
-r"""Every statement of ``validation/ERRATA.md`` re-checked (SPEC ⚠ marks, §8.9).
+r"""Every statement of ``validation/ERRATA.md`` re-checked .
 
 Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance; the row shows
 the two numbers its finding compares (measured vs bound, with the finding's relation), its
@@ -156,7 +156,7 @@ register(
     Check(
         "errata",
         "Errata of the five papers, re-checked",
-        "validation/ERRATA.md (SPEC ⚠ marks), via fedtheory.bounds.errata",
+        "validation/ERRATA.md, via fedtheory.bounds.errata",
         settings,
         compute,
         judge,

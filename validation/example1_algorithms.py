@@ -1,4 +1,4 @@
-r"""FedLaAvg, MIFA, FedAU and MimiC on FedLaAvg's Example 1 (SPEC §2.2-2.3, §8.1).
+r"""FedLaAvg, MIFA, FedAU and MimiC on FedLaAvg's Example 1 (Yan et al., App. C and App. G).
 
 Same instance as ``example1-fedavg`` (:math:`f_i=(x-e_i)^2`, alternating blocks
 :math:`t_1\ne t_2`, exact gradients, one local step).

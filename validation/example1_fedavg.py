@@ -1,4 +1,4 @@
-r"""FedAvg on FedLaAvg's Example 1, unequal and equal blocks (SPEC §2.2, §8.1).
+r"""FedAvg on FedLaAvg's Example 1, unequal and equal blocks (Yan et al., Example 1, App. C).
 
 Simulated FedAvg (one exact gradient step per round on :math:`f_i=(x-e_i)^2`, alternating
 availability) for several learning rates :math:`\gamma`, run until the iterate sits on its
@@ -181,7 +181,7 @@ register(
         "example1-fedavg",
         "FedAvg fails on FedLaAvg's Example 1",
         "Yan et al. (FedLaAvg), Example 1 / journal Thm 1, App. C (16)-(19); equal blocks "
-        "[derived, SPEC §2.2]",
+        "[derived]",
         settings,
         compute,
         judge,

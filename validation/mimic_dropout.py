@@ -1,4 +1,4 @@
-r"""MimiC against FedAvg and MIFA under the three dropout patterns (SPEC §1, §8.7).
+r"""MimiC against FedAvg and MIFA under the three dropout patterns (Sun et al., Sec. 4-7).
 
 Problem: heterogeneous quadratic clients with exact gradients, so FedAvg's objective-mismatch
 term of MimiC Theorem 1, :math:`\sum_t\eta_g^t\|\Omega^t\|^2/\sum_t\eta_g^t` with
@@ -7,7 +7,8 @@ is non-zero and can be computed exactly along FedAvg's trajectory. Global rates
 :math:`\eta_g^t=a/(t+b)` (Lemma 6's form), every client active in round 0 (MimiC's
 initialisation, applied to all three algorithms as the authors' code does).
 
-Patterns (SPEC §1.5): 1. bounded consecutive dropout (code's half-normal periods,
+Patterns (Sun et al., Sec. 7, and the authors' code): 1. bounded consecutive dropout (code's
+half-normal periods,
 :math:`\tau_{\max}`); 2. static probabilities (code's five levels from ``minimum`` to 1);
 3. time-varying weights with participation ratio :math:`P` (the code's successive sampling).
 

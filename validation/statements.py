@@ -1,4 +1,4 @@
-r"""Lemmas and proof steps of issue 12 against simulation: measured next to the statement.
+r"""Lemmas and proof steps against simulation: measured next to the statement.
 
 * FedLaAvg Lemma 2: the staleness :math:`t-T_i^t` of FedLaAvg runs (absent-longest selection,
   every client available at least once in every window of :math:`E` rounds) against
@@ -352,7 +352,7 @@ def notes(data, s):
 register(
     Check(
         "statements",
-        "Lemmas and proof steps (issue 12) against simulation",
+        "Lemmas and proof steps against simulation",
         "FedLaAvg Lemma 2; E3CS Claim 1, Fact 9, (9), remark; CA-Fed (5), (21)-(23), Lemmas 2-3",
         settings,
         compute,

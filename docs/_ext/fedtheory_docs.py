@@ -65,8 +65,16 @@ def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
         "",
     ]
     if thm.statement:
-        lines += ["## Statement", "", "As the paper states it (plain text):", "", "```text",
-                  thm.statement, "```", ""]
+        lines += [
+            "## Statement",
+            "",
+            "As the paper states it (plain text):",
+            "",
+            "```text",
+            thm.statement,
+            "```",
+            "",
+        ]
     lines += [
         "## Formula",
         "",
@@ -87,8 +95,13 @@ def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
             lines.append(f"- ${lhs} {_REL[c.rel]} {rhs}$ (`{c.text}`)")
     else:
         lines.append("None beyond the parameters' domains.")
-    lines += ["", "## Parameters", "", "Keywords of `evaluate`, with symbol, domain and meaning:",
-              ""]
+    lines += [
+        "",
+        "## Parameters",
+        "",
+        "Keywords of `evaluate`, with symbol, domain and meaning:",
+        "",
+    ]
     for p, n in thm.notation.items():
         lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {n.meaning}")
     mine = [e for e in errata if e[0] == thm.key or e[0].startswith(thm.key + ".")]
@@ -127,9 +140,9 @@ def write_theorem_pages(srcdir: Path) -> None:
     folder = srcdir / "theorems"
     errata = errata_rows()
     keys = sorted(CATALOGUE)
-    for stale in set(folder.glob("*.md")) - {folder / f"{k}.md" for k in keys} - {
-        folder / "index.md"
-    }:
+    for stale in (
+        set(folder.glob("*.md")) - {folder / f"{k}.md" for k in keys} - {folder / "index.md"}
+    ):
         stale.unlink()
     for key in keys:
         _write_if_changed(folder / f"{key}.md", theorem_page(CATALOGUE[key], errata))
@@ -177,7 +190,11 @@ class FedtheoryOutput(SphinxDirective):
             raise self.error("fedtheory-output runs fedtheory commands only")
         done = subprocess.run(
             [sys.executable, "-m", "fedtheory", *args[1:]],
-            capture_output=True, text=True, cwd=ROOT, timeout=600, check=False,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+            check=False,
         )
         if done.returncode not in (0, 1):
             raise self.error(f"{self.arguments[0]} failed:\n{done.stderr}")
@@ -222,8 +239,7 @@ class FedtheoryValidation(SphinxDirective):
 
         head += row(("claim", "measured vs bound", "verdict"))
         for r in outcome.rows:
-            body += row((r.claim, f"{r.measured:.4g} {r.relation} {r.bound:.4g}",
-                         r.verdict.value))
+            body += row((r.claim, f"{r.measured:.4g} {r.relation} {r.bound:.4g}", r.verdict.value))
         figure = nodes.figure()
         figure += nodes.image(uri=f"/_build/validation/{name}/figure.png")
         figure += nodes.caption(text=outcome.caption)

@@ -1,4 +1,4 @@
-r"""Errata as checks: each ⚠ of SPEC.md about a *statement* of a paper, on a concrete instance.
+r"""Errata as checks: each doubtful *statement* of a paper, on a concrete instance.
 
 Every function returns a frozen :class:`Erratum` (statement, instance, what fedtheory
 computes, verdict, class, what a reader should do, and the two numbers its finding compares).
@@ -105,7 +105,7 @@ def _chi2_of_q(q, alpha=_ALPHA, pi=_PI) -> float:
 
 def cafed_chi_square_not_convex_in_q() -> Erratum:
     r"""CA-Fed App. E: :math:`q\mapsto\chi^2_{\alpha\|p(q)}` is claimed convex on
-    :math:`\{\|q\|_1=1\}`; the chord of SPEC §3.3 lies below the midpoint value."""
+    :math:`\{\|q\|_1=1\}`; the chord lies below the midpoint value."""
     qa, qb = _QA / _QA.sum(), _QB / _QB.sum()
     ends = (_chi2_of_q(qa), _chi2_of_q(qb))
     mid = _chi2_of_q((qa + qb) / 2)
@@ -115,7 +115,7 @@ def cafed_chi_square_not_convex_in_q() -> Erratum:
         "CA-Fed App. E: chi^2(alpha || p(q)) is convex in q on {||q||_1 = Q} 'by direct "
         "inspection', so problem (III-C) is convex",
         "false in general: the composition with the linear-fractional p(q) is not convex",
-        f"N=4, Q=1, pi={_PI.tolist()}, alpha={_ALPHA.tolist()} (normalised), q_a, q_b of SPEC "
+        f"N=4, Q=1, pi={_PI.tolist()}, alpha={_ALPHA.tolist()} (normalised), q_a, q_b of App. E "
         "§3.3 (normalised), midpoint (q_a+q_b)/2",
         f"chi2(q_a)={ends[0]:.2f}, chi2(q_b)={ends[1]:.2f}, chord={chord:.2f}, "
         f"chi2(midpoint)={mid:.2f} > chord",
@@ -698,7 +698,7 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4) -> Erratum:
         "MimiC Remark 3: the objective-mismatch term vanishes if all clients drop out with the "
         "same probability",
         "only the mean of Omega^t vanishes; E||Omega^t||^2 (Theorem 1's term) stays positive for "
-        "heterogeneous clients (the paper's exact term was lost, SPEC §1.2)",
+        "heterogeneous clients (the paper's exact term was lost from the available text of Sec. 4)",
         f"FedLaAvg Example 1 clients f_i=(x-e_i)^2, e=(0,1), at x=x*=0.5; Bernoulli(0.5) "
         f"dropout for both; {rounds} rounds x {replicates} replicates",
         f"time average of ||Omega||^2 = {mean_sq:.4f} +- {se:.4f} (exact {exact:.4f}); "
@@ -706,7 +706,7 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4) -> Erratum:
         _verdict(bool(ok)),
         {"mismatch": mean_sq, "mean_bias": mean_vec, "zero": 0.0},
         kind="not shown",
-        advice="Theorem 1's mismatch term was lost in the text (SPEC §1.2): if it is "
+        advice="Theorem 1's mismatch term was lost in the available text (Sec. 4): if it is "
         "E||Omega^t||^2, Remark 3 is false for heterogeneous clients (this check); if it is "
         "||E Omega^t||^2, Remark 3 holds. Check the published equation before relying on it.",
         compare=("mismatch", ">", "zero"),

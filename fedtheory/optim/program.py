@@ -8,7 +8,7 @@ Rodio et al. 2023, App. D: with :math:`s=1/\pi^\top q` and :math:`y=sq`,
 
 (the perspective of a convex quadratic; :math:`s\ge1/Q>0` follows from the constraints since
 :math:`\pi\le1`). Because :math:`p_k=\pi_ky_k`, the bias terms are convex in :math:`(y,s)` too
-(SPEC §3.3): :math:`\chi^2_{\alpha\|p}=\sum_k\frac{\alpha_k^2}{\pi_ky_k}-1` and
+(CA-Fed, App. D): :math:`\chi^2_{\alpha\|p}=\sum_k\frac{\alpha_k^2}{\pi_ky_k}-1` and
 :math:`d_{TV}(\alpha,p)=\tfrac12\|\alpha-\pi\odot y\|_1`. The paper's App. E claims convexity in
 :math:`q`, which is false (see ``tests/test_optim.py``); the program here is DCP in
 :math:`(y,s)`.

@@ -60,7 +60,7 @@ clients and at the server (whose momentum carries across rounds), and a local "s
 epoch over the client's shuffled loader (``local_steps`` epochs; with 50 samples and batch
 32, mini-batches of 32 and 18), where fedtheory runs (2)-(3) as written.
 
-Baselines (SPEC §3.7, official ``clients_sampler.py``; with oracle :math:`\pi`):
+Baselines (the authors' code, ``clients_sampler.py``; with oracle :math:`\pi`):
 :func:`~fedtheory.sim.aggregation.unbiased_weights` (:math:`q_k=\alpha_k/\pi_k`),
 :class:`AdaFedWeights` (the same, normalised over :math:`A_t`) and :class:`F3astWeights`
 (top-:math:`K` active clients by :math:`\alpha_k^2/r_k^2`, :math:`q_k=\alpha_k/r_k`,
