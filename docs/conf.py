@@ -32,6 +32,7 @@ exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints", "figures"]
 nb_execution_mode = os.environ.get("FEDTHEORY_DOCS_EXECUTE", "cache")
 nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
 nb_execution_timeout = 600
+nb_execution_in_temp = True  # files a notebook writes go to a temporary folder
 nb_execution_raise_on_error = True
 nb_merge_streams = True
 

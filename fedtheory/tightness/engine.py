@@ -212,9 +212,12 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
         report_multiple_bugs=False,
         print_blob=False,
     )
-    @given(_points(family, caps))
-    def probe(drawn):
-        point = record(*drawn)
+    # drawn in the body (st.data): hypothesis compares the global `random` state around the
+    # draws of @given's own arguments, and other threads of a Dask worker may use `random`
+    # meanwhile (a false "random module inside strategies" deprecation warning)
+    @given(st.data())
+    def probe(data):
+        point = record(*data.draw(_points(family, caps)))
         target(_score(point.ratio), label="log(measured / bound)")
         if point.evaluation.violated:
             raise _Violation(point)
