@@ -184,7 +184,8 @@ def plot(data, s, fig):
     return (
         f"Left: the first {TRACE} rounds of each run, on the scale of the limit cycles (every "
         f"run starts at x_0 = {s['x0']:g}, above the axis; thin dashed line of its colour: "
-        "X_B). Data units: the clients' data e1, e2 are numbers on the same axis as x. Middle: the measured period-end iterates lie on the closed form "
+        "X_B). Data units: the clients' data e1, e2 are numbers on the same axis as x. "
+        "Middle: the measured period-end iterates lie on the closed form "
         "X_B and the measured time averages on (t1 e1 + t2 e2)/(t1 + t2) (markers on the "
         "lines: the agreement is exact up to rounding); right: measured amplitude (markers) "
         "on the closed form (line)."
