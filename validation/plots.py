@@ -16,7 +16,7 @@ Example
 ...     fig = Figure(figsize=(6, 4), layout="constrained")
 ...     (ax,) = plots.panels(fig, 1)
 ...     _ = ax.plot([1, 2, 3], [3, 1, 2], label=r"measured $x_t$", **plots.series(0))
-...     ax.set(xlabel=r"round $t$", ylabel=r"$x_t$ (model units)")
+...     ax.set(xlabel=r"round $t$", ylabel=r"$x_t$ (data units)")
 ...     plots.legend(ax)
 """
 
