@@ -25,7 +25,7 @@ extensions = [
 myst_enable_extensions = ["dollarmath", "amsmath", "deflist"]
 myst_heading_anchors = 3
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
-exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints", "figures"]
+exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints"]
 
 # The notebooks are stored without outputs and executed at build time; the cache keeps a
 # rebuild fast while the notebooks do not change (FEDTHEORY_DOCS_EXECUTE=off skips them).
