@@ -376,7 +376,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         Paragraph(", ".join(f"{k} {v}" for k, v in environment().items())),
         Table(
             ("validation", "compute time"),
-            tuple((o.check.name, _timing(o).removeprefix("Compute time: ")) for o in outcomes),
+            tuple((o.check.name, _timing(o).removeprefix("Compute time: ")[:-1]) for o in outcomes),
         ),
     ]
     return blocks

@@ -45,6 +45,11 @@ def _domain(n) -> str:
     return ("integer in " if n.integer else "real in ") + f"${where}$"
 
 
+def _plain(text: str) -> str:
+    """Plain text with Markdown's active characters escaped (``w^*``, ``F_k`` stay as typed)."""
+    return re.sub(r"([\\`*_\[\]<>|$])", r"\\\1", text)
+
+
 def errata_rows() -> list[tuple[str, ...]]:
     """The summary table of ``validation/ERRATA.md``: (key, place, class, verdict)."""
     text = (ROOT / "validation" / "ERRATA.md").read_text(encoding="utf-8")
@@ -59,9 +64,9 @@ def errata_rows() -> list[tuple[str, ...]]:
 def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
     """One theorem's page (MyST Markdown)."""
     lines = [
-        f"# `{thm.key}`: {thm.title}",
+        f"# `{thm.key}`: {_plain(thm.title)}",
         "",
-        f"**Kind:** {_KIND[thm.kind]}. **Reference:** {thm.reference}.",
+        f"**Kind:** {_KIND[thm.kind]}. **Reference:** {_plain(thm.reference)}.",
         "",
     ]
     if thm.statement:
@@ -103,7 +108,7 @@ def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
         "",
     ]
     for p, n in thm.notation.items():
-        lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {n.meaning}")
+        lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {_plain(n.meaning)}")
     mine = [e for e in errata if e[0] == thm.key or e[0].startswith(thm.key + ".")]
     lines += ["", "## Errata", ""]
     if mine:
@@ -162,7 +167,9 @@ def write_theorem_pages(srcdir: Path) -> None:
         index += [f"## {paper}", ""]
         for key in members:
             thm = CATALOGUE[key]
-            index.append(f"- [`{key}`]({key}.md): {thm.title} ({thm.kind}; {thm.reference})")
+            index.append(
+                f"- [`{key}`]({key}.md): {_plain(thm.title)} ({thm.kind}; {_plain(thm.reference)})"
+            )
         index.append("")
     index += ["```{toctree}", ":hidden:", "", *keys, "```", ""]
     _write_if_changed(folder / "index.md", "\n".join(index))
