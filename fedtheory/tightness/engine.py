@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -42,6 +43,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisDeprecationWarning
 from scipy.optimize import minimize
 
 from fedtheory.errors import ParameterError
@@ -212,18 +214,24 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
         report_multiple_bugs=False,
         print_blob=False,
     )
-    # drawn in the body (st.data): hypothesis compares the global `random` state around the
-    # draws of @given's own arguments, and other threads of a Dask worker may use `random`
-    # meanwhile (a false "random module inside strategies" deprecation warning)
-    @given(st.data())
-    def probe(data):
-        point = record(*data.draw(_points(family, caps)))
+    @given(_points(family, caps))
+    def probe(drawn):
+        point = record(*drawn)
         target(_score(point.ratio), label="log(measured / bound)")
         if point.evaluation.violated:
             raise _Violation(point)
 
     try:
-        probe()
+        with warnings.catch_warnings():
+            # hypothesis compares the global `random` state before and after each draw; the
+            # strategy draws only integers and floats, but in a Dask worker (validate
+            # --workers) the worker's own threads use `random` meanwhile: a false alarm
+            warnings.filterwarnings(
+                "ignore",
+                message="Do not use the `random` module inside strategies",
+                category=HypothesisDeprecationWarning,
+            )
+            probe()
     except _Violation as found:
         return found.point
     return None
