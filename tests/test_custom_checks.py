@@ -9,7 +9,9 @@ import json
 import numpy as np
 import pytest
 import sympy as sp
+from scipy import stats
 
+from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import Condition, Theorem, fedau
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, theorem_check
@@ -134,3 +136,49 @@ def test_theorem_check_refuses_bad_arguments(kwargs, name):
     base = dict(theorem=MAX_BOUND, measure=sample_max, name="ok", instances=INSTANCES)
     with pytest.raises(ParameterError, match=f"'{name}' parameter of theorem_check"):
         theorem_check(**{**base, **kwargs})
+
+
+# --- the verdict rule on a 0/1 claim: P(|fraction available - pi| > 1/sqrt(T)) <= delta ---
+delta = sp.Symbol("delta", positive=True)
+CONCENTRATION = Theorem(
+    "user.availability_concentration",
+    title="P(|available fraction - pi| > 1/sqrt(T))",
+    reference="user claim on a two-state chain (CA-Fed's (pi, lambda) parametrisation)",
+    kind="upper bound",
+    terms={"delta": delta},
+    conditions=[Condition("delta <= 1", delta, "<=", sp.Integer(1))],
+)
+
+
+def outside_band(*, delta, lam, pi, T, replicates, seed):
+    """1 where the fraction of available rounds of the chain leaves pi +- 1/sqrt(T)."""
+    mask = TwoStateMarkov([pi], lam).sample(T, replicates=replicates, seed=seed)  # [R, T, 1]
+    fraction = mask.double().mean(dim=1)[:, 0].numpy()  # [R]
+    return (np.abs(fraction - pi) > 1 / np.sqrt(T)).astype(float)
+
+
+def _claim(lam, replicates, **kwargs):
+    instance = {"delta": 0.05, "lam": lam, "pi": 0.5, "T": 1000}
+    check = theorem_check(
+        CONCENTRATION, outside_band, name="band", instances=[instance], replicates=replicates,
+        **kwargs,
+    )  # fmt: skip
+    s = check.settings("tiny")
+    return check.judge(check.compute(s), s)[0]
+
+
+def test_a_true_zero_one_claim_is_never_violated_and_a_false_one_is():
+    exact = stats.binom.pmf(np.arange(1001), 1000, 0.5)
+    exact = exact[np.abs(np.arange(1001) / 1000 - 0.5) > 1 / np.sqrt(1000)].sum()
+    assert 0.045 < exact < 0.05  # lambda = 0: i.i.d. rounds, the claim is true
+    row = _claim(0.0, 2000)
+    assert row.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE), row
+    assert "exact binomial" in row.detail and 0.0 <= row.interval[0] <= row.interval[1] <= 1.0
+    if row.verdict is Verdict.INCONCLUSIVE:
+        assert "replicates would decide it" in row.detail
+    auto = _claim(0.0, "auto", max_replicates=32768)
+    assert auto.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE), auto
+    assert "adaptive replication" in auto.detail and auto.interval[1] < row.interval[1]
+    # lambda = 0.99: sticky chains, the fraction leaves the band most of the time
+    assert _claim(0.99, 2000).verdict is Verdict.VIOLATED
+    assert _claim(0.99, "auto").verdict is Verdict.VIOLATED

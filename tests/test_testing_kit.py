@@ -22,6 +22,7 @@ from fedtheory.testing import (
     strategies,
     theorem_values,
 )
+from fedtheory.verdict import Measured, rounding_floor
 
 
 @pytest.mark.parametrize("key", sorted(CATALOGUE))
@@ -207,3 +208,67 @@ def test_participation_probabilities_lie_in_their_range(p):
 def test_strategies_check_their_arguments(call, name):
     with pytest.raises(ParameterError, match=re.escape(f"'{name}' parameter of")):
         call()
+
+
+# --- rounding floors: a true bound that can be 0 --------------------------------------------
+_h = sp.Symbol("h", positive=True)  # eta * mu
+_T = sp.Symbol("T", positive=True, integer=True)
+_D0 = sp.Symbol("D0", nonnegative=True)  # ||x_0 - x*||^2
+_B = np.array([1.0, -2.0, 0.7])  # f(x) = mu/2 ||x||^2 - b.x: x* = b/mu != 0
+
+
+def _gd_theorem(rate, key):
+    return Theorem(
+        key,
+        title=f"GD on a mu-strongly convex quadratic, rate {rate}",
+        reference="textbook: ||x_T - x*||^2 <= (1 - eta mu)^{2T} ||x_0 - x*||^2, eta mu <= 1",
+        kind="upper bound",
+        terms={"contraction": rate**_T * _D0},
+        conditions=[Condition("eta mu <= 1", _h, "<=", 1)],
+    )
+
+
+def _gd_distance(h, T, D0, mu=0.3):
+    """||x_T - x*||^2 of gradient descent (gradient mu x - b, step eta = h/mu) on
+    f(x) = mu/2 ||x||^2 - b.x, from x_0 = x* + sqrt(D0) u; the magnitude of the
+    computation is the largest ||x_t||^2 (x* among them)."""
+    eta, x_star = h / mu, _B / mu
+    x = x_star + np.sqrt(D0) * np.array([0.6, 0.0, 0.8])
+    scale = float(x_star @ x_star)
+    for _ in range(T):
+        x = x - eta * (mu * x - _B)
+        scale = max(scale, float(x @ x))
+    return Measured(float((x - x_star) @ (x - x_star)), scale)
+
+
+TRUE_GD = _gd_theorem((1 - _h) ** 2, "user.gd")
+FALSE_GD = _gd_theorem((1 - 2 * _h) ** 2, "user.gd_false")
+
+
+@pytest.mark.parametrize(
+    "fixed", [{"D0": 0.0}, {"h": 1.0}, {}], ids=["x0=x*", "eta_mu=1", "inside"]
+)
+def test_check_theorem_accepts_a_zero_bound_met_within_rounding(fixed):
+    # rounding: x_0 = x* and eta mu = 1 do not stay on / land on x* exactly
+    assert _gd_distance(0.7, 5, 0.0).value > 0 and _gd_distance(1.0, 5, 2.0).value > 0
+    result = check_theorem(TRUE_GD, _gd_distance, fixed=fixed, ranges={"T": (1, 60)})
+    assert result.examples > 0
+    if fixed:  # the bound is 0 there: without the floor the same rounding reads as violated
+
+        def bare(**values):
+            return _gd_distance(**values).value
+
+        with pytest.raises(AssertionError, match="upper bound violated"):
+            check_theorem(TRUE_GD, bare, fixed=fixed, ranges={"T": (1, 60)})
+
+
+def test_check_theorem_finds_the_rate_one_minus_two_eta_mu_false():
+    with pytest.raises(AssertionError, match="upper bound violated"):
+        check_theorem(FALSE_GD, _gd_distance, ranges={"T": (1, 60)})
+
+
+def test_upper_bound_assertion_takes_the_rounding_floor_as_atol():
+    floor = rounding_floor(_gd_distance(1.0, 5, 2.0).scale)
+    assert_upper_bound(_gd_distance(1.0, 5, 2.0).value, 0.0, atol=floor)
+    with pytest.raises(AssertionError, match="rounding floor up to"):
+        assert_upper_bound(2 * floor, 0.0, atol=floor)

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fedtheory.bounds import e3cs, fedau
+from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
@@ -32,6 +34,7 @@ from fedtheory.validation.report import (
 )
 from fedtheory.validation.runner import run, verdicts_frame
 from fedtheory.verdict import (
+    Comparison,
     Verdict,
     compare_equal,
     compare_mean_equal,
@@ -52,7 +55,8 @@ def test_verdict_logic_detects_a_wrong_bound_and_labels_assumptions():
     samples = np.random.default_rng(0).normal(1.0, 0.5, size=50)
     assert compare_mean_upper_bound("c", "r", samples, 1.5).verdict is Verdict.HOLDS
     # the mean is below 1.1 but its upper confidence limit is not: not enough evidence
-    assert compare_mean_upper_bound("c", "r", samples, 1.1).verdict is Verdict.VIOLATED
+    assert compare_mean_upper_bound("c", "r", samples, 1.1).verdict is Verdict.INCONCLUSIVE
+    assert compare_mean_upper_bound("c", "r", samples, 0.7).verdict is Verdict.VIOLATED
     assert compare_equal("c", "r", 1.0, 1.0 + 1e-12, rtol=1e-9).verdict is Verdict.HOLDS
     assert compare_equal("c", "r", 1.0, 1.1, rtol=1e-9).verdict is Verdict.VIOLATED
 
@@ -63,16 +67,24 @@ def test_mean_upper_bound_at_several_points_reports_the_worst_upper_limit():
     row = compare_mean_upper_bound("c", "r", samples, [10.0, 2.5, 3.5])
     assert row.verdict is Verdict.HOLDS
     assert row.bound == 3.5 and row.interval[0] < row.measured < row.interval[1]
-    # the middle point's upper confidence limit exceeds its bound
+    # the middle point's interval contains its bound: undecided; below it: violated
     assert compare_mean_upper_bound("c", "r", samples, [10.0, 2.0, 3.5]).verdict is (
-        Verdict.VIOLATED
+        Verdict.INCONCLUSIVE
     )
     assert compare_mean_upper_bound("c", "r", samples, [10.0, 2.0, 3.5]).bound == 2.0
+    row = compare_mean_upper_bound("c", "r", samples, [10.0, 1.9, 3.5])
+    assert row.verdict is Verdict.VIOLATED and row.bound == 1.9
 
 
-def test_mean_equal_holds_inside_the_confidence_interval_only():
+def test_mean_equal_holds_inside_the_equivalence_margin_only():
     samples = np.random.default_rng(2).normal([0.0, 5.0], 1.0, size=(400, 2))  # [n, P]
-    assert compare_mean_equal("c", "r", samples, [0.0, 5.0]).verdict is Verdict.HOLDS
+    row = compare_mean_equal("c", "r", samples, [0.0, 5.0], margin=0.5)
+    assert row.verdict is Verdict.HOLDS and "margin ±0.5" in row.detail
+    # the intervals contain the predictions, but no margin is stated (or it is too small)
+    assert compare_mean_equal("c", "r", samples, [0.0, 5.0]).verdict is Verdict.INCONCLUSIVE
+    assert compare_mean_equal("c", "r", samples, [0.0, 5.0], margin=0.01).verdict is (
+        Verdict.INCONCLUSIVE
+    )
     row = compare_mean_equal("c", "r", samples, [0.0, 5.5])  # 5 standard errors away
     assert row.verdict is Verdict.VIOLATED and row.bound == 5.5
     outside = compare_mean_equal("c", "r", samples, [0.0, 5.5], assumptions_hold=False)
@@ -228,6 +240,61 @@ def test_report_written_and_resume_reuses_data(report_run):
     assert np.allclose(frame.measured, [float(r["measured"]) for r in csv_rows])
 
 
+def test_report_header_counts_statements_apart_from_the_errata_table(report_run):
+    outcomes, tmp_path, _ = report_run
+    report = (tmp_path / "report.md").read_text()
+    header = report.split("\n\n")[1]
+    fedavg = next(o for o in outcomes if o.check.name == "example1-fedavg")
+    errata_rows = next(o for o in outcomes if o.check.name == "errata").rows
+    holds = sum(r.verdict is Verdict.HOLDS for r in fedavg.rows)
+    assert header.startswith(f"Statements: {holds} holds")  # the errata are not among them
+    assert f"Errata ([table by class](#errata-by-class)): {len(errata_rows)} (" in header
+    assert all(r.verdict is not Verdict.HOLDS for r in errata_rows)  # reproduced / violated
+    table = report.split("### Errata by class")[1].split("\n\n")[1].splitlines()[2:]
+    classes = [line.split(" | ")[0].lstrip("| ") for line in table]
+    order = [c for c in errata_classes if c in classes]
+    assert classes == sorted(classes, key=order.index) and len(table) == len(errata_rows)
+    assert all(line.split(" | ")[4] in ("yes", "no (refuted)", "no (inconclusive)")
+               for line in table)  # fmt: skip
+    assert "**holds**" not in "\n".join(table) and " nan" not in report
+
+
+def _outcome(name, rows, data=None, settings=None):
+    check = replace(CHECKS[name], notes=None)  # the report of these rows, without their data
+    return runner.Outcome(check, settings or {}, rows, data or {}, False, Path("."), 0.0)
+
+
+def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instance(tmp_path):
+    ref = fedau.theorem3_per_round.reference
+    rows = [
+        Comparison("loose claim", ref, "<=", 2.8e-6, 1.0, Verdict.HOLDS),
+        Comparison("tight claim", "a lemma", "<=", 7.7e-34, 0.0, Verdict.HOLDS),
+        Comparison("exact claim", "a lemma", "==", 0.0, 0.0, Verdict.HOLDS),
+        Comparison("excess <= 0", e3cs.fact9.reference, "<=", -0.5, 0.0, Verdict.HOLDS),
+    ]
+    key = "fedau.theorem3.per_round"
+    tight = _outcome("tightness", [], {"ratio": np.array([0.995]), "budget": np.array([60])},
+                     {"keys": [key]})  # fmt: skip
+    blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
+    text = to_markdown(blocks)
+    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
+    assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
+    assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
+    assert f"family `{key}`" in text
+    # without a search in the report: the validation's own rows, said so
+    alone = to_markdown(
+        runner.report_blocks([_outcome("fedau-weights", rows)], tmp_path, size="tiny")
+    )
+    assert (
+        f"Tightest instance of {ref}: the largest ratio found inside the hypotheses is 2.8e-06 "
+        "(no search: among this validation's 1 row(s))."
+    ) in alone
+    assert (
+        f"Tightest instance of {e3cs.fact9.reference}: the bound is 0 or below; the largest "
+        "measured - bound is -0.5 (no search: among this validation's 1 row(s))."
+    ) in alone
+
+
 def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_path):
     _, out, _ = report_run
     names = NAMES
@@ -242,7 +309,9 @@ def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_p
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
     assert page.links and all(href.startswith("#") for href in page.links)  # no file links
     assert all(href[1:] in page.ids for href in page.links)  # every link has its target
-    assert {f"#{n}" for n in names} <= set(page.table_links)  # verdict rows -> sections
+    statements = {f"#{n}" for n in names if n != "errata"}  # the errata have their own table
+    assert statements <= set(page.table_links)  # verdict rows -> sections
+    assert "#errata-by-class" in page.links  # from the header's counts
     assert "contents" in page.ids and set(names) <= page.ids
 
 

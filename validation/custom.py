@@ -22,10 +22,15 @@ From the command line, a file that registers its checks::
     $ fedtheory validate --module my_checks.py --out results --fail-on-violated
 
 The measurement. With ``replicates=None`` (a deterministic quantity)
-``measure(**instance) -> float``; otherwise
+``measure(**instance) -> float`` (or a :class:`fedtheory.verdict.Measured` with the
+magnitude of the computation, for the rounding floor); otherwise
 ``measure(**instance, replicates=R, seed=s) -> array [R]`` of i.i.d. replicates (vectorise
-over them as you like), judged on the mean's Student-t confidence interval
-(:func:`fedtheory.verdict.compare_mean_upper_bound`). ``instance`` holds the theorem's
+over them as you like), judged on the mean's confidence interval
+(:func:`fedtheory.verdict.compare_mean_upper_bound`: exact binomial for 0/1 outcomes,
+Student-t otherwise; *inconclusive* when the interval contains the bound). With
+``replicates="auto"`` the replicates are added in doubling batches until the verdict is
+decided or ``max_replicates`` is reached
+(:func:`fedtheory.verdict.replicate_until_decided`). ``instance`` holds the theorem's
 parameters and any extra keys the measurement needs (a problem's dimension, a seed); the
 theorem is evaluated on its own parameters only.
 """
@@ -40,21 +45,27 @@ import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import sympy as sp
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed
+from fedtheory.params import check_int, check_real, check_seed
 from fedtheory.validation import registry
 from fedtheory.validation.plots import confidence_bars
 from fedtheory.validation.registry import SIZES, Check
 from fedtheory.verdict import (
+    AUTO_START,
+    Measured,
+    adaptive_looks,
     compare_equal,
     compare_mean_equal,
     compare_mean_upper_bound,
     compare_upper_bound,
+    replicate_until_decided,
+    rounding_floor,
 )
 
 __all__ = ["load_checks", "theorem_check"]
@@ -62,6 +73,8 @@ __all__ = ["load_checks", "theorem_check"]
 _OWNER = "theorem_check"
 EXACT_RTOL = 1e-9
 """Relative tolerance of a deterministic exact statement (``compare_equal``)."""
+MAX_REPLICATES = {"tiny": 4096, "quick": 32768, "full": 262144}
+"""Default cap of ``replicates="auto"`` at each size."""
 
 
 def _per_size(value, name: str, kind: Callable) -> dict:
@@ -135,6 +148,8 @@ def theorem_check(
     name: str,
     instances,
     replicates=None,
+    max_replicates=None,
+    margin: float | None = None,
     seed: int = 0,
     x: str | None = None,
     measured: str = "measured",
@@ -155,11 +170,22 @@ def theorem_check(
         Each dict holds the theorem's parameters (and any extra keys ``measure`` needs);
         JSON-able. One verdict row per instance; an instance outside the theorem's
         hypotheses gets the verdict *outside assumptions*.
-    replicates : None, int, or dict size -> int
+    replicates : None, int, "auto", or dict size -> int or "auto"
         ``None``: ``measure`` is deterministic. Otherwise the number of i.i.d. replicates
-        (at least 2) per instance at each size (``tiny``/``quick``/``full``).
+        (at least 2) per instance at each size (``tiny``/``quick``/``full``), or
+        ``"auto"``: batches of ``AUTO_START, AUTO_START, 2 AUTO_START, ...`` replicates
+        until the verdict is decided or ``max_replicates`` is reached, every look at a
+        Bonferroni-corrected level so that the confidence stays 95% over the looks.
+    max_replicates : int or dict size -> int, optional
+        Cap of ``replicates="auto"`` (default :data:`MAX_REPLICATES`).
+    margin : float, optional
+        Equivalence margin of an exact statement on a random quantity: it *holds* when
+        the mean's interval lies inside ``prediction ± margin`` (two one-sided tests);
+        without one it can only be *violated* or *inconclusive*.
     seed : int
-        Seed passed to ``measure`` (instance ``i`` gets ``seed + i``).
+        Seed passed to ``measure`` (instance ``i`` gets ``seed + i``; with
+        ``replicates="auto"`` its later batches get seeds drawn from
+        ``SeedSequence([seed, i, batch])``).
     x : str, optional
         Instance key on the figure's horizontal axis (default: the instance's index).
     measured : str
@@ -199,8 +225,17 @@ def theorem_check(
     reps = None
     if replicates is not None:
         reps = _per_size(
-            replicates, "replicates", lambda v, _: check_int(v, "replicates", _OWNER, low=2)
+            replicates,
+            "replicates",
+            lambda v, _: v if v == "auto" else check_int(v, "replicates", _OWNER, low=2),
         )
+    caps = _per_size(
+        MAX_REPLICATES if max_replicates is None else max_replicates,
+        "max_replicates",
+        lambda v, _: check_int(v, "max_replicates", _OWNER, low=AUTO_START),
+    )
+    if margin is not None:
+        margin = check_real(margin, "margin", _OWNER, low=0.0)
     seed = check_seed(seed, _OWNER)
     digest = _code_digest(theorem, measure)
     upper = theorem.kind == "upper bound"
@@ -211,35 +246,65 @@ def theorem_check(
             "theorem": theorem.key,
             "instances": per_size[size],
             "replicates": None if reps is None else reps[size],
+            "max_replicates": caps[size] if reps is not None and reps[size] == "auto" else None,
+            "margin": margin,
             "seed": seed,
             "code": digest,
         }
 
+    def draw(inst, i, s, batch, size):
+        """``size`` replicates of instance ``i``, batch ``batch`` (seed ``seed + i`` first)."""
+        seed_i = s["seed"] + i
+        if batch:
+            seed_i = int(np.random.SeedSequence([s["seed"], i, batch]).generate_state(1)[0])
+        out = np.asarray(measure(**inst, replicates=size, seed=seed_i), dtype=float)
+        if out.shape != (size,):
+            raise ParameterError(
+                f"The 'measure' parameter of {_OWNER} must return an array [{size}] (one "
+                f"value per replicate). Got shape {out.shape} instead."
+            )
+        return out
+
     def compute(s):
-        bound, valid, samples = [], [], []
+        bound, valid, samples, floor = [], [], [], []
         for i, inst in enumerate(s["instances"]):
             values = {p: inst[p] for p in theorem.parameters}
             result = theorem.evaluate(strict=False, **values)
             bound.append(float(result.total))
             valid.append(result.valid)
             if s["replicates"] is None:
-                samples.append([float(measure(**inst))])
-            else:
-                out = np.asarray(
-                    measure(**inst, replicates=s["replicates"], seed=s["seed"] + i), dtype=float
+                out = measure(**inst)
+                value = float(out.value if isinstance(out, Measured) else out)
+                scale = out.scale if isinstance(out, Measured) else 0.0
+                samples.append(np.array([value]))
+                floor.append(rounding_floor(scale, value, *result.terms.values()))
+            elif s["replicates"] == "auto":
+                _, drawn = replicate_until_decided(
+                    partial(draw, inst, i, s),
+                    partial(_random_row, b=float(result.total), hold=result.valid, s=s),
+                    cap=s["max_replicates"],
                 )
-                if out.shape != (s["replicates"],):
-                    raise ParameterError(
-                        f"The 'measure' parameter of {_OWNER} must return an array "
-                        f"[{s['replicates']}] (one value per replicate). Got shape {out.shape} "
-                        "instead."
-                    )
-                samples.append(out)
+                samples.append(drawn)
+                floor.append(0.0)
+            else:
+                samples.append(draw(inst, i, s, 0, s["replicates"]))
+                floor.append(0.0)
+        width = max(len(v) for v in samples)
+        padded = np.full((len(samples), width), np.nan)  # [I, R] (NaN after an instance's R)
+        for i, v in enumerate(samples):
+            padded[i, : len(v)] = v
         return {
-            "measured": np.array(samples),  # [I, R] (R = 1: deterministic)
+            "measured": padded,  # [I, R] (R = 1: deterministic)
             "bound": np.array(bound),  # [I]
             "valid": np.array(valid),  # [I] hypotheses hold
+            "floor": np.array(floor),  # [I] rounding floor of a deterministic measured
         }
+
+    def _random_row(m, level, *, b, hold, s, claim=""):
+        compare = compare_mean_upper_bound if upper else compare_mean_equal
+        extra = {} if upper else {"margin": s["margin"]}
+        return compare(claim, theorem.reference, m, b, assumptions_hold=hold, confidence=level,
+                       **extra)  # fmt: skip
 
     def judge(data, s):
         rows = []
@@ -247,15 +312,27 @@ def theorem_check(
             claim = f"{measured} {relation} {theorem.title} at {_label(inst, inst)}"
             hold = bool(data["valid"][i])
             m, b = data["measured"][i], data["bound"][i]
+            m = m[~np.isnan(m)]
             if s["replicates"] is None and upper:
-                row = compare_upper_bound(claim, theorem.reference, m[0], b, assumptions_hold=hold)
+                row = compare_upper_bound(
+                    claim, theorem.reference, m[0], b, assumptions_hold=hold,
+                    floor=data["floor"][i],
+                )  # fmt: skip
             elif s["replicates"] is None:
                 row = compare_equal(
-                    claim, theorem.reference, m[0], b, rtol=EXACT_RTOL, assumptions_hold=hold
-                )
+                    claim, theorem.reference, m[0], b, rtol=EXACT_RTOL, atol=data["floor"][i],
+                    assumptions_hold=hold,
+                )  # fmt: skip
+            elif s["replicates"] == "auto":
+                looks, level = adaptive_looks(s["max_replicates"])
+                row = _random_row(m, level, b=b, hold=hold, s=s, claim=claim)
+                k = int(np.searchsorted(looks, m.size)) + 1
+                row = replace(row, detail=row.detail + (
+                    f"; adaptive replication: {m.size} replicates after {k} of {len(looks)} "
+                    f"planned looks (cap {s['max_replicates']}; each look at confidence "
+                    f"{level:.4g})"))  # fmt: skip
             else:
-                compare = compare_mean_upper_bound if upper else compare_mean_equal
-                row = compare(claim, theorem.reference, m, b, assumptions_hold=hold)
+                row = _random_row(m, 0.95, b=b, hold=hold, s=s, claim=claim)
             rows.append(row)
         return rows
 
@@ -264,9 +341,9 @@ def theorem_check(
         insts = s["instances"]
         xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
         xlabel = x if x else "instance"
-        measured_values = data["measured"]  # [I, R]
+        measured_values = data["measured"]  # [I, R], NaN-padded
         if measured_values.shape[1] > 1:
-            ci, yerr = confidence_bars(measured_values)
+            ci, yerr = confidence_bars([v[~np.isnan(v)] for v in measured_values])
             ax1.errorbar(
                 xs, ci[:, 0], yerr=yerr, fmt="o-", capsize=4, label=f"{measured} (mean, 95% CI)"
             )

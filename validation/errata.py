@@ -4,8 +4,10 @@ Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance; th
 the two numbers its finding compares (measured vs bound, with the finding's relation), its
 class (``errata.CLASSES``) and what a reader should do. Its verdict (*confirmed* = the
 finding holds on the instance, *refuted* = it does not, *inconclusive*) is compared with the
-verdict and class recorded in ``ERRATA.md``; a row is *violated* when the recomputation no
-longer supports what ``ERRATA.md`` records.
+verdict and class recorded in ``ERRATA.md``: the row is *reproduced* when the recomputation
+gives what ``ERRATA.md`` records, *violated* when it no longer does. An erratum row never
+reads *holds* (it is a finding about a paper's statement, not the statement); the report
+lists the errata in a table of their own, by class (:func:`table_rows`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
+NAME = "errata"
+TABLE_ANCHOR = "errata-by-class"
 ERRATA_MD = Path(__file__).resolve().parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}
 
@@ -95,9 +99,9 @@ def _word(code) -> str:
 def judge(data, s):
     """One row per erratum: measured and bound are the two recomputed numbers the finding
     compares (e.g. chi2 at the midpoint vs the chord), with the finding's relation; the row
-    holds when the recomputed verdict equals the one recorded in ERRATA.md (codes 0 refuted,
-    0.5 inconclusive, 1 confirmed, in the ``recorded`` array) and ERRATA.md gives the same
-    class."""
+    is *reproduced* when the recomputed verdict equals the one recorded in ERRATA.md (codes
+    0 refuted, 0.5 inconclusive, 1 confirmed, in the ``recorded`` array) and ERRATA.md
+    gives the same class, else *violated*."""
     rows = []
     for i, key in enumerate(data["key"]):
         agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
@@ -108,13 +112,59 @@ def judge(data, s):
                 str(data["relation"][i]),
                 float(data["measured"][i]),
                 float(data["compared_with"][i]),
-                Verdict.HOLDS if agrees else Verdict.VIOLATED,
+                Verdict.REPRODUCED if agrees else Verdict.VIOLATED,
                 f"ERRATA.md records {_word(data['recorded'][i])}, recomputed "
                 f"{_word(data['recomputed'][i])}; {data['computed'][i]}. Reader: "
                 f"{data['advice'][i]}",
             )
         )
     return rows
+
+
+TABLE_HEADER = (
+    "class",
+    "erratum",
+    "finding",
+    "recomputed",
+    "fedtheory reproduces this finding",
+    "ERRATA.md",
+)
+"""Columns of the report's errata table (:func:`table_rows`)."""
+
+
+def _reproduces(code) -> str:
+    return "yes" if float(code) == CODES["confirmed"] else f"no ({_word(code)})"
+
+
+def table_rows(data) -> list[tuple[str, ...]]:
+    """The report's errata table: one row per erratum, grouped by class in the order of
+    ``errata.CLASSES`` (a class added there appears without a change here); "fedtheory
+    reproduces this finding" is *yes* when the recomputation confirms it, *no (refuted)* or
+    *no (inconclusive)* otherwise; the last column says whether ERRATA.md records the same
+    verdict and class."""
+    order = {c: i for i, c in enumerate(errata.CLASSES)}
+    rows = []
+    for i in sorted(
+        range(data["key"].size), key=lambda i: (order.get(str(data["kind"][i]), len(order)), i)
+    ):
+        agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
+        rows.append(
+            (
+                str(data["kind"][i]),
+                f"`{data['key'][i]}`",
+                str(data["finding"][i]),
+                f"{data['names'][i]}: {float(data['measured'][i]):.4g} "
+                f"{data['relation'][i]} {float(data['compared_with'][i]):.4g}",
+                _reproduces(data["recomputed"][i]),
+                "agrees" if agrees else f"**differs** (records {_word(data['recorded'][i])})",
+            )
+        )
+    return rows
+
+
+def class_counts(data) -> dict[str, int]:
+    """How many errata of each class (``errata.CLASSES`` order, empty classes included)."""
+    return {c: int(np.sum(data["kind"] == c)) for c in errata.CLASSES}
 
 
 def plot(data, s, fig):
@@ -154,7 +204,7 @@ def notes(data, s):
 
 register(
     Check(
-        "errata",
+        NAME,
         "Errata of the five papers, re-checked",
         "validation/ERRATA.md, via fedtheory.bounds.errata",
         settings,

@@ -96,20 +96,26 @@ _STYLE = (
     "figure{margin:1em 0}figcaption{font-size:90%;color:#333;max-width:1000px}"
     "a{color:#0550ae}"
     ".holds{background:#dfd}.violated{background:#fdd}.outside{background:#ffd}"
-    ".not-reproduced{background:#e8eef8}"
+    ".not-reproduced{background:#e8eef8}.inconclusive{background:#eee}"
+    ".reproduced{background:#dfd}.reversed{background:#fdd}.loose{background:#efe}"
 )
 
 
 _VERDICT_CLASSES = {
     "holds": "holds",
+    "holds** (loose)": "loose",
     "violated": "violated",
+    "inconclusive": "inconclusive",
     "outside assumptions": "outside",
+    "reproduced": "reproduced",
     "not reproduced at this scale": "not-reproduced",
+    "reversed": "reversed",
 }
+"""Verdict cells (``**verdict**``, a loose *holds* ``**holds** (loose)``) -> CSS class."""
 
 
 def _verdict_class(cell: str) -> str:
-    cls = _VERDICT_CLASSES.get(cell.strip("*"))
+    cls = _VERDICT_CLASSES.get(cell.strip("*")) if cell.startswith("**") else None
     return f' class="{cls}"' if cls else ""
 
 

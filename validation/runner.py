@@ -49,7 +49,7 @@ from fedtheory.io import (
 from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
-from fedtheory.validation import plots
+from fedtheory.validation import errata, plots
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -62,7 +62,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
-from fedtheory.verdict import Comparison, Verdict
+from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
 @dataclass(frozen=True)
@@ -290,6 +290,11 @@ def _measured(r: Comparison) -> str:
     return f"{r.measured:.4g} (CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
 
 
+def _verdict_text(r: Comparison) -> str:
+    """The verdict as the report prints it; a loose *holds* says so."""
+    return f"**{r.verdict.value}**" + (" (loose)" if r.loose else "")
+
+
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
     return [
         (
@@ -297,35 +302,117 @@ def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
             r.reference,
             _measured(r),
             f"{r.relation} {r.bound:.4g}",
-            f"{r.ratio:.3g}",
-            f"**{r.verdict.value}**",
+            r.ratio_text,
+            _verdict_text(r),
         )
         for r in o.rows
     ]
 
 
 HEADER = ("claim", "paper and equation", "measured", "bound / prediction", "ratio", "verdict")
+STATEMENT_VERDICTS = (Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.OUTSIDE)
+FINDING_OUTCOMES = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+ATTAINED = 0.9
+"""A tightest instance whose ratio reaches this is reported as "attained within x%"."""
+
+
+def _counts(outcomes: list[Outcome]) -> str:
+    """The header's counts: statement verdicts and empirical-finding outcomes, the errata
+    apart (they are findings about the papers, listed by class in their own table)."""
+    rows = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    loose = sum(r.loose for r in rows)
+    statements = ", ".join(
+        f"{sum(r.verdict is v for r in rows)} {v.value}"
+        + (f" ({loose} loose)" if v is Verdict.HOLDS and loose else "")
+        for v in STATEMENT_VERDICTS
+    )
+    findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
+    text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
+    for o in outcomes:
+        if o.check.name == errata.NAME:
+            by_class = ", ".join(f"{n} {c}" for c, n in errata.class_counts(o.data).items() if n)
+            confirmed = sum(row[4] == "yes" for row in errata.table_rows(o.data))
+            text += (
+                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(o.rows)} ({by_class}); "
+                f"fedtheory reproduces {confirmed} of these findings."
+            )
+    return text
+
+
+def _tightness_text(ratio: float, searched: str) -> str:
+    """ "attained within x%" or "the largest ratio found ... is r (searched)"."""
+    if ratio > 1:
+        return f"a ratio of {format_ratio(ratio, 1.0)} was found inside the hypotheses"
+    if ratio >= ATTAINED:
+        return f"attained within {100 * (1 - ratio):.2g}% (ratio {format_ratio(ratio, 1.0)})"
+    return f"the largest ratio found inside the hypotheses is {ratio:.3g} ({searched})"
+
+
+def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
+    """One line per catalogue upper bound this validation checks: its tightest instance
+    inside the hypotheses, from the tightness search of this report (``tightness``
+    validation, :mod:`fedtheory.tightness`) where the bound has a family, else the largest
+    ratio among this validation's own instances inside the hypotheses."""
+    from fedtheory.bounds import CATALOGUE
+    from fedtheory.tightness import FAMILIES
+
+    upper = {t.reference: key for key, t in CATALOGUE.items() if t.kind == "upper bound"}
+    families = {f.theorem.reference: key for key, f in FAMILIES.items()}
+    grouped: dict[str, list[Comparison]] = {}
+    for r in o.rows:
+        if r.relation == "<=" and r.verdict is not Verdict.OUTSIDE and r.reference in upper:
+            grouped.setdefault(r.reference, []).append(r)
+    lines = []
+    for ref, rows in grouped.items():
+        key = families.get(ref)
+        if tight is not None and key in tight.settings["keys"]:
+            j = tight.settings["keys"].index(key)
+            budget = int(tight.data["budget"][j])
+            text = _tightness_text(float(tight.data["ratio"][j]), f"search budget {budget}")
+            how = (
+                f"search of the [tightness](#{tight.check.name}) section, family `{key}`; "
+                f"known: {FAMILIES[key].tightness}"
+            )
+        else:
+            ratios = [r.ratio for r in rows if r.bound > 0]
+            searched = f"no search: among this validation's {len(rows)} row(s)"
+            if ratios:
+                text = _tightness_text(max(ratios), searched)
+            else:  # e.g. "excess <= 0": the distance to the bound instead of a ratio
+                gap = max(r.measured - r.bound for r in rows)
+                text = f"the bound is 0 or below; the largest measured - bound is {gap:.3g}"
+                text += f" ({searched})"
+            how = ""
+        lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
+    return lines
 
 
 def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Block]:
-    """The report: verdict table on top, then one section per validation."""
-    counts = {v: sum(r.verdict is v for o in outcomes for r in o.rows) for v in Verdict}
+    """The report: counts and verdict table on top (errata apart), then one section per
+    validation."""
+    tight = next((o for o in outcomes if o.check.name == "tightness"), None)
     blocks: list[Block] = [
         Heading(f"fedtheory validation report ({size} mode)", 1),
         Paragraph(
-            ", ".join(f"{n} {v.value}" for v, n in counts.items())
+            _counts(outcomes)
             + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
             + (", some data reused from an earlier run" if any(o.reused for o in outcomes) else "")
             + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
-            "statement). Random quantities: mean over replicates with its confidence "
-            "interval (family-wise 95%, Bonferroni over the points of a row); `<=` is judged on "
-            'the upper confidence limit. "outside assumptions": '
-            "the instance breaks a hypothesis of the theorem, so the row neither confirms "
-            'nor refutes it. "not reproduced at this scale": a paper\'s empirical ordering '
-            "(`<` rows, e.g. a table's ranking) that the measurement neither reproduces nor "
-            "contradicts by a significant difference larger than the smallest one the "
-            "comparison detects (80% power at the measured spread; numbers in the row's "
-            "detail)."
+            'statement; "exact" where both are 0, "bound is 0" where only the bound is, '
+            '"1 + 2.1e-09" where it exceeds 1 by rounding). A **holds** row marked *loose* '
+            f"has a ratio below {LOOSE_RATIO:g}: it could not detect an error of a constant "
+            "factor. Random quantities: mean over replicates with its confidence interval "
+            "(family-wise 95%, Bonferroni over the points of a row; exact binomial for 0/1 "
+            "outcomes); `<=` *holds* when the upper confidence limit is at most the bound, "
+            "is *violated* when the lower limit is above it, and is *inconclusive* otherwise "
+            "(the row says how many replicates would decide it); `==` *holds* when the "
+            "interval lies inside the stated equivalence margin around the prediction. "
+            '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
+            'row neither confirms nor refutes it. "not reproduced at this scale": a paper\'s '
+            "empirical ordering (`<` rows, e.g. a table's ranking) that the measurement "
+            "neither reproduces nor contradicts by a significant difference larger than the "
+            "smallest one the comparison detects (80% power at the measured spread; numbers "
+            "in the row's detail)."
         ),
         Heading("Contents", anchor="contents"),
         Bullets(
@@ -334,8 +421,11 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + ("[Environment](#environment)",)
         ),
         Heading("Verdicts", anchor="verdicts"),
-        Paragraph("Each row links to its section."),
-        Table(HEADER, tuple(row for o in outcomes for row in _verdict_rows(o))),
+        Paragraph("Each row links to its section; the errata have a table of their own."),
+        Table(
+            HEADER,
+            tuple(row for o in outcomes if o.check.name != errata.NAME for row in _verdict_rows(o)),
+        ),
         Paragraph(
             "The same table, one row per verdict: `verdicts.csv` (or "
             "`fedtheory.validation.runner.verdicts_frame(folder)` as a pandas DataFrame)."
@@ -343,15 +433,28 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
     ]
     for o in outcomes:
         c = o.check
+        rows = Bullets(
+            tuple(
+                f"{r.claim}: measured {_measured(r)} {r.relation} {r.bound:.6g} (ratio "
+                f"{r.ratio_text}) -> {_verdict_text(r)} ({r.detail})"
+                for r in o.rows
+            )
+        )
+        if c.name == errata.NAME:
+            rows = Table(errata.TABLE_HEADER, tuple(errata.table_rows(o.data)))
         blocks += [
             Heading(c.title, anchor=c.name),
             Paragraph(f"Claim: {c.claim}."),
-            Bullets(
-                tuple(
-                    f"{r.claim}: measured {_measured(r)} {r.relation} {r.bound:.6g} -> "
-                    f"**{r.verdict.value}** ({r.detail})"
-                    for r in o.rows
-                )
+            *(
+                [Heading("Errata by class", 3, errata.TABLE_ANCHOR)]
+                if c.name == errata.NAME
+                else []
+            ),
+            rows,
+            *(
+                [Bullets(tuple(lines))]
+                if (lines := _tightest_lines(o, tight) if c.name != "tightness" else [])
+                else []
             ),
             *(
                 [

@@ -8,10 +8,12 @@ maximises measured / bound, with a fixed budget of evaluations. Each row compare
 measured quantity with the bound *at the worst instance found*: a ratio above 1 there would
 be a counterexample. For the Monte-Carlo families (E3CS) the row's measured value is the
 upper 95% confidence limit of the mean regret, re-measured with independent replicates at
-the worst instance (the search itself maximised over noise). The notes give each worst
-instance's key constants and what is proved about the supremum (attained, approached, or
-unknown): a worst ratio well below a proved supremum of 1 says the budget was too small,
-not that the bound is loose.
+the worst instance (the search itself maximised over noise), and the verdict follows the
+rule of :func:`fedtheory.verdict.upper_bound_outcome`: *holds* when the upper limit is at
+most the bound, *violated* when the lower limit is above it, else *inconclusive*. The notes
+give each worst instance's key constants and what is proved about the supremum (attained,
+approached, or unknown): a worst ratio well below a proved supremum of 1 says the budget
+was too small, not that the bound is loose.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_upper_bound
+from fedtheory.verdict import Comparison, compare_upper_bound, format_ratio, upper_bound_outcome
 
 KNOWN_SUPREMUM = {"cafed.theorem1": 1.0, "cafed.theorem3": 1.0, "divergences.tv_chi_square": 1.0}
 """Suprema of measured / bound over the families, where proved (each family's
@@ -41,7 +43,8 @@ def settings(size: Size) -> dict:
 
 def compute(s: dict) -> dict[str, np.ndarray]:
     """One entry per family ``[F]``; the instances as JSON strings."""
-    out: dict[str, list] = {k: [] for k in ("ratio", "measured", "bound", "budget", "evaluations")}
+    keys = ("ratio", "measured", "low", "bound", "budget", "evaluations")
+    out: dict[str, list] = {k: [] for k in keys}
     out["instance"] = []
     for key in s["keys"]:
         family = FAMILIES[key]
@@ -51,6 +54,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         measured = ev.measured if ev.interval is None else ev.interval[1]
         out["ratio"].append(result.ratio)
         out["measured"].append(measured)
+        out["low"].append(ev.measured if ev.interval is None else ev.interval[0])
         out["bound"].append(ev.bound)
         out["budget"].append(budget)
         out["evaluations"].append(result.evaluations)
@@ -74,15 +78,23 @@ def judge(data, s):
     for i, key in enumerate(s["keys"]):
         family = FAMILIES[key]
         what = "upper 95% limit of the mean" if family.monte_carlo else "measured"
-        rows.append(
-            compare_upper_bound(
-                f"{family.theorem.title} at the worst instance found ({what}; budget "
-                f"{int(data['budget'][i])}; {_constants(str(data['instance'][i]))})",
-                family.theorem.reference,
-                data["measured"][i],
-                data["bound"][i],
-            )
+        claim = (
+            f"{family.theorem.title} at the worst instance found ({what}; budget "
+            f"{int(data['budget'][i])}; {_constants(str(data['instance'][i]))})"
         )
+        ref, high, low, bound = (
+            family.theorem.reference,
+            *(float(data[k][i]) for k in ("measured", "low", "bound")),
+        )
+        if not family.monte_carlo:
+            rows.append(compare_upper_bound(claim, ref, high, bound))
+            continue
+        verdict = upper_bound_outcome(low, high, bound)
+        detail = (
+            f"95% CI of the mean [{low:.4g}, {high:.4g}] from independent replicates at the "
+            f"worst instance; upper limit / bound {format_ratio(high, bound)}"
+        )
+        rows.append(Comparison(claim, ref, "<=", high, bound, verdict, detail, (low, high)))
     return rows
 
 

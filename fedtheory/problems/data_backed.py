@@ -262,36 +262,35 @@ class DataProblem(ABC):
         owner = f"{self._owner}.batch_losses"
         if batch_size is not None:
             batch_size = check_int(batch_size, "batch_size", owner, low=1)
-        self._check_pairs(w, clients, owner)
+        self._check_pairs(w, clients, owner, device=clients.device)
         v = w.to(torch.float64)
         X, y, c = self._minibatch(clients, generator, torch.float64, batch_size, "batch_losses")
         return self._weighted_loss(v, X, y, c) + 0.5 * self.ridge * (v * v).sum(-1)
 
-    def _check_pairs(self, w, clients, owner: str) -> None:
-        """``w`` a real CPU tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N)."""
+    def _check_pairs(self, w, clients, owner: str, *, device=None) -> None:
+        """``w`` a real tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N),
+        both on ``device`` (default the CPU: the fused kernel's; ``batch_losses`` accepts the
+        device of ``clients``, where the simulator's device runs draw their batches)."""
         check_instance(w, torch.Tensor, "w", owner)
         check_instance(clients, torch.Tensor, "clients", owner)
-        if (
-            w.ndim != 2
-            or w.shape[1] != self.dim
-            or not w.is_floating_point()
-            or w.device.type != "cpu"
-        ):
+        dev = torch.device("cpu") if device is None else torch.device(device)
+        where = "CPU" if dev.type == "cpu" else str(dev)
+        why = " (the fused kernel runs on the CPU; on other devices the simulator steps with grad)"
+        if w.ndim != 2 or w.shape[1] != self.dim or not w.is_floating_point() or w.device != dev:
             raise ParameterError(
-                f"The 'w' parameter of {owner} must be a real CPU tensor of shape "
-                f"(M, {self.dim}) (the fused kernel runs on the CPU; on other devices the "
-                f"simulator steps with grad). Got a {w.dtype} tensor of shape "
-                f"{tuple(w.shape)} on {w.device} instead."
+                f"The 'w' parameter of {owner} must be a real {where} tensor of shape "
+                f"(M, {self.dim}){why if device is None else ''}. Got a {w.dtype} tensor of "
+                f"shape {tuple(w.shape)} on {w.device} instead."
             )
         n = self.num_clients
         if (
             clients.shape != (w.shape[0],)
             or clients.dtype != torch.int64
-            or clients.device.type != "cpu"
+            or clients.device != dev
             or (clients.numel() and not 0 <= int(clients.min()) <= int(clients.max()) < n)
         ):
             raise ParameterError(
-                f"The 'clients' parameter of {owner} must be an int64 CPU tensor of shape "
+                f"The 'clients' parameter of {owner} must be an int64 {where} tensor of shape "
                 f"({w.shape[0]},) with entries in [0, {n - 1}]. Got a {clients.dtype} tensor of "
                 f"shape {tuple(clients.shape)} on {clients.device} instead."
             )

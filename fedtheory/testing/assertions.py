@@ -3,7 +3,10 @@ r"""Numerical assertions with named tolerances (STYLE.md habit 14).
 Three kinds, each named after what it claims:
 
 * :func:`assert_equal` -- an exact statement: :math:`|a-b|\le\mathrm{rtol}\,|b|+\mathrm{atol}`;
-* :func:`assert_upper_bound` -- an upper bound: :math:`a\le b+\mathrm{rtol}\,|b|`;
+* :func:`assert_upper_bound` -- an upper bound:
+  :math:`a\le b+\mathrm{rtol}\,|b|+\mathrm{atol}`, ``atol`` the rounding floor of the
+  computation (:func:`fedtheory.verdict.rounding_floor`; 0 by default), the rule of the
+  verdicts (:func:`fedtheory.verdict.upper_bound_outcome`);
 * :func:`assert_near_zero` -- :math:`|a|\le\mathrm{atol}`.
 
 All compare elementwise (arrays broadcast). On failure the message shows, at the worst
@@ -21,6 +24,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_real
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
+from fedtheory.verdict import format_ratio
 
 TIGHT_RTOL = 1e-9
 """Relative tolerance of an exact statement evaluated in float64."""
@@ -61,7 +65,10 @@ def _pair(measured, reference, owner: str, name: str) -> tuple[np.ndarray, np.nd
 
 
 def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.6g}" if b != 0 else ("inf" if a != 0 else "nan (0/0)")
+    """a/b to 6 digits; "bound is 0", "exact" or "1 + excess" as in the verdict rows."""
+    if b == 0 or (a != b and abs(a / b - 1) < 1e-3):
+        return format_ratio(a, b)
+    return f"{a / b:.6g}"
 
 
 def _message(what: str, ok: np.ndarray, score: np.ndarray, a, b, label: str, tol: str) -> str:
@@ -79,8 +86,9 @@ def _tolerance(value: float, default: float, name: str) -> str:
     return f"{name} = {value:g}{suffix}"
 
 
-def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL) -> None:
-    r"""Assert ``measured <= bound * (1 + rtol)`` at every point (upper-bound statements).
+def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -> None:
+    r"""Assert ``measured <= bound + rtol * |bound| + atol`` at every point (upper-bound
+    statements).
 
     Parameters
     ----------
@@ -88,6 +96,10 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL) -> None:
         Broadcastable arrays (NaN anywhere fails).
     rtol : float
         Relative slack, :data:`BOUND_RTOL` (rounding only) by default.
+    atol : float or array_like
+        The rounding floor (broadcast with ``measured``), from the magnitudes of the
+        computation: :func:`fedtheory.verdict.rounding_floor`. A bound of exactly 0 met
+        by 7.7e-34 passes when the floor is larger.
 
     Raises
     ------
@@ -97,14 +109,24 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL) -> None:
     Examples
     --------
     >>> assert_upper_bound([0.5, 1.0], 1.0)
+    >>> from fedtheory.verdict import rounding_floor
+    >>> assert_upper_bound(7.7e-34, 0.0, atol=rounding_floor(1.0))  # rounding of x* = 1
     """
     rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0)
     a, b = _pair(measured, bound, "assert_upper_bound", "bound")
-    ok = a <= b + rtol * np.abs(b)
+    floor = np.asarray(atol, dtype=float)
+    if np.any(~(floor >= 0)):
+        raise ParameterError(
+            f"The 'atol' parameter of assert_upper_bound must be >= 0. Got {atol!r} instead."
+        )
+    floor = np.broadcast_to(floor, a.shape)
+    ok = a <= b + rtol * np.abs(b) + floor
     if not np.all(ok):
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
         tol = _tolerance(rtol, BOUND_RTOL, "BOUND_RTOL")
+        if np.any(floor > 0):
+            tol += f", rounding floor up to {float(floor.max()):.3g}"
         raise AssertionError(_message("upper bound violated", ok, score, a, b, "bound", tol))
 
 

@@ -41,6 +41,7 @@ from fedtheory.testing.assertions import (
     assert_equal,
     assert_upper_bound,
 )
+from fedtheory.verdict import Measured, rounding_floor
 
 __all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR", "TheoremCheck", "check_theorem", "theorem_values"]
 
@@ -353,7 +354,7 @@ def check_theorem(
     ranges: Mapping | None = None,
     fixed: Mapping | None = None,
     rtol: float | None = None,
-    atol: float = ZERO_ATOL,
+    atol: float | None = None,
     settings: hypothesis_settings | None = None,
 ) -> TheoremCheck:
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
@@ -362,10 +363,15 @@ def check_theorem(
     profile without a deadline unless ``settings`` is given), ``measure(**values)`` (the
     quantity the theorem speaks of, computed independently) is compared with
     ``theorem.evaluate(**values).total``:
-    :func:`assert_upper_bound` for an upper bound (``rtol`` default :data:`BOUND_RTOL`),
-    :func:`assert_equal` for an exact statement (``rtol`` default :data:`TIGHT_RTOL`,
-    ``atol``). Hypothesis's ``target`` pushes towards the largest ratio, and a failure is
-    shrunk to a small example and raised (``AssertionError`` naming the values).
+    :func:`assert_upper_bound` for an upper bound (``rtol`` default :data:`BOUND_RTOL`,
+    ``atol`` default 0), :func:`assert_equal` for an exact statement (``rtol`` default
+    :data:`TIGHT_RTOL`, ``atol`` default :data:`ZERO_ATOL`), both with the rounding floor
+    added to ``atol``: :func:`fedtheory.verdict.rounding_floor` of the magnitudes in the
+    computation, the measured value, the bound's terms and, when ``measure`` returns a
+    :class:`fedtheory.verdict.Measured`, its ``scale`` (the iterates' and minimisers'
+    magnitudes; a bound of 0 met by rounding, 7.7e-34, then holds). Hypothesis's
+    ``target`` pushes towards the largest ratio, and a failure is shrunk to a small
+    example and raised (``AssertionError`` naming the values).
 
     Returns
     -------
@@ -390,15 +396,21 @@ def check_theorem(
     upper = theorem.kind == "upper bound"
     default = BOUND_RTOL if upper else TIGHT_RTOL
     rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0)
-    atol = check_real(atol, "atol", owner, low=0.0)
+    atol = (
+        (0.0 if upper else ZERO_ATOL) if atol is None else check_real(atol, "atol", owner, low=0.0)
+    )
     if settings is not None:
         check_instance(settings, hypothesis_settings, "settings", owner)
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed)
     seen = {"examples": 0, "ratio": -math.inf, "values": {}}
 
     def one(values):
-        measured = np.asarray(measure(**values), dtype=float)
-        total = np.asarray(theorem.evaluate(**values).total, dtype=float)
+        out = measure(**values)
+        scale = out.scale if isinstance(out, Measured) else 0.0
+        measured = np.asarray(out.value if isinstance(out, Measured) else out, dtype=float)
+        result = theorem.evaluate(**values)
+        total = np.asarray(result.total, dtype=float)
+        floor = atol + rounding_floor(scale, measured, *result.terms.values())
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = measured / total if upper else np.abs(measured / total - 1.0)
         worst = float(np.nanmax(np.where(np.isnan(ratio), -np.inf, ratio)))
@@ -410,9 +422,9 @@ def check_theorem(
         where = f"{theorem.title} at {values}"
         try:
             if upper:
-                assert_upper_bound(measured, total, rtol=rtol)
+                assert_upper_bound(measured, total, rtol=rtol, atol=floor)
             else:
-                assert_equal(measured, total, rtol=rtol, atol=atol)
+                assert_equal(measured, total, rtol=rtol, atol=floor)
         except AssertionError as err:
             raise AssertionError(f"{where}: {err}") from None
 
