@@ -1,7 +1,8 @@
 """The README and the documentation pages cannot go stale.
 
 * every ``python`` block of the README and of ``docs/`` runs;
-* every ``pycon`` block is a doctest: each ``>>>`` line's output must be what the code prints;
+* every ``pycon`` block (or ``python`` block written with ``>>>`` prompts) is a doctest:
+  each ``>>>`` line's output must be what the code prints;
 * every ``console`` block is a list of ``$ fedtheory ...`` commands, each followed by its
   output: the command is run again and must print exactly that.
 
@@ -34,8 +35,21 @@ def _blocks(language: str) -> list[tuple[str, str]]:
     return found
 
 
-PYTHON = _blocks("python")
-PYCON = _blocks("pycon")
+def _doctests() -> list[tuple[str, str]]:
+    """Per page, its ``pycon`` blocks and its ``python`` blocks written with ``>>>`` prompts,
+    in page order, as one doctest (the blocks of a page share their names)."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        blocks = re.findall(r"```(?:pycon|python)\n(.*?)```", text, flags=re.S)
+        prompts = [b for b in blocks if b.lstrip().startswith(">>>")]
+        if prompts:
+            found.append((f"{page.relative_to(ROOT)}:doctest", "\n".join(prompts)))
+    return found
+
+
+PYTHON = [(n, c) for n, c in _blocks("python") if not c.lstrip().startswith(">>>")]
+PYCON = _doctests()
 CONSOLE = _blocks("console")
 
 
@@ -52,7 +66,7 @@ def test_example_runs(code):
 @pytest.mark.parametrize("code", [c for _, c in PYCON], ids=[n for n, _ in PYCON])
 def test_shown_python_output_is_what_the_code_prints(code):
     test = doctest.DocTestParser().get_doctest(code, {}, "example", "<example>", 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     lines: list[str] = []
     runner.run(test, out=lines.append)
     assert runner.failures == 0, "".join(lines)
