@@ -61,7 +61,31 @@ def errata_rows() -> list[tuple[str, ...]]:
     return rows
 
 
-def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
+def validations_of() -> dict[str, list[str]]:
+    """For each catalogue key, the registered validations whose module evaluates the
+    theorem (by any name its paper's module gives it, e.g. ``fedlaavg.end_of_period``)."""
+    import importlib
+    import inspect
+
+    from fedtheory.bounds import CATALOGUE
+    from fedtheory.validation.registry import CHECKS
+
+    sources = {
+        name: Path(inspect.getmodule(check.compute).__file__).read_text(encoding="utf-8")
+        for name, check in CHECKS.items()
+    }
+    found = {}
+    for key, thm in CATALOGUE.items():
+        paper, rest = key.split(".", 1)
+        module = importlib.import_module(f"fedtheory.bounds.{paper}")
+        names = {a for a in dir(module) if getattr(module, a) is thm} | {rest}
+        uses = [re.compile(rf"\b{paper}\.{re.escape(a)}\b(?!\.\w)") for a in names]
+        uses += [re.compile(rf"\b{paper}\.{re.escape(a)}\.(evaluate|reference)\b") for a in names]
+        found[key] = sorted(n for n, text in sources.items() if any(u.search(text) for u in uses))
+    return found
+
+
+def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> str:
     """One theorem's page (MyST Markdown)."""
     lines = [
         f"# `{thm.key}`: {_plain(thm.title)}",
@@ -118,6 +142,17 @@ def theorem_page(thm, errata: list[tuple[str, ...]]) -> str:
         lines.append("Each entry's instance and numbers: {doc}`../errata`.")
     else:
         lines.append("No erratum of the {doc}`errata page <../errata>` is about this statement.")
+    lines += ["", "## In the validation report", ""]
+    if validations:
+        lines.append(
+            "Evaluated by these validations; their verdict rows, figure and caption are in the "
+            "report's section of the same name ({doc}`../guide/report`):"
+        )
+        lines.append("")
+        for name in validations:
+            lines.append(f"- `{name}`: `fedtheory validate --check {name} --size quick --out results`")
+    else:
+        lines.append("No validation of the report evaluates this statement.")
     lines += [
         "",
         "## Use it",
@@ -144,13 +179,15 @@ def write_theorem_pages(srcdir: Path) -> None:
 
     folder = srcdir / "theorems"
     errata = errata_rows()
+    validations = validations_of()
     keys = sorted(CATALOGUE)
     for stale in (
         set(folder.glob("*.md")) - {folder / f"{k}.md" for k in keys} - {folder / "index.md"}
     ):
         stale.unlink()
     for key in keys:
-        _write_if_changed(folder / f"{key}.md", theorem_page(CATALOGUE[key], errata))
+        page = theorem_page(CATALOGUE[key], errata, validations[key])
+        _write_if_changed(folder / f"{key}.md", page)
     by_paper: dict[str, list[str]] = {}
     for key in keys:
         by_paper.setdefault(key.split(".")[0], []).append(key)
