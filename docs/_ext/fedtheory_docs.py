@@ -150,7 +150,9 @@ def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> 
         )
         lines.append("")
         for name in validations:
-            lines.append(f"- `{name}`: `fedtheory validate --check {name} --size quick --out results`")
+            lines.append(
+                f"- `{name}`: `fedtheory validate --check {name} --size quick --out results`"
+            )
     else:
         lines.append("No validation of the report evaluates this statement.")
     lines += [
