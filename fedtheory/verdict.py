@@ -22,12 +22,12 @@ outcomes, Student-t otherwise, a bootstrap on request (heavy tails), all interse
 the quantity's support when one is given; over the points of a row they are
 Bonferroni-corrected, so the row's confidence is family-wise.
 
-A paper's empirical finding (an ordering of methods in a table, say) compared on fewer
-replicates or a smaller instance than the paper's can also be *not reproduced at this
-scale*: the measured difference neither reproduces the finding nor contradicts it by a
-statistically significant amount larger than the smallest difference the comparison
-detects (its power, from the measured spread; :func:`compare_mean_ordering`). The row
-gives the numbers; it is not evidence against the paper.
+A paper's empirical finding (an ordering of methods in a table, say) gets outcomes of its
+own, never *violated* (:func:`compare_finding`): judged over independent data draws, each
+with its own run seeds, it is *reproduced*, *reversed* (the opposite ordering significant
+across the draws and larger than the smallest difference the comparison detects) or *not
+reproduced at this scale*. The row gives the numbers; it is not evidence against a
+statement of the paper.
 """
 
 from __future__ import annotations
@@ -251,8 +251,9 @@ def mean_intervals(
       tails;
     * ``"auto"`` -- ``"binomial"`` when every value is 0 or 1, else ``"t"``.
 
-    ``support=(a, b)``: the quantity lies in :math:`[a, b]` (every sample is checked); the
-    interval is intersected with it (the mean lies in the support, so the coverage is
+    ``support=(a, b)``: the quantity lies in :math:`[a, b]` (every sample is checked; an
+    end may be infinite, e.g. ``(0, inf)`` for a squared error); the interval is
+    intersected with it (the mean lies in the support, so the coverage is
     unchanged) and never leaves it. ``n = 1`` gives the point interval at the value.
     """
     owner = "mean_intervals"
@@ -264,7 +265,13 @@ def mean_intervals(
     x = _as_points(samples, owner)  # [n, P]
     n = x.shape[0]
     if support is not None:
-        a, b = (check_real(s, "support", owner) for s in support)
+        try:
+            a, b = (float(v) for v in support)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"The 'support' parameter of {owner} must be a pair (a, b) of reals (either "
+                f"may be infinite). Got {support!r} instead."
+            ) from None
         if not a <= b or np.any((x < a) | (x > b)):
             raise ParameterError(
                 f"The 'support' parameter of {owner} must be an interval [a, b] holding every "
@@ -785,58 +792,144 @@ def mean_difference(
     )
 
 
-def compare_mean_ordering(
+MIN_DATA_SEEDS = 5
+"""Independent data draws a finding needs before :func:`compare_finding` may call it
+*reversed* (fewer draws can still reproduce it, or leave it not reproduced)."""
+
+
+@dataclass(frozen=True)
+class FindingDifference:
+    r"""A finding's difference :math:`\bar X-\bar Y` judged across independent data draws.
+
+    ``per_draw [S]`` the per-draw differences :math:`d_s=\bar X_s-\bar Y_s` (each a mean over
+    that draw's run seeds); ``difference`` their mean :math:`\bar d`; ``low``, ``high`` its
+    two-sided Student-t confidence limits with :math:`S-1` degrees of freedom; ``se``
+    :math:`s_d/\sqrt S`; ``detectable`` the smallest true difference the two-sided test at
+    this confidence detects with probability ``power``,
+    :math:`(t_{1-a/2,S-1}+t_{\text{power},S-1})\,\mathrm{se}`."""
+
+    per_draw: np.ndarray  # [S]
+    difference: float
+    low: float
+    high: float
+    se: float
+    detectable: float
+    replicates: tuple[int, int]  # run seeds per draw of X and of Y
+    confidence: float
+    power: float
+
+
+def finding_difference(
+    samples, baseline, *, confidence: float = 0.95, power: float = DETECTION_POWER
+) -> FindingDifference:
+    r"""The difference of means of ``samples [S, R_X]`` and ``baseline [S, R_Y]`` (``S``
+    independent data draws, each with its own run seeds) with its interval **over the data
+    draws**: the per-draw differences :math:`d_s` carry both the run-seed noise and the
+    draw-to-draw variation, so the interval covers what another draw would give
+    (:class:`FindingDifference`)."""
+    owner = "finding_difference"
+    confidence = check_real(
+        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
+    )
+    power = check_real(power, "power", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    x, y = np.asarray(samples, dtype=float), np.asarray(baseline, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    y = y[:, None] if y.ndim == 1 else y
+    if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] < 2:
+        raise ParameterError(
+            f"The 'samples' parameter of {owner} must be [S, R] with S >= 2 data draws, like "
+            f"'baseline'. Got shapes {x.shape} and {y.shape} instead."
+        )
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ParameterError(
+            f"The 'samples' parameter of {owner} must be finite, like 'baseline'. Got "
+            f"{int(np.sum(~np.isfinite(x)) + np.sum(~np.isfinite(y)))} non-finite value(s) "
+            "instead."
+        )
+    d = x.mean(axis=1) - y.mean(axis=1)  # [S]
+    s = d.size
+    se = float(d.std(ddof=1) / np.sqrt(s))
+    t_conf = float(stats.t.ppf(0.5 + confidence / 2, s - 1))
+    detectable = (t_conf + float(stats.t.ppf(power, s - 1))) * se
+    m = float(d.mean())
+    return FindingDifference(
+        d, m, m - t_conf * se, m + t_conf * se, se, detectable,
+        (x.shape[1], y.shape[1]), confidence, power,
+    )  # fmt: skip
+
+
+def distinct_runs(runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``runs`` with identical arrays reported once: names of equal runs are joined with
+    " = " (first occurrence's position), so one run is never counted as two rows."""
+    groups: list[tuple[list[str], np.ndarray]] = []
+    for name, values in runs.items():
+        twin = next((g for g in groups if np.array_equal(g[1], values)), None)
+        if twin is None:
+            groups.append(([name], values))
+        else:
+            twin[0].append(name)
+    return {" = ".join(names): values for names, values in groups}
+
+
+def compare_finding(
     claim: str,
     reference: str,
     samples,
     baseline,
     *,
+    relation: str = "<",
     confidence: float = 0.95,
     power: float = DETECTION_POWER,
-    assumptions_hold: bool = True,
 ) -> Comparison:
-    r"""A paper's empirical ordering :math:`E[X]<E[Y]` (e.g. "method A's error is below
-    method B's" in a table) from independent replicates ``samples [n_X]`` of :math:`X` and
-    ``baseline [n_Y]`` of :math:`Y` (:func:`mean_difference`):
+    r"""A paper's empirical finding :math:`E[X]<E[Y]` (``relation="<"``) or
+    :math:`E[X]>E[Y]` (``">"``), e.g. an ordering of methods in a table, from
+    ``samples [S, R_X]`` and ``baseline [S, R_Y]``: ``S`` independent data draws (data set,
+    population...), each run with its own run seeds. The interval over the draws of the
+    per-draw difference decides (:func:`finding_difference`):
 
-    * *holds* -- the upper confidence limit of :math:`E[X]-E[Y]` is below 0 (the ordering
-      is reproduced);
-    * *violated* -- the lower limit is above 0 (the reverse ordering is significant) **and**
-      the measured difference exceeds the smallest difference the comparison detects with
-      probability ``power``;
-    * *not reproduced at this scale* -- otherwise.
+    * *reproduced* -- the interval lies on the finding's side of 0;
+    * *reversed* -- it lies on the opposite side, the measured difference exceeds the
+      smallest difference detected with probability ``power``, and there are at least
+      :data:`MIN_DATA_SEEDS` draws;
+    * *not reproduced* -- otherwise; the detail gives the numbers.
 
-    The row reports the mean of ``X`` (with its confidence interval), against the mean of
-    ``Y`` as the bound; its detail gives the difference, its interval and the detectable
-    difference."""
-    diff = mean_difference(samples, baseline, confidence=confidence, power=power)
-    x = np.asarray(samples, dtype=float).ravel()
-    mean, low, high = mean_confidence_interval(x, confidence)
-    if not assumptions_hold:
-        verdict = Verdict.OUTSIDE
-    elif diff.high < 0:
-        verdict = Verdict.HOLDS
-    elif diff.low > 0 and diff.difference > diff.detectable:
-        verdict = Verdict.VIOLATED
+    Never *violated*: a table's ordering on other instances is evidence about whether the
+    finding generalises, not a statement to refute. The row reports the mean of ``X`` (its
+    interval over the draws) against the mean of ``Y``."""
+    if relation not in ("<", ">"):
+        raise ParameterError(
+            f"The 'relation' parameter of compare_finding must be '<' or '>'. Got {relation!r} "
+            "instead."
+        )
+    diff = finding_difference(samples, baseline, confidence=confidence, power=power)
+    sign = 1.0 if relation == "<" else -1.0  # the finding says sign * (X - Y) < 0
+    low, high = sorted((sign * diff.low, sign * diff.high))
+    draws = diff.per_draw.size
+    if high < 0:
+        verdict = Verdict.REPRODUCED
+    elif low > 0 and sign * diff.difference > diff.detectable and draws >= MIN_DATA_SEEDS:
+        verdict = Verdict.REVERSED
     else:
         verdict = Verdict.NOT_REPRODUCED
+    x = np.asarray(samples, dtype=float)
+    per_draw_x = x.mean(axis=1) if x.ndim == 2 else x
+    mean, x_low, x_high = mean_confidence_interval(per_draw_x, confidence)
     detail = (
-        f"{diff.n_x} vs {diff.n_y} replicates; difference of means {diff.difference:.4g}, "
-        f"{diff.confidence:.0%} CI [{diff.low:.4g}, {diff.high:.4g}] (Welch, {diff.df:.1f} df); "
-        f"smallest difference detected with {diff.power:.0%} power at this spread: "
+        f"{draws} data draws x {diff.replicates[0]} vs {diff.replicates[1]} run seeds; "
+        f"difference of means {diff.difference:.4g}, {diff.confidence:.0%} CI over the draws "
+        f"[{diff.low:.4g}, {diff.high:.4g}] (Student-t, {draws - 1} df); per draw "
+        + ", ".join(f"{v:+.3g}" for v in diff.per_draw)
+        + f"; smallest difference detected with {diff.power:.0%} power at this spread: "
         f"{diff.detectable:.4g}"
     )
-    if verdict is Verdict.OUTSIDE:
-        detail += _outside_note(
-            Verdict.HOLDS if diff.high < 0 else Verdict.VIOLATED, assumptions_hold
+    if low > 0 and verdict is Verdict.NOT_REPRODUCED:
+        why = (
+            "not larger than the detectable difference"
+            if draws >= MIN_DATA_SEEDS
+            else f"fewer than {MIN_DATA_SEEDS} data draws"
         )
+        detail += f"; the opposite ordering is significant but {why}"
+    baseline_mean = float(np.asarray(baseline, dtype=float).mean())
     return Comparison(
-        claim,
-        reference,
-        "<",
-        mean,
-        float(np.asarray(baseline, dtype=float).mean()),
-        verdict,
-        detail,
-        (low, high),
+        claim, reference, relation, mean, baseline_mean, verdict, detail, (x_low, x_high)
     )

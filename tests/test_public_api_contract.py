@@ -525,6 +525,42 @@ CONTRACT |= {
     _m(f"{BD}.errata", "fedlaavg_missing_one_over_n"): Case(
         errata.fedlaavg_missing_one_over_n, {}, ("iterations", 2.5), ("iterations", 0)
     ),
+    _m(f"{BD}.errata", "cafed_chi_square_not_convex_in_q"): Case(
+        errata.cafed_chi_square_not_convex_in_q, {}, ("pi", STRING), ("pi", [0.5, 1.5, 0.2, 0.1])
+    ),
+    _m(f"{BD}.errata", "cafed_convex_in_y_s"): Case(
+        errata.cafed_convex_in_y_s, {}, ("B", STRING), ("B", -1.0)
+    ),
+    _m(f"{BD}.errata", "cafed_water_filling_needs_equal_A"): Case(
+        errata.cafed_water_filling_needs_equal_A, {}, ("B", STRING), ("sigma2", [0.0] * 5)
+    ),
+    _m(f"{BD}.errata", "cafed_upsilon_uses_w_star"): Case(
+        errata.cafed_upsilon_uses_w_star, {}, ("pi", STRING), ("seed", -1)
+    ),
+    _m(f"{BD}.errata", "cafed_theorem2_versus_its_proof"): Case(
+        errata.cafed_theorem2_versus_its_proof, {}, ("Gamma", STRING), ("H", 0.0)
+    ),
+    _m(f"{BD}.errata", "cafed_theorem2_step_size"): Case(
+        errata.cafed_theorem2_step_size, {}, ("L", STRING), ("E", 0)
+    ),
+    _m(f"{BD}.errata", "cafed_lemma3_monotone_steps"): Case(
+        errata.cafed_lemma3_monotone_steps, {}, ("T", STRING), ("lam", 1.0)
+    ),
+    _m(f"{BD}.errata", "cafed_eq21_reversed"): Case(
+        errata.cafed_eq21_reversed, {}, ("dim", STRING), ("seed", -1)
+    ),
+    _m(f"{BD}.errata", "cafed_code_oracle_minima"): Case(
+        errata.cafed_code_oracle_minima, {}, ("clients", STRING), ("clients", 1)
+    ),
+    _m(f"{BD}.errata", "e3cs_successive_sampling"): Case(
+        errata.e3cs_successive_sampling, {}, ("p", STRING), ("p", [1.5, 0.5])
+    ),
+    _m(f"{BD}.errata", "fedlaavg_equal_blocks"): Case(
+        errata.fedlaavg_equal_blocks, {}, ("gamma", STRING), ("gamma", 0.6)
+    ),
+    _m(f"{BD}.errata", "fedau_step_size_constant"): Case(
+        errata.fedau_step_size_constant, {}, ("L", STRING), ("I", 0)
+    ),
     _m(f"{BD}.errata", "mimic_equal_dropout"): Case(
         errata.mimic_equal_dropout, {}, ("rounds", STRING), ("replicates", 0)
     ),
@@ -1092,20 +1128,7 @@ EXEMPT: dict[str, str] = {
         ]  # fmt: skip
     },
     _m(f"{BD}.fedau", "DescentStep"): RECORD,
-    **{
-        _m(f"{BD}.errata", n): NO_INPUT
-        for n in [
-            "cafed_chi_square_not_convex_in_q",
-            "cafed_convex_in_y_s",
-            "cafed_water_filling_needs_equal_A",
-            "cafed_upsilon_uses_w_star",
-            "cafed_theorem2_versus_its_proof",
-            "e3cs_successive_sampling",
-            "fedlaavg_equal_blocks",
-            "fedau_step_size_constant",
-            "run_all",
-        ]
-    },  # fmt: skip
+    **{_m(f"{BD}.errata", n): NO_INPUT for n in ["run_all"]},  # fmt: skip
     _m(f"{BD}.errata", "Erratum"): RECORD,
     _m(f"{BD}.errata", "format_erratum"): "formats an Erratum record for the command line",
     _m(f"{BD}.errata", "markdown_entry"): "formats an erratum check for ERRATA.md",

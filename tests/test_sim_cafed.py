@@ -60,6 +60,10 @@ ALGORITHMS = {
     "batch-losses": (DATA, CaFed(alpha=DATA.alpha, pi=PI, lam=LAM, **SETTINGS)),
     "code": (PROB, _code(smoothness=0.2)),
     "code-estimator": (PROB, _code(prior=CodePrior(horizon=10.0), smoothness=0.0, tau=1e-4)),
+    "zero-minimum-strict": (
+        DATA,
+        CaFed(alpha=DATA.alpha, pi=PI, lam=LAM, initial_minimum="zero", strict=True, **SETTINGS),
+    ),  # fmt: skip
 }
 
 
@@ -112,6 +116,28 @@ def test_get_with_tau_zero_accepts_ties_and_keeps_one_client_in_round_zero():
     state = alg.init(PROB, torch.from_numpy(W0[None].copy()))
     state = alg.step(PROB, state, torch.ones(1, N, dtype=torch.bool), 0)
     assert int(state.participants.sum()) == 1
+
+
+def test_strict_test_at_tau_zero_rejects_ties_and_keeps_every_client_in_round_zero():
+    """§IV-A's "decreasing by more than a threshold tau >= 0": with strict=True the tie of
+    the first round (every gap 0, proxy 0 for every q) excludes nobody."""
+    alg = _oracle(strict=True)
+    state = alg.init(PROB, torch.from_numpy(W0[None].copy()))
+    state = alg.step(PROB, state, torch.ones(1, N, dtype=torch.bool), 0)
+    assert int(state.participants.sum()) == N
+
+
+def test_zero_initial_minimum_makes_the_gap_the_filtered_loss():
+    """initial_minimum="zero": F_hat^* stays 0, so the gaps are F_hat (positive): no ties."""
+    alg = CaFed(alpha=DATA.alpha, pi=PI, lam=LAM, initial_minimum="zero", **SETTINGS)
+    state = alg.init(DATA, torch.zeros(2, D, dtype=torch.float64))
+    mask = torch.ones(2, N, dtype=torch.bool)
+    for t in range(3):
+        state = alg.step(DATA, state, mask, t, torch.Generator().manual_seed(t))
+    assert torch.all(state.loss_min == 0) and torch.all(state.loss_hat > 0)
+    first = CaFed(alpha=DATA.alpha, pi=PI, lam=LAM, **SETTINGS)
+    s0 = first.step(DATA, first.init(DATA, torch.zeros(2, D, dtype=torch.float64)), mask, 0)
+    assert torch.equal(s0.loss_min, s0.loss_hat)  # the running minimum starts at the reports
 
 
 def _code_sampler_allocation(alpha, pi, lam, loss_estimates, optimums, bias_const, tolerance):
@@ -285,6 +311,9 @@ BAD_CALLS = [
     (lambda: _code(beta=0.2), "'beta'", "None"),
     (lambda: _code(smoothness=1.5), "'smoothness'", "[0, 1]"),
     (lambda: _oracle(tau=-1.0), "'tau'", "[0, inf)"),
+    (lambda: _oracle(strict=1), "'strict'", "bool"),
+    (lambda: _oracle(initial_minimum="none"), "'initial_minimum'", "zero"),
+    (lambda: _code(initial_minimum="zero"), "'initial_minimum'", "'first'"),
     (lambda: _oracle(trade_off=-1.0), "'trade_off'", "[0, inf)"),
     (lambda: CaFed(alpha=ALPHA, pi=PI * 2, lam=LAM), "'pi'", "(0, 1]"),
     (lambda: CaFed(alpha=[0.5, 0.6], prior=BetaPrior()), "'alpha'", "summing to 1"),

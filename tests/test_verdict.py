@@ -96,6 +96,8 @@ def test_bounded_intervals_never_leave_the_support():
     inside = mean_intervals(x, kind="t", support=(0.0, 1.0))
     assert np.any(free.low < 0) and np.all(inside.low >= 0) and np.all(inside.high <= 1)
     assert "support [0, 1]" in inside.name
+    half_line = mean_intervals(x, kind="t", support=(0.0, np.inf))
+    assert np.all(half_line.low >= 0) and np.array_equal(half_line.high, free.high)
     with pytest.raises(ParameterError, match="support"):
         mean_intervals(x, support=(0.0, 0.01))
 

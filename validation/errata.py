@@ -1,4 +1,4 @@
-r"""Every statement of ``validation/ERRATA.md`` re-checked .
+r"""Every statement of ``validation/ERRATA.md`` re-checked.
 
 Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance; the row shows
 the two numbers its finding compares (measured vs bound, with the finding's relation), its
@@ -74,6 +74,8 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         )
     return {
         "key": np.array([e.key for e in results]),
+        "is_erratum": np.array([e.is_erratum for e in results]),
+        "source": np.array([e.source for e in results]),
         "kind": np.array([e.kind for e in results]),
         "advice": np.array([e.advice for e in results]),
         "finding": np.array([e.finding for e in results]),
@@ -107,8 +109,9 @@ def judge(data, s):
         agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
         rows.append(
             Comparison(
-                f"erratum `{key}` [{data['kind'][i]}]: {data['finding'][i]} ({data['names'][i]})",
-                str(data["statement"][i]).split(":")[0],
+                f"{'erratum' if data['is_erratum'][i] else 'caveat'} `{key}` "
+                f"[{data['kind'][i]}]: {data['finding'][i]} ({data['names'][i]})",
+                f"{str(data['statement'][i]).split(':')[0]} ({data['source'][i]})",
                 str(data["relation"][i]),
                 float(data["measured"][i]),
                 float(data["compared_with"][i]),

@@ -170,6 +170,7 @@ def judge(data, s):
             data[f"{pattern}_weight_error"],
             data[f"{pattern}_bound"],
             assumptions_hold=pattern == "bernoulli",
+            support=(0.0, np.inf),  # (p omega_t - 1)^2 >= 0: the interval stays above 0
         )
         for pattern in PATTERNS
     ]

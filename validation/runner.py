@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.bounds.errata import CAVEATS
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -330,11 +331,16 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
     for o in outcomes:
         if o.check.name == errata.NAME:
-            by_class = ", ".join(f"{n} {c}" for c, n in errata.class_counts(o.data).items() if n)
-            confirmed = sum(row[4] == "yes" for row in errata.table_rows(o.data))
+            caveat = CAVEATS  # the papers' own caveats: listed, not counted
+            counts = errata.class_counts(o.data).items()
+            by_class = ", ".join(f"{n} {c}" for c, n in counts if n and c not in caveat)
+            caveats = sum(n for c, n in counts if c in caveat)
+            table = [row for row in errata.table_rows(o.data) if row[0] not in caveat]
+            confirmed = sum(row[4] == "yes" for row in table)
             text += (
-                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(o.rows)} ({by_class}); "
-                f"fedtheory reproduces {confirmed} of these findings."
+                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
+                f"fedtheory reproduces {confirmed} of these findings; and {caveats} caveat(s) "
+                "the papers state themselves, confirmed."
             )
     return text
 

@@ -23,7 +23,8 @@ availability :math:`\pi` make FedAvg minimise :math:`F_B=\sum_kp_kF_k` with
   :math:`\mathcal J_t` binds.
 * App. B's steps: ``cafed.lemma2`` (:math:`C_1`), ``cafed.lemma3``
   (:math:`C_3/\ln(1/\lambda)`, with :func:`lookback_sum`), ``cafed.eq21``, ``cafed.eq22``,
-  ``cafed.eq23`` (under the condition that makes it true), ``cafed.eq5`` (Assumption 1) and
+  ``cafed.eq23`` (under a condition on :math:`\mathcal J_t` that fedtheory adds: the paper
+  states (23) for every :math:`t`), ``cafed.eq5`` (Assumption 1) and
   ``cafed.product_lambda`` (:math:`\lambda(\otimes_kP_k)=\max_k\lambda(P_k)`).
 
 Python names: ``kappa, gap_B, chi2, d_tv, Gamma, Gamma_prime`` denote
@@ -199,7 +200,8 @@ theorem2 = register(
         },
         conditions=[
             Condition(
-                "eta_t <= 1/(2L(EQ+1)) (Lemma 2, App. B)",
+                "eta_t <= 1/(2L(EQ+1)) (Lemma 2, App. B; added by fedtheory: Theorem 2 states "
+                "only (11), errata cafed.theorem2.step_size)",
                 eta_max,
                 "<=",
                 1 / (2 * L * (E * Q + 1)),
@@ -451,8 +453,9 @@ eq23 = register(
         terms={"bound": 1 / (2 * H * t_)},
         conditions=[
             Condition(
-                "J_t >= ln(2 C_P H t)/ln(1/lambda) (fails when the min{., t} in J_t binds: "
-                "errata cafed.proof.step23)",
+                "J_t >= ln(2 C_P H t)/ln(1/lambda) (added by fedtheory: the paper states (23) "
+                "for every t, and it fails when the min{., t} in J_t binds: errata "
+                "cafed.proof.step23)",
                 J_t,
                 ">=",
                 sp.log(2 * C_P * H * t_) / sp.log(1 / lam),

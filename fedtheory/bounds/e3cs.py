@@ -11,7 +11,8 @@ Setting: :math:`K` clients, :math:`k` selected per round with probabilities
 * ``e3cs.regret_optimal`` -- upper bound (28): :math:`R_T\le2\sqrt{S_\sigma K\ln K}`
   (:math:`2\sqrt{TKk\ln K}` for :math:`\sigma\equiv0`).
 * ``e3cs.claim1`` (exact, with :func:`claim1_allocation`), ``e3cs.fact9`` (upper bound on
-  the comparator's quota), ``e3cs.eq9`` (exact: expected CEP) and
+  the comparator's quota), ``e3cs.eq9`` (exact: expected CEP, under exact-marginal
+  sampling, a hypothesis fedtheory adds) and
   ``e3cs.remark.zero_regret`` (exact: regret 0 when :math:`\sigma_t=k/K`).
 
 The proof (App. B) needs :math:`(k-K\sigma_t)\eta\hat x_{i,t}/K\le1` (Fact 8), which is not
@@ -106,7 +107,9 @@ expected_cep = register(
         kind="exact",
         terms={"expected_cep": S_px},
         statement="E[sum_t sum_i 1{i in A_t} x_{i,t}] = sum_t sum_i p_{i,t} x_{i,t} when "
-        "E[1{i in A_t}] = p_{i,t} (exact-marginal sampling)",
+        "E[1{i in A_t}] = p_{i,t} (exact-marginal sampling: a hypothesis fedtheory adds; the "
+        "paper derives (9) from 'the fact that E[1{i in A_t}] = p_{i,t}', which it says its "
+        "multinomialNR sampler ensures, and that sampler does not: errata e3cs.sampler)",
     )
 )
 zero_regret = register(

@@ -3,9 +3,13 @@ vectorised over replicates.
 
 Starting from weights :math:`q`, clients are visited in a given order; client :math:`k` is
 tentatively set to :math:`q_k^+=0` and the change is kept iff the objective drops by at
-least :math:`\tau` (:math:`\hat\epsilon-\hat\epsilon^+\ge\tau`). Algorithm 1 runs ``get``
-twice: in descending :math:`|\hat\lambda_k|`, then in ascending :math:`\hat\pi_k`. A change
-that would make the objective non-finite (e.g. excluding every client) is never kept.
+least :math:`\tau` (:math:`\hat\epsilon-\hat\epsilon^+\ge\tau`, line 22 as printed) or,
+with ``strict=True``, by more than :math:`\tau` (:math:`>\tau`; §IV-A: "decreasing by more
+than a threshold :math:`\tau\ge0`"). The two differ only on exact ties, e.g. at
+:math:`\tau=0` when every loss gap is 0 and the proxy is 0 for every :math:`q`.
+Algorithm 1 runs ``get`` twice: in descending :math:`|\hat\lambda_k|`, then in ascending
+:math:`\hat\pi_k`. A change that would make the objective non-finite (e.g. excluding every
+client) is never kept.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import torch
 
 from fedtheory.optim.instance import WeightInstance, weight_objective
 from fedtheory.optim.program import WeightSolution, excluded_clients
-from fedtheory.params import check_array, check_instance, check_real
+from fedtheory.params import check_array, check_bool, check_instance, check_real
 
 __all__ = ["greedy_exclusion", "greedy_weights"]
 
@@ -26,13 +30,19 @@ Objective = Callable[[torch.Tensor], torch.Tensor]
 
 
 def greedy_exclusion(
-    objective: Objective, q: torch.Tensor, orders: Sequence[torch.Tensor], *, tau: float = 0.0
+    objective: Objective,
+    q: torch.Tensor,
+    orders: Sequence[torch.Tensor],
+    *,
+    tau: float = 0.0,
+    strict: bool = False,
 ) -> torch.Tensor:
     r"""Run ``get`` once per order: ``q [R, N]``, each order ``[R, N]`` (client indices)
     -> weights ``[R, N]`` with some entries set to zero.
 
     A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27."""
     tau = check_real(tau, "tau", "greedy_exclusion", low=0.0)
+    check_bool(strict, "strict", "greedy_exclusion")
     rows = torch.arange(q.shape[0], device=q.device)
     for order in orders:
         eps = objective(q)  # [R]
@@ -40,7 +50,8 @@ def greedy_exclusion(
             trial = q.clone()
             trial[rows, order[:, j]] = 0.0
             eps_trial = objective(trial)
-            keep = torch.isfinite(eps_trial) & (eps - eps_trial >= tau)  # [R]
+            drop = eps - eps_trial
+            keep = torch.isfinite(eps_trial) & ((drop > tau) if strict else (drop >= tau))  # [R]
             q = torch.where(keep[:, None], trial, q)
             eps = torch.where(keep, eps_trial, eps)
     return q

@@ -13,7 +13,8 @@ Round :math:`t` of CA-Fed, vectorised over replicates (all per-client state is `
 2. loss filter (15) :math:`\hat F\leftarrow(1-\beta\mathbb 1_{A_t})\odot\hat F+
    \beta\mathbb 1_{A_t}\odot F^{(t)}` (in a replicate's first round with an active client,
    observed clients take their loss and the others the mean observed loss, as in the code),
-   :math:`\hat F^*=\min_{s\le t}\hat F^{(s)}` (§IV-B), (17)
+   :math:`\hat F^*=\min_{s\le t}\hat F^{(s)}` (§IV-B: ":math:`\hat F_k^*=
+   \min_{s\in[0,t]}\hat F_k^{(s)}`"), (17)
    :math:`\hat\Gamma'=\max_k(\hat F_k-\hat F_k^*)`; availability estimates
    :math:`\hat\pi,\hat\lambda` from an oracle (true values, as in the paper's experiments)
    or Beta-prior posterior means (:mod:`fedtheory.availability.estimators`);
@@ -48,10 +49,10 @@ Round :math:`t` of CA-Fed, vectorised over replicates (all per-client state is `
   minimum of :math:`F_k`, where the code fits scikit-learn's ``LogisticRegression`` with
   its default :math:`C=1` and reports its unregularised training log-loss).
 
-The rest is the same in both: ``get`` over all clients (the code's ``_truncate_clients``
-stops when excluding would leave no weight, which is ``get`` skipping that exclusion), ties
-in the orders broken by client index (Python's stable ``sorted``), (18) with
-:math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
+The rest is the same in both variants: ``get`` over all clients (the code's
+``_truncate_clients`` stops when excluding would leave no weight, which is ``get`` skipping
+that exclusion), ties in the orders broken by client index (Python's stable ``sorted``),
+(18) with :math:`\bar\kappa^2` (code ``bias_const``). Differences left out: the code stores losses,
 :math:`\pi`, :math:`\lambda` in float32, trains only clients with :math:`q_k>10^{-10}`, and
 raises in a first round without any active client (here the filter starts at the first
 round with one). Left out as well, because they concern every algorithm of the code, not
@@ -60,7 +61,24 @@ clients and at the server (whose momentum carries across rounds), and a local "s
 epoch over the client's shuffled loader (``local_steps`` epochs; with 50 samples and batch
 32, mini-batches of 32 and 18), where fedtheory runs (2)-(3) as written.
 
-Baselines (the authors' code, ``clients_sampler.py``; with oracle :math:`\pi`):
+Choices the paper leaves open, named options of :class:`CaFed` (defaults: line 22 as
+printed and the code's initialisation of :math:`\hat F`):
+
+* ``initial_minimum``: Algorithm 1 line 1 initialises :math:`\hat F^{(0)}` and
+  :math:`\hat F^*` separately ("Initialize :math:`\hat F^{(0)}`, :math:`\hat F^*`, ...")
+  and §IV-B takes the minimum over :math:`s\in[0,t]` without saying what enters it at
+  :math:`s=0`. ``"first"`` (the code's initialisation of :math:`\hat F`): the minimum
+  starts at the first round's reports, so every gap :math:`\hat F_k-\hat F_k^*` is 0 in
+  that round and stays 0 while the filtered losses fall; ``"zero"``: :math:`\hat F^*`
+  starts at 0, a lower bound of every (non-negative) loss, so :math:`\hat F_k^*=0` and the
+  gap is :math:`\hat F_k` itself. :math:`\hat F^{(0)}` is the first reports in both. The
+  code's :math:`\hat F^*` are the true minima, so this option is for variant "paper";
+* ``strict``: line 22 tests :math:`\hat\epsilon-\hat\epsilon^+\ge\tau` while §IV-A says
+  ":math:`\hat\epsilon^{(t)}` appears to be decreasing by more than a threshold
+  :math:`\tau\ge0`" (``strict=True``: :math:`>\tau`); they differ at :math:`\tau=0` on exact
+  ties, e.g. when every gap is 0 and the proxy (18) is 0 for every :math:`q`.
+
+Baselines (the official ``clients_sampler.py``; with oracle :math:`\pi`):
 :func:`~fedtheory.sim.aggregation.unbiased_weights` (:math:`q_k=\alpha_k/\pi_k`),
 :class:`AdaFedWeights` (the same, normalised over :math:`A_t`) and :class:`F3astWeights`
 (top-:math:`K` active clients by :math:`\alpha_k^2/r_k^2`, :math:`q_k=\alpha_k/r_k`,
@@ -82,6 +100,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.params import (
     check_array,
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -97,6 +116,7 @@ __all__ = [
     "AdaFedWeights",
     "CaFed",
     "CaFedState",
+    "INITIAL_MINIMA",
     "F3astWeights",
     "adafed_weights",
     "cafed_exclusion_orders",
@@ -104,6 +124,8 @@ __all__ = [
     "f3ast_weights",
 ]
 
+INITIAL_MINIMA = ("first", "zero")
+r"""Initial :math:`\hat F^*`: the first reports (running minimum from there) or 0."""
 VARIANTS = ("paper", "code")
 """``CaFed`` variants: Algorithm 1 and §IV as published, or the authors' public code."""
 LOSSES = ("batch", "exact")
@@ -184,10 +206,16 @@ class CaFed(LocalTraining):
         batch, ``problem.batch_size``).
     tau : float
         Exclusion threshold :math:`\tau\ge0` of ``get`` (paper 0).
+    strict : bool
+        ``get`` keeps an exclusion when the proxy drops by more than :math:`\tau` (§IV-A)
+        instead of by at least :math:`\tau` (line 22, the default).
+    initial_minimum : {"first", "zero"}
+        Variant "paper": :math:`\hat F^*` starts at the first round's reports (default) or
+        at 0 (module docstring); the code's :math:`\hat F^*` are the true minima.
     trade_off : float
         :math:`\bar\kappa^2\ge0` of §VI-A (code ``bias_const``, default 1).
-    local_steps, lr, server_lr, radius, ...
-        As in :class:`~fedtheory.sim.algorithm.LocalTraining`.
+    ``local_steps``, ``lr``, ``server_lr``, ``radius``, ... as in
+    :class:`~fedtheory.sim.algorithm.LocalTraining`.
 
     Examples
     --------
@@ -215,6 +243,8 @@ class CaFed(LocalTraining):
     losses: str | None = None
     loss_batch: int | None = None
     tau: float = 0.0
+    strict: bool = False
+    initial_minimum: str = "first"
     trade_off: float = 1.0
     name: str = field(default="ca-fed")
 
@@ -277,6 +307,14 @@ class CaFed(LocalTraining):
         if self.loss_batch is not None:
             check_int(self.loss_batch, "loss_batch", owner, low=1)
         check_real(self.tau, "tau", owner, low=0.0)
+        check_bool(self.strict, "strict", owner)
+        check_choice(self.initial_minimum, INITIAL_MINIMA, "initial_minimum", owner)
+        if code and self.initial_minimum != "first":
+            raise ParameterError(
+                f"The 'initial_minimum' parameter of {owner} must be 'first' with "
+                "variant='code' (the code's F_hat^* are the true local minima). Got "
+                f"{self.initial_minimum!r} instead."
+            )
         check_real(self.trade_off, "trade_off", owner, low=0.0)
 
     @property
@@ -360,6 +398,8 @@ class CaFed(LocalTraining):
         )
         if self.variant == "code":  # the true local minima, fixed at init
             return loss_hat, state.loss_min, started
+        if self.initial_minimum == "zero":  # F_hat^* = 0 <= every loss
+            return loss_hat, state.loss_min, started
         loss_min = torch.where(
             fresh[:, None],
             first,
@@ -377,7 +417,8 @@ class CaFed(LocalTraining):
         def proxy(q: torch.Tensor) -> torch.Tensor:
             return cafed_proxy_error(q, pi, loss_gap, alpha, gamma, self.trade_off)
 
-        return greedy_exclusion(proxy, alpha / pi, cafed_exclusion_orders(pi, lam), tau=self.tau)
+        orders = cafed_exclusion_orders(pi, lam)
+        return greedy_exclusion(proxy, alpha / pi, orders, tau=self.tau, strict=self.strict)
 
     def step(
         self,

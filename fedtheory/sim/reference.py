@@ -227,6 +227,7 @@ def _cafed(problem, alg: CaFed, mask, w, gen):
     n = mask.shape[1]
     alpha = alg.alpha
     code = alg.variant == "code"
+    running_min = not code and alg.initial_minimum == "first"  # else F_hat^* fixed (0 or F^*)
     beta = alg.beta if not code else 1 - alg.smoothness
     loss_hat, loss_min, started = np.zeros(n), np.zeros(n), False
     if code:
@@ -247,13 +248,13 @@ def _cafed(problem, alg: CaFed, mask, w, gen):
             mean = sum(losses[k] for k in active) / len(active)
             for k in range(n):
                 loss_hat[k] = losses[k] if m[k] else mean
-                if not code:
+                if running_min:
                     loss_min[k] = loss_hat[k]
             started = True
         elif started:
             for k in active:  # (15); the code's s F_hat + (1 - s) F is beta = 1 - s
                 loss_hat[k] = (1 - beta) * loss_hat[k] + beta * losses[k]
-            if not code:
+            if running_min:
                 for k in range(n):
                     loss_min[k] = min(loss_min[k], loss_hat[k])
         pi_hat, lam_hat = _cafed_estimates(alg, mask[: t + 1], t)
@@ -269,7 +270,8 @@ def _cafed(problem, alg: CaFed, mask, w, gen):
                 trial = list(q)
                 trial[k] = 0.0
                 eps_trial = _cafed_proxy(trial, pi_hat, gap, alpha, alg.trade_off * gamma)
-                if math.isfinite(eps_trial) and eps - eps_trial >= alg.tau:
+                drop = eps - eps_trial
+                if math.isfinite(eps_trial) and (drop > alg.tau if alg.strict else drop >= alg.tau):
                     q, eps = trial, eps_trial
         v = np.zeros_like(w)
         for k in active:

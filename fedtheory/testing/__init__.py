@@ -7,8 +7,11 @@ r"""Property testing of theorem statements: the kit the project's own tests use.
 - :func:`theorem_values` -- values inside a theorem's hypotheses, for any ``Theorem``;
 - :mod:`~fedtheory.testing.assertions` -- ``assert_upper_bound``, ``assert_equal``,
   ``assert_near_zero`` with named tolerances (``BOUND_RTOL``, ``TIGHT_RTOL``,
-  ``ZERO_ATOL``); a failure prints measured, bound and ratio;
-- :func:`check_theorem` -- a property test of a theorem against what it bounds;
+  ``ZERO_ATOL``; ``assert_upper_bound(..., atol=floor)`` takes the rounding floor of
+  :func:`fedtheory.verdict.rounding_floor`); a failure prints measured, bound and ratio;
+- :func:`check_theorem` -- a property test of a theorem against what it bounds (a
+  measurement may return :class:`fedtheory.verdict.Measured` with the magnitude of its
+  computation: a bound of 0 met by rounding then holds);
 - :mod:`~fedtheory.testing.profiles` -- hypothesis profiles ``ci`` (derandomised),
   ``dev`` and ``thorough``.
 

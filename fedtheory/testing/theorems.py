@@ -41,7 +41,7 @@ from fedtheory.testing.assertions import (
     assert_equal,
     assert_upper_bound,
 )
-from fedtheory.verdict import Measured, rounding_floor
+from fedtheory.verdict import Measured, format_ratio, rounding_floor
 
 __all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR", "TheoremCheck", "check_theorem", "theorem_values"]
 
@@ -331,6 +331,13 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
 
 
 # --- a property check of a theorem ------------------------------------------------------------
+def _ratio_text(ratio: float) -> str:
+    """A ratio near 1 with its excess ("1 + 3.8e-10", never a bare "1"), else 6 digits."""
+    if math.isfinite(ratio) and ratio != 1 and abs(ratio - 1) < 1e-3:
+        return format_ratio(ratio, 1.0)
+    return f"{ratio:.6g}"
+
+
 @dataclass(frozen=True)
 class TheoremCheck:
     """Outcome of :func:`check_theorem` (the check raised nothing: the statement held)."""
@@ -343,7 +350,7 @@ class TheoremCheck:
     def __repr__(self) -> str:
         return (
             f"TheoremCheck({self.theorem}: {self.examples} examples, worst ratio "
-            f"{self.worst_ratio:.6g} at {self.worst_values})"
+            f"{_ratio_text(self.worst_ratio)} at {self.worst_values})"
         )
 
 
@@ -413,6 +420,10 @@ def check_theorem(
         floor = atol + rounding_floor(scale, measured, *result.terms.values())
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = measured / total if upper else np.abs(measured / total - 1.0)
+        if upper:  # a bound below the rounding floor, met within rounding, is no worst case
+            # (its ratio, e.g. 1e-31 over a bound of 1e-117, measures the rounding)
+            rounding = (np.abs(total) <= floor) & (measured > total) & (measured <= total + floor)
+            ratio = np.where(rounding, np.nan, ratio)
         worst = float(np.nanmax(np.where(np.isnan(ratio), -np.inf, ratio)))
         if math.isfinite(worst):
             target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
