@@ -1,6 +1,7 @@
-r"""Bring your own theorem: two user checks, run with
+r"""Bring your own theorem: two user checks and a tightness family, run with
 
     fedtheory validate --module examples/own_theorem.py --size quick --out own-results
+    fedtheory tightness --module examples/own_theorem.py user.fedau.theorem3_no_bias
 
 1. ``sgd-quadratic`` -- a statement from outside the five papers, the classic constant-step
    SGD bound for a :math:`\mu`-strongly convex, :math:`L`-smooth objective with unbiased
@@ -19,7 +20,10 @@ r"""Bring your own theorem: two user checks, run with
 2. ``fedau-theorem3-no-bias`` -- a deliberately false variant of a catalogue theorem: FedAU
    Theorem 3's per-round inequality without its bias term :math:`(1-p)^{2K}` (a misreading
    that forgets the cutoff). Measured by simulating FedAU's Algorithm 2 under Bernoulli
-   participation; it must come out *violated*.
+   participation; it must come out *violated*. The same statement is registered as a
+   tightness family over its own parameters, measured exactly
+   (:func:`fedtheory.bounds.fedau.weight_error_exact`): the search prints a shrunk
+   counterexample and exits with status 1.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import sympy as sp
 from fedtheory.availability import Bernoulli
 from fedtheory.bounds import Condition, Theorem, fedau
 from fedtheory.sim.aggregation import fedau_init, fedau_update
+from fedtheory.tightness import register as register_family
+from fedtheory.tightness import theorem_family
 from fedtheory.validation import register, theorem_check
 
 mu, L, eta = sp.symbols("mu L eta", positive=True)
@@ -117,4 +123,14 @@ register(
         x="t",
         measured="E[(p omega_t - 1)^2]",
     )
+)
+
+
+def fedau_weight_error_exact(p, K_cut, t):
+    """Exact E[(p omega_t - 1)^2] of FedAU's Algorithm 2 (Wang & Ji 2024)."""
+    return fedau.weight_error_exact(p, K_cut, t + 1)[t]
+
+
+register_family(
+    theorem_family(no_bias, fedau_weight_error_exact, ranges={"t": (1, 40), "K_cut": (1, 12)})
 )

@@ -10,21 +10,26 @@
 * Files are created with mode ``0o666`` filtered by the process umask, like ``open(path,
   "w")`` would (``0o644`` under the usual umask 022), so that a report written on a shared
   filesystem is readable by the others whom the user's umask lets read it.
+* A user's Python file (``fedtheory validate --module``, ``fedtheory tightness --module``)
+  is imported by :func:`import_file` with its folder on ``sys.path``, so that it can import
+  its sibling files.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import os
 import secrets
+import sys
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from fedtheory.errors import FedTheoryError
+from fedtheory.errors import FedTheoryError, ParameterError
 
 CHECKSUM_KEY = "__checksum__"
 """Name of the array holding the checksum in a file written by :func:`save_npz`."""
@@ -130,3 +135,25 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     if str(stored) != checksum(arrays):
         raise DamagedFileError(path, "its arrays do not match their checksum")
     return arrays
+
+
+def import_file(path, owner: str, prefix: str):
+    """Import the Python file ``path`` as a fresh module named ``prefix`` + a digest of its
+    resolved path, with its folder first on ``sys.path`` during the import (so it can import
+    its siblings); return the module. ``owner`` names the caller in the error message."""
+    file = Path(path) if isinstance(path, (str, os.PathLike)) else None
+    if file is None or not file.is_file() or file.suffix != ".py":
+        raise ParameterError(
+            f"The 'path' parameter of {owner} must be an existing .py file. "
+            f"Got {str(path)!r} instead."
+        )
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(f"{prefix}{digest}", file)
+    module = importlib.util.module_from_spec(spec)
+    folder = str(file.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module

@@ -9,15 +9,18 @@ import json
 import numpy as np
 import pytest
 import sympy as sp
+from matplotlib.figure import Figure
 from scipy import stats
 
 from fedtheory.availability import TwoStateMarkov
-from fedtheory.bounds import Condition, Theorem, fedau
+from fedtheory.bounds import Condition, Theorem, cafed, fedau
 from fedtheory.errors import ParameterError
+from fedtheory.problems import QuadraticProblem
 from fedtheory.validation import CHECKS, theorem_check
 from fedtheory.validation.registry import with_wrong_bounds
 from fedtheory.validation.runner import run
 from fedtheory.verdict import Verdict
+from tests.conftest import assert_tight
 
 x = sp.Symbol("x", positive=True)
 n = sp.Symbol("n", positive=True, integer=True)
@@ -136,6 +139,47 @@ def test_theorem_check_refuses_bad_arguments(kwargs, name):
     base = dict(theorem=MAX_BOUND, measure=sample_max, name="ok", instances=INSTANCES)
     with pytest.raises(ParameterError, match=f"'{name}' parameter of theorem_check"):
         theorem_check(**{**base, **kwargs})
+
+
+def _cafed_instance(*, seed, N, d):
+    problem = QuadraticProblem.random(N, d, mu=1.0, L=1.0, seed=seed)
+    p = np.linspace(1.0, 2.0, N) / np.linspace(1.0, 2.0, N).sum()
+    w = 2 * problem.optimum(p)[0] - problem.optimum()[0]
+    return problem, w, p
+
+
+def cafed_error(*, seed, N, d):
+    problem, w, p = _cafed_instance(seed=seed, N=N, d=d)
+    return float(problem.loss(w) - problem.optimum()[1])
+
+
+def cafed_constants(*, seed, N, d):
+    c = cafed.decomposition_constants(*_cafed_instance(seed=seed, N=N, d=d))
+    return {**c.as_kwargs(), "gap_B": float(c.gap_B)}
+
+
+def test_theorem_check_derives_the_constants_from_each_instance_and_groups_series(tmp_path):
+    """CA-Fed Theorem 1 on instances that hold no theorem parameter (a seed and a size):
+    the constants come from the problem each instance builds; the figure draws one series per
+    dimension."""
+    instances = [{"seed": s, "N": n, "d": d} for s in range(2) for n in (2, 3) for d in (1, 2)]
+    check = theorem_check(cafed.theorem1, cafed_error, name="cafed-derived", instances=instances,
+                          constants=cafed_constants, x="N", group="d")  # fmt: skip
+    outcome = _rows(check, tmp_path)
+    assert [r.verdict for r in outcome.rows] == [Verdict.HOLDS] * len(instances)
+    for row, inst in zip(outcome.rows, instances, strict=True):
+        c = cafed_constants(**inst)
+        want = 2 * c["kappa"] ** 2 * c["gap_B"] + 2 * c["kappa"] ** 4 * c["chi2"] * c["Gamma"]
+        assert_tight(row.bound, want)
+    fig = Figure()
+    check.plot(outcome.data, check.settings("tiny"), fig)
+    labels = fig.axes[1].get_legend_handles_labels()[1]
+    assert {"measured / bound, d=1", "measured / bound, d=2"} <= set(labels)
+    with pytest.raises(ParameterError, match="'group' parameter of theorem_check"):
+        theorem_check(cafed.theorem1, cafed_error, name="g", instances=instances,
+                      constants=cafed_constants, group="nope")  # fmt: skip
+    with pytest.raises(ParameterError, match="'constants' parameter of theorem_check"):
+        theorem_check(cafed.theorem1, cafed_error, name="g", instances=instances, constants=3)
 
 
 # --- the verdict rule on a 0/1 claim: P(|fraction available - pi| > 1/sqrt(T)) <= delta ---

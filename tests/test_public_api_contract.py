@@ -15,6 +15,7 @@ import inspect
 import pkgutil
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -433,6 +434,12 @@ CONTRACT |= {
         ("w", STRING),
         ("p", [0.5, 0.6, -0.1]),
     ),
+    _m(f"{BD}.cafed", "decomposition_constants"): Case(
+        cafed.decomposition_constants,
+        {"problem": QUAD, "w": np.zeros(2), "p": [0.5, 0.25, 0.25]},
+        ("w", STRING),
+        ("p", [0.5, 0.6, -0.1]),
+    ),
     _m(f"{BD}.cafed", "lemma1_constants"): Case(
         cafed.lemma1_constants,
         {"D": 1.0, "sigma2": [1.0], "diameter": 1.0},
@@ -820,6 +827,24 @@ CONTRACT |= {
     _m(f"{TG}.family", "scaled"): Case(
         tightness.scaled, {"family": TV_FAMILY, "factor": 0.1}, ("factor", STRING), ("factor", 0.0)
     ),
+    _m(f"{TG}.custom", "theorem_family"): Case(
+        tightness.theorem_family,
+        {"theorem": CATALOGUE["divergences.tv_chi_square"], "measure": lambda chi2: chi2},
+        ("theorem", STRING),
+        ("replicates", 1),
+    ),
+    _m(f"{TG}.custom", "register"): Case(
+        tightness.register,
+        {"family": TV_FAMILY},
+        ("family", STRING),
+        ("family", replace(TV_FAMILY, description="another")),
+    ),
+    _m(f"{TG}.custom", "load_families"): Case(
+        tightness.load_families,
+        {"path": Path(__file__).parent / "sweep_functions.py"},
+        ("path", 3),
+        ("path", Path(__file__).parent),
+    ),
     _m(f"{TG}.family", "Family"): Case(
         tightness.Family,
         {**vars(TV_FAMILY)},
@@ -1113,7 +1138,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
-    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Real"]},
+    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
+    _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},
     **{_m(f"{BD}.base", n): RECORD for n in ["Condition", "BoundResult"]},

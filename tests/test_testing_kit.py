@@ -210,6 +210,53 @@ def test_strategies_check_their_arguments(call, name):
         call()
 
 
+@st.composite
+def _cafed_instances(draw):
+    """A quadratic problem (kappa = 1), effective weights p and the point w = 2 w_B^* - w^*
+    (where CA-Fed Theorem 1 is nearly tight)."""
+    problem = draw(strategies.quadratic_problems(max_clients=3, max_dim=2, kappa=(1.0, 1.0)))
+    p = draw(strategies.simplex(problem.num_clients))
+    w = 2 * problem.optimum(p)[0] - problem.optimum()[0]
+    return {"problem": problem, "w": w, "p": p}
+
+
+def _cafed_error(problem, w, p):
+    return problem.loss(w) - problem.optimum()[1]
+
+
+def _cafed_constants(problem, w, p):
+    return cafed.decomposition_constants(problem, w, p).as_kwargs()
+
+
+def test_check_theorem_with_constants_derived_from_each_instance():
+    """CA-Fed Theorem 1 holds with its constants computed from drawn problems; the same
+    statement halved is refuted, and the message names the derived constants."""
+    result = check_theorem(
+        cafed.theorem1,
+        _cafed_error,
+        instances=_cafed_instances(),
+        constants=_cafed_constants,
+        settings=settings(max_examples=30),
+    )
+    assert result.examples >= 30 and 0.0 < result.worst_ratio <= 1.0
+    halved = Theorem(
+        "user.cafed.theorem1_half",
+        title="CA-Fed Theorem 1 / 2",
+        reference="deliberately false",
+        kind="upper bound",
+        terms={k: e / 2 for k, e in cafed.theorem1.terms.items()},
+    )
+    message = r"CA-Fed Theorem 1 / 2 at .*QuadraticProblem\(A=.*, c=.*\(constants \{'kappa'"
+    with pytest.raises(AssertionError, match=message):
+        check_theorem(halved, _cafed_error, instances=_cafed_instances(),
+                      constants=_cafed_constants)  # fmt: skip
+    with pytest.raises(ParameterError, match="'constants' parameter of check_theorem"):
+        check_theorem(cafed.theorem1, _cafed_error, constants=_cafed_constants)
+    with pytest.raises(ParameterError, match="'ranges' parameter of check_theorem"):
+        check_theorem(cafed.theorem1, _cafed_error, instances=_cafed_instances(),
+                      constants=_cafed_constants, ranges={"kappa": (1, 2)})  # fmt: skip
+
+
 # --- rounding floors: a true bound that can be 0 --------------------------------------------
 _h = sp.Symbol("h", positive=True)  # eta * mu
 _T = sp.Symbol("T", positive=True, integer=True)

@@ -38,7 +38,6 @@ theorem is evaluated on its own parameters only.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
@@ -114,13 +113,16 @@ def _instances(value, size: str) -> list[dict]:
     return out
 
 
-def _code_digest(theorem, measure) -> str:
-    """Hash of the statement and of the measurement's source, so that data computed by
-    other code is never reused (a source that cannot be read is never reused either)."""
-    try:
-        source = inspect.getsource(measure)
-    except (OSError, TypeError):
-        source = secrets.token_hex(16)
+def _code_digest(theorem, *functions) -> str:
+    """Hash of the statement and of the sources of the measurement (and of the constants'
+    function), so that data computed by other code is never reused (a source that cannot be
+    read is never reused either)."""
+    sources = []
+    for fn in functions:
+        try:
+            sources.append(inspect.getsource(fn))
+        except (OSError, TypeError):
+            sources.append(secrets.token_hex(16))
     statement = [
         theorem.key,
         theorem.reference,
@@ -131,7 +133,7 @@ def _code_digest(theorem, measure) -> str:
             for c in theorem.conditions
         ),  # fmt: skip
     ]
-    return hashlib.sha256("\n".join([*statement, source]).encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join([*statement, *sources]).encode()).hexdigest()[:16]
 
 
 def _label(instance: dict, keys) -> str:
@@ -154,6 +156,8 @@ def theorem_check(
     x: str | None = None,
     measured: str = "measured",
     title: str | None = None,
+    constants: Callable[..., Mapping] | None = None,
+    group: str | None = None,
 ) -> Check:
     r"""A validation of ``theorem`` against ``measure`` on ``instances``.
 
@@ -192,6 +196,15 @@ def theorem_check(
         Name of the measured quantity in the verdict rows, e.g. ``"E||w_T - w*||^2"``.
     title : str, optional
         Section title (default: the theorem's title).
+    constants : callable, optional
+        ``constants(**instance) -> {parameter: value}``: the theorem's parameters derived
+        from an instance (a problem, an iterate, weights built from the instance's keys, as
+        CA-Fed's :math:`\kappa, \chi^2, \Gamma` are by
+        :func:`fedtheory.bounds.cafed.decomposition_constants`); the instances then need not
+        hold the theorem's parameters.
+    group : str, optional
+        Instance key whose values split the figure's instances into separate series (one
+        line per value, e.g. one per problem), drawn against ``x``.
 
     Returns
     -------
@@ -208,9 +221,18 @@ def theorem_check(
             f"slashes (it names a folder). Got {name!r} instead."
         )
     per_size = _per_size(instances, "instances", _instances)
+    if constants is not None and not callable(constants):
+        raise ParameterError(
+            f"The 'constants' parameter of {_OWNER} must be callable. Got {constants!r} instead."
+        )
     for insts in per_size.values():
         for inst in insts:
-            missing = set(theorem.parameters) - set(inst)
+            missing = set() if constants is not None else set(theorem.parameters) - set(inst)
+            if group is not None and group not in inst:
+                raise ParameterError(
+                    f"The 'group' parameter of {_OWNER} must be a key of every instance. "
+                    f"Got {group!r} instead."
+                )
             if missing:
                 raise ParameterError(
                     f"The 'instances' parameter of {_OWNER} must give every parameter of "
@@ -237,7 +259,7 @@ def theorem_check(
     if margin is not None:
         margin = check_real(margin, "margin", _OWNER, low=0.0)
     seed = check_seed(seed, _OWNER)
-    digest = _code_digest(theorem, measure)
+    digest = _code_digest(theorem, measure, *([] if constants is None else [constants]))
     upper = theorem.kind == "upper bound"
     relation = "<=" if upper else "=="
 
@@ -268,7 +290,8 @@ def theorem_check(
     def compute(s):
         bound, valid, samples, floor = [], [], [], []
         for i, inst in enumerate(s["instances"]):
-            values = {p: inst[p] for p in theorem.parameters}
+            derived = inst if constants is None else dict(constants(**inst))
+            values = {p: derived[p] for p in theorem.parameters}
             result = theorem.evaluate(strict=False, **values)
             bound.append(float(result.total))
             valid.append(result.valid)
@@ -342,16 +365,29 @@ def theorem_check(
         xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
         xlabel = x if x else "instance"
         measured_values = data["measured"]  # [I, R], NaN-padded
-        if measured_values.shape[1] > 1:
+        many = measured_values.shape[1] > 1
+        if many:
             ci, yerr = confidence_bars([v[~np.isnan(v)] for v in measured_values])
-            ax1.errorbar(
-                xs, ci[:, 0], yerr=yerr, fmt="o-", capsize=4, label=f"{measured} (mean, 95% CI)"
-            )
             centre = ci[:, 0]
         else:
             centre = measured_values[:, 0]
-            ax1.plot(xs, centre, "o-", label=measured)
-        ax1.plot(xs, data["bound"], "s--", label=f"{theorem.title} (bound)")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = centre / data["bound"]
+        keys = [None] if group is None else list(dict.fromkeys(inst[group] for inst in insts))
+        for j, key in enumerate(keys):  # one series per value of `group`
+            idx = np.array(
+                [i for i, inst in enumerate(insts) if group is None or inst[group] == key]
+            )
+            tag = "" if group is None else f", {group}={key}"
+            marker = "osD^v<>ph*"[j % 10]
+            if many:
+                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], fmt=f"{marker}-", capsize=4,
+                             label=f"{measured} (mean, 95% CI{tag})")  # fmt: skip
+            else:
+                ax1.plot(xs[idx], centre[idx], f"{marker}-", label=f"{measured}{tag}")
+            ax1.plot(xs[idx], data["bound"][idx], f"{marker}--", mfc="none",
+                     label=f"{theorem.title} (bound{tag})")  # fmt: skip
+            ax2.plot(xs[idx], ratio[idx], f"{marker}-", label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
         if outside.any():
             ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
@@ -361,9 +397,6 @@ def theorem_check(
         ax1.set(xlabel=xlabel, ylabel=f"{measured} (units of the quantity)",
                 title=f"{theorem.title}: bound and measured")  # fmt: skip
         ax1.legend(fontsize=7)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = centre / data["bound"]
-        ax2.plot(xs, ratio, "o-", label="measured / bound")
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
         ax2.set(xlabel=xlabel, ylabel="measured / bound (dimensionless)", title="Tightness")
         ax2.legend(fontsize=7)
@@ -385,6 +418,8 @@ def load_checks(path) -> list[str]:
     the names it registered, each marked with ``path`` so that the report's reproduce
     command names it (``fedtheory validate --module PATH --check NAME``). Loading the same
     file again replaces its checks."""
+    from fedtheory.io import import_file
+
     file = Path(path) if isinstance(path, (str, os.PathLike)) else None
     if file is None or not file.is_file() or file.suffix != ".py":
         raise ParameterError(
@@ -394,11 +429,7 @@ def load_checks(path) -> list[str]:
     for name in [n for n, c in registry.CHECKS.items() if c.module == str(file)]:
         del registry.CHECKS[name]  # loading a file again replaces its checks
     before = set(registry.CHECKS)
-    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
-    module_name = f"fedtheory_user_checks_{digest}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    import_file(file, "load_checks", "fedtheory_user_checks_")
     added = [n for n in registry.CHECKS if n not in before]
     for n in added:
         registry.CHECKS[n] = replace(registry.CHECKS[n], module=str(file))

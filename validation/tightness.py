@@ -12,8 +12,9 @@ the worst instance (the search itself maximised over noise), and the verdict fol
 rule of :func:`fedtheory.verdict.upper_bound_outcome`: *holds* when the upper limit is at
 most the bound, *violated* when the lower limit is above it, else *inconclusive*. The notes
 give each worst instance's key constants and what is proved about the supremum (attained,
-approached, or unknown): a worst ratio well below a proved supremum of 1 says the budget
-was too small, not that the bound is loose.
+approached, or unknown), with "proved supremum s, reached r" for every family that has one
+(CA-Fed Theorems 1 and 3, TV vs chi-square; the figure marks it): a worst ratio well below
+a proved supremum says the budget was too small, not that the bound is loose.
 """
 
 from __future__ import annotations
@@ -23,18 +24,21 @@ import json
 import numpy as np
 
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
+from fedtheory.tightness.families import CATALOGUE_KEYS
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, compare_upper_bound, format_ratio, upper_bound_outcome
 
-KNOWN_SUPREMUM = {"cafed.theorem1": 1.0, "cafed.theorem3": 1.0, "divergences.tv_chi_square": 1.0}
-"""Suprema of measured / bound over the families, where proved (each family's
-``tightness`` says how: attained or approached)."""
+
+def _supremum(key: str) -> float | None:
+    """The proved supremum of measured / bound over the family (its ``tightness`` says
+    how: attained or approached), or None."""
+    return FAMILIES[key].proved_supremum
 
 
 def settings(size: Size) -> dict:
     return {
-        "keys": list(FAMILIES),
+        "keys": [key for key in FAMILIES if key in CATALOGUE_KEYS],
         "budget": {"tiny": 12, "quick": 60, "full": DEFAULT_BUDGET}[size],
         "monte_carlo_budget": {"tiny": 6, "quick": 20, "full": 100}[size],
         "seed": 0,
@@ -43,9 +47,10 @@ def settings(size: Size) -> dict:
 
 def compute(s: dict) -> dict[str, np.ndarray]:
     """One entry per family ``[F]``; the instances as JSON strings."""
-    keys = ("ratio", "measured", "low", "bound", "budget", "evaluations")
+    keys = ("ratio", "measured", "low", "bound", "floor", "budget", "evaluations")
     out: dict[str, list] = {k: [] for k in keys}
     out["instance"] = []
+    out["attained"] = []
     for key in s["keys"]:
         family = FAMILIES[key]
         budget = s["monte_carlo_budget"] if family.monte_carlo else s["budget"]
@@ -56,8 +61,10 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         out["measured"].append(measured)
         out["low"].append(ev.measured if ev.interval is None else ev.interval[0])
         out["bound"].append(ev.bound)
+        out["floor"].append(ev.floor)  # rounding floor of the magnitudes of the computation
         out["budget"].append(budget)
         out["evaluations"].append(result.evaluations)
+        out["attained"].append(result.attained)
         out["instance"].append(
             json.dumps({"integers": dict(result.worst.integers), **dict(ev.constants)})
         )
@@ -87,7 +94,8 @@ def judge(data, s):
             *(float(data[k][i]) for k in ("measured", "low", "bound")),
         )
         if not family.monte_carlo:
-            rows.append(compare_upper_bound(claim, ref, high, bound))
+            floor = float(data["floor"][i])
+            rows.append(compare_upper_bound(claim, ref, high, bound, floor=floor))
             continue
         verdict = upper_bound_outcome(low, high, bound)
         detail = (
@@ -102,11 +110,16 @@ def notes(data, s) -> list[str]:
     lines = []
     for i, key in enumerate(s["keys"]):
         family = FAMILIES[key]
-        sup = KNOWN_SUPREMUM.get(key)
-        known = f"; proved supremum {sup:.4g}" if sup is not None else ""
+        sup = _supremum(key)
+        ratio = float(data["ratio"][i])
+        head = f"worst ratio {ratio:.4g}"
+        if sup is not None:
+            head = f"proved supremum {sup:.4g}, reached {ratio:.4g}"
+        if bool(data["attained"][i]):
+            head += " (attained: measured = bound within the rounding floor)"
         lines.append(
-            f"`{key}`: worst ratio {data['ratio'][i]:.4g} after {int(data['evaluations'][i])} "
-            f"evaluations (budget {int(data['budget'][i])}, seed {s['seed']}){known}. "
+            f"`{key}`: {head} after {int(data['evaluations'][i])} "
+            f"evaluations (budget {int(data['budget'][i])}, seed {s['seed']}). "
             f"Known: {family.tightness}. Reproduce: `fedtheory tightness {key} --budget "
             f"{int(data['budget'][i])} --seed {s['seed']}`"
         )
@@ -118,10 +131,8 @@ def plot(data, s, fig):
     keys = s["keys"]
     y = np.arange(len(keys))
     ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
-    known = [j for j, key in enumerate(keys) if key in KNOWN_SUPREMUM]
-    ax.plot(
-        [KNOWN_SUPREMUM[keys[j]] for j in known], known, "kD", mfc="none", label="proved supremum"
-    )
+    known = [j for j, key in enumerate(keys) if _supremum(key) is not None]
+    ax.plot([_supremum(keys[j]) for j in known], known, "kD", mfc="none", label="proved supremum")
     ax.axvline(1.0, color="C3", ls="--", label="ratio 1 (beyond: counterexample)")
     ax.set_yticks(y, keys)
     ax.set(

@@ -88,22 +88,43 @@ theorem3 = register(
 
 
 @dataclass(frozen=True)
-class Decomposition:
-    """Measured error of points ``w`` next to the Theorem 1 and Theorem 3 bounds."""
+class DecompositionConstants:
+    r"""The constants of CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III) at points
+    ``w [...]`` of a problem with effective weights :math:`p`.
 
-    measured: np.ndarray  # [...] F(w) - F^*
-    theorem1: BoundResult
-    theorem3: BoundResult
+    ``kappa, gap_B, chi2, d_tv, Gamma, Gamma_prime`` denote :math:`\kappa=L/\mu`,
+    :math:`F_B(w)-F_B^*`, :math:`\chi^2_{\alpha\|p}`, :math:`d_{TV}(\alpha,p)`,
+    :math:`\Gamma=\max_k\{F_k(w^*)-F_k^*\}` and :math:`\Gamma'=\max_k\{F_k(w_B^*)-F_k^*\}`;
+    ``F_star`` and ``F_B_star`` are the optimal values :math:`F^*`, :math:`F_B^*`."""
+
+    kappa: float
+    gap_B: np.ndarray  # [...] F_B(w) - F_B^*
+    chi2: float
+    d_tv: float
+    Gamma: float
+    Gamma_prime: float
+    F_star: float
+    F_B_star: float
+
+    def as_kwargs(self, theorem: Theorem | None = None) -> dict:
+        """The constants as keywords: all of them, or those ``theorem`` takes (e.g.
+        ``theorem1.evaluate(**c.as_kwargs(theorem1))``)."""
+        names = ("kappa", "gap_B", "chi2", "d_tv", "Gamma", "Gamma_prime")
+        values = {n: getattr(self, n) for n in names}
+        if theorem is None:
+            return values
+        return {k: v for k, v in values.items() if k in theorem.parameters}
 
 
-def decomposition(problem, w, p) -> Decomposition:
-    r"""Evaluate CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III; both upper bounds on
-    :math:`\epsilon=F(w)-F^*`) at points ``w [..., d]`` of ``problem`` (which must give
-    ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``
-    (CA-Fed (4)); ``measured`` is the exact :math:`F(w)-F^*` the bounds are compared with."""
+def decomposition_constants(problem, w, p) -> DecompositionConstants:
+    r"""The constants CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III) take, computed
+    exactly from ``problem`` (which must give ``L``, ``mu``, ``alpha``, ``loss``,
+    ``optimum``, ``gamma``), points ``w [..., d]`` and effective weights ``p [N]``
+    (CA-Fed (4)); see :class:`DecompositionConstants`. Use them to evaluate a modified
+    statement on the same instances as the paper's."""
     from fedtheory.problems.base import FederatedProblem  # torch: only when a problem is given
 
-    owner = "cafed.decomposition"
+    owner = "cafed.decomposition_constants"
     problem = check_instance(problem, FederatedProblem, "problem", owner)
     p = check_simplex(p, "p", owner)
     w = check_array(w, "w", owner)
@@ -115,14 +136,41 @@ def decomposition(problem, w, p) -> Decomposition:
     alpha = problem.alpha
     _, f_star = problem.optimum()
     _, fb_star = problem.optimum(p)
-    measured = problem.loss(w) - f_star
     gap = np.maximum(problem.loss(w, p) - fb_star, 0.0)  # >= 0 up to rounding (1e-16)
-    k = problem.kappa
-    t1 = theorem1.evaluate(kappa=k, gap_B=gap, chi2=chi_square(alpha, p), Gamma=problem.gamma())
-    t3 = theorem3.evaluate(
-        kappa=k, gap_B=gap, d_tv=total_variation(alpha, p), Gamma_prime=problem.gamma(p)
+    return DecompositionConstants(
+        kappa=float(problem.kappa),
+        gap_B=np.asarray(gap),
+        chi2=chi_square(alpha, p),
+        d_tv=total_variation(alpha, p),
+        Gamma=float(problem.gamma()),
+        Gamma_prime=float(problem.gamma(p)),
+        F_star=float(f_star),
+        F_B_star=float(fb_star),
     )
-    return Decomposition(np.asarray(measured), t1, t3)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Measured error of points ``w`` next to the Theorem 1 and Theorem 3 bounds, and the
+    constants they were evaluated with."""
+
+    measured: np.ndarray  # [...] F(w) - F^*
+    theorem1: BoundResult
+    theorem3: BoundResult
+    constants: DecompositionConstants
+
+
+def decomposition(problem, w, p) -> Decomposition:
+    r"""Evaluate CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III; both upper bounds on
+    :math:`\epsilon=F(w)-F^*`) at points ``w [..., d]`` of ``problem`` (which must give
+    ``L``, ``mu``, ``alpha``, ``loss``, ``optimum``, ``gamma``) for effective weights ``p``
+    (CA-Fed (4)); ``measured`` is the exact :math:`F(w)-F^*` the bounds are compared with,
+    ``constants`` the :class:`DecompositionConstants` both bounds take."""
+    c = decomposition_constants(problem, w, p)
+    measured = problem.loss(np.asarray(w, dtype=float)) - c.F_star
+    t1 = theorem1.evaluate(**c.as_kwargs(theorem1))
+    t3 = theorem3.evaluate(**c.as_kwargs(theorem3))
+    return Decomposition(np.asarray(measured), t1, t3, c)
 
 
 # --- Lemma 1 ---------------------------------------------------------------------------------

@@ -6,10 +6,16 @@ import sys
 from pathlib import Path
 
 
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
+
+
 def _fmt(values) -> str:
-    return ", ".join(
-        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()
-    )
+    return ", ".join(f"{k}={_value(v)}" for k, v in values.items())
 
 
 def _constants(point) -> dict:
@@ -17,18 +23,32 @@ def _constants(point) -> dict:
     return {k: v for k, v in point.evaluation.constants.items() if k not in point.integers}
 
 
-def _tightness(args) -> int:
-    from fedtheory.errors import ParameterError
-    from fedtheory.tightness import FAMILIES, scaled, search
+def _family(args):
+    """The family named on the command line, after loading ``--module`` if given."""
+    from fedtheory.tightness import FAMILIES, load_families, scaled
 
+    if args.module:
+        load_families(args.module)
     if args.key not in FAMILIES:
+        where = f" (nor registered by {args.module})" if args.module else ""
         print(
-            f"fedtheory: no tightness family for {args.key!r}; choose from {sorted(FAMILIES)}",
+            f"fedtheory: no tightness family for {args.key!r}{where}; choose from "
+            f"{sorted(FAMILIES)}, or register yours in a file given to --module",
             file=sys.stderr,
         )
-        return 2
+        return None
+    family = FAMILIES[args.key]
+    return family if args.scale == 1.0 else scaled(family, args.scale)
+
+
+def _tightness(args) -> int:
+    from fedtheory.errors import ParameterError
+    from fedtheory.tightness import search
+
     try:
-        family = FAMILIES[args.key] if args.scale == 1.0 else scaled(FAMILIES[args.key], args.scale)
+        family = _family(args)
+        if family is None:
+            return 2
         result = search(family, budget=args.budget, seed=args.seed)
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
@@ -41,13 +61,16 @@ def _tightness(args) -> int:
     ev = worst.evaluation
     what = "upper 95% confidence limit of the mean" if result.monte_carlo else "measured"
     print(
-        f"worst ratio ({what} / bound): {worst.ratio:.6g}  "
+        f"worst ratio ({what} / bound): {ev.ratio_text()}  "
         f"(measured {ev.measured:.6g}, bound {ev.bound:.6g})"
     )
     if result.confirmation is not None:
-        print(f"  re-measured with independent replicates: ratio {result.confirmation.ratio:.6g}")
-    print(f"  instance: {_fmt(worst.integers)}; {_fmt(_constants(worst))}")
-    print(f"  parameters: {_fmt(worst.reals)}")
+        print(
+            f"  re-measured with independent replicates: ratio {result.confirmation.ratio_text()}"
+        )
+    print(f"  instance: {_fmt(result.worst_instance)}")
+    print(f"  constants: {_fmt(_constants(worst))}")
+    print(f"{result.summary()}")
     print(f"known: {result.tightness}")
     cex = result.counterexample
     if cex is None:
@@ -56,17 +79,17 @@ def _tightness(args) -> int:
         c = cex.evaluation
         print(
             f"COUNTEREXAMPLE (shrunk): measured {c.measured:.6g} > bound {c.bound:.6g} "
-            f"(ratio {cex.ratio:.6g})"
+            f"(ratio {c.ratio_text()}): {c.excess()}"
         )
-        print(f"  instance: {_fmt(cex.integers)}; {_fmt(_constants(cex))}")
-        print(f"  parameters: {_fmt(cex.reals)}")
+        print(f"  instance: {_fmt(result.counterexample_instance)}")
+        print(f"  constants: {_fmt(_constants(cex))}")
     suffix = "" if args.scale == 1.0 else f"-x{args.scale:g}"
     out = Path(args.out) if args.out else Path("results", "tightness", f"{args.key}{suffix}.json")
-    print(f"saved: {result.save(out)}")
+    print(f"saved: {result.save(out)} (replay: fedtheory.tightness.reproduce)")
     return 0 if cex is None else 1
 
 
-DEFAULT_BUDGET = 300  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
+DEFAULT_BUDGET = 400  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
 
 
 def add_parsers(sub) -> None:
@@ -75,7 +98,12 @@ def add_parsers(sub) -> None:
         help="search for the instance maximising measured / bound of an upper bound "
         "(exit 1 on a counterexample)",
     )
-    t.add_argument("key", help="catalogue key, e.g. cafed.theorem1")
+    t.add_argument("key", help="family key, e.g. cafed.theorem1 (or one --module registers)")
+    t.add_argument(
+        "--module",
+        help="a Python file that registers families (fedtheory.tightness.register); its "
+        "folder is on sys.path while it is imported",
+    )
     t.add_argument(
         "--budget",
         type=int,

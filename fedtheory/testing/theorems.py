@@ -330,6 +330,22 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     return _values(theorem, fixed, boxes)
 
 
+def _complete(values: Mapping) -> str:
+    """``values`` as text that rebuilds them: a quadratic problem is written as the
+    constructor call with its curvatures ``A``, client minimisers ``c`` and weights (its
+    one-line ``repr`` omits them)."""
+
+    def show(v) -> str:
+        if all(hasattr(v, a) for a in ("A", "c", "alpha", "noise_std")):
+            return (
+                f"{type(v).__name__}(A={np.asarray(v.A).tolist()}, c={np.asarray(v.c).tolist()}, "
+                f"alpha={np.asarray(v.alpha).tolist()}, noise_std={v.noise_std!r})"
+            )
+        return repr(v)
+
+    return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in values.items()) + "}"
+
+
 # --- a property check of a theorem ------------------------------------------------------------
 def _ratio_text(ratio: float) -> str:
     """A ratio near 1 with its excess ("1 + 3.8e-10", never a bare "1"), else 6 digits."""
@@ -363,6 +379,8 @@ def check_theorem(
     rtol: float | None = None,
     atol: float | None = None,
     settings: hypothesis_settings | None = None,
+    constants: Callable[..., Mapping] | None = None,
+    instances=None,
 ) -> TheoremCheck:
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
 
@@ -380,6 +398,15 @@ def check_theorem(
     ``target`` pushes towards the largest ratio, and a failure is shrunk to a small
     example and raised (``AssertionError`` naming the values).
 
+    **Derived constants.** When the theorem's constants are computed from an instance (a
+    problem, an iterate, weights: CA-Fed's :math:`\kappa`, :math:`F_B(w)-F_B^*`,
+    :math:`\chi^2`, :math:`\Gamma`), give ``instances``, a hypothesis strategy of keyword
+    dictionaries, and ``constants(**instance) -> {parameter: value}`` (extra keys are
+    ignored): each instance is
+    measured by ``measure(**instance)`` and the theorem evaluated on ``constants(**instance)``
+    (an instance where a hypothesis fails is skipped); ``ranges`` and ``fixed`` then do not
+    apply.
+
     Returns
     -------
     TheoremCheck
@@ -395,6 +422,26 @@ def check_theorem(
     ... )
     ... # doctest: +ELLIPSIS
     TheoremCheck(...)
+
+    CA-Fed Theorem 1 on drawn quadratic problems, with its constants derived from each:
+
+    >>> from hypothesis import strategies as st
+    >>> from fedtheory.bounds import cafed
+    >>> from fedtheory.testing import strategies
+    >>> @st.composite
+    ... def instances(draw):
+    ...     problem = draw(strategies.quadratic_problems(max_clients=3, max_dim=2))
+    ...     p = draw(strategies.simplex(problem.num_clients))
+    ...     w = draw(st.lists(st.floats(-2, 2), min_size=problem.dim, max_size=problem.dim))
+    ...     return {"problem": problem, "w": w, "p": p}
+    >>> check_theorem(
+    ...     cafed.theorem1,
+    ...     lambda problem, w, p: problem.loss(w) - problem.optimum()[1],
+    ...     instances=instances(),
+    ...     constants=lambda problem, w, p: cafed.decomposition_constants(problem, w, p)
+    ...     .as_kwargs(),
+    ... )  # doctest: +ELLIPSIS
+    TheoremCheck(...)
     """
     from fedtheory.bounds.base import _check_measurable
 
@@ -408,14 +455,43 @@ def check_theorem(
     )
     if settings is not None:
         check_instance(settings, hypothesis_settings, "settings", owner)
-    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed)
+    if (constants is None) != (instances is None):
+        raise ParameterError(
+            f"The 'constants' parameter of {owner} must be given together with 'instances' "
+            f"(a strategy of instances to derive them from). Got constants={constants!r}, "
+            f"instances={instances!r} instead."
+        )
+    if constants is not None:
+        if not callable(constants):
+            raise ParameterError(
+                f"The 'constants' parameter of {owner} must be callable. Got {constants!r} instead."
+            )
+        check_instance(instances, st.SearchStrategy, "instances", owner)
+        if ranges or fixed:
+            raise ParameterError(
+                f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
+                f"instances say where to look). Got {ranges or fixed!r} instead."
+            )
+    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
+        instances
+    )  # fmt: skip
     seen = {"examples": 0, "ratio": -math.inf, "values": {}}
+
+    def evaluated(values):
+        """The theorem at ``values`` (its parameters, or the constants derived from an
+        instance: None where a hypothesis fails there)."""
+        if constants is None:
+            return theorem.evaluate(**values)
+        derived = dict(constants(**values))
+        result = theorem.evaluate(strict=False, **{p: derived[p] for p in theorem.parameters})
+        return result if result.valid else None
 
     def one(values):
         out = measure(**values)
         scale = out.scale if isinstance(out, Measured) else 0.0
         measured = np.asarray(out.value if isinstance(out, Measured) else out, dtype=float)
-        result = theorem.evaluate(**values)
+        result = evaluated(values)
+        assume(result is not None)
         total = np.asarray(result.total, dtype=float)
         floor = atol + rounding_floor(scale, measured, *result.terms.values())
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -430,7 +506,9 @@ def check_theorem(
         seen["examples"] += 1
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
-        where = f"{theorem.title} at {values}"
+        where = f"{theorem.title} at {_complete(values)}"
+        if constants is not None:
+            where += f" (constants {dict(constants(**values))})"
         try:
             if upper:
                 assert_upper_bound(measured, total, rtol=rtol, atol=floor)

@@ -1,29 +1,48 @@
 r"""The tightness search: the instance of a family that maximises measured / bound.
 
-For an upper bound :math:`m(x)\le b(x)` on a family of instances :math:`x` satisfying its
-hypotheses, :func:`search` looks for :math:`\sup_x m(x)/b(x)` in three steps:
+For an upper bound :math:`m(x)\le b(x)` on a family of instances :math:`x`, :func:`search`
+looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the default):
 
-1. **explore** (a third of the budget): hypothesis draws points of the family
-   (``Integer`` ranges, ``Real`` boxes) and ``hypothesis.target`` steers the draws toward
-   large :math:`\log(m/b)`; a point with :math:`m>b` (a counterexample) is raised, so
-   hypothesis *shrinks* it (fewer clients, shorter horizon, simpler reals) before it is
-   reported;
-2. **local optimisation** (the rest): from the best point of each of the ``starts`` best
-   integer configurations, Nelder-Mead (``scipy.optimize.minimize``, bounded to the boxes,
-   first simplex pointing into the box, restarted while it improves) maximises
-   :math:`\log(m/b)` over the reals with the integers fixed; the boxes are the
-   reparametrisation that keeps the hypotheses true, so every iterate is a valid instance;
-3. **size minimisation** of a counterexample found in step 2 (at most one more budget):
-   each ``size`` integer in turn is capped at smaller values (its lowest values first, then
-   halving the distance to the current value) and steps 1-2 are rerun with a fifth of the
-   budget under the caps; the smallest instance still violating the bound is kept.
+1. **explore** (a tenth of the budget): points of the family drawn from a generator seeded
+   by ``seed`` (each integer at its lowest value with probability 1/2, else uniform in its
+   range: worst cases are often small; each real at an end of its box with probability 0.2,
+   else uniform in it);
+2. **global search** (the rest but the polish): CMA-ES (Hansen's ``cma``) over the reals,
+   in coordinates that map each box to :math:`[0,1]`, with the integers fixed, from the
+   smallest integer configuration and the best explored ones (``starts`` in all), by
+   successive halving (three quarters of the stage: half of it shared by all the
+   configurations, half by the better half of them), then the rest for the best
+   configuration from its best point with a smaller initial step; restarts double the
+   population (the IPOP rule);
+3. **polish** (two fifths of the budget): each integer of the best point moved to the ends
+   of its range and to its neighbours (kept if better), then bounded Nelder-Mead (scipy)
+   from the best point, restarted while it improves;
+4. **shrinking** of a counterexample found in steps 2-3 (at most one more budget): each
+   ``size`` integer in turn is capped at smaller values (its lowest values first, then
+   halving the distance to the current value) and steps 1-3 rerun with a fifth of the
+   budget under the caps; then each real is rounded to the fewest decimals that keep the
+   counterexample.
 
-A Monte-Carlo family compares the upper 95% confidence limit of the mean with the bound
-(:class:`~fedtheory.tightness.family.Evaluation`), uses common random numbers (one seed for
-every point, so the objective is deterministic), and re-measures the worst instance with
-independent replicates (``seed + CONFIRMATION_OFFSET``): the search maximises over noise,
-so the fresh measurement is the one to quote; a Monte-Carlo counterexample must violate the
-bound at both seeds.
+``method="local"`` is the earlier search, kept for comparison
+(``benchmarks/bench_tightness.py``): a third of the budget on hypothesis draws steered by
+``hypothesis.target`` toward large :math:`\log(m/b)` (a counterexample met there is shrunk
+by hypothesis), the rest on Nelder-Mead from the best point of each of the ``starts`` best
+integer configurations. Hypothesis mixes constants found in the loaded modules into its
+draws, so its results may change with what else is imported; the default search draws from
+its own generator and depends on the seed only.
+
+Every point is judged by the report's verdict rule
+(:func:`fedtheory.verdict.upper_bound_outcome`): a counterexample needs the measured value (the
+lower 95% confidence limit for a Monte-Carlo family) above the bound plus the rounding
+floor, and a point outside the theorem's hypotheses is never one (the optimisers see it as
+the worst score). When the worst ratio reaches 1 within the rounding floor at a valid
+instance, the bound is *attained* there.
+
+A Monte-Carlo family compares the upper 95% confidence limit of the mean with the bound,
+uses common random numbers (one seed for every point, so the objective is deterministic),
+and re-measures the worst instance with independent replicates
+(``seed + CONFIRMATION_OFFSET``): the search maximises over noise, so the fresh measurement
+is the one to quote; a Monte-Carlo counterexample must violate the bound at both seeds.
 
 The result is a :class:`SearchResult`, saved as a JSON that :func:`reproduce` re-evaluates.
 """
@@ -40,24 +59,24 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
-from hypothesis.errors import HypothesisDeprecationWarning
-from scipy.optimize import minimize
 
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
-from fedtheory.params import check_bool, check_instance, check_int, check_seed
+from fedtheory.params import check_bool, check_choice, check_instance, check_int, check_seed
 from fedtheory.tightness.family import Evaluation, Family
 
-DEFAULT_BUDGET = 300
+DEFAULT_BUDGET = 400
 """Evaluations of the measured side per search. A counterexample's shrinking spends more:
-hypothesis's shrinker (a few dozen evaluations in practice) or step 3 (at most one more
+hypothesis's shrinker (a few dozen evaluations in practice) or step 4 (at most one more
 budget)."""
+METHODS = ("global", "local")
 CONFIRMATION_OFFSET = 7919
 """A Monte-Carlo worst instance is re-measured with seed ``seed + CONFIRMATION_OFFSET``."""
-_LOG_CAP = 700.0  # log(ratio) is clipped to [-700, 700] (ratio 0 or inf)
+_DECIMALS = 7  # a counterexample's reals are rounded to at most this many decimals
+_EXPLORE = 0.1  # share of the budget for step 1 (global search)
+_PROBE = 0.75  # share of step 2 for the successive halving over the integer configurations
+_POLISH = 0.4  # share of the budget for step 3
+_SIGMA_FINAL = 0.1  # CMA-ES's initial step on the best configuration (box coordinates)
 
 
 @dataclass(frozen=True)
@@ -76,12 +95,11 @@ class Point:
         """The reals in the family's order ``[n]``."""
         return np.array(list(self.reals.values()), dtype=float)
 
-    def as_dict(self) -> dict:
-        return {
-            "integers": dict(self.integers),
-            "reals": dict(self.reals),
-            **self.evaluation.as_dict(),
-        }
+    def as_dict(self, family: Family | None = None) -> dict:
+        out = {"integers": dict(self.integers), "reals": dict(self.reals)}
+        if family is not None:
+            out["instance"] = family.describe(self.integers, self.vector())
+        return {**out, **self.evaluation.as_dict()}
 
 
 @dataclass(frozen=True)
@@ -93,14 +111,19 @@ class SearchResult:
     reference: str
     description: str
     tightness: str
+    supremum: float | None  # proved supremum of measured / bound over the family
     scale: float
     seed: int
     budget: int
+    method: str
     evaluations: int
     monte_carlo: bool
     worst: Point
     counterexample: Point | None
     confirmation: Evaluation | None  # Monte Carlo: the worst instance at an independent seed
+    worst_instance: Mapping  # the worst instance in the paper's symbols
+    counterexample_instance: Mapping | None
+    module: str | None = None  # the user file that registered the family
 
     @property
     def ratio(self) -> float:
@@ -108,8 +131,32 @@ class SearchResult:
         family, else the largest ratio found."""
         return self.worst.ratio if self.confirmation is None else self.confirmation.ratio
 
+    @property
+    def attained(self) -> bool:
+        """measured = bound within the rounding floor at a valid instance (deterministic)."""
+        return self.confirmation is None and self.worst.evaluation.attained
+
+    @property
+    def reached(self) -> float | None:
+        """The worst ratio as a fraction of the proved supremum (None without one)."""
+        return None if self.supremum is None else self.ratio / self.supremum
+
+    def summary(self) -> str:
+        """One line: the worst ratio, with the proved supremum and *attained* if so."""
+        quoted = self.worst.evaluation if self.confirmation is None else self.confirmation
+        text = f"worst ratio {quoted.ratio_text()}"
+        if self.supremum is not None:
+            text = (
+                f"proved supremum {self.supremum:g}, reached {quoted.ratio_text()}"
+                f" ({100 * self.reached:.2f}% of it)"
+            )
+        return text + ("; attained" if self.attained else "")
+
     def as_dict(self) -> dict:
         from fedtheory.sim.record import library_versions
+
+        def point(p, instance):
+            return None if p is None else {**p.as_dict(), "instance": dict(instance)}
 
         return {
             "key": self.key,
@@ -117,17 +164,19 @@ class SearchResult:
             "reference": self.reference,
             "description": self.description,
             "tightness": self.tightness,
+            "supremum": self.supremum,
             "scale": self.scale,
             "seed": self.seed,
             "budget": self.budget,
+            "method": self.method,
             "evaluations": self.evaluations,
             "monte_carlo": self.monte_carlo,
             "ratio": self.ratio,
-            "worst": self.worst.as_dict(),
+            "attained": self.attained,
+            "worst": point(self.worst, self.worst_instance),
             "confirmation": None if self.confirmation is None else self.confirmation.as_dict(),
-            "counterexample": None
-            if self.counterexample is None
-            else self.counterexample.as_dict(),
+            "counterexample": point(self.counterexample, self.counterexample_instance),
+            "module": self.module,
             "versions": library_versions(),
             "code": source_digest(),
         }
@@ -158,13 +207,6 @@ class _Violation(Exception):
         self.point = point
 
 
-def _score(ratio: float) -> float:
-    """log(ratio), clipped so that 0 and inf stay finite (hypothesis.target needs it)."""
-    if ratio <= 0:
-        return -_LOG_CAP
-    return float(np.clip(math.log(ratio), -_LOG_CAP, _LOG_CAP))
-
-
 class _Recorder:
     """Evaluates points, counts the evaluations and remembers every point."""
 
@@ -179,13 +221,20 @@ class _Recorder:
         self.points.append(point)
         return point
 
+    def spent(self, since: int) -> int:
+        return len(self.points) - since
+
+    def best(self, since: int = 0) -> Point:
+        return max(self.points[since:], key=lambda p: p.evaluation.score)
+
     @property
     def worst(self) -> Point:
-        return max(self.points, key=lambda p: p.ratio)
+        return self.best(0)
 
 
 def _points(family: Family, caps: Mapping[str, int]):
     """Hypothesis strategy of ``(integers, reals [n])`` inside the family (integers capped)."""
+    from hypothesis import strategies as st
 
     @st.composite
     def draw_point(draw):
@@ -200,7 +249,10 @@ def _points(family: Family, caps: Mapping[str, int]):
 
 
 def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
-    """Step 1: target-guided draws; returns the shrunk counterexample if one is drawn."""
+    """Step 1 of the local search: target-guided hypothesis draws; returns the shrunk
+    counterexample if one is drawn."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
+    from hypothesis import seed as hypothesis_seed
 
     @hypothesis_seed(seed)
     @settings(
@@ -217,9 +269,11 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
     @given(_points(family, caps))
     def probe(drawn):
         point = record(*drawn)
-        target(_score(point.ratio), label="log(measured / bound)")
+        target(point.evaluation.score, label="log(measured / bound)")
         if point.evaluation.violated:
             raise _Violation(point)
+
+    from hypothesis.errors import HypothesisDeprecationWarning
 
     try:
         with warnings.catch_warnings():
@@ -237,6 +291,31 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
     return None
 
 
+def _sample(family, record, examples: int, rng: np.random.Generator, caps) -> Point | None:
+    """Step 1 of the global search: ``examples`` points drawn from ``rng`` (each integer
+    at its lowest value with probability 1/2, else uniform in its range, capped; each real
+    at the low end of its box with probability 0.1, at the high end with probability 0.1,
+    else uniform: worst cases often sit on a face); returns the first counterexample met."""
+    for _ in range(examples):
+        ints: dict[str, int] = {}
+        for spec in family.integers:
+            high = min(spec.upper(ints), caps.get(spec.name, spec.upper(ints)))
+            drawn = int(rng.integers(spec.low, max(spec.low, high) + 1))
+            ints[spec.name] = spec.low if rng.random() < 0.5 else drawn
+        low, high = _boxes(family, ints)
+        u = rng.random((2, low.size))
+        x = np.where(u[0] < 0.1, low, np.where(u[0] > 0.9, high, low + u[1] * (high - low)))
+        point = record(ints, x)
+        if point.evaluation.violated:
+            return point
+    return None
+
+
+def _boxes(family, integers) -> tuple[np.ndarray, np.ndarray]:
+    boxes = np.array([(r.low, r.high) for r in family.reals(integers)], dtype=float)
+    return (boxes[:, 0], boxes[:, 1]) if boxes.size else (np.zeros(0), np.zeros(0))
+
+
 def _inward_simplex(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Nelder-Mead's first simplex ``[n+1, n]``: ``x`` and one step of a tenth of the box
     along each axis, toward the box's interior (hypothesis favours the boxes' ends; a step
@@ -246,30 +325,33 @@ def _inward_simplex(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndar
 
 
 def _local(family, record, start: Point, evaluations: int) -> Point | None:
-    """Step 2 from ``start``: bounded Nelder-Mead on the reals; returns a counterexample if
-    one is met (the optimisation stops there)."""
-    boxes = [(r.low, r.high) for r in family.reals(start.integers)]
-    if not boxes or evaluations < 2:
+    """Bounded Nelder-Mead on the reals from ``start``; returns a counterexample if one is
+    met (the optimisation stops there)."""
+    from scipy.optimize import minimize
+
+    low, high = _boxes(family, start.integers)
+    n = low.size
+    if not n or evaluations < 2:
         return None
 
     def loss(x):
         point = record(start.integers, np.clip(x, low, high))
         if point.evaluation.violated:
             raise _Violation(point)
-        return -_score(point.ratio)
+        return -point.evaluation.score
 
-    low, high = np.array(boxes).T
     x, first = start.vector(), len(record.points)
     try:  # restarts: Nelder-Mead's simplex collapses; a fresh one around the best point helps
-        while (left := evaluations - (len(record.points) - first)) > len(boxes) + 1:
+        while (left := evaluations - record.spent(first)) > n + 1:
             options = {
                 "maxfev": left,
                 "xatol": 1e-12,
                 "fatol": 1e-14,
-                "adaptive": len(boxes) > 4,
+                "adaptive": n > 4,
                 "initial_simplex": _inward_simplex(x, low, high),
             }
-            res = minimize(loss, x, method="Nelder-Mead", bounds=boxes, options=options)
+            bounds = list(zip(low, high, strict=True))
+            res = minimize(loss, x, method="Nelder-Mead", bounds=bounds, options=options)
             if np.array_equal(np.clip(res.x, low, high), x):
                 break
             x = np.clip(res.x, low, high)
@@ -278,28 +360,147 @@ def _local(family, record, start: Point, evaluations: int) -> Point | None:
     return None
 
 
-def _search_once(
-    family, record, budget: int, seed: int, starts: int, caps
-) -> tuple[Point | None, bool]:
-    """Steps 1-2 with ``budget`` evaluations: a counterexample (or None) and whether
-    hypothesis found (and so shrank) it."""
-    first = len(record.points)
-    found = _explore(family, record, max(budget // 3, 1), seed, caps)
-    if found is not None:
-        return found, True
-    tried = sorted(record.points[first:], key=lambda p: p.ratio, reverse=True)
-    distinct: list[Point] = []  # the best point of each of the best integer configurations
-    for p in tried:
-        if all(p.integers != q.integers for q in distinct):
-            distinct.append(p)
+def _cma(
+    family, record, start: Point, evaluations: int, seed: int, sigma: float = 0.3
+) -> Point | None:
+    """Step 2 on one integer configuration: CMA-ES in box coordinates :math:`[0,1]^n` from
+    ``start``, restarted with a doubled population while ``evaluations`` last; returns a
+    counterexample if one is met."""
+    import cma
+
+    low, high = _boxes(family, start.integers)
+    n = low.size
+    if n < 2:  # CMA-ES needs two dimensions; one real is Nelder-Mead's
+        return _local(family, record, start, evaluations)
+    width = np.where(high > low, high - low, 1.0)
+    first, popsize, restart = len(record.points), 4 + int(3 * math.log(n)), 0
+    x0 = np.clip((start.vector() - low) / width, 0.0, 1.0)
+    try:
+        while (left := evaluations - record.spent(first)) >= popsize:
+            options = {
+                "bounds": [0.0, 1.0],
+                "seed": int(seed) * 1009 + restart + 1,
+                "verbose": -9,
+                "maxfevals": left,
+                "popsize": popsize,
+                "tolfun": 1e-13,
+                "tolx": 1e-13,
+            }
+            es = cma.CMAEvolutionStrategy(x0, sigma, options)
+            while not es.stop() and evaluations - record.spent(first) >= es.popsize:
+                xs = es.ask()
+                scores = []
+                for z in xs:
+                    point = record(start.integers, low + width * np.clip(z, 0.0, 1.0))
+                    if point.evaluation.violated:
+                        raise _Violation(point)
+                    scores.append(-point.evaluation.score)
+                es.tell(xs, scores)
+            best = record.best(first)
+            x0 = np.clip((best.vector() - low) / width, 0.0, 1.0)
+            popsize, restart = 2 * popsize, restart + 1
+    except _Violation as found:
+        return found.point
+    return None
+
+
+def _configurations(family, record, points, starts: int, caps) -> list[Point]:
+    """Start points of step 2: the smallest integer configuration (every integer at its
+    lowest value; worst cases and counterexamples are often small), then the best point of
+    each of the next best explored configurations, ``starts`` in all."""
+    smallest: dict[str, int] = {}
+    for spec in family.integers:
+        smallest[spec.name] = spec.low
+    ranked = sorted(points, key=lambda p: p.evaluation.score, reverse=True)
+    mine = [p for p in ranked if p.integers == smallest]
+    if mine:
+        distinct = [mine[0]]
+    else:  # not drawn: the centre of its boxes
+        low, high = _boxes(family, smallest)
+        distinct = [record(smallest, 0.5 * (low + high))]
+    for p in ranked:
         if len(distinct) == starts:
             break
-    for i, start in enumerate(distinct):
-        left = budget - (len(record.points) - first)
-        found = _local(family, record, start, left // (len(distinct) - i))
+        if all(p.integers != q.integers for q in distinct):
+            distinct.append(p)
+    return distinct
+
+
+def _search_once(
+    family, record, budget: int, seed: int, starts: int, caps, method: str
+) -> tuple[Point | None, bool]:
+    """Steps 1-3 with ``budget`` evaluations: a counterexample (or None) and whether
+    hypothesis found (and so shrank) it."""
+    first = len(record.points)
+    if method == "local":
+        found = _explore(family, record, max(budget // 3, 1), seed, caps)
+        if found is not None:
+            return found, True
+    else:
+        rng = np.random.default_rng([seed, len(record.points)])
+        found = _sample(family, record, max(int(_EXPLORE * budget), 1), rng, caps)
         if found is not None:
             return found, False
-    return None, False
+    configs = _configurations(family, record, record.points[first:], starts, caps)
+    if method == "local":
+        for i, start in enumerate(configs):
+            left = budget - record.spent(first)
+            found = _local(family, record, start, left // (len(configs) - i))
+            if found is not None:
+                return found, False
+        return None, False
+    polish = int(_POLISH * budget)
+    probe = int(_PROBE * (budget - record.spent(first) - polish))
+    alive = configs
+    while len(alive) > 1:  # successive halving: equal shares, then the better half again
+        share = probe // (2 * len(alive))
+        for start in alive:
+            found = _cma(family, record, start, share, seed + len(alive))
+            if found is not None:
+                return found, False
+        ranked = [_best_with(record, first, p.integers) for p in alive]
+        ranked.sort(key=lambda p: p.evaluation.score, reverse=True)
+        alive = ranked[: (len(alive) + 1) // 2] if len(alive) > 2 else ranked[:1]
+    best = record.best(first)  # the rest for the best configuration, then the polish
+    left = budget - record.spent(first) - polish
+    found = _cma(family, record, best, left, seed + 1, sigma=_SIGMA_FINAL)
+    if found is None:
+        found = _integer_moves(family, record, record.best(first), caps)
+    if found is None:
+        found = _local(family, record, record.best(first), budget - record.spent(first))
+    return found, False
+
+
+def _integer_moves(family, record, best: Point, caps) -> Point | None:
+    """Step 3's start: each integer in turn moved to its ends and to its neighbours (the
+    reals kept, where their number does not change), kept when the score rises; returns a
+    counterexample if one is met."""
+    for i, spec in enumerate(family.integers):
+        before = {s.name: best.integers[s.name] for s in family.integers[:i]}
+        high = min(spec.upper(before), caps.get(spec.name, spec.upper(before)))
+        now = best.integers[spec.name]
+        for value in sorted({spec.low, high, now - 1, now + 1} - {now}):
+            if not spec.low <= value <= high:
+                continue
+            ints = {**best.integers, spec.name: value}
+            if any(ints[s.name] > s.upper(ints) for s in family.integers):
+                continue
+            if len(family.reals(ints)) != len(best.reals):
+                continue
+            trial = record(ints, best.vector())
+            if trial.evaluation.violated:
+                return trial
+            if trial.evaluation.score > best.evaluation.score:
+                best = trial
+    return None
+
+
+def _best_with(record, first: int, integers) -> Point:
+    """The best point recorded since ``first`` with these integers."""
+    return max(
+        (p for p in record.points[first:] if p.integers == integers),
+        key=lambda p: p.evaluation.score,
+    )
 
 
 def _smaller(low: int, current: int) -> list[int]:
@@ -312,19 +513,42 @@ def _smaller(low: int, current: int) -> list[int]:
     return sorted(v for v in out if low <= v < current)
 
 
-def _minimise_size(family, record, found: Point, budget: int, seed: int, starts: int) -> Point:
-    """Step 3: lower each ``size`` integer while a counterexample remains."""
+def _minimise_size(
+    family, record, found: Point, budget: int, seed: int, starts: int, method: str = "global"
+) -> Point:
+    """Step 4: lower each ``size`` integer while a counterexample remains."""
     spent_from = len(record.points)
     for spec in family.integers:
         if not spec.size:
             continue
         for cap in _smaller(spec.low, found.integers[spec.name]):
-            if len(record.points) - spent_from >= budget:
+            if record.spent(spent_from) >= budget:
                 return found
             caps = {**found.integers, spec.name: cap}
-            smaller, _ = _search_once(family, record, max(budget // 5, 10), seed, starts, caps)
+            smaller, _ = _search_once(
+                family, record, max(budget // 5, 10), seed, starts, caps, method
+            )
             if smaller is not None:
                 found = smaller
+                break
+    return found
+
+
+def _short_decimals(family, record, found: Point) -> Point:
+    """Step 4, reals: each real in turn is rounded to the fewest decimals (0, 1, ...) that
+    keep the counterexample (and stay in its box)."""
+    low, high = _boxes(family, found.integers)
+    for i in range(low.size):
+        x = found.vector()
+        for decimals in range(_DECIMALS):
+            value = round(float(x[i]), decimals)
+            if value == x[i]:
+                break
+            if not low[i] <= value <= high[i]:
+                continue
+            trial = record(found.integers, np.where(np.arange(x.size) == i, value, x))
+            if trial.evaluation.violated:
+                found = trial
                 break
     return found
 
@@ -336,30 +560,34 @@ def search(
     seed: int = 0,
     starts: int = 3,
     shrink: bool = True,
+    method: str = "global",
 ) -> SearchResult:
     r"""Search ``family`` for the largest measured / bound (see the module docstring).
 
     Parameters
     ----------
     family : Family
-        E.g. ``FAMILIES["cafed.theorem1"]``, or ``scaled(FAMILIES[key], 0.1)`` for a
-        deliberately false statement.
+        E.g. ``FAMILIES["cafed.theorem1"]``, ``scaled(FAMILIES[key], 0.1)`` for a
+        deliberately false statement, or a family of your own theorem
+        (:func:`fedtheory.tightness.theorem_family`).
     budget : int
-        Evaluations of the measured side for steps 1-2 (shrinking a counterexample spends
+        Evaluations of the measured side for steps 1-3 (shrinking a counterexample spends
         more, see ``DEFAULT_BUDGET``); the search stops at the first counterexample.
     seed : int
-        Seeds hypothesis and the Monte-Carlo replicates: same seed, same result.
+        Seeds hypothesis, CMA-ES and the Monte-Carlo replicates: same seed, same result.
     starts : int
-        Local optimisations from the best point of each of the ``starts`` best integer
-        configurations explored.
+        Integer configurations searched by step 2 (the ``starts`` best explored).
     shrink : bool
-        Minimise the size of a counterexample found by the local optimisation.
+        Minimise the size and the decimals of a counterexample found by steps 2-3.
+    method : {"global", "local"}
+        ``"global"``: steps 1-4 (CMA-ES, then Nelder-Mead); ``"local"``: the earlier search
+        (hypothesis, then Nelder-Mead only), kept for comparison.
 
     Examples
     --------
     >>> from fedtheory.tightness import FAMILIES, search
     >>> result = search(FAMILIES["divergences.tv_chi_square"], budget=60, seed=0)
-    >>> bool(0.99 < result.ratio <= 1.0), result.counterexample is None
+    >>> bool(0.99 < result.ratio), result.counterexample is None
     (True, True)
     """
     owner = "tightness.search"
@@ -368,10 +596,13 @@ def search(
     seed = check_seed(seed, owner)
     starts = check_int(starts, "starts", owner, low=1)
     shrink = check_bool(shrink, "shrink", owner)
+    method = check_choice(method, METHODS, "method", owner)
     record = _Recorder(family, seed)
-    found, shrunk = _search_once(family, record, budget, seed, starts, {})
+    found, shrunk = _search_once(family, record, budget, seed, starts, {}, method)
     if found is not None and shrink and not shrunk:
-        found = _minimise_size(family, record, found, budget, seed, starts)
+        found = _minimise_size(family, record, found, budget, seed, starts, method)
+    if found is not None and shrink:
+        found = _short_decimals(family, record, found)
     worst = record.worst
     confirmation = None
     if family.monte_carlo:
@@ -385,31 +616,39 @@ def search(
         reference=family.theorem.reference,
         description=family.description,
         tightness=family.tightness,
+        supremum=family.proved_supremum,
         scale=family.scale,
         seed=seed,
         budget=budget,
+        method=method,
         evaluations=len(record.points),
         monte_carlo=family.monte_carlo,
         worst=worst,
         counterexample=found,
         confirmation=confirmation,
+        worst_instance=family.describe(worst.integers, worst.vector()),
+        counterexample_instance=None
+        if found is None
+        else family.describe(found.integers, found.vector()),
+        module=family.module,
     )
 
 
-def reproduce(saved) -> Evaluation:
-    """Re-evaluate the worst instance of a saved search (a path to its JSON, or the dict of
-    :meth:`SearchResult.as_dict`) with the seed it was found with."""
-    from fedtheory.tightness.families import FAMILIES
-    from fedtheory.tightness.family import scaled
+def reproduce(saved, *, which: str = "worst") -> Evaluation:
+    """Re-evaluate an instance of a saved search (a path to its JSON, or the dict of
+    :meth:`SearchResult.as_dict`) with the seed it was found with: ``which`` is
+    ``"worst"`` or ``"counterexample"``. A user family is loaded again from the file that
+    registered it (the JSON's ``module``)."""
+    from fedtheory.tightness.custom import _family_of
 
+    owner = "tightness.reproduce"
+    which = check_choice(which, ("worst", "counterexample"), "which", owner)
     data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
-    if not isinstance(data, dict) or data.get("key") not in FAMILIES:
+    family = _family_of(data, owner)
+    point = data.get(which)
+    if not isinstance(point, Mapping):
         raise ParameterError(
-            f"The 'saved' parameter of tightness.reproduce must be a saved search of one of "
-            f"{sorted(FAMILIES)}. Got {str(saved)[:80]!r} instead."
+            f"The 'which' parameter of {owner} must name an instance the saved search holds. "
+            f"Got {which!r} (absent) instead."
         )
-    family = FAMILIES[data["key"]]
-    if data["scale"] != 1.0:
-        family = scaled(family, data["scale"])
-    worst = data["worst"]
-    return family.measure(worst["integers"], list(worst["reals"].values()), data["seed"])
+    return family.measure(point["integers"], list(point["reals"].values()), data["seed"])

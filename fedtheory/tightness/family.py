@@ -1,21 +1,31 @@
 r"""Instance families of an upper bound: the search space of the tightness search.
 
-A :class:`Family` pairs a catalogue upper bound with a parametrised family of instances that
-satisfy its hypotheses *by construction* (the reparametrisation keeps every hypothesis true
-on the whole box, so the search never needs to reject a point). A point of the family is
+A :class:`Family` pairs an upper bound (a :class:`~fedtheory.bounds.Theorem`, catalogue or
+your own) with a parametrised family of instances. A point of the family is
 
 * integers (``Integer``: clients, dimension, horizon, ...), each in a range that may depend
   on the integers before it; those marked ``size`` are what shrinking makes small;
 * a vector of reals, each in a box ``[low, high]`` (``Real``), whose names and number may
   depend on the integers.
 
-``evaluate(integers, reals, seed)`` builds the instance, measures the bounded quantity and
-evaluates the bound on it (with the catalogue :class:`~fedtheory.bounds.Theorem`), and
-returns an :class:`Evaluation`.
+``evaluate(integers, reals, seed)`` builds the instance and *measures* it: it returns a
+:class:`Measurement` (the bounded quantity and the instance's constants, among them every
+parameter of the theorem). The family then evaluates **the theorem it holds** on those
+constants (:meth:`Family.measure`), so a family whose theorem is replaced
+(``dataclasses.replace(family, theorem=mine)``) judges ``mine``. A point where a hypothesis of
+the theorem fails is *not valid*: it is never a counterexample.
+
+The decision at a point is the verdict rule of the report
+(:func:`fedtheory.verdict.upper_bound_outcome`): a counterexample needs the lower confidence
+limit (the exact value for a deterministic measurement) above the bound plus the slack
+(``floor``, the rounding floor :func:`fedtheory.verdict.rounding_floor` of the magnitudes
+that entered the computation, plus ``BOUND_RTOL`` times the bound); the bound holds when
+the upper limit is within the slack; otherwise inconclusive.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -24,10 +34,15 @@ import numpy as np
 from fedtheory.bounds.base import Theorem
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
-from fedtheory.verdict import BOUND_RTOL
+from fedtheory.verdict import (
+    ROUNDING_ULPS,
+    Verdict,
+    format_ratio,
+    rounding_floor,
+    upper_bound_outcome,
+)
 
-ZERO_ATOL = 1e-15
-"""A measured value at most this large counts as zero where the bound is zero (rounding)."""
+_LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
 
 
 @dataclass(frozen=True)
@@ -56,44 +71,124 @@ class Real:
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    r"""One instance: the measured quantity next to the bound.
+class Measurement:
+    r"""What a family's ``evaluate`` returns: the measured quantity and the constants.
 
-    ``measured`` is exact, or for a Monte-Carlo family the mean over replicates with its
-    95% confidence ``interval``. :attr:`ratio` divides the *upper* confidence limit by the
-    bound (so a ratio at most 1 means the bound holds with 95% confidence, as the report's
-    verdicts judge it); :attr:`violated` needs the *lower* limit above the bound (a
-    counterexample is claimed only with confidence)."""
+    ``measured`` is exact, or for a Monte-Carlo family the mean over replicates with its 95%
+    confidence ``interval``. ``constants`` holds every parameter of the theorem (and any
+    other constant worth printing); ``magnitude`` is the largest magnitude that entered the
+    computation of either side (e.g. :math:`F(w)` and :math:`F^*` when the measured value is
+    their difference), which sets the rounding floor."""
+
+    measured: float
+    constants: Mapping[str, float] = field(default_factory=dict)
+    interval: tuple[float, float] | None = None  # 95% CI of a Monte-Carlo mean
+    magnitude: float = 0.0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    r"""One instance: the measured quantity next to the bound of the family's theorem.
+
+    :attr:`ratio` divides the *upper* confidence limit by the bound (the exact value for a
+    deterministic measurement); :attr:`outcome` applies
+    :func:`fedtheory.verdict.upper_bound_outcome`; ``valid`` is false where a hypothesis of
+    the theorem fails (then no outcome is a counterexample)."""
 
     measured: float
     bound: float
     constants: Mapping[str, float] = field(default_factory=dict)
     interval: tuple[float, float] | None = None  # 95% CI of a Monte-Carlo mean
+    valid: bool = True
+    magnitude: float = 0.0
 
-    @staticmethod
-    def _over(value: float, bound: float) -> float:
-        if bound > 0:
-            return value / bound
-        return np.inf if value > ZERO_ATOL else 0.0
+    @property
+    def low(self) -> float:
+        return self.measured if self.interval is None else self.interval[0]
+
+    @property
+    def high(self) -> float:
+        return self.measured if self.interval is None else self.interval[1]
+
+    @property
+    def floor(self) -> float:
+        """Rounding floor of the comparison (:func:`fedtheory.verdict.rounding_floor`), at
+        least that many smallest normal floats (below them, values underflow: 5e-324 over a
+        bound of 0 is rounding)."""
+        underflow = ROUNDING_ULPS * float(np.finfo(float).smallest_normal)
+        return max(rounding_floor(self.measured, self.bound, self.magnitude), underflow)
 
     @property
     def ratio(self) -> float:
-        """measured / bound (upper confidence limit / bound for a Monte-Carlo family)."""
-        top = self.measured if self.interval is None else self.interval[1]
-        return float(self._over(top, self.bound))
+        """measured / bound (upper confidence limit / bound for a Monte-Carlo family); a
+        zero bound gives inf when the measured value exceeds the floor, else 0."""
+        if self.bound > 0:
+            return float(self.high / self.bound)
+        return math.inf if self.high > self.floor else 0.0
+
+    def ratio_text(self) -> str:
+        """The ratio for people (:func:`fedtheory.verdict.format_ratio`: ``1 + 2.1e-09``
+        near 1, so that a rounding-level excess is seen as one)."""
+        return format_ratio(self.high, self.bound)
+
+    @property
+    def score(self) -> float:
+        r"""What the search maximises: :math:`\log(m/(b+\text{floor}))` (upper limit
+        :math:`m`), so that a ratio of rounding noise (measured 1e-17 over a bound of
+        1e-22, both zero in exact arithmetic) never looks like a worst case; ``-700`` outside
+        the hypotheses or at a zero measured value, at most ``700``."""
+        top, bottom = self.high, self.bound + self.floor
+        if not self.valid or top <= 0 or math.isnan(top):
+            return -_LOG_CAP
+        if bottom <= 0:
+            return _LOG_CAP
+        return float(np.clip(math.log(top / bottom), -_LOG_CAP, _LOG_CAP))
+
+    @property
+    def outcome(self) -> Verdict:
+        """*holds*, *violated* (a counterexample) or *inconclusive*
+        (:func:`fedtheory.verdict.upper_bound_outcome`, with the rounding floor); never
+        *violated* outside the hypotheses."""
+        if np.isnan([self.low, self.high, self.bound]).any():
+            return Verdict.INCONCLUSIVE
+        verdict = upper_bound_outcome(self.low, self.high, self.bound, floor=self.floor)
+        return Verdict.INCONCLUSIVE if verdict is Verdict.VIOLATED and not self.valid else verdict
 
     @property
     def violated(self) -> bool:
-        """measured > bound beyond rounding (lower confidence limit for Monte Carlo)."""
-        low = self.measured if self.interval is None else self.interval[0]
-        return bool(self._over(low, self.bound) > 1.0 + BOUND_RTOL)
+        """A counterexample: valid, and the lower limit above the bound plus the slack."""
+        return self.outcome is Verdict.VIOLATED
+
+    @property
+    def attained(self) -> bool:
+        """Deterministic, valid, a bound above the rounding floor, and measured equal to it
+        within the floor."""
+        floor = self.floor
+        return bool(
+            self.valid
+            and self.interval is None
+            and self.bound > floor
+            and abs(self.measured - self.bound) <= floor
+        )
+
+    def excess(self) -> str:
+        """The relative excess in words, e.g. ``measured exceeds the bound by 3.1%``."""
+        if self.bound <= 0:
+            return f"measured {self.measured:.6g} exceeds the bound {self.bound:.6g}"
+        rel = self.low / self.bound - 1.0
+        amount = f"{100 * rel:.2g}%" if rel >= 1e-4 else f"a factor 1 + {rel:.2g}"
+        what = "the lower 95% confidence limit" if self.interval is not None else "measured"
+        return f"{what} exceeds the bound by {amount}"
 
     def as_dict(self) -> dict:
         return {
             "measured": self.measured,
             "bound": self.bound,
             "ratio": self.ratio,
+            "outcome": self.outcome.value,
             "violated": self.violated,
+            "valid": self.valid,
+            "floor": self.floor,
             "interval": None if self.interval is None else list(self.interval),
             "constants": dict(self.constants),
         }
@@ -101,35 +196,51 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Family:
-    r"""A catalogue upper bound and a family of instances inside its hypotheses.
+    r"""An upper bound and a family of instances to search.
 
     Parameters
     ----------
     theorem : Theorem
-        The catalogue statement (its ``key`` names the family).
+        The statement judged at every point (its ``key`` names the family); a catalogue
+        theorem or your own.
     description : str
         The instances and what is measured (shown by the CLI and the report).
     integers : tuple of Integer
     reals : callable
         ``reals(integers) -> tuple[Real, ...]``, the continuous parameters.
     evaluate : callable
-        ``evaluate(integers, reals [n], seed) -> Evaluation``.
+        ``evaluate(integers, reals [n], seed) -> Measurement``, whose ``constants`` give
+        every parameter of ``theorem``.
     monte_carlo : bool
         The measured side is a mean over random replicates (drawn from ``seed``).
     tightness : str
         What is proved about the worst ratio (attained, approached, or nothing known).
+    supremum : float, optional
+        The proved supremum of measured / bound over the family for ``theorem``, where one
+        is proved (:attr:`proved_supremum` drops it once the theorem is replaced).
+    instance : callable, optional
+        ``instance(integers, reals [n]) -> dict``: the instance in the paper's symbols
+        (every number needed to rebuild it), printed with a counterexample.
     scale : float
-        Factor applied to the bound (1 for the catalogue statement; see :func:`scaled`).
+        Factor applied to the bound (1 for the statement; see :func:`scaled`).
+    module : str, optional
+        The user file that registered the family (``fedtheory tightness --module``).
+    proved_for : Theorem, optional
+        The theorem ``supremum`` is proved for (set to ``theorem`` when omitted).
     """
 
     theorem: Theorem
     description: str
     integers: tuple[Integer, ...]
     reals: Callable[[Mapping[str, int]], tuple[Real, ...]]
-    evaluate: Callable[[Mapping[str, int], np.ndarray, int], Evaluation]
+    evaluate: Callable[[Mapping[str, int], np.ndarray, int], Measurement]
     monte_carlo: bool = False
     tightness: str = "no closed form for the worst case is known"
+    supremum: float | None = None
+    instance: Callable[[Mapping[str, int], np.ndarray], dict] | None = None
     scale: float = 1.0
+    module: str | None = None
+    proved_for: Theorem | None = None
 
     def __post_init__(self) -> None:
         check_instance(self.theorem, Theorem, "theorem", "Family")
@@ -148,8 +259,21 @@ class Family:
                     f"The '{name}' parameter of Family must be callable. "
                     f"Got {getattr(self, name)!r} instead."
                 )
+        if self.instance is not None and not callable(self.instance):
+            raise ParameterError(
+                f"The 'instance' parameter of Family must be callable or None. "
+                f"Got {self.instance!r} instead."
+            )
         check_bool(self.monte_carlo, "monte_carlo", "Family")
         check_real(self.scale, "scale", "Family", low=0.0, low_open=True)
+        if self.module is not None:
+            check_str(self.module, "module", "Family")
+        if self.proved_for is not None:
+            check_instance(self.proved_for, Theorem, "proved_for", "Family")
+        if self.supremum is not None:
+            check_real(self.supremum, "supremum", "Family", low=0.0, low_open=True)
+            if self.proved_for is None:
+                object.__setattr__(self, "proved_for", self.theorem)
         if self.theorem.kind != "upper bound":
             raise ParameterError(
                 "The 'theorem' parameter of Family must be an upper bound (kind 'upper "
@@ -160,10 +284,49 @@ class Family:
     def key(self) -> str:
         return self.theorem.key
 
+    @property
+    def proved_supremum(self) -> float | None:
+        """The proved supremum of measured / bound for the theorem the family holds (divided
+        by ``scale``); None if none is proved or the theorem was replaced."""
+        if self.supremum is None or self.proved_for is not self.theorem:
+            return None
+        return self.supremum / self.scale
+
     def measure(self, integers: Mapping[str, int], reals, seed: int = 0) -> Evaluation:
-        """Evaluate the family at a point, with the bound multiplied by ``scale``."""
-        ev = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
-        return ev if self.scale == 1.0 else replace(ev, bound=ev.bound * self.scale)
+        """Measure the family at a point and evaluate its theorem there (bound times
+        ``scale``); a failed hypothesis gives an evaluation that is not ``valid``."""
+        m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+        if not isinstance(m, Measurement):
+            raise ParameterError(
+                f"The 'evaluate' parameter of Family must return a Measurement. Got "
+                f"{type(m).__name__} instead."
+            )
+        missing = [p for p in self.theorem.parameters if p not in m.constants]
+        if missing:
+            raise ParameterError(
+                f"The 'theorem' parameter of Family must take its parameters from the "
+                f"measured constants ({', '.join(m.constants)}). Got {self.theorem.title} "
+                f"needing {missing} instead."
+            )
+        values = {p: m.constants[p] for p in self.theorem.parameters}
+        result = self.theorem.evaluate(strict=False, **values)
+        terms = [float(np.max(np.abs(v))) for v in result.terms.values()]
+        return Evaluation(
+            float(m.measured),
+            float(result.total) * self.scale,
+            dict(m.constants),
+            m.interval,
+            bool(result.valid),
+            max([m.magnitude, *terms], key=abs),
+        )
+
+    def describe(self, integers: Mapping[str, int], reals) -> dict:
+        """The instance in the paper's symbols (``instance``), else integers and reals."""
+        x = np.asarray(reals, dtype=float)
+        if self.instance is not None:
+            return self.instance(dict(integers), x)
+        names = [r.name for r in self.reals(dict(integers))]
+        return {**integers, **dict(zip(names, x.tolist(), strict=True))}
 
 
 def scaled(family: Family, factor: float) -> Family:
