@@ -22,6 +22,7 @@ from fedtheory.availability import (
     Clustered,
     Cyclic,
     Diurnal,
+    NonStationary,
     TimeVaryingParticipation,
     TraceReplay,
     TwoStateMarkov,
@@ -48,6 +49,8 @@ REGISTRY: list[AvailabilityProcess] = [
     TimeVaryingParticipation(8, 0.5, sampler="exact"),
     Diurnal([0.5, 0.3], [0.4, 0.2], period=6, phase=[0.0, 1.0]),
     TraceReplay(np.eye(3, dtype=bool)[[0, 1, 2, 1, 0]], cyclic=True),
+    *(NonStationary([0.9, 0.5, 0.2], dynamics=d, period=6) for d in ("staircase", "sine")),
+    NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
 ]
 
 
@@ -119,7 +122,7 @@ def loop_reference(proc: AvailabilityProcess, rounds: int, replicates: int, seed
                 if isinstance(proc, TwoStateMarkov):
                     memo = memos.setdefault((r, k), {})
                     out[r, t, k] = markov_state(proc, t, r, k, seed, memo)
-                elif isinstance(proc, Diurnal):
+                elif hasattr(proc, "probabilities"):  # independent, time-varying p_k(t)
                     out[r, t, k] = u[r, k] < proc.probabilities(np.array([t]))[0, k]
                 else:
                     out[r, t, k] = u[r, k] < proc.p[k]
@@ -132,6 +135,7 @@ def loop_reference(proc: AvailabilityProcess, rounds: int, replicates: int, seed
         Bernoulli([0.1, 0.5, 0.9, 0.0]),
         TwoStateMarkov([0.1, 0.5, 0.9], [0.9, -0.5, 0.0]),
         Diurnal([0.5, 0.3], [0.4, 0.2], period=5, phase=[0.0, 1.0]),
+        NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
     ],
     ids=repr,
 )

@@ -1130,6 +1130,33 @@ CONTRACT |= {
     ),  # fmt: skip
 }
 
+# FedAWE (Xiang et al. 2024): availability dynamics, exact quantities, algorithm
+from fedtheory.availability.nonstationary import NonStationary, class_probabilities  # noqa: E402
+from fedtheory.bounds import fedawe  # noqa: E402
+from fedtheory.sim.fedawe import FedAWE  # noqa: E402
+
+CONTRACT |= {
+    _m(f"{AV}.nonstationary", "NonStationary"): Case(
+        NonStationary, {"p": [0.5, 0.2], "dynamics": "sine"}, ("gamma", STRING), ("gamma", 0.6)
+    ),
+    _m(f"{AV}.nonstationary", "class_probabilities"): Case(
+        class_probabilities,
+        {"class_distribution": np.eye(2), "caps": [1.0, 0.5]},
+        ("class_distribution", STRING),
+        ("caps", [1.0, 2.0]),
+    ),
+    _m(f"{BD}.fedawe", "mixing_moment"): Case(
+        fedawe.mixing_moment, {"p": [0.5, 0.2]}, ("p", STRING), ("p", [0.5, 1.5])
+    ),
+    _m(f"{BD}.fedawe", "mixing_rho"): Case(
+        fedawe.mixing_rho, {"p": [0.5, 0.2]}, ("p", STRING), ("p", [0.5, -0.5])
+    ),
+    _m(f"{BD}.fedawe", "staleness_moments"): Case(
+        fedawe.staleness_moments, {"p": [[0.5, 0.2]]}, ("p", STRING), ("p", [[0.5, 1.5]])
+    ),
+    _m(f"{SM}.fedawe", "FedAWE"): Case(FedAWE, {}, ("variant", 3), ("clip", -1.0)),
+}
+
 RECORD = "frozen result record or state tuple (built by the library, not from user input)"
 PROTOCOL = "protocol / abstract base: nothing to construct"
 NO_INPUT = "takes no argument"
@@ -1265,6 +1292,7 @@ EXEMPT |= {
             "aggregation": ["FedAUState"],
             "cafed": ["CaFedState"],
             "fedavg": ["FedAvgState"],
+            "fedawe": ["FedAWEState"],
             "fedlaavg": ["FedLaAvgState"],
             "fedvarp": ["FedVARPState"],
             "mifa": ["MIFAState"],

@@ -23,6 +23,7 @@ from fedtheory.sim import (
     ExponentialDecay,
     FedAU,
     FedAvg,
+    FedAWE,
     FedLaAvg,
     FedVARP,
     FixedWeights,
@@ -80,6 +81,8 @@ def algorithms(n: int = N) -> dict[str, object]:
         "fedlaavg": FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
         "mimic": MimiC(local_steps=3, lr=ExponentialDecay(0.1, 0.95, 0.02)),
         "mimic-first": MimiC(**common, full_first_round=True, server_lr=InverseTime(3.0, 3.0)),
+        "fedawe": FedAWE(**common),
+        "fedawe-code": FedAWE(**common, variant="code", clip=0.2, server_lr=1.5),
     }
 
 
@@ -328,7 +331,9 @@ def test_project_ball_keeps_inside_points_and_scales_outside_ones():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key", [k for k in ALGS if ALGS[k].radius is None])
+@pytest.mark.parametrize(
+    "key", [k for k in ALGS if ALGS[k].radius is None and getattr(ALGS[k], "clip", None) is None]
+)  # a projection or a clipped update is not linear in the gradients
 def test_noisy_runs_average_to_the_noise_free_reference(key):
     """Quadratics with additive zero-mean gradient noise: every update rule is linear in the
     gradients, so for a fixed mask E[w_t] is the noise-free iterate. z-test per coordinate

@@ -53,7 +53,7 @@ import sympy as sp
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_real, check_seed
 from fedtheory.validation import registry
-from fedtheory.validation.plots import confidence_bars
+from fedtheory.validation.plots import confidence_bars, legend, panels
 from fedtheory.validation.registry import SIZES, Check
 from fedtheory.verdict import (
     AUTO_START,
@@ -360,7 +360,7 @@ def theorem_check(
         return rows
 
     def plot(data, s, fig):
-        ax1, ax2 = fig.subplots(1, 2)
+        ax1, ax2 = panels(fig, 2)  # each legend under its panel (the report's style)
         insts = s["instances"]
         xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
         xlabel = x if x else "instance"
@@ -396,10 +396,10 @@ def theorem_check(
             ax1.set_yscale("log")
         ax1.set(xlabel=xlabel, ylabel=f"{measured} (units of the quantity)",
                 title=f"{theorem.title}: bound and measured")  # fmt: skip
-        ax1.legend(fontsize=7)
+        legend(ax1)
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
         ax2.set(xlabel=xlabel, ylabel="measured / bound (dimensionless)", title="Tightness")
-        ax2.legend(fontsize=7)
+        legend(ax2)
 
     return Check(
         name,

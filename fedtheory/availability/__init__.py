@@ -8,6 +8,7 @@ from fedtheory.availability.cyclic import Cyclic
 from fedtheory.availability.diurnal import Diurnal
 from fedtheory.availability.dropout import BoundedDropout
 from fedtheory.availability.markov import TwoStateMarkov
+from fedtheory.availability.nonstationary import NonStationary
 from fedtheory.availability.time_varying import TimeVaryingParticipation
 from fedtheory.availability.trace import TraceReplay
 
@@ -19,6 +20,7 @@ __all__ = [
     "Clustered",
     "Cyclic",
     "Diurnal",
+    "NonStationary",
     "TimeVaryingParticipation",
     "TraceReplay",
     "TwoStateMarkov",

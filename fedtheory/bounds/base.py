@@ -116,6 +116,10 @@ class Theorem:
         Meanings of symbols outside the notation table (by symbol name), shown by
         ``help``/``fedtheory show``. Such symbols take their domain from their sympy
         assumptions (:func:`fedtheory.bounds.symbols.notation_of`).
+    ranges : dict, optional
+        ``name -> (low, high)``: the box, inside the parameter's domain, in which
+        :func:`fedtheory.testing.theorem_values` draws by default (for statements whose
+        hypotheses fill a tiny part of the default boxes, e.g. step-size conditions).
 
     Each instance's ``evaluate`` has the theorem's parameters in its signature
     (``inspect.signature(theorem.evaluate)``), and ``help(theorem)`` lists them with their
@@ -134,6 +138,7 @@ class Theorem:
         statement="",
         numeric=None,
         meanings=None,
+        ranges=None,
     ):
         check_choice(kind, KINDS, "kind", "Theorem")
         for name, value in (("key", key), ("title", title), ("reference", reference)):
@@ -171,6 +176,12 @@ class Theorem:
                 )
             notation[name] = entry
         self.parameters: tuple[str, ...] = tuple(sorted(notation))
+        self.ranges: dict[str, tuple[float, float]] = dict(ranges or {})
+        if set(self.ranges) - set(self.parameters):
+            raise ParameterError(
+                f"The 'ranges' parameter of Theorem must name parameters of {key!r} "
+                f"({', '.join(self.parameters)}). Got {sorted(self.ranges)} instead."
+            )
         self.notation: dict[str, Notation] = {p: notation[p] for p in self.parameters}
         self.__doc__ = self._doc()
         self.evaluate = self._signed_evaluate()

@@ -38,7 +38,7 @@ def _list(args) -> int:
     if not theorems:
         print("  (none)")
     if args.kind is None:
-        print("\nNot in the catalogue (no recoverable constants):")
+        print("\nNot in the catalogue (no recoverable or explicit constants), with why:")
         for name, why in NOT_CHECKABLE:
             if args.paper is None or name.lower().startswith(args.paper):
                 print(f"  {name}: {why}")

@@ -18,6 +18,7 @@ from fedtheory.sim.aggregation import (
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, CaFedState, F3astWeights
 from fedtheory.sim.fedavg import FedAvg, FedAvgState
+from fedtheory.sim.fedawe import FedAWE, FedAWEState
 from fedtheory.sim.fedlaavg import FedLaAvg, FedLaAvgState, absent_longest
 from fedtheory.sim.fedvarp import FedVARP, FedVARPState
 from fedtheory.sim.local import local_sgd, project_ball
@@ -45,6 +46,8 @@ __all__ = [
     "FedAUState",
     "FedAvg",
     "FedAvgState",
+    "FedAWE",
+    "FedAWEState",
     "FedLaAvg",
     "FedLaAvgState",
     "FedVARP",

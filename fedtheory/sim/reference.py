@@ -26,6 +26,7 @@ from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.cafed import CaFed
 from fedtheory.sim.divergence import algorithm_label
 from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim.fedawe import FedAWE
 from fedtheory.sim.fedlaavg import FedLaAvg
 from fedtheory.sim.fedvarp import FedVARP
 from fedtheory.sim.mifa import MIFA
@@ -282,6 +283,42 @@ def _cafed(problem, alg: CaFed, mask, w, gen):
     return out
 
 
+def _fedawe_loop(problem, alg: FedAWE, mask, w, gen):
+    """FedAWE, Algorithm 1 of Xiang et al. 2024 (``alg.variant="code"``: the authors' rate
+    and clipped aggregated update), line by line for one replicate: the server models
+    ``[T+1]`` and the final client models ``[N, d]`` and last active rounds ``[N]``."""
+    n = mask.shape[1]
+    x = [w.copy() for _ in range(n)]  # line 2: x_i^0 = x^0, tau_i(0) = -1
+    tau = [-1] * n
+    out = [w]
+    for t, m in enumerate(mask):
+        active = [i for i in range(n) if m[i]]
+        if not active:  # nobody reports: W = I, every model and tau_i stays
+            out.append(w)
+            continue
+        sent, echoed = np.zeros_like(w), np.zeros_like(w)
+        for i in active:  # lines 4-13
+            g = -local_update(problem, alg, x[i], i, t, gen(t))  # G_i^t = x_i^t - x_i^(t,s)
+            sent += x[i] / len(active)
+            echoed += (t - tau[i]) * g / len(active)
+        if alg.clip is not None:
+            norm = np.linalg.norm(echoed)
+            if norm > alg.clip:
+                echoed = echoed * (alg.clip / norm)
+        w = sent - alg.server_rate(t) * echoed  # line 15: mean of x_i^t - eta_g (t-tau) G
+        if alg.radius is not None and np.linalg.norm(w) > alg.radius:
+            w = w * (alg.radius / np.linalg.norm(w))
+        for i in active:  # lines 16-21
+            x[i] = w.copy()
+            tau[i] = t
+        out.append(w)
+    return out, np.array(x), np.array(tau)
+
+
+def _fedawe(problem, alg: FedAWE, mask, w, gen):
+    return _fedawe_loop(problem, alg, mask, w, gen)[0]
+
+
 _REFERENCES = {
     FedAvg: _fedavg,
     MIFA: _mifa,
@@ -289,6 +326,7 @@ _REFERENCES = {
     FedLaAvg: _fedlaavg,
     MimiC: _mimic,
     CaFed: _cafed,
+    FedAWE: _fedawe,
 }
 
 

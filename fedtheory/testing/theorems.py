@@ -291,7 +291,7 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
         A catalogue theorem (``fedtheory.bounds.CATALOGUE[key]``) or your own.
     ranges : dict, optional
         ``name -> (low, high)``: draw ``name`` in this box (inside its domain) instead of
-        the default one (module docstring).
+        the theorem's ``ranges`` or the default one (module docstring).
     fixed : dict, optional
         ``name -> value``: hold ``name`` fixed (checked against its domain).
 
@@ -312,7 +312,7 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     """
     owner = "theorem_values"
     check_instance(theorem, _theorem_type(), "theorem", owner)
-    ranges = dict(ranges or {})
+    ranges = {**theorem.ranges, **dict(ranges or {})}  # the theorem's boxes, then the caller's
     fixed = dict(fixed or {})
     for name in [*ranges, *fixed]:
         if name not in theorem.parameters:

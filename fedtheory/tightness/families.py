@@ -44,6 +44,7 @@ from fedtheory.params import (
     check_size,
 )
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
+from fedtheory.tightness.fedawe import FEDAWE_LEMMA2
 from fedtheory.verdict import mean_confidence_interval
 
 KAPPA_MAX = 100.0
@@ -421,6 +422,7 @@ _CATALOGUE = (
     E3CS_REGRET,
     E3CS_REGRET_OPTIMAL,
     FEDLAAVG_EXAMPLE1,
+    FEDAWE_LEMMA2,
 )
 CATALOGUE_KEYS = frozenset(f.key for f in _CATALOGUE)
 """The catalogue's families (a user family may not take one of these keys)."""

@@ -1,0 +1,454 @@
+r"""FedAWE's lemmas against exact values and simulation (Xiang et al. 2024).
+
+Four availability dynamics of the paper (§7, App. J.3: stationary, staircase, sine,
+interleaved sine; :class:`~fedtheory.availability.NonStationary`), on base probabilities
+spread in ``[p_low, p_high]`` so that the interleaved sine cuts some clients to 0.
+
+* **Lemma 2** (``fedawe-lemma2``): the exact :math:`\mathbb E[t-\tau_i(t)]` and
+  :math:`\mathbb E[(t-\tau_i(t))^2]` (:func:`fedtheory.bounds.fedawe.staleness_moments`,
+  from the exact :math:`p_i^t`) against :math:`1/\delta` and :math:`2/\delta^2` at every
+  round and client, and the mean measured on sampled masks against the exact value.
+* **Proposition 1** (``fedawe-proposition1``): the echo factors FedAWE applies in a run
+  add up to :math:`R` at every round :math:`R-1` where the client is active.
+* **Lemma 4 and Lemma 1** (``fedawe-lemma4``): the exact :math:`\rho=\max_t\lambda_2
+  (\mathbb E[(W^{(t)})^2])` (:func:`fedtheory.bounds.fedawe.mixing_rho`, Gauss-Legendre
+  quadrature of the exact expectation, cross-checked here against the mean of sampled
+  :math:`W`) against Lemma 4's bound; Lemma 1's :math:`\mathbb E\|B(\prod_rW^{(r)}-J)
+  \|_F^2\le\rho^t\|B\|_F^2` measured on sampled products.
+* **Lemma 5** (``fedawe-lemma5``): on a quadratic with additive Gaussian gradient noise the
+  left side is exact (:func:`lemma5_exact`); compared with the bound at
+  :math:`\eta_l\le1/(4sL)`, and the closed form with local SGD runs of the simulator.
+
+The interleaved sine breaks Assumption 1 (:math:`p_i^t=0` in some rounds): its rows are
+*outside assumptions* (for Lemma 2 the bound is then evaluated at the smallest positive
+:math:`p_i^t`, for information).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedtheory import rng
+from fedtheory.availability import NonStationary
+from fedtheory.availability.nonstationary import DYNAMICS
+from fedtheory.bounds import fedawe
+from fedtheory.problems import QuadraticProblem, fused
+from fedtheory.sim import FedAWE
+from fedtheory.sim.local import local_sgd
+from fedtheory.validation import plots
+from fedtheory.validation.custom import theorem_check
+from fedtheory.validation.registry import Check, Size, register
+from fedtheory.verdict import compare_equal, compare_mean_equal, compare_mean_upper_bound
+from fedtheory.verdict import compare_upper_bound as compare_upper
+
+STALENESS_MARGIN = 0.05
+"""Relative equivalence margin of a sampled time-averaged t - tau_i(t) against its exact mean."""
+MIXING_MARGIN = 0.05
+"""Equivalence margin of a sampled entry of W against the exact E[W^2] (entries in [0, 1])."""
+LEMMA5_MARGIN = 0.05
+"""Relative equivalence margin of the sampled Lemma 5 drift against its closed form."""
+
+NAMES = {
+    "stationary": "stationary",
+    "staircase": "staircase",
+    "sine": "sine",
+    "interleaved_sine": "interleaved sine",
+}
+
+
+def processes(s: dict) -> dict[str, NonStationary]:
+    """The paper's four dynamics on the settings' base probabilities."""
+    p = np.linspace(s["p_low"], s["p_high"], s["clients"])
+    return {
+        d: NonStationary(p, dynamics=d, period=s["period"], gamma=s["gamma"], cutoff=s["cutoff"])
+        for d in DYNAMICS
+    }
+
+
+def _base() -> dict:
+    return {"clients": 8, "p_low": 0.15, "p_high": 0.95, "period": 20, "gamma": 0.3,
+            "cutoff": 0.1, "seed": 0}  # fmt: skip
+
+
+def staleness(mask: np.ndarray) -> np.ndarray:
+    r""":math:`t-\tau_i(t)` ``[R, T, N]`` from a mask ``[R, T, N]`` (:math:`\tau_i(0)=-1`)."""
+    r, t, n = mask.shape
+    rounds = np.arange(t)[None, :, None]
+    last = np.maximum.accumulate(np.where(mask, rounds, -1), axis=1)  # last active <= t
+    tau = np.concatenate([np.full((r, 1, n), -1), last[:, :-1]], axis=1)  # last active < t
+    return rounds - tau
+
+
+# --- Lemma 2 -----------------------------------------------------------------------------
+def lemma2_settings(size: Size) -> dict:
+    reps = {"tiny": 200, "quick": 2000, "full": 20000}[size]
+    return {**_base(), "rounds": 60, "replicates": reps}
+
+
+def lemma2_compute(s: dict) -> dict[str, np.ndarray]:
+    out = {}
+    for d, proc in processes(s).items():
+        prob = proc.probabilities(np.arange(s["rounds"]))  # [T, N]
+        first, second = fedawe.staleness_moments(prob)
+        positive = prob[prob > 0].min()
+        delta = proc.delta(s["rounds"])
+        at = delta if delta > 0 else positive
+        x = staleness(proc.sample(s["rounds"], replicates=s["replicates"], seed=s["seed"]).numpy())
+        out |= {
+            f"{d}_first": first,
+            f"{d}_second": second,
+            f"{d}_predicted": first.mean(axis=0),  # [N] exact time average per client
+            f"{d}_bound1": np.float64(fedawe.lemma2_first.evaluate(delta=at).total),
+            f"{d}_bound2": np.float64(fedawe.lemma2_second.evaluate(delta=at).total),
+            f"{d}_delta": np.float64(delta),
+            f"{d}_measured": x.mean(axis=1),  # [R, N] time average per client and replicate
+        }
+    return out
+
+
+def lemma2_judge(data, s):
+    rows = []
+    for d in DYNAMICS:
+        hold = bool(data[f"{d}_delta"] > 0)
+        where = f" ({NAMES[d]}, every t < {s['rounds']} and client)"
+        rows += [
+            compare_upper(f"E[t - tau_i(t)] <= 1/delta{where}", fedawe.lemma2_first.reference,
+                          data[f"{d}_first"], data[f"{d}_bound1"], assumptions_hold=hold),
+            compare_upper(f"E[(t - tau_i(t))^2] <= 2/delta^2{where}",
+                          fedawe.lemma2_second.reference, data[f"{d}_second"],
+                          data[f"{d}_bound2"], assumptions_hold=hold),
+            compare_mean_equal(f"sampled (1/T) sum_t (t - tau_i(t)) = exact mean, per client "
+                               f"({NAMES[d]}, T = {s['rounds']})",
+                               "fedtheory: exact moments from the marginals p_i^t",
+                               data[f"{d}_measured"], data[f"{d}_predicted"],
+                               margin=STALENESS_MARGIN * data[f"{d}_first"].mean(axis=0)),
+        ]  # fmt: skip
+    return rows
+
+
+def lemma2_plot(data, s, fig):
+    ax1, ax2 = plots.panels(fig, 2)
+    for i, d in enumerate(DYNAMICS):
+        worst = data[f"{d}_first"].max(axis=1)  # [T] worst client
+        ax1.plot(worst, **plots.series(i, points=worst.size), label=f"{NAMES[d]}: max_i exact")
+        ax1.axhline(data[f"{d}_bound1"], color=plots.series(i)["color"], ls=":", lw=1)
+        sq = data[f"{d}_second"].max(axis=1)
+        ax2.plot(sq, **plots.series(i, points=sq.size), label=f"{NAMES[d]}: max_i exact")
+        ax2.axhline(data[f"{d}_bound2"], color=plots.series(i)["color"], ls=":", lw=1)
+    ax1.set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[t-\tau_i(t)]$ (rounds)",
+            yscale="log", title=r"Lemma 2, first moment (dotted: $1/\delta$)")  # fmt: skip
+    ax2.set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[(t-\tau_i(t))^2]$ (rounds$^2$)",
+            yscale="log", title=r"Lemma 2, second moment (dotted: $2/\delta^2$)")  # fmt: skip
+    plots.legend(ax1, ncols=2)
+    plots.legend(ax2, ncols=2)
+    return (
+        "Exact moments of the worst client per round; the dotted line of each colour is the "
+        "bound (for the interleaved sine, at the smallest positive probability: Assumption 1 "
+        "fails there). Sampled means agree with the exact values (verdict rows)."
+    )
+
+
+# --- Proposition 1 -----------------------------------------------------------------------
+def run_fedawe(problem, proc, alg, *, rounds: int, replicates: int, seed: int, w0):
+    """FedAWE round by round through the ``Algorithm`` protocol: the mask ``[R, T, N]``,
+    echo factors ``[R, T, N]`` and client models ``[R, T+1, N, d]``."""
+    mask = proc.sample(rounds, replicates=replicates, seed=seed)
+    start = torch.as_tensor(np.asarray(w0, float)).expand(replicates, -1).clone()
+    state = alg.init(problem, start)
+    echo = torch.zeros(mask.shape, dtype=torch.float64)
+    models = torch.empty(replicates, rounds + 1, *state.x.shape[1:], dtype=torch.float64)
+    models[:, 0] = state.x
+    for t in range(rounds):
+        gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+        state = alg.step(problem, state, mask[:, t], t, gen)
+        echo[:, t] = state.echo
+        models[:, t + 1] = state.x
+    return mask.numpy(), echo.numpy(), models.numpy()
+
+
+def prop1_settings(size: Size) -> dict:
+    reps = {"tiny": 4, "quick": 20, "full": 200}[size]
+    return {**_base(), "rounds": 80, "replicates": reps, "dim": 2, "noise": 0.1,
+            "local_steps": 2, "lr": 0.05}  # fmt: skip
+
+
+def prop1_compute(s: dict) -> dict[str, np.ndarray]:
+    problem = QuadraticProblem.random(s["clients"], s["dim"], mu=0.5, L=2.0,
+                                      noise_std=s["noise"], seed=s["seed"])  # fmt: skip
+    alg = FedAWE(local_steps=s["local_steps"], lr=s["lr"])
+    out = {}
+    for d, proc in processes(s).items():
+        run = {"rounds": s["rounds"], "replicates": s["replicates"], "seed": s["seed"]}
+        mask, echo, _ = run_fedawe(problem, proc, alg, **run, w0=np.ones(s["dim"]))
+        total = np.cumsum(echo, axis=1)  # sum_{t' <= t} 1{i in A_t'} (t' - tau_i(t'))
+        rounds = np.broadcast_to(np.arange(1, s["rounds"] + 1)[None, :, None], mask.shape)
+        out[f"{d}_measured"] = total[mask]  # at every active (replicate, round R-1, client)
+        out[f"{d}_predicted"] = rounds[mask].astype(float)
+    return out
+
+
+def prop1_judge(data, s):
+    return [
+        compare_equal(
+            f"sum_(t<R) 1{{i in A_t}} (t - tau_i(t)) = R whenever i is active in round R-1 "
+            f"({NAMES[d]}, {data[f'{d}_measured'].size} active pairs of FedAWE runs)",
+            fedawe.proposition1.reference,
+            data[f"{d}_measured"],
+            data[f"{d}_predicted"],
+            rtol=0.0,
+        )  # fmt: skip
+        for d in DYNAMICS
+    ]
+
+
+def prop1_plot(data, s, fig):
+    (ax,) = plots.panels(fig, 1)
+    for i, d in enumerate(DYNAMICS):
+        ax.plot(data[f"{d}_predicted"], data[f"{d}_measured"], **plots.series(i, line=False),
+                label=NAMES[d], alpha=0.5)  # fmt: skip
+    top = max(float(data[f"{d}_predicted"].max()) for d in DYNAMICS)
+    ax.plot([1, top], [1, top], **plots.REFERENCE, label="identity $=R$")
+    ax.set(xlabel="round count $R$ (rounds)", ylabel="sum of echo factors (rounds)",
+           title="Proposition 1 on FedAWE runs")  # fmt: skip
+    plots.legend(ax, ncols=3)
+    return "Every active pair lies on the identity line (the four dynamics' markers overlap)."
+
+
+# --- Lemma 4 and Lemma 1 -----------------------------------------------------------------
+def mixing_matrices(mask: np.ndarray) -> np.ndarray:
+    r"""Mixing matrices (4) ``[..., N, N]`` of masks ``[..., N]``:
+    :math:`W=\mathrm{diag}(1-a)+aa^\top/\max(|A|,1)` (identity when nobody is active)."""
+    a = mask.astype(float)
+    count = np.maximum(a.sum(-1), 1.0)[..., None, None]
+    eye = np.eye(a.shape[-1])
+    return eye * (1 - a)[..., None, :] + a[..., :, None] * a[..., None, :] / count
+
+
+def lemma4_settings(size: Size) -> dict:
+    reps = {"tiny": 400, "quick": 4000, "full": 40000}[size]
+    return {**_base(), "replicates": reps, "depth": 6, "dim": 3}
+
+
+def lemma4_compute(s: dict) -> dict[str, np.ndarray]:
+    out = {}
+    gen = rng.numpy_rng(s["seed"], 0, rng.DATA)
+    B = gen.standard_normal((s["dim"], s["clients"]))
+    J = np.full((s["clients"],) * 2, 1 / s["clients"])
+    for d, proc in processes(s).items():
+        prob = proc.probabilities(np.arange(s["period"]))  # one period: every p^t there is
+        rho_t = fedawe.mixing_rho(prob)
+        delta = proc.delta(s["period"])
+        mask = proc.sample(s["depth"], replicates=s["replicates"], seed=s["seed"]).numpy()
+        W = mixing_matrices(mask)  # [R, depth, N, N]
+        product = np.broadcast_to(np.eye(s["clients"]), W[:, 0].shape).copy()
+        errors = []
+        for t in range(s["depth"]):
+            product = product @ W[:, t]
+            errors.append(np.sum((B @ (product - J)) ** 2, axis=(-2, -1)))
+        rho = float(rho_t.max())
+        out |= {
+            f"{d}_rho": np.float64(rho),
+            f"{d}_rho_t": rho_t,
+            f"{d}_lemma4": np.float64(
+                fedawe.lemma4.evaluate(delta=delta, m=s["clients"]).total if delta > 0 else 1.0
+            ),
+            f"{d}_delta": np.float64(delta),
+            f"{d}_M_sampled": W[:, 0].reshape(s["replicates"], -1),  # W^2 = W: E[W] = M
+            f"{d}_M_exact": fedawe.mixing_moment(prob[0]).ravel(),
+            f"{d}_consensus": np.stack(errors, axis=1),  # [R, depth]
+            f"{d}_lemma1": np.array(
+                [
+                    fedawe.lemma1.evaluate(rho=rho, t=t + 1, B_sq=float(np.sum(B**2))).total
+                    for t in range(s["depth"])
+                ]  # fmt: skip
+            ),
+        }
+    return out
+
+
+def lemma4_judge(data, s):
+    rows = []
+    for d in DYNAMICS:
+        hold = bool(data[f"{d}_delta"] > 0)
+        rows += [
+            compare_upper(
+                f"exact rho = max_t lambda_2(E[W^2]) <= 1 - delta^4 (1 - (1 - delta)^m)^2 / 8 "
+                f"({NAMES[d]}, m = {s['clients']})",
+                fedawe.lemma4.reference, data[f"{d}_rho"], data[f"{d}_lemma4"],
+                assumptions_hold=hold,
+            ),
+            compare_mean_equal(
+                f"mean of sampled W^(0) = exact E[W^2] (entrywise, {NAMES[d]})",
+                "fedtheory: E[W^2] = E[W] by Gauss-Legendre quadrature (bounds.fedawe)",
+                data[f"{d}_M_sampled"], data[f"{d}_M_exact"], margin=MIXING_MARGIN,
+            ),
+            compare_mean_upper_bound(
+                f"E||B (prod_(r<=t) W^(r) - J)||_F^2 <= rho^t ||B||_F^2, t = 1..{s['depth']} "
+                f"({NAMES[d]}, exact rho)",
+                fedawe.lemma1.reference, data[f"{d}_consensus"], data[f"{d}_lemma1"],
+                assumptions_hold=bool(data[f"{d}_rho"] < 1),
+            ),
+        ]  # fmt: skip
+    return rows
+
+
+def lemma4_plot(data, s, fig):
+    ax1, ax2 = plots.panels(fig, 2)
+    xs = np.arange(len(DYNAMICS))
+    rho = [float(data[f"{d}_rho"]) for d in DYNAMICS]
+    bound = [float(data[f"{d}_lemma4"]) for d in DYNAMICS]
+    ax1.plot(xs, rho, **plots.series(0, line=False), label=r"exact $\rho$")
+    ax1.plot(xs, bound, **plots.series(1, line=False), label="Lemma 4 bound")
+    ax1.set_xticks(xs, [NAMES[d] for d in DYNAMICS])
+    ax1.set(ylabel=r"$\rho$ (dimensionless)", title="Lemma 4: exact $\\rho$ and the bound")
+    plots.legend(ax1, ncols=2)
+    t = np.arange(1, s["depth"] + 1)
+    for i, d in enumerate(DYNAMICS):
+        mean = data[f"{d}_consensus"].mean(axis=0)
+        ax2.plot(t, mean, **plots.series(i, line=False), label=f"{NAMES[d]}: measured")
+        ax2.plot(t, data[f"{d}_lemma1"], **plots.series(i, marker=False), label=r"$\rho^t\|B\|^2$")
+    ax2.set(xlabel="$t$ (rounds)", ylabel=r"$\mathbb{E}\|B(\prod W-J)\|_F^2$ (model units$^2$)",
+            yscale="log", title="Lemma 1")  # fmt: skip
+    plots.legend(ax2, ncols=2)
+    return "Left: markers at the same height coincide only if the bound is attained (it is not)."
+
+
+# --- Lemma 5 -----------------------------------------------------------------------------
+def lemma5_exact(A: np.ndarray, e0: np.ndarray, *, steps: int, lr: float, sigma2: float) -> float:
+    r"""Exact :math:`\mathbb E\|\sum_{r<s}(\nabla F(x^{(r)})-\nabla F(x^{(0)}))\|^2` for
+    :math:`F(x)=\frac12(x-u)^\top A(x-u)`, :math:`e_0=x^{(0)}-u`, SGD with additive
+    zero-mean noise of covariance :math:`(\sigma^2/d)I`: with :math:`P=I-\eta A`,
+    :math:`\sum_r\nabla F(x^{(r)})-\nabla F(x^{(0)})=A\sum_r(P^r-I)e_0-\eta A\sum_{k<s-1}
+    \big(\sum_{r=k+1}^{s-1}P^{r-1-k}\big)\xi_k`."""
+    d = A.shape[0]
+    P = np.eye(d) - lr * A
+    powers = [np.linalg.matrix_power(P, r) for r in range(steps)]
+    mean = A @ sum(pw - np.eye(d) for pw in powers) @ e0
+    var = 0.0
+    for k in range(steps - 1):
+        S = sum(powers[r - 1 - k] for r in range(k + 1, steps))
+        var += lr**2 * np.sum((A @ S) ** 2) * sigma2 / d
+    return float(mean @ mean + var)
+
+
+def lemma5_settings(size: Size) -> dict:
+    reps = {"tiny": 500, "quick": 4000, "full": 40000}[size]
+    return {"steps": [1, 2, 5, 10], "lr_fraction": [1.0, 0.25], "dim": 3, "mu": 0.5, "L": 2.0,
+            "noise": 0.5, "replicates": reps, "seed": 1}  # fmt: skip
+
+
+def lemma5_compute(s: dict) -> dict[str, np.ndarray]:
+    with fused.owns_the_cores():  # small tensors: torch on one thread
+        return _lemma5_compute(s)
+
+
+def _lemma5_compute(s: dict) -> dict[str, np.ndarray]:
+    problem = QuadraticProblem.random(1, s["dim"], mu=s["mu"], L=s["L"], noise_std=s["noise"],
+                                      seed=s["seed"])  # fmt: skip
+    A, u = problem.A[0], problem.c[0]
+    x0 = u + np.ones(s["dim"])
+    sigma2 = s["dim"] * s["noise"] ** 2
+    grad0 = A @ (x0 - u)
+    exact, bound, sampled = [], [], []
+    for steps in s["steps"]:
+        for frac in s["lr_fraction"]:
+            lr = frac / (4 * steps * problem.L)
+            exact.append(lemma5_exact(A, x0 - u, steps=steps, lr=lr, sigma2=sigma2))
+            bound.append(fedawe.lemma5.evaluate(eta_l=lr, s=steps, L=problem.L, sigma2=sigma2,
+                                                grad_i_sq=float(grad0 @ grad0)).total)  # fmt: skip
+            # the same quantity from the simulator's local SGD (gradients along the path)
+            gen = rng.torch_generator(s["seed"], steps, rng.GRADIENT_NOISE)
+            y = torch.as_tensor(x0).expand(s["replicates"], -1).clone()
+            clients = torch.zeros(s["replicates"], dtype=torch.int64)
+            total = torch.zeros_like(y)
+            for _ in range(steps):  # one local step at a time to read x^(t,r)
+                total += (y - torch.as_tensor(u)) @ torch.as_tensor(A) - torch.as_tensor(grad0)
+                y = y + local_sgd(problem, y, clients, steps=1, lr=lr, generator=gen)
+            sampled.append((total**2).sum(-1).numpy())
+    return {"exact": np.array(exact), "predicted": np.array(exact), "bound": np.array(bound),
+            "sampled": np.stack(sampled, axis=1)}  # fmt: skip
+
+
+def lemma5_judge(data, s):
+    return [
+        compare_upper(
+            "E||sum_(r<s) (grad F_i(x^(t,r)) - grad F_i(x^t))||^2 (exact, quadratic) <= "
+            f"Lemma 5's bound, s in {s['steps']}, eta_l = c/(4sL), c in {s['lr_fraction']}",
+            fedawe.lemma5.reference, data["exact"], data["bound"],
+        ),
+        compare_mean_equal(
+            "local SGD runs of the simulator reproduce the exact value (every s, eta_l)",
+            "fedtheory: closed form of lemma5_exact", data["sampled"], data["predicted"],
+            margin=LEMMA5_MARGIN * data["exact"],
+        ),
+    ]  # fmt: skip
+
+
+def lemma5_plot(data, s, fig):
+    (ax,) = plots.panels(fig, 1)
+    k = len(s["lr_fraction"])
+    steps = np.array(s["steps"], float)
+    for j, frac in enumerate(s["lr_fraction"]):
+        ax.plot(steps, data["exact"][j::k], **plots.series(j), label=f"exact, c = {frac:g}")
+        ax.plot(steps, data["bound"][j::k], **{**plots.series(j, filled=False), "linestyle": ":"},
+                label=f"Lemma 5 bound, c = {frac:g}")  # fmt: skip
+    ax.set(xscale="log", yscale="log", xlabel="local steps $s$",
+           ylabel="squared gradient drift (gradient units$^2$)",
+           title=r"Lemma 5 at $\eta_l=c/(4sL)$")  # fmt: skip
+    plots.log_ticks(ax, steps)
+    plots.legend(ax, ncols=2)
+    return None
+
+
+# --- Lemma 4 on random populations, through the user's path (theorem_check) ---------------
+def population_rho(*, delta: float, m: int, seed: int) -> float:
+    r"""Exact :math:`\rho` of ``m`` clients with :math:`p_i=\delta+(1-\delta)U_i`,
+    :math:`U_i\sim\mathcal U(0,1)` from ``seed``, one client at :math:`p=\delta`."""
+    u = rng.numpy_rng(seed, 0, rng.DATA).random(m)
+    u[0] = 0.0
+    return float(fedawe.mixing_rho(delta + (1 - delta) * u))
+
+
+POPULATIONS = {
+    "tiny": [{"delta": d, "m": m, "seed": 0} for d in (0.1, 0.5) for m in (2, 10)],
+    "quick": [
+        {"delta": d, "m": m, "seed": i}
+        for i, d in enumerate((0.05, 0.2, 0.5, 0.9))
+        for m in (2, 5, 20, 50)
+    ],  # fmt: skip
+    "full": [
+        {"delta": d, "m": m, "seed": i}
+        for i, d in enumerate(np.linspace(0.02, 0.98, 9))
+        for m in (2, 3, 5, 10, 20, 50, 100)
+    ],  # fmt: skip
+}
+
+CLAIM = "Xiang et al. (FedAWE), NeurIPS 2024"
+for _name, _title, _parts, _bounds in (
+    ("fedawe-lemma2", "FedAWE Lemma 2: unavailability statistics under the paper's dynamics",
+     (lemma2_settings, lemma2_compute, lemma2_judge, lemma2_plot),
+     tuple(f"{d}_{k}" for d in DYNAMICS for k in ("bound1", "bound2", "predicted"))),
+    ("fedawe-proposition1", "FedAWE Proposition 1: the echo identity on runs",
+     (prop1_settings, prop1_compute, prop1_judge, prop1_plot),
+     tuple(f"{d}_predicted" for d in DYNAMICS)),
+    ("fedawe-lemma4", "FedAWE Lemmas 4 and 1: exact rho of the mixing matrices",
+     (lemma4_settings, lemma4_compute, lemma4_judge, lemma4_plot),
+     tuple(f"{d}_{k}" for d in DYNAMICS for k in ("lemma4", "M_exact", "lemma1"))),
+    ("fedawe-lemma5", "FedAWE Lemma 5: multi-step perturbation, exact on quadratics",
+     (lemma5_settings, lemma5_compute, lemma5_judge, lemma5_plot), ("bound", "predicted")),
+):  # fmt: skip
+    register(Check(_name, _title, f"{CLAIM}: {_title.split(': ')[0][7:]}", *_parts,
+                   bounds=_bounds))  # fmt: skip
+
+register(
+    theorem_check(
+        fedawe.lemma4,
+        population_rho,
+        name="fedawe-lemma4-populations",
+        instances=POPULATIONS,
+        x="m",
+        measured="exact rho (random population above delta)",
+        title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+    )
+)
