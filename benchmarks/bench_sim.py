@@ -90,7 +90,7 @@ QUICK = {
 }  # fmt: skip
 LOCAL_STEPS, BATCH, LR = 5, 32, 0.05
 DEVICE_TARGETS = (2e6, 15e6, 2.0)
-"""Targets on one H100 (issue 14): client-steps/s with 16 and with 1,024 seeds, and seconds
+"""Targets on one H100: client-steps/s with 16 and with 1,024 seeds, and seconds
 for 10^6 clients x 10^3 rounds."""
 
 

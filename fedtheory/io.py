@@ -210,11 +210,12 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     if not path.exists():
         raise FileNotFoundError(path)
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise DamagedFileError(path, "not an .npz archive")
-        with loaded as z:
-            arrays = {k: z[k] for k in z.files}
+        with open(path, "rb") as f:  # closed even when numpy fails half-way
+            loaded = np.load(f, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise DamagedFileError(path, "not an .npz archive")
+            with loaded as z:
+                arrays = {k: z[k] for k in z.files}
     except _UNREADABLE as err:
         raise DamagedFileError(path, f"unreadable ({type(err).__name__}: {err})") from None
     stored = arrays.pop(CHECKSUM_KEY, None)

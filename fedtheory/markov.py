@@ -9,7 +9,8 @@ Chains are finite, time homogeneous, with row-stochastic transition matrices
 with :math:`\lambda_2` the second largest eigenvalue modulus.
 
 Two-state chains have states ``0 = off`` and ``1 = on`` (the state index is the availability
-indicator) and follow CA-Fed's parametrisation (SPEC §3.5): with stationary availability
+indicator) and follow CA-Fed's parametrisation (Sec. III-A, Assumption 1): with stationary
+availability
 :math:`\pi` and second eigenvalue :math:`\lambda`,
 
 .. math:: a=P(\text{on}\to\text{on})=\lambda+(1-\lambda)\pi,\qquad
@@ -127,7 +128,7 @@ def two_state_transitions(pi, lam, owner: str = "two_state_transitions"):
 
 def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
     r"""Inverse of :func:`two_state_transitions`: ``(pi, lam)`` from the transition
-    probabilities, :math:`\lambda=a+b-1`, :math:`\pi=(1-b)/(2-a-b)` (SPEC §3.5, exact), where
+    probabilities, :math:`\lambda=a+b-1`, :math:`\pi=(1-b)/(2-a-b)` (exact), where
     the stay probabilities are :math:`a=` ``p_on_on`` and :math:`b=1-` ``p_off_on``.
 
     The chain must be irreducible: ``p_off_on > 0`` and ``p_on_on < 1``.
@@ -140,7 +141,8 @@ def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fedau_two_state(p, off_on: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(p_on_on, p_off_on)`` of FedAU's Markov participation (SPEC §5.4, ``markov-a``).
+    r"""``(p_on_on, p_off_on)`` of FedAU's Markov participation (the FedAU authors' code,
+    ``markov-a``).
 
     FedAU's code sets :math:`P(\text{off}\to\text{on})=a` and
     :math:`P(\text{on}\to\text{off})=b=a(1/p-1)`; if :math:`b>1` it uses
@@ -332,7 +334,7 @@ def _check_rate(rate: float | None, lambda2: float, owner: str) -> float:
 
 def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = None):
     r"""Closed-form :math:`C_P,T_P` of a two-state chain with stationary ``pi`` and second
-    eigenvalue ``lam`` (SPEC §3.1, derived; tight).
+    eigenvalue ``lam`` (derived; tight).
 
     :math:`P^t=\mathbf 1\pi^\top+\lambda_2^t(I-\mathbf 1\pi^\top)`, so
     :math:`\max_{ij}|P^t_{ij}-\pi_j|=|\lambda_2|^t\max(\pi,1-\pi)`; for any rate
@@ -350,7 +352,7 @@ def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = No
 
 def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingConstants:
     r"""Closed-form :math:`C_P,T_P` for independent two-state chains
-    :math:`P=\bigotimes_kP_k` (SPEC §3.1, derived; an upper bound on the smallest
+    :math:`P=\bigotimes_kP_k` (derived; an upper bound on the smallest
     :math:`C_P`, tight for one chain).
 
     Telescoping a product of entries in [0, 1], and since every entry of
@@ -363,7 +365,7 @@ def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingCon
     :math:`\lambda(P)=\max_k(1+|\lambda_{2,k}|)/2`) and :math:`T_P=0`,
     :math:`C_P=\max_t\min(\lambda^{-t},S(t))` with the decreasing
     :math:`S(t)=\sum_kc_k(|\lambda_{2,k}|/\lambda)^t`; the maximum sits where the increasing
-    :math:`\lambda^{-t}` crosses :math:`S`. So :math:`C_P\le\sum_kc_k\le N` (SPEC's bound).
+    :math:`\lambda^{-t}` crosses :math:`S`. So :math:`C_P\le\sum_kc_k\le N` (a simpler bound).
     """
     owner = "product_mixing_constants"
     pi = check_array(

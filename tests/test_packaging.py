@@ -76,6 +76,10 @@ def test_install_has_fedtheory_validation_license_and_no_top_level_validation(in
     assert "License-Expression: MIT" in metadata and "Classifier: " in metadata
 
 
+def test_install_ships_its_type_hints(installed):
+    assert (installed / "fedtheory" / "py.typed").is_file()  # PEP 561
+
+
 def test_kernels_cache_outside_the_package_so_uninstall_leaves_nothing(installed, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(PYTHONPATH=str(installed), XDG_CACHE_HOME=str(tmp_path / "cache"))

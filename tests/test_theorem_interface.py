@@ -79,7 +79,10 @@ def test_renamed_keywords_still_work_for_one_release_with_a_warning():
     from fedtheory.errors import ParameterError
 
     new = float(e3cs.regret_optimal.evaluate(K=100, k=20, sum_quota=10.0).total)
-    with pytest.warns(DeprecationWarning, match="'K_pool' is deprecated; use 'K'"):
+    with (
+        pytest.warns(DeprecationWarning, match="'K_pool' is deprecated; use 'K'"),
+        pytest.warns(DeprecationWarning, match="'k_sel' is deprecated; use 'k'"),
+    ):
         old = e3cs.regret_optimal.evaluate(K_pool=100, k_sel=20, sum_quota=10.0)
     assert float(old.total) == new
     with pytest.warns(DeprecationWarning, match="'K' is deprecated; use 'K_cut'"):

@@ -26,7 +26,8 @@ BLOCKS = [
 
 
 def test_the_readme_and_the_docs_have_marked_outputs():
-    assert {name for name, _, _ in BLOCKS} == {"README.md", "tightness.md"}
+    # the README is a landing page: the tightness outputs are shown in docs/tightness.md
+    assert "tightness.md" in {name for name, _, _ in BLOCKS}
 
 
 @pytest.mark.parametrize("where, command, text", BLOCKS, ids=[f"{b[0]}:{b[1]}" for b in BLOCKS])

@@ -190,6 +190,12 @@ def test_report_written_and_resume_reuses_data(report_run):
     report = (tmp_path / "report.md").read_text()
     assert "| claim |" in report and "example1-fedavg/figure.png" in report
     assert "--check example1-fedavg --size tiny" in report
+    environment = report[report.index("## Environment") :]
+    for name in ("numba", "matplotlib", "commit", "logical CPUs", "load average"):
+        assert name in environment
+    for name in names:  # each validation's compute time, in its section and the table
+        assert f"| {name} | " in environment
+    assert report.count("Compute time: ") == len(names)
     for name in names:
         assert (tmp_path / name / "figure.png").stat().st_size > 1000
         assert (tmp_path / name / "figure.svg").stat().st_size > 1000

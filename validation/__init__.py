@@ -2,7 +2,7 @@
 
 A check computes its data (no plotting), judges it (verdict rows with measured and bound
 side by side) and plots it; ``validation.runner`` saves, resumes and writes the report.
-Modules are imported in the order of the report (SPEC §8 / issue 7 item 1). Your own
+Modules are imported in the order of the report. Your own
 statement gets the same machinery through :func:`theorem_check` (``custom.py``).
 """
 

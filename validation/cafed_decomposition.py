@@ -1,4 +1,5 @@
-r"""CA-Fed Theorems 1 and 3 along FedAvg trajectories with Markov availability (SPEC §3.2).
+r"""CA-Fed Theorems 1 and 3 along FedAvg trajectories with Markov availability (Rodio et al., Sec.
+III-B).
 
 Random strongly convex quadratic problems with condition numbers :math:`\kappa=L/\mu` from
 well- to ill-conditioned; clients follow two-state Markov chains; the server uses fixed

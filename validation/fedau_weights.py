@@ -1,4 +1,5 @@
-r"""FedAU: the weight-error term against Theorem 3, and the final-error ordering (SPEC §5, §8.5).
+r"""FedAU: the weight-error term against Theorem 3, and the final-error ordering (Wang & Ji,
+Theorems 1 and 3).
 
 * Weight error :math:`W_T=\frac1{NT}\sum_{t<T}\sum_n(p_n\omega_t^n-1)^2` of FedAU's online
   weights (Algorithm 2, cutoff :math:`K`), measured over replicates for growing :math:`T`,

@@ -1,6 +1,6 @@
 r"""One plotting style for every figure of fedtheory (validations, notebooks, README).
 
-Rules it implements (issue 16): every series visible in black and white (colour, marker and
+Rules it implements: every series visible in black and white (colour, marker and
 line style all differ between series, :func:`series`); legends outside the data (one below
 each panel, :func:`panels` + :func:`legend`); ticks of a short log axis at the data's grid
 with plain labels (:func:`log_ticks`); values below a stated floor drawn on the floor and
@@ -16,7 +16,7 @@ Example
 ...     fig = Figure(figsize=(6, 4), layout="constrained")
 ...     (ax,) = plots.panels(fig, 1)
 ...     _ = ax.plot([1, 2, 3], [3, 1, 2], label=r"measured $x_t$", **plots.series(0))
-...     ax.set(xlabel=r"round $t$", ylabel=r"$x_t$ (model units)")
+...     ax.set(xlabel=r"round $t$", ylabel=r"$x_t$ (data units)")
 ...     plots.legend(ax)
 """
 

@@ -26,6 +26,8 @@ import hashlib
 import io
 import json
 import os
+import platform
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -478,6 +480,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
                 if (notes := c.notes(o.data, o.settings) if c.notes else [])
                 else []
             ),
+            Paragraph(_timing(o)),
             Image(c.title, f"{c.name}/figure.png", o.caption),
             Paragraph(f"Vector version: `{c.name}/figure.svg`."),
             Paragraph("Reproduce alone:"),
@@ -487,12 +490,66 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
                 f"bounds/predictions); settings: `{json.dumps(o.settings)}`"
             ),
         ]
-    versions = library_versions()
     blocks += [
         Heading("Environment", anchor="environment"),
-        Paragraph(", ".join(f"{k} {v}" for k, v in versions.items())),
+        Paragraph(", ".join(f"{k} {v}" for k, v in environment().items())),
+        Table(
+            ("validation", "compute time"),
+            tuple((o.check.name, _timing(o).removeprefix("Compute time: ")[:-1]) for o in outcomes),
+        ),
     ]
     return blocks
+
+
+def _timing(o: Outcome) -> str:
+    if o.reused:
+        return "Compute time: none (data reused from an earlier run)."
+    return f"Compute time: {o.seconds:.1f} s."
+
+
+def _commit() -> str:
+    """The git commit of the fedtheory sources (``+ local changes`` when the tree differs
+    from it), or ``unknown`` outside a git checkout."""
+    import fedtheory
+
+    root = Path(fedtheory.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return head + (" + local changes" if dirty else "")
+
+
+def environment() -> dict[str, str]:
+    """What the report's Environment section names: the library versions of the
+    fingerprint, numba and matplotlib, the commit, the machine and its load."""
+    import matplotlib
+    import numba
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        **library_versions(),
+        "numba": numba.__version__,
+        "matplotlib": matplotlib.__version__,
+        "commit": _commit(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} logical CPUs",
+        "load average (1 min) at the end": f"{load[0]:.2f}" if load else "unknown",
+    }
 
 
 CSV_COLUMNS = (
@@ -589,6 +646,7 @@ def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
     results = {
         "size": size,
         "versions": library_versions(),
+        "environment": environment(),
         "validations": [
             {
                 "name": o.check.name,

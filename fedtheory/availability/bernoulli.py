@@ -1,5 +1,5 @@
-r"""Independent Bernoulli availability (FedAU, Wang & Ji, SPEC §5.4 ``bernoulli``; MimiC,
-Sun et al., SPEC §1.5 pattern 2 ``static``).
+r"""Independent Bernoulli availability (FedAU, Wang & Ji, the authors' code's ``bernoulli``;
+MimiC, Sun et al., Sec. 7, pattern 2 ``static``).
 
 Client :math:`k` is available in round :math:`t` with probability :math:`p_k`, independently
 across clients and rounds: :math:`u^t_k\sim\mathcal U[0,1)`, available iff :math:`u^t_k<p_k`.

@@ -1,10 +1,11 @@
-r"""Alternating availability blocks (FedLaAvg, Yan et al., Example 1 and §2.7 of SPEC).
+r"""Alternating availability blocks (FedLaAvg, Yan et al., Example 1 and its experiments).
 
 Time is cut into periods of :math:`t_1+t_2` rounds. Clients of group 1 are available in
 the first :math:`t_1` rounds of every period, clients of group 2 in the next :math:`t_2`.
 The process is deterministic: the seed is accepted for a uniform interface and unused.
 
-FedLaAvg's MNIST day/night pattern (strategy ``number``, SPEC §2.7) is the case
+FedLaAvg's MNIST day/night pattern (strategy ``number`` of the authors'
+``train/prepare_clients.py``) is the case
 :math:`t_1=t_2=E` where group 1 holds the clients of digits :math:`0..D-1`
 (:meth:`AlternatingBlocks.fedlaavg_digits`).
 """
@@ -46,7 +47,8 @@ class AlternatingBlocks(AvailabilityProcess):
     def fedlaavg_digits(
         cls, digits: int, *, num_clients: int = 1000, E: int = 100
     ) -> AlternatingBlocks:
-        r"""FedLaAvg's MNIST pattern (SPEC §2.7): clients ``0 .. N/10*D - 1`` (digits
+        r"""FedLaAvg's MNIST pattern (the authors' ``train/prepare_clients.py``): clients
+        ``0 .. N/10*D - 1`` (digits
         :math:`0..D-1`, :math:`N/10` clients per digit) are available in rounds
         :math:`[0,E)` of every period :math:`2E`, the others in :math:`[E,2E)`."""
         owner = "AlternatingBlocks.fedlaavg_digits"

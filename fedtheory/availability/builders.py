@@ -1,11 +1,12 @@
 r"""Availability populations of the papers' experiments.
 
 * :func:`cafed_population` -- CA-Fed's experimental population (Rodio et al., §VI and
-  SPEC §3.5), in the paper's version and in the authors' code's version.
+  Sec. V-A), in the paper's version and in the authors' code's version.
 * :func:`fedau_participation_probabilities` -- FedAU's participation probabilities
-  (Wang & Ji, SPEC §5.4), to feed :class:`Bernoulli`, :meth:`TwoStateMarkov.fedau` or
+  (Wang & Ji, the authors' ``util/util.py``), to feed :class:`Bernoulli`,
+  :meth:`TwoStateMarkov.fedau` or
   :class:`Cyclic`.
-* :func:`mimic_static_probabilities` -- MimiC's code's five probability levels (SPEC §1.5,
+* :func:`mimic_static_probabilities` -- MimiC's code's five probability levels (Sec. 7,
   pattern 2), to feed :class:`Bernoulli`.
 
 Random population parameters are drawn once from :func:`base.population_rng` (``seed``).
@@ -72,7 +73,7 @@ def cafed_population(
     eps: float = 1e-2,
     seed: int = 0,
 ) -> CaFedPopulation:
-    r"""CA-Fed's experimental availability population (SPEC §3.5).
+    r"""CA-Fed's experimental availability population (Rodio et al., Sec. V-A).
 
     Clients are ordered by data group (first half group 0), then by availability class
     (first half of a group more available, :math:`\pi=1/2+g`; then :math:`\pi=1/2-g`).
@@ -128,7 +129,7 @@ def fedau_participation_probabilities(
     seed: int = 0,
     above_one: str = "raise",
 ) -> np.ndarray:
-    r"""FedAU's participation probabilities (SPEC §5.4, from the code ``util/util.py``).
+    r"""FedAU's participation probabilities (from the authors' code ``util/util.py``).
 
     .. math:: p_n=\max\{p_{\min},\ C\,\bar p\,\langle\kappa_n,q\rangle\},
 
@@ -187,7 +188,7 @@ def fedau_participation_probabilities(
 
 
 def mimic_static_probabilities(num_clients: int, minimum: float) -> np.ndarray:
-    r"""MimiC code's ``static`` levels (SPEC §1.5, pattern 2):
+    r"""MimiC code's ``static`` levels (Sec. 7, pattern 2):
     :math:`p_i=s+(i\bmod5)(1-s)/4`, five levels from ``minimum`` :math:`s` up to 1.
     (The paper instead gives every client the same :math:`p`: use ``Bernoulli`` directly.)
     Not modelled: the code's rule forcing two clients active when fewer are."""

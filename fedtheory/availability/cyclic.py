@@ -1,4 +1,4 @@
-r"""Cyclic participation (FedAU, Wang & Ji, SPEC §5.4 ``cyclic-period``).
+r"""Cyclic participation (FedAU, Wang & Ji, the authors' code's ``cyclic-period``).
 
 Client :math:`k` repeats a cycle of :math:`\mathrm{off}_k` unavailable rounds followed by
 :math:`\mathrm{on}_k` available rounds, with (FedAU's code)

@@ -1,4 +1,4 @@
-r"""Bounded consecutive dropout (MimiC, Sun et al., SPEC §1.5 pattern 1).
+r"""Bounded consecutive dropout (MimiC, Sun et al., Sec. 7, pattern 1).
 
 Client :math:`i` is active in round :math:`t` iff :math:`t\bmod\tau_i=0`, and in every round
 when :math:`\tau_i\in\{0,1\}`; so it is never inactive for more than :math:`\tau_i-1`

@@ -1,10 +1,10 @@
 r"""Online Beta-prior estimators of availability :math:`\pi_k`, the two-state transition
-probabilities and :math:`\lambda_k` (CA-Fed, Rodio et al., §IV "Estimators", SPEC §3.4).
+probabilities and :math:`\lambda_k` (CA-Fed, Rodio et al., Sec. IV-B "Estimators").
 
 The state is a small immutable record of counts per (replicate, client) ``[R, N]``; the
 pure function :func:`update` adds one round's mask. Two read-outs share these counts:
 
-* :func:`estimate` -- the Beta posterior means (SPEC §3.4, derived). With counts
+* :func:`estimate` -- the Beta posterior means (derived). With counts
   :math:`n_{11},n_{10},n_{00},n_{01}` of transitions (from, to) and priors
   :math:`(a_1,b_1)`, :math:`(a_0,b_0)`:
 
@@ -170,7 +170,7 @@ def update(state: AvailabilityCounts, mask_t) -> AvailabilityCounts:
 def estimate(state: AvailabilityCounts, prior: BetaPrior | None = None) -> AvailabilityEstimate:
     r"""Beta posterior means of :math:`\pi`, :math:`a`, :math:`b` and
     :math:`\hat\lambda=\hat a+\hat b-1` (CA-Fed §IV with the correct conditional counts,
-    SPEC §3.4; consistent estimators)."""
+    consistent estimators)."""
     check_instance(state, AvailabilityCounts, "state", "estimate")
     p = BetaPrior() if prior is None else check_instance(prior, BetaPrior, "prior", "estimate")
     pi = (state.on + p.on) / (state.rounds + p.on + p.off)
@@ -237,7 +237,7 @@ def cafed_code_estimate(
 
 def cafed_code_lambda_limit(pi, lam) -> np.ndarray:
     r"""Limit of CA-Fed's published-code :math:`\hat\lambda` on a stationary two-state chain:
-    :math:`\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)` (SPEC §3.4, derived; exact limit)."""
+    :math:`\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)` (derived; exact limit)."""
     pi = check_array(pi, "pi", "cafed_code_lambda_limit", low=0.0, high=1.0)
     lam = check_array(lam, "lam", "cafed_code_lambda_limit", low=-1.0, high=1.0)
     return -2.0 * pi * (1.0 - pi) * (1.0 - lam)

@@ -1,5 +1,5 @@
 r"""Independent two-state Markov availability (CA-Fed, Rodio et al., Assumption 1, §3.5;
-FedAU, Wang & Ji, SPEC §5.4 ``markov-a``).
+FedAU, Wang & Ji, the authors' code's ``markov-a``).
 
 Client :math:`k` follows a two-state chain (states off = 0, on = 1) with stationary
 availability :math:`\pi_k` and second eigenvalue :math:`\lambda_k` (the lag-1
@@ -77,7 +77,7 @@ class TwoStateMarkov(AvailabilityProcess):
 
     @classmethod
     def fedau(cls, p, off_on: float = 0.05) -> TwoStateMarkov:
-        r"""FedAU's Markov participation (SPEC §5.4): :math:`P(\text{off}\to\text{on})=a`,
+        r"""FedAU's Markov participation (the authors' code): :math:`P(\text{off}\to\text{on})=a`,
         stationary :math:`p`, with FedAU's rule :math:`a\leftarrow a/b,\ b\leftarrow 1` when
         :math:`b=a(1/p-1)>1`. See :func:`fedtheory.markov.fedau_two_state`."""
         return cls.from_transitions(*fedau_two_state(p, off_on))

@@ -3,9 +3,9 @@ with exact inclusion probabilities, and the inclusion probabilities of both.
 
 * :func:`successive_sample` draws one client at a time with probability proportional to the
   remaining weights, as MimiC's code (``numpy.random.choice(N, m, replace=False, p=w)``,
-  SPEC §1.5 pattern 3) and E3CS's code (``torch.multinomial(p, k, replacement=False)``,
+  Sec. 7, pattern 3) and E3CS's code (``torch.multinomial(p, k, replacement=False)``,
   E3CS §V-C) do. ⚠ Its inclusion probabilities are **not** proportional to the weights
-  (SPEC §4.3 ⚠3, §7.1); :func:`successive_inclusion_probabilities` gives them exactly.
+  (erratum ``e3cs.sampler``); :func:`successive_inclusion_probabilities` gives them exactly.
 * :func:`capped_inclusion_probabilities` gives :math:`p_i=\min(1,c\,w_i)` with
   :math:`\sum_ip_i=m`, and :func:`systematic_sample` draws exactly ``m`` clients with
   inclusion probabilities exactly :math:`p_i` (what E3CS's analysis assumes, Fact 5).

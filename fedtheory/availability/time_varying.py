@@ -1,4 +1,4 @@
-r"""Time-varying participation with ratio :math:`P` (MimiC, Sun et al., SPEC §1.5 pattern 3).
+r"""Time-varying participation with ratio :math:`P` (MimiC, Sun et al., Sec. 7, pattern 3).
 
 Every round each client draws a weight :math:`w^t_i\sim\mathcal U(w_{\rm low},w_{\rm high})`
 (MimiC's code: :math:`\mathcal U(0.1,1)`), and :math:`m=\lfloor NP\rfloor` clients are

@@ -80,7 +80,7 @@ tv_chi_square = register(
 
 def chi_square_max_ratio_bound(alpha, p) -> float:
     r"""Upper bound :math:`\chi^2_{\alpha\|p}\le\max_k\alpha_k/p_k-1` (from
-    :math:`\chi^2=\sum_k\alpha_k\cdot\alpha_k/p_k-1`, SPEC §3.3 App. E; a bound on CA-Fed
+    :math:`\chi^2=\sum_k\alpha_k\cdot\alpha_k/p_k-1`, CA-Fed App. E; a bound on CA-Fed
     Theorem 1's factor, not in the paper); tight iff :math:`\alpha_k/p_k` is constant on the
     support of :math:`\alpha`; infinite if some :math:`p_k=0<\alpha_k`."""
     a = check_simplex(alpha, "alpha", "chi_square_max_ratio_bound")

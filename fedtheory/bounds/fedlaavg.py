@@ -5,7 +5,7 @@ learning rate :math:`\gamma`), global optimum :math:`x^*=(e_1+e_2)/2`. Availabil
 alternates periodically: client 1 for :math:`t_1` rounds, then client 2 for :math:`t_2`.
 FedAvg then iterates :math:`x_{t+1}-e_i=r(x_t-e_i)` with :math:`r=1-2\gamma`.
 
-Statements (SPEC §2.2), all *exact* (not bounds):
+Statements (FedLaAvg, Example 1, App. C), all *exact* (not bounds):
 
 * ``example1.end_of_period`` -- the period-end iterate converges to :math:`X_B`
   (appendix eq. (16)-(19); journal Theorem 1 = arXiv Theorem 2).
@@ -20,7 +20,7 @@ Statements (SPEC §2.2), all *exact* (not bounds):
 The paper states the divergence for :math:`\gamma<1/2`; the limit cycle exists whenever
 :math:`|r|<1`, i.e. :math:`0<\gamma<1`, which is the hypothesis checked here.
 
-FedLaAvg's own guarantees (SPEC §2.3-2.6; journal numbering in brackets):
+FedLaAvg's own guarantees (arXiv Theorems 1-3, journal appendix; journal numbering in brackets):
 
 * ``fedlaavg.example1.fedlaavg_bound`` -- upper bound (arXiv Theorem 1 [App. G, Theorem 4]):
   with :math:`\gamma=1/(2\sqrt T)`, :math:`(\hat x-x^*)^2\le\frac{f(x_0)-f(x^*)}{\sqrt T}
@@ -143,7 +143,7 @@ time_average = register(
     Theorem(
         "fedlaavg.example1.time_average",
         title="FedLaAvg Example 1: limit-cycle time average",
-        reference=_REF + " [derived, SPEC §2.2]",
+        reference=_REF + " [derived]",
         kind="exact",
         terms={"average": BLOCK_AVERAGE},
         conditions=[_STEP],
@@ -154,7 +154,7 @@ equal_block_amplitude = register(
     Theorem(
         "fedlaavg.example1.equal_block_amplitude",
         title="FedLaAvg Example 1: equal-block oscillation amplitude",
-        reference=_REF + " [derived, SPEC §2.2]",
+        reference=_REF + " [derived]",
         kind="exact",
         terms={"amplitude": EQUAL_BLOCK_AMPLITUDE},
         conditions=[_STEP],

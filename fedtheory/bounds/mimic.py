@@ -13,7 +13,7 @@ and Theorem 1's bound keeps the objective-mismatch term
 computes :math:`\Omega^t` exactly from a problem and an availability realisation.
 
 Exact quantity, no constant: the constants of Theorem 1, of the learning-rate conditions (19)
-and (25) and of Theorem 2's bound (26) were lost with the paper's display math (SPEC §1.2,
+and (25) and of Theorem 2's bound (26) were lost with the paper's display math (MimiC, Sec. 4,
 §1.4) and are deliberately **not** encoded. What is recoverable: Lemma 6's schedule has the
 form :math:`\eta_g^t=a/(t+b)` with :math:`a,b>0` (:func:`lemma6_schedule`), which satisfies
 Corollary 1's :math:`\sum\eta_g^t=\infty`, :math:`\sum(\eta_g^t)^2<\infty`.
@@ -47,22 +47,26 @@ _OWNER = "mimic.objective_bias"
 NOT_CHECKABLE: tuple[tuple[str, str], ...] = (
     (
         "MimiC Lemma 1 (loss decay per iteration)",
-        "its right-hand side's constants were lost with the display math (SPEC §1.2)",
+        "its right-hand side's constants were lost with the display math of MimiC's Sec. 4 "
+        "in the available text",
     ),
     (
         "MimiC Lemma 2 (FedAvg gradient-estimation error)",
-        "only the O(||Omega^t||^2) form survives; the local-drift constants were lost (SPEC §1.2)",
+        "only the O(||Omega^t||^2) form survives; the local-drift constants were lost "
+        "(MimiC, Sec. 4, in the available text)",
     ),
     (
         "MimiC Lemma 3 and Theorem 1 (FedAvg convergence)",
         "the bound's constants and the exact "
-        "mismatch term were lost (SPEC §1.2); errata mimic.remark3.equal_dropout uses "
-        "SPEC's reading",
+        "mismatch term were lost (MimiC, Sec. 4, in the available text); errata "
+        "mimic.remark3.equal_dropout uses "
+        "one reading of it",
     ),
     (
         "MimiC Lemmas 4-5 and Theorem 2 (MimiC convergence, (19)-(26))",
         "the learning-rate "
-        "conditions (19), (25) and the bound (26) lost their constants (SPEC §1.4)",
+        "conditions (19), (25) and the bound (26) lost their constants (MimiC, Sec. 6, in the "
+        "available text)",
     ),
     (
         "MimiC Lemma 6 and Corollaries 1-2",

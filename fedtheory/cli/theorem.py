@@ -55,16 +55,18 @@ def _show(args) -> int:
     print(f"  reference:  {thm.reference}")
     if thm.statement:
         print(f"  statement:  {thm.statement}")
-    print("  terms (the value is their sum):")
+    # plain text throughout: the terms over the parameters' keywords (LaTeX: --latex)
+    plain = {n.symbol: sp.Symbol(p) for p, n in thm.notation.items()}
+    print("  terms (the value is their sum; LaTeX: fedtheory show KEY --latex):")
     for name, expr in thm.terms.items():
-        print(f"    {name} = {sp.sstr(expr)}")
+        print(f"    {name} = {sp.sstr(expr.xreplace(plain))}")
     print("  hypotheses:" + ("" if thm.conditions else " none beyond the parameters' domains"))
     for c in thm.conditions:
         print(f"    {c.text}")
     print("  parameters (fedtheory eval KEY NAME=VALUE ...):")
     width = max(len(p) for p in thm.parameters) if thm.parameters else 0
     for p, n in thm.notation.items():
-        print(f"    {p:{width}s}  symbol {sp.sstr(n.symbol)}, {_domain(n)}: {n.meaning}")
+        print(f"    {p:{width}s}  {_domain(n)}: {n.meaning}")
     return 0
 
 

@@ -132,7 +132,7 @@ class FederatedDataset:
     def label_distribution(self) -> np.ndarray:
         r"""Empirical label distribution :math:`\kappa_k` of every client ``[N, C]`` (FedAU's
         participation probabilities :math:`p_n=\max\{p_{\min},C\bar p\langle\kappa_n,q
-        \rangle\}` use it, SPEC §5.4)."""
+        \rangle\}` use it, the FedAU authors' ``util/util.py``)."""
         if self.num_classes is None:
             raise ParameterError(
                 f"The 'self' parameter of {_OWNER}.label_distribution must have num_classes "

@@ -1,4 +1,4 @@
-r"""Comparators of E3CS's regret (Huang et al., E3CS, Def. 1-2, eqs. (24)-(26); SPEC §4.3).
+r"""Comparators of E3CS's regret (Huang et al., E3CS, Def. 1-2, eqs. (24)-(26)).
 
 For a success matrix :math:`x\in\{0,1\}^{T\times K}` (client :math:`i` would succeed in round
 :math:`t`), fairness quotas :math:`\sigma_t\in[0,k/K]` and residual budgets
@@ -11,7 +11,8 @@ For a success matrix :math:`x\in\{0,1\}^{T\times K}` (client :math:`i` would suc
 
 over :math:`q\ge0`, :math:`\sum_iq_i=1`, :math:`q_i\le u=\min_{t:b_t>0}(1-\sigma_t)/b_t`.
 A **fixed** :math:`q^*` is used: Theorem 1's proof (App. B, (B-C)) only holds for a fixed
-comparator (SPEC §4.3 ⚠2); with constant :math:`\sigma` this is the LP
+comparator (erratum ``e3cs.theorem1.static_comparator``); with constant :math:`\sigma` this is the
+LP
 :math:`\max\sum_t\sum_ip_ix_{i,t}` s.t. :math:`\sum_ip_i=k`, :math:`\sigma\le p_i\le1`.
 The per-round oracle (a dynamic comparator, for which Exp3-type bounds do not hold) takes
 the best allocation of every round separately.
@@ -200,7 +201,7 @@ def per_round_oracle(success, k: int, sigma=0.0) -> np.ndarray:
     :math:`\sum_ip_{i,t}x_{i,t}` over :math:`\sum_ip_{i,t}=k`, :math:`\sigma_t\le p_{i,t}\le1`
     is :math:`\sigma_tn_t+\min\{k-K\sigma_t,\ n_t(1-\sigma_t)\}` (give the residual budget to
     successful clients up to 1). Exact. E3CS's regret bound (27) does **not** hold against
-    it (SPEC §4.3 ⚠2).
+    it (erratum ``e3cs.theorem1.static_comparator``).
 
     ``success [..., T, K]`` -> per-round optimum ``[..., T]``.
     """

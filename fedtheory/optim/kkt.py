@@ -9,7 +9,8 @@ Rodio et al. 2023, App. D, eq. (27): at the optimum of
 
 a water-filling in :math:`\pi_k` (Guideline A: the least available clients get zero weight).
 The exact form has :math:`1/a_k`; the paper's "constant :math:`a`" holds only for equal
-:math:`a_k` (SPEC §3.3 ⚠). [derived] Stationarity gives :math:`c=f_0(q^*)` where
+:math:`a_k` (erratum ``cafed.appD.water_filling``). [derived] Stationarity gives :math:`c=f_0(q^*)`
+where
 :math:`f_0=(\frac12q^\top Aq+B)/\pi^\top q`; with the support fixed to the :math:`m` most
 available clients and :math:`s_j=\sum_{k\le m}\pi_k^j/a_k`, this is the quadratic
 

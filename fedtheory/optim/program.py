@@ -8,27 +8,27 @@ Rodio et al. 2023, App. D: with :math:`s=1/\pi^\top q` and :math:`y=sq`,
 
 (the perspective of a convex quadratic; :math:`s\ge1/Q>0` follows from the constraints since
 :math:`\pi\le1`). Because :math:`p_k=\pi_ky_k`, the bias terms are convex in :math:`(y,s)` too
-(SPEC §3.3): :math:`\chi^2_{\alpha\|p}=\sum_k\frac{\alpha_k^2}{\pi_ky_k}-1` and
+(CA-Fed, App. D): :math:`\chi^2_{\alpha\|p}=\sum_k\frac{\alpha_k^2}{\pi_ky_k}-1` and
 :math:`d_{TV}(\alpha,p)=\tfrac12\|\alpha-\pi\odot y\|_1`. The paper's App. E claims convexity in
 :math:`q`, which is false (see ``tests/test_optim.py``); the program here is DCP in
 :math:`(y,s)`.
 
 DPP parameter mapping (products of parameters are not DPP, so coefficients are pre-multiplied):
 
-=================  ============================================================
-cvxpy parameter    value
-=================  ============================================================
-``sqrt_a [N]``     :math:`\sqrt{A_{kk}}` (so :math:`y^\top Ay=\|\sqrt a\odot y\|^2`)
-``B``, ``C``       :math:`B`, :math:`C`
-``pi [N]``         :math:`\pi`
-``Q``              :math:`Q`
-``chi2_coef [N]``  :math:`w\,\alpha_k^2/\pi_k` (``bias="chi2"``)
-``chi2_shift [N]`` 1 where the coefficient is 0 (:math:`\alpha_k=0` or :math:`w=0`): the
-                   term is then absent and :math:`1/(y_k+1)` lets such clients get zero weight
-``bias_weight``    :math:`w` (the :math:`-w` of :math:`\chi^2`, the TV factor :math:`w/4`)
-``alpha [N]``      :math:`\alpha` (``bias="tv"``)
-``excluded [N]``   1 for clients forced to zero weight (constraint ``excluded * y == 0``)
-=================  ============================================================
+==================  ============================================================
+cvxpy parameter     value
+==================  ============================================================
+``sqrt_a [N]``      :math:`\sqrt{A_{kk}}` (so :math:`y^\top Ay=\|\sqrt a\odot y\|^2`)
+``B``, ``C``        :math:`B`, :math:`C`
+``pi [N]``          :math:`\pi`
+``Q``               :math:`Q`
+``chi2_coef [N]``   :math:`w\,\alpha_k^2/\pi_k` (``bias="chi2"``)
+``chi2_shift [N]``  1 where the coefficient is 0 (:math:`\alpha_k=0` or :math:`w=0`): the
+                    term is then absent and :math:`1/(y_k+1)` lets such clients get zero weight
+``bias_weight``     :math:`w` (the :math:`-w` of :math:`\chi^2`, the TV factor :math:`w/4`)
+``alpha [N]``       :math:`\alpha` (``bias="tv"``)
+``excluded [N]``    1 for clients forced to zero weight (constraint ``excluded * y == 0``)
+==================  ============================================================
 """
 
 from __future__ import annotations

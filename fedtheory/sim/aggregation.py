@@ -8,7 +8,8 @@ callables ``mask -> q``; rules with per-client state (FedAU here, CA-Fed in
 explicit immutable record ``[R, N]`` per field.
 
 FedAU's Algorithm 1 divides by :math:`N`: :math:`x_{t+1}=x_t+\frac\eta N\sum_n
-\omega_t^n\mathbb I_t^n\Delta_t^n`, so its weights are :math:`q=\omega/N` (SPEC §5.1, §5.5):
+\omega_t^n\mathbb I_t^n\Delta_t^n`, so its weights are :math:`q=\omega/N` (FedAU, Algorithm 1 and
+the authors' ``main.py``):
 average-all is :math:`\omega\equiv1`, known participation statistics is
 :math:`\omega_n=1/p_n` (:func:`unbiased_weights` with uniform :math:`\alpha`).
 """
@@ -106,7 +107,8 @@ class AverageParticipating:
 
 
 def average_all(mask: torch.Tensor) -> torch.Tensor:
-    r""":math:`q_k=\mathbb 1_{k\in A_t}/N` (FedAU baseline "average all", SPEC §5.5).
+    r""":math:`q_k=\mathbb 1_{k\in A_t}/N` (FedAU baseline "average all" of the authors'
+    ``main.py``).
 
     ``mask [R, N]`` bool -> ``[R, N]`` float64."""
     return check_mask(mask, "average_all").to(torch.float64) / mask.shape[-1]

@@ -70,7 +70,7 @@ class LocalTraining:
         Project the server model onto the ball of this radius around 0 (CA-Fed (3)).
     full_first_round : bool
         Every client participates in round 0, whatever the mask (MimiC's initialisation;
-        the MimiC code does it for every algorithm, SPEC §1.3).
+        the MimiC code does it for every algorithm).
     """
 
     local_steps: int = 1

@@ -214,8 +214,8 @@ class CaFed(LocalTraining):
         at 0 (module docstring); the code's :math:`\hat F^*` are the true minima.
     trade_off : float
         :math:`\bar\kappa^2\ge0` of §VI-A (code ``bias_const``, default 1).
-    ``local_steps``, ``lr``, ``server_lr``, ``radius``, ... as in
-    :class:`~fedtheory.sim.algorithm.LocalTraining`.
+    local_steps, lr, server_lr, radius, ...
+        As in :class:`~fedtheory.sim.algorithm.LocalTraining`.
 
     Examples
     --------

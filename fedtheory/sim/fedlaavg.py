@@ -1,4 +1,4 @@
-r"""FedLaAvg (Yan et al. 2020, Algorithms 1-2; SPEC §2.4).
+r"""FedLaAvg (Yan et al. 2020, Algorithms 1-2).
 
 Round :math:`t`: among the available clients :math:`\mathcal C^t`, select the :math:`K` that
 have been absent longest (smallest last participation round :math:`T_i`, ties broken by
@@ -9,7 +9,7 @@ one gradient step for Algorithm 1) and the server keeps the latest update of eve
 .. math:: u_i\leftarrow\Delta_t^i,\ T_i\leftarrow t\ (i\in\mathcal B^t),\qquad
           w_{t+1}=w_t+\eta_s\frac1N\sum_{i=1}^Nu_i\quad\text{(eq. (3)-(4))}.
 
-⚠ Appendix Alg. 3 line 13 omits the :math:`1/N`; it is a typo (SPEC §2.4).
+⚠ Appendix Alg. 3 line 13 omits the :math:`1/N`; it is a typo (erratum ``fedlaavg.alg3.line13``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""FedVARP (Jhunjhunwala et al. 2022), as in the FedAU code (SPEC §5.5).
+r"""FedVARP (Jhunjhunwala et al. 2022), as in the FedAU authors' code (``main.py``).
 
 With :math:`\bar u^{\rm old}=\frac1N\sum_ku_k` taken before this round's refresh,
 

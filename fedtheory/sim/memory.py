@@ -1,8 +1,8 @@
 r"""Server memory of the latest update of every client, with its running mean.
 
 MIFA, FedVARP and FedLaAvg keep :math:`u_k` = the last update client :math:`k` reported
-(0 before its first participation) and use :math:`\bar u=\frac1N\sum_ku_k` (SPEC §5.5,
-§2.4, §6). Refreshing the rows of the :math:`M` participants updates the mean in
+(0 before its first participation) and use :math:`\bar u=\frac1N\sum_ku_k` (the FedAU
+authors' code, ``main.py``). Refreshing the rows of the :math:`M` participants updates the mean in
 :math:`O(Md)`, so the cost follows the participants, not :math:`N`.
 """
 

@@ -1,4 +1,5 @@
-r"""MIFA (Gu et al. 2021), as the FedAU and MimiC papers run it (SPEC §1.3, §5.5).
+r"""MIFA (Gu et al. 2021), as the FedAU and MimiC papers run it (MimiC Sec. 7; the FedAU authors'
+code, ``main.py``).
 
 The server stores the latest update :math:`u_k` of every client (0 before its first
 participation) and applies the average over **all** clients:

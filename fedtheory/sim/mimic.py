@@ -1,4 +1,4 @@
-r"""MimiC (Sun, Mao, Zhang 2024, eq. (15)-(16) and Algorithm 1; SPEC §1.3).
+r"""MimiC (Sun, Mao, Zhang 2024, eq. (15)-(16) and Algorithm 1).
 
 Every client :math:`i` has a correction :math:`c_i` (0 until it first participates). In
 round :math:`t`, with participants :math:`\mathcal S_t`,
@@ -7,7 +7,7 @@ round :math:`t`, with participants :math:`\mathcal S_t`,
           v^t=\frac1{|\mathcal S_t|}\sum_{i\in\mathcal S_t}\tilde\Delta_i^t,\qquad
           w_{t+1}=w_t+\eta_g^tv^t,\qquad c_i\leftarrow v^t-\Delta_i^t\ (i\in\mathcal S_t),
 
-so :math:`c_i=v^{\rm last}-\Delta_i^{\rm last}` (one :math:`d`-vector per client, SPEC §6).
+so :math:`c_i=v^{\rm last}-\Delta_i^{\rm last}` (one :math:`d`-vector per client).
 Updates here are :math:`\Delta=y_E-w` (the paper's have the opposite sign and
 :math:`w_{t+1}=w_t-\eta_gv`; the rule is linear, so it is the same algorithm). :math:`v` is
 the update before the server rate, as in (16); the official code has :math:`\eta_g=1`.

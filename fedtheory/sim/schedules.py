@@ -6,9 +6,9 @@ The three families the papers use:
 
 * constant (CA-Fed, FedAU, FedLaAvg experiments);
 * :math:`\eta_t=a/(t+b)` (CA-Fed Theorem 2's decreasing rates; MimiC Lemma 6 builds its
-  global rates in this form, SPEC §1.4);
+  global rates in this form, MimiC Sec. 6);
 * :math:`\eta_t=\max(\eta_0\,\rho^t,\eta_{\min})` (MimiC's official code: local rate
-  ``lr * lr_decay**t`` floored at ``1e-5``, SPEC §1.3).
+  ``lr * lr_decay**t`` floored at ``1e-5``, MimiC's code).
 """
 
 from __future__ import annotations

@@ -147,12 +147,12 @@ def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = 
     dev = np.abs(a - b)
     ok = dev <= rtol * np.abs(b) + atol
     if not np.all(ok):
+        score = np.nan_to_num(dev, nan=np.inf)  # a NaN side fails with an infinite deviation
         tol = (
             f"{_tolerance(rtol, TIGHT_RTOL, 'TIGHT_RTOL')}, "
             f"{_tolerance(atol, ZERO_ATOL, 'ZERO_ATOL')}; "
-            f"largest |measured - expected| {float(np.nanmax(np.where(ok, 0, dev))):.3g}"
+            f"largest |measured - expected| {float(np.max(np.where(ok, 0, score))):.3g}"
         )
-        score = np.nan_to_num(dev, nan=np.inf)
         raise AssertionError(_message("equality fails", ok, score, a, b, "expected", tol))
 
 

@@ -5,26 +5,26 @@ Every public function checks its arguments (``ParameterError``) and returns a hy
 strategy. Problems, data and processes are imported when a value is drawn, so importing
 this module stays light.
 
-=============================  ============================================================
-strategy                       draws
-=============================  ============================================================
-``probabilities``              one probability in [0.02, 0.98] (a constant strategy)
-``participation_probabilities`` Bernoulli probabilities ``p [N]``
-``simplex(n)``                 positive weights summing to one (``near_degenerate=True``
-                               mixes in weights of 1e-12..1e-6 and dominant clients)
-``quadratic_problems``         strongly convex quadratics with ``kappa`` in a given range
-``least_squares_problems``     ridge least squares on heterogeneous Gaussian data
-``logistic_problems``          ridge logistic regression (binary labels)
-``federated_datasets``         small data sets with uneven client sizes
-``two_state_chains``           feasible CA-Fed pairs ``(pi, lambda)``
-``stochastic_matrices``        primitive stochastic matrices ``[n, n]``
-``cyclic_patterns``            FedAU's cyclic participation (``Cyclic``)
-``block_patterns``             FedLaAvg's alternating blocks (``AlternatingBlocks``)
-``step_schedules``             decreasing step sizes ``a / (t + b)^c``
-``quota_schedules``            E3CS fairness quotas ``sigma_t`` in [0, k/K]
-``weight_instances``           CA-Fed App. D weight programs
-``e3cs_allocation_inputs``     inputs of E3CS's ProbAlloc
-=============================  ============================================================
+=================================  ============================================================
+strategy                           draws
+=================================  ============================================================
+``probabilities``                  one probability in [0.02, 0.98] (a constant strategy)
+``participation_probabilities``    Bernoulli probabilities ``p [N]``
+``simplex(n)``                     positive weights summing to one (``near_degenerate=True``
+                                   mixes in weights of 1e-12..1e-6 and dominant clients)
+``quadratic_problems``             strongly convex quadratics with ``kappa`` in a given range
+``least_squares_problems``         ridge least squares on heterogeneous Gaussian data
+``logistic_problems``              ridge logistic regression (binary labels)
+``federated_datasets``             small data sets with uneven client sizes
+``two_state_chains``               feasible CA-Fed pairs ``(pi, lambda)``
+``stochastic_matrices``            primitive stochastic matrices ``[n, n]``
+``cyclic_patterns``                FedAU's cyclic participation (``Cyclic``)
+``block_patterns``                 FedLaAvg's alternating blocks (``AlternatingBlocks``)
+``step_schedules``                 decreasing step sizes ``a / (t + b)^c``
+``quota_schedules``                E3CS fairness quotas ``sigma_t`` in [0, k/K]
+``weight_instances``               CA-Fed App. D weight programs
+``e3cs_allocation_inputs``         inputs of E3CS's ProbAlloc
+=================================  ============================================================
 
 Values drawn inside a catalogue theorem's hypotheses: :func:`fedtheory.testing.theorem_values`.
 """

@@ -52,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -272,8 +273,19 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
         if point.evaluation.violated:
             raise _Violation(point)
 
+    from hypothesis.errors import HypothesisDeprecationWarning
+
     try:
-        probe()
+        with warnings.catch_warnings():
+            # hypothesis compares the global `random` state before and after each draw; the
+            # strategy draws only integers and floats, but in a Dask worker (validate
+            # --workers) the worker's own threads use `random` meanwhile: a false alarm
+            warnings.filterwarnings(
+                "ignore",
+                message="Do not use the `random` module inside strategies",
+                category=HypothesisDeprecationWarning,
+            )
+            probe()
     except _Violation as found:
         return found.point
     return None

@@ -373,7 +373,7 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
     one available client per iteration, exact gradients) on Example 1 with
     :math:`\gamma=1/(2\sqrt T)`: :math:`x_{t+1}=x_t-\frac\gamma2(g_1+g_2)`, where client
     :math:`i(t)` (1 for the first :math:`t_1` iterations of each period, then 2) refreshes
-    its cached gradient :math:`g_i=2(x_t-e_i)`; both caches start at 0 (SPEC §2.4, as
+    its cached gradient :math:`g_i=2(x_t-e_i)`; both caches start at 0 (FedLaAvg, Algorithms 1-2, as
     ``fedtheory.sim.FedLaAvg``). :math:`\hat x=\arg\min_{x_t}f(x_t)` includes :math:`x_0`,
     as the validation ``example1-algorithms`` does."""
     owner = "fedlaavg_example1_error"

@@ -5,7 +5,8 @@ marginals; successive, the paper code's) are shared with the availability proces
 :mod:`fedtheory.availability.sampling`.
 
 Every function works on a batch of replicates: log-weights ``[R, K]`` give probabilities
-``[R, K]`` and selection masks ``[R, K]``. Weights are kept as :math:`\log w` (SPEC §7.1):
+``[R, K]`` and selection masks ``[R, K]``. Weights are kept as :math:`\log w` (E3CS, ProbAlloc,
+Sec. V):
 with :math:`\sigma_t=0` the estimator :math:`\hat x=x/p` is unbounded and :math:`w` itself
 overflows within a few hundred rounds.
 """
@@ -69,7 +70,7 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     :math:`\Psi=w/(1-\sigma)`, read here as :math:`w_j\le(1-\sigma)\alpha_t`). The test at
     :math:`m=k-1` reads :math:`1-(K-k)\sigma\le1` and always holds, so :math:`m\le k-1`.
     Ratios :math:`w_{(j)}/U_m` are computed as ``exp(log w - logsumexp)``, never from
-    :math:`w`, so the degenerate limit of SPEC §7.1 (with :math:`\sigma=0`, :math:`k`
+    :math:`w`, so the degenerate limit of ProbAlloc (E3CS Sec. V) (with :math:`\sigma=0`, :math:`k`
     weights dominating until the others underflow: (23) has no finite :math:`\alpha_t`) comes
     out exactly as its limit: :math:`p=1` on the top :math:`k`, :math:`p=0` elsewhere.
     Exact (not a bound).

@@ -3,7 +3,7 @@ r"""Client selectors for volatile clients: E3CS and its baselines FedCS, Random 
 
 A selector picks exactly :math:`k` of :math:`K` clients per round for ``R`` replicates at once
 and keeps its per-client state in an immutable record (E3CS: one log-weight per client,
-SPEC §6). The selected clients then succeed or fail (:math:`x_{i,t}`, an availability mask);
+E3CS Sec. V). The selected clients then succeed or fail (:math:`x_{i,t}`, an availability mask);
 ``update`` sees the outcome of the selected clients only. The math lives in
 :mod:`fedtheory.sim.selection`.
 """

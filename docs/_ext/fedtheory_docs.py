@@ -1,0 +1,305 @@
+"""Sphinx extension of fedtheory's docs: pages generated from the code at build time.
+
+* ``theorems/``: one page per catalogue theorem (statement in LaTeX from its sympy terms,
+  hypotheses, parameters with meaning and domain, kind, reference, errata), written when the
+  builder starts, so a page can never disagree with ``fedtheory.bounds.CATALOGUE``.
+* ``notebooks/``: the notebooks of the repository, copied to be executed by myst-nb.
+* the ``fedtheory-output`` directive: runs a ``fedtheory`` command and shows the command
+  and what it printed, so a page shows the current code's output, never a pasted one;
+  ``fedtheory-validation NAME`` does the same for a validation's verdict rows and figure.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import sympy as sp
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+ROOT = Path(__file__).resolve().parents[2]
+_KIND = {"upper bound": "Upper bound", "exact": "Exact", "limit": "Limit", "order": "Order"}
+_REL = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "!=": r"\ne"}
+_LHS = {"upper bound": "bound", "exact": "value", "limit": "limit", "order": "rate"}
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Write only on change, so that Sphinx rebuilds only pages whose source changed."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _domain(n) -> str:
+    low = "-\\infty" if n.low is None else f"{n.low:g}"
+    high = "\\infty" if n.high is None else f"{n.high:g}"
+    left = "(" if n.low is None or n.low_open else "["
+    right = ")" if n.high is None or n.high_open else "]"
+    where = f"{left}{low}, {high}{right}"
+    return ("integer in " if n.integer else "real in ") + f"${where}$"
+
+
+def _plain(text: str) -> str:
+    """Plain text with Markdown's active characters escaped (``w^*``, ``F_k`` stay as typed)."""
+    return re.sub(r"([\\`*_\[\]<>|$])", r"\\\1", text)
+
+
+def errata_rows() -> list[tuple[str, ...]]:
+    """The summary table of ``validation/ERRATA.md``: (key, place, class, verdict)."""
+    text = (ROOT / "validation" / "ERRATA.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and re.fullmatch(r"`[\w.]+`", cells[0]):
+            rows.append((cells[0].strip("`"), *cells[1:4]))
+    return rows
+
+
+def validations_of() -> dict[str, list[str]]:
+    """For each catalogue key, the registered validations whose module evaluates the
+    theorem (by any name its paper's module gives it, e.g. ``fedlaavg.end_of_period``)."""
+    import importlib
+    import inspect
+
+    from fedtheory.bounds import CATALOGUE
+    from fedtheory.validation.registry import CHECKS
+
+    sources = {
+        name: Path(inspect.getmodule(check.compute).__file__).read_text(encoding="utf-8")
+        for name, check in CHECKS.items()
+    }
+    found = {}
+    for key, thm in CATALOGUE.items():
+        paper, rest = key.split(".", 1)
+        module = importlib.import_module(f"fedtheory.bounds.{paper}")
+        names = {a for a in dir(module) if getattr(module, a) is thm} | {rest}
+        uses = [re.compile(rf"\b{paper}\.{re.escape(a)}\b(?!\.\w)") for a in names]
+        uses += [re.compile(rf"\b{paper}\.{re.escape(a)}\.(evaluate|reference)\b") for a in names]
+        found[key] = sorted(n for n, text in sources.items() if any(u.search(text) for u in uses))
+    return found
+
+
+def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> str:
+    """One theorem's page (MyST Markdown)."""
+    lines = [
+        f"# `{thm.key}`: {_plain(thm.title)}",
+        "",
+        f"**Kind:** {_KIND[thm.kind]}. **Reference:** {_plain(thm.reference)}.",
+        "",
+    ]
+    if thm.statement:
+        lines += [
+            "## Statement",
+            "",
+            "As the paper states it (plain text):",
+            "",
+            "```text",
+            thm.statement,
+            "```",
+            "",
+        ]
+    lines += [
+        "## Formula",
+        "",
+        "What `evaluate` computes, each term named (the value is their sum):",
+        "",
+        "$$",
+        rf"\text{{{_LHS[thm.kind]}}} = {thm.latex()}",
+        "$$",
+        "",
+        "## Hypotheses",
+        "",
+    ]
+    if thm.conditions:
+        lines.append("Checked by `evaluate` (a `HypothesisViolation` names the one that fails):")
+        lines.append("")
+        for c in thm.conditions:
+            lhs, rhs = sp.latex(sp.sympify(c.lhs)), sp.latex(sp.sympify(c.rhs))
+            lines.append(f"- ${lhs} {_REL[c.rel]} {rhs}$ (`{c.text}`)")
+    else:
+        lines.append("None beyond the parameters' domains.")
+    lines += [
+        "",
+        "## Parameters",
+        "",
+        "Keywords of `evaluate`, with symbol, domain and meaning:",
+        "",
+    ]
+    for p, n in thm.notation.items():
+        lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {_plain(n.meaning)}")
+    mine = [e for e in errata if e[0] == thm.key or e[0].startswith(thm.key + ".")]
+    lines += ["", "## Errata", ""]
+    if mine:
+        for key, place, cls, verdict in mine:
+            lines.append(f"- `{key}` ({place}): {cls}, {verdict}.")
+        lines.append("")
+        lines.append("Each entry's instance and numbers: {doc}`../errata`.")
+    else:
+        lines.append("No erratum of the {doc}`errata page <../errata>` is about this statement.")
+    lines += ["", "## In the validation report", ""]
+    if validations:
+        lines.append(
+            "Evaluated by these validations; their verdict rows, figure and caption are in the "
+            "report's section of the same name ({doc}`../guide/report`):"
+        )
+        lines.append("")
+        for name in validations:
+            lines.append(
+                f"- `{name}`: `fedtheory validate --check {name} --size quick --out results`"
+            )
+    else:
+        lines.append("No validation of the report evaluates this statement.")
+    lines += [
+        "",
+        "## Use it",
+        "",
+        "```python",
+        "from fedtheory.bounds import CATALOGUE",
+        "",
+        f'theorem = CATALOGUE["{thm.key}"]',
+        "help(theorem)  # this page's content as text",
+        "theorem.evaluate(...)  # the keywords above; returns the terms and their total",
+        "```",
+        "",
+        "```bash",
+        f"fedtheory show {thm.key}           # plain text",
+        f"fedtheory show {thm.key} --latex   # LaTeX",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_theorem_pages(srcdir: Path) -> None:
+    from fedtheory.bounds import CATALOGUE
+
+    folder = srcdir / "theorems"
+    errata = errata_rows()
+    validations = validations_of()
+    keys = sorted(CATALOGUE)
+    for stale in (
+        set(folder.glob("*.md")) - {folder / f"{k}.md" for k in keys} - {folder / "index.md"}
+    ):
+        stale.unlink()
+    for key in keys:
+        page = theorem_page(CATALOGUE[key], errata, validations[key])
+        _write_if_changed(folder / f"{key}.md", page)
+    by_paper: dict[str, list[str]] = {}
+    for key in keys:
+        by_paper.setdefault(key.split(".")[0], []).append(key)
+    index = [
+        "# Theorem catalogue",
+        "",
+        "One page per statement of `fedtheory.bounds.CATALOGUE` (`fedtheory list`), generated",
+        "from the code when the site is built. **Kind**: *Upper bound* (the measured quantity",
+        "must not exceed it), *Exact* (an identity), *Limit* (a limit value), *Order* (a rate",
+        "up to unstated constants, not checkable numerically).",
+        "",
+    ]
+    for paper, members in by_paper.items():
+        index += [f"## {paper}", ""]
+        for key in members:
+            thm = CATALOGUE[key]
+            index.append(
+                f"- [`{key}`]({key}.md): {_plain(thm.title)} ({thm.kind}; {_plain(thm.reference)})"
+            )
+        index.append("")
+    index += ["```{toctree}", ":hidden:", "", *keys, "```", ""]
+    _write_if_changed(folder / "index.md", "\n".join(index))
+
+
+def copy_notebooks(srcdir: Path) -> None:
+    folder = srcdir / "notebooks"
+    folder.mkdir(exist_ok=True)
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        target = folder / nb.name
+        if not target.exists() or target.read_bytes() != nb.read_bytes():
+            shutil.copyfile(nb, target)
+
+
+class FedtheoryOutput(SphinxDirective):
+    """``fedtheory-output``: the command (its argument) and what it prints now."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    option_spec = {"figure": directives.unchanged_required}  # a PNG the command wrote
+
+    def run(self):
+        args = shlex.split(self.arguments[0])
+        if not args or args[0] != "fedtheory":
+            raise self.error("fedtheory-output runs fedtheory commands only")
+        done = subprocess.run(
+            [sys.executable, "-m", "fedtheory", *args[1:]],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode not in (0, 1):
+            raise self.error(f"{self.arguments[0]} failed:\n{done.stderr}")
+        text = f"$ {self.arguments[0]}\n{done.stdout.rstrip()}"
+        block = nodes.literal_block(text, text)
+        block["language"] = "console"
+        if "figure" not in self.options:
+            return [block]
+        path = (ROOT / self.options["figure"]).resolve()
+        if not path.is_file():
+            raise self.error(f"{self.arguments[0]} wrote no {self.options['figure']}")
+        image = nodes.image(uri="/" + str(path.relative_to(Path(self.env.srcdir))))
+        return [block, image]
+
+
+class FedtheoryValidation(SphinxDirective):
+    """``fedtheory-validation NAME``: run a validation at the quick size (its data is reused
+    while the code does not change) and show its verdict rows, figure and caption."""
+
+    required_arguments = 1
+
+    def run(self):
+        from fedtheory.validation import runner
+
+        name = self.arguments[0]
+        out = Path(self.env.srcdir) / "_build" / "validation"
+        outcome = runner.run([name], out, size="quick", progress=lambda message: None)[0]
+        table = nodes.table()
+        group = nodes.tgroup(cols=3)
+        table += group
+        group += [nodes.colspec(colwidth=w) for w in (6, 3, 1)]
+        head, body = nodes.thead(), nodes.tbody()
+        group += [head, body]
+
+        def row(cells):
+            r = nodes.row()
+            for c in cells:
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=c)
+                r += entry
+            return r
+
+        head += row(("claim", "measured vs bound", "verdict"))
+        for r in outcome.rows:
+            body += row((r.claim, f"{r.measured:.4g} {r.relation} {r.bound:.4g}", r.verdict.value))
+        figure = nodes.figure()
+        figure += nodes.image(uri=f"/_build/validation/{name}/figure.png")
+        figure += nodes.caption(text=outcome.caption)
+        return [table, figure]
+
+
+def _generate(app) -> None:
+    srcdir = Path(app.srcdir)
+    write_theorem_pages(srcdir)
+    copy_notebooks(srcdir)
+
+
+def setup(app):
+    app.connect("builder-inited", _generate)
+    app.add_directive("fedtheory-output", FedtheoryOutput)
+    app.add_directive("fedtheory-validation", FedtheoryValidation)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

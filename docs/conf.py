@@ -1,0 +1,51 @@
+"""Sphinx configuration of fedtheory's documentation (built by ``./scripts/docs``)."""
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import fedtheory  # noqa: E402
+
+project = "fedtheory"
+author = "fedtheory contributors"
+copyright = "fedtheory contributors (MIT licence)"
+release = version = fedtheory.__version__
+
+extensions = [
+    "myst_nb",  # MyST Markdown pages and notebooks (includes myst_parser)
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",  # the NumPy-style docstrings
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 served from _static: math renders without network
+    "fedtheory_docs",  # generated theorem pages, notebooks, the fedtheory-output directive
+]
+myst_enable_extensions = ["dollarmath", "amsmath", "deflist"]
+myst_heading_anchors = 3
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints"]
+
+# The notebooks are stored without outputs and executed at build time; the cache keeps a
+# rebuild fast while the notebooks do not change (FEDTHEORY_DOCS_EXECUTE=off skips them).
+nb_execution_mode = os.environ.get("FEDTHEORY_DOCS_EXECUTE", "cache")
+nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
+nb_execution_timeout = 600
+nb_execution_in_temp = True  # files a notebook writes go to a temporary folder
+nb_execution_raise_on_error = True
+nb_merge_streams = True
+
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+napoleon_use_ivar = True  # "Attributes" sections as fields, not a second description
+# unqualified names in docstrings (e.g. ``C``) that several classes define: Sphinx picks one
+suppress_warnings = ["ref.python"]
+
+html_theme = "alabaster"
+html_title = f"fedtheory {release}"
+html_theme_options = {"description": "Federated-learning theory checked against experiment"}

@@ -1,0 +1,112 @@
+"""The documentation site builds without warnings and renders in a browser.
+
+The site is built once per session exactly as ``./scripts/docs`` builds it (Sphinx, warnings
+as errors, notebooks executed), into a temporary folder. Headless Chromium then opens every
+page and checks that it loads, that MathJax (served from the site itself, no network) typeset
+its math without errors, and that every image decoded.
+
+Chromium is Debian's package: if it is missing the test installs it with apt-get (CI runs as
+root) and skips, saying why, only when that is impossible.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx", reason="the docs extra: pip install -e .[docs]")
+pytest.importorskip("myst_nb", reason="the docs extra: pip install -e .[docs]")
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q"]
+        + ["docs", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-6000:]
+    return out
+
+
+def test_there_is_a_page_for_every_catalogue_theorem(site):
+    from fedtheory.bounds import CATALOGUE
+
+    for key, theorem in CATALOGUE.items():
+        page = (site / "theorems" / f"{key}.html").read_text(encoding="utf-8")
+        assert theorem.title.split(":")[0] in page and theorem.kind.capitalize() in page
+
+
+def test_the_site_serves_mathjax_itself(site):
+    page = (site / "theorems" / "cafed.theorem1.html").read_text(encoding="utf-8")
+    assert 'src="../_static/mathjax/tex-chtml.js"' in page
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    assert not any("cdn.jsdelivr" in p.read_text(encoding="utf-8") for p in site.glob("**/*.html"))
+
+
+def _chromium() -> str:
+    """Path of a Chromium binary, installed with apt-get if needed; skips if impossible."""
+    found = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+    if found:
+        return found
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("no Chromium and no way to install it here (needs root and apt-get)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    steps = (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"])
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, env=env, timeout=900)
+        if done.returncode != 0:
+            pytest.skip(f"Chromium could not be installed ({' '.join(step)}): {done.stderr[-300:]}")
+    return shutil.which("chromium") or pytest.skip("apt-get installed no chromium binary")
+
+
+def test_every_page_renders_its_math_and_images_in_a_browser(site):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
+    pages = sorted(site.glob("**/*.html"))
+    pages = [
+        p
+        for p in pages
+        if p.parent.name not in {"_static", "_sources"}
+        and p.name not in {"search.html", "genindex.html", "py-modindex.html"}
+    ]
+    problems: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        page = browser.new_page()
+        failed: list[str] = []
+        page.on("requestfailed", lambda r: failed.append(r.url))
+        checked_math = 0
+        for path in pages:
+            failed.clear()
+            page.goto(path.as_uri(), wait_until="load")
+            name = str(path.relative_to(site))
+            if page.evaluate("document.querySelector('.math') !== null"):
+                page.wait_for_function("window.MathJax && MathJax.startup", timeout=30_000)
+                page.evaluate("MathJax.startup.promise")
+                typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
+                errors = page.evaluate("document.querySelectorAll('mjx-merror').length")
+                if typeset == 0 or errors:
+                    problems.append(f"{name}: {typeset} formulas typeset, {errors} errors")
+                checked_math += 1
+            broken = page.evaluate(
+                "[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+                ".map(i => i.src)"
+            )
+            problems += [f"{name}: image not rendered {src}" for src in broken]
+            problems += [f"{name}: failed to load {url}" for url in failed]
+        browser.close()
+    assert not problems, "\n".join(problems)
+    assert checked_math >= 10  # the theorem pages at least
