@@ -383,3 +383,18 @@ def test_benchmark_runs_at_quick_size(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "Gram" in lines[0] and len(lines) == 1 + len(bench.QUICK)
     assert all("verified" in line for line in lines[1:])
+
+
+def test_tightness_table_exact_column_lies_between_the_search_and_the_bound():
+    """The tightness validation's exact worst case (PEP) at the worst instance's setting of
+    FedLaAvg's Example 1 bound: no instance the search finds exceeds it, and the bound
+    (a theorem that holds) is at least it; families PEP cannot express stay empty."""
+    from fedtheory.validation import tightness
+
+    key = "fedlaavg.example1.fedlaavg_bound"
+    s = {**tightness.settings("tiny"), "keys": [key, "cafed.theorem1"]}
+    data = tightness.compute(s)
+    exact, measured, bound = (float(data[k][0]) for k in ("exact", "measured", "bound"))
+    assert np.isfinite(exact) and np.isnan(data["exact"][1])
+    assert measured <= exact * (1 + 1e-5) and exact <= bound * (1 + 1e-9)
+    assert "exact worst case (PEP)" in tightness.notes(data, s)[0]

@@ -15,6 +15,11 @@ give each worst instance's key constants and what is proved about the supremum (
 approached, or unknown), with "proved supremum s, reached r" for every family that has one
 (CA-Fed Theorems 1 and 3, TV vs chi-square; the figure marks it): a worst ratio well below
 a proved supremum says the budget was too small, not that the bound is loose.
+
+Where performance estimation applies (a deterministic method under a fixed participation
+pattern: :func:`fedtheory.pep.exact_worst_case_for`), the table adds the *exact worst case*
+over the bound's whole function class at the worst instance's setting, so that bound / exact
+is the bound's exact looseness there and measured / exact says how close the search came.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 
 import numpy as np
 
+from fedtheory.pep import exact_worst_case_for
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
 from fedtheory.tightness.families import CATALOGUE_KEYS
 from fedtheory.validation import plots
@@ -51,6 +57,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     out: dict[str, list] = {k: [] for k in keys}
     out["instance"] = []
     out["attained"] = []
+    out["exact"] = []  # exact worst case by PEP at the worst instance's setting, or NaN
     for key in s["keys"]:
         family = FAMILIES[key]
         budget = s["monte_carlo_budget"] if family.monte_carlo else s["budget"]
@@ -65,6 +72,8 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         out["budget"].append(budget)
         out["evaluations"].append(result.evaluations)
         out["attained"].append(result.attained)
+        exact = exact_worst_case_for(key, dict(ev.constants))
+        out["exact"].append(np.nan if exact is None else exact)
         out["instance"].append(
             json.dumps({"integers": dict(result.worst.integers), **dict(ev.constants)})
         )
@@ -117,6 +126,13 @@ def notes(data, s) -> list[str]:
             head = f"proved supremum {sup:.4g}, reached {ratio:.4g}"
         if bool(data["attained"][i]):
             head += " (attained: measured = bound within the rounding floor)"
+        exact = float(data["exact"][i]) if "exact" in data else float("nan")
+        if np.isfinite(exact):
+            bound, measured = float(data["bound"][i]), float(data["measured"][i])
+            head += (
+                f"; exact worst case (PEP) {exact:.6g} at this setting: bound / exact "
+                f"{format_ratio(bound, exact)}, measured / exact {format_ratio(measured, exact)}"
+            )
         lines.append(
             f"`{key}`: {head} after {int(data['evaluations'][i])} "
             f"evaluations (budget {int(data['budget'][i])}, seed {s['seed']}). "
