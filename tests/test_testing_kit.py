@@ -321,3 +321,24 @@ def test_upper_bound_assertion_takes_the_rounding_floor_as_atol():
     assert_upper_bound(_gd_distance(1.0, 5, 2.0).value, 0.0, atol=floor)
     with pytest.raises(AssertionError, match="rounding floor up to"):
         assert_upper_bound(2 * floor, 0.0, atol=floor)
+
+
+@pytest.mark.parametrize(
+    "fixed", [{"D0": 0.0}, {"h": 1.0}, {}], ids=["x0=x*", "eta_mu=1", "inside"]
+)
+def test_tightness_search_finds_no_counterexample_to_the_true_gd_rate(fixed):
+    # the same rounding that check_theorem accepts within its floor is no counterexample to
+    # the search either (it maximises measured / (bound + floor))
+    from fedtheory.tightness import search, theorem_family
+
+    family = theorem_family(TRUE_GD, _gd_distance, fixed=fixed, ranges={"T": (1, 60)})
+    result = search(family, budget=60, seed=0)
+    assert result.counterexample is None and result.ratio <= 1.0 + 1e-9
+
+
+def test_tightness_search_finds_the_rate_one_minus_two_eta_mu_false():
+    from fedtheory.tightness import search, theorem_family
+
+    family = theorem_family(FALSE_GD, _gd_distance, ranges={"T": (1, 60)})
+    result = search(family, budget=60, seed=0)
+    assert result.counterexample is not None and result.ratio > 1.0

@@ -53,8 +53,10 @@ def theorem_family(
         An upper bound (catalogue or your own); the family judges it at every point.
     measure : callable
         The quantity the theorem bounds, computed independently: ``measure(**values) ->
-        float``, or with ``replicates`` ``measure(**values, replicates=R, seed=s) -> [R]``
-        (i.i.d. replicates; the family compares their mean's 95% confidence interval).
+        float`` (or a :class:`fedtheory.verdict.Measured`, whose ``scale`` sets the
+        rounding floor where the value can be rounding away from 0), or with ``replicates``
+        ``measure(**values, replicates=R, seed=s) -> [R]`` (i.i.d. replicates; the family
+        compares their mean's 95% confidence interval).
     ranges : dict, optional
         ``name -> (low, high)``: the box searched for a parameter (inside its domain);
         integer parameters are searched over the integers of their box.
@@ -111,10 +113,14 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
+        from fedtheory.verdict import Measured, mean_confidence_interval
+
         if replicates is None:
-            measured = float(np.asarray(measure(**values), dtype=float))
-            return Measurement(measured, values, magnitude=abs(measured))
-        from fedtheory.verdict import mean_confidence_interval
+            out = measure(**values)
+            # a Measured carries the magnitude of its computation (its rounding floor)
+            scale = abs(float(out.scale)) if isinstance(out, Measured) else 0.0
+            measured = float(np.asarray(out.value if isinstance(out, Measured) else out, float))
+            return Measurement(measured, values, magnitude=max(abs(measured), scale))
 
         samples = np.asarray(measure(**values, replicates=replicates, seed=seed), dtype=float)
         if samples.shape != (replicates,):
