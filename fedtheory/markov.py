@@ -159,8 +159,10 @@ def fedau_two_state(p, off_on: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     owner = "fedau_two_state"
     p = check_array(p, "p", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     a = check_real(off_on, "off_on", owner, low=0.0, high=1.0, low_open=True)
-    b = a * (1.0 / p - 1.0)
-    a_eff = np.where(b > 1.0, a / np.maximum(b, 1.0), a)
+    with np.errstate(over="ignore"):  # p near 0 (a denormal): b = inf, handled below
+        b = a * ((1.0 - p) / p)
+    # when b > 1: a / b = p / (1 - p), written without b so that it stays finite
+    a_eff = np.where(b > 1.0, p / (1.0 - p), a)
     b_eff = np.minimum(b, 1.0)
     return 1.0 - b_eff, a_eff
 

@@ -429,8 +429,9 @@ def _final(verdict: Verdict, assumptions_hold: bool) -> Verdict:
 
 
 def _ratios(value: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    """value/bound at every point (``inf`` where the bound is 0 and the value positive)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    """value/bound at every point (``inf`` where the bound is 0 and the value positive, or
+    where the ratio overflows)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(bound != 0, value / bound, np.where(value > 0, np.inf, 0.0))
 
 
@@ -622,7 +623,7 @@ def compare_mean_equal(
         ci.low, ci.high, p, np.maximum(mg, 0.0) if margin is not None else mg
     )
     worst = int(codes.max())
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         score = np.abs(ci.mean - p) / np.maximum(ci.high - ci.low, np.finfo(float).tiny)
     i = int(np.argmax(np.where(codes == worst, np.nan_to_num(score, nan=np.inf), -np.inf)))
     verdict = _CODES[worst]

@@ -125,7 +125,7 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     floor = np.broadcast_to(floor, a.shape)
     ok = a <= b + rtol * np.abs(b) + floor
     if not np.all(ok):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
         tol = _tolerance(rtol, BOUND_RTOL, "BOUND_RTOL")
         if np.any(floor > 0):
