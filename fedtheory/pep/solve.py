@@ -12,6 +12,7 @@ the certificate's checks and what the replay needs.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -223,13 +224,17 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
     for name in solvers:
         try:
             solver, options = SOLVERS[name]
-            primal = pep.solve(
-                wrapper="cvxpy",
-                solver=solver,
-                verbose=0,
-                return_primal_or_dual="primal",
-                **options,
-            )
+            with warnings.catch_warnings():
+                # cvxpy's "Solution may be inaccurate": the status is read and the
+                # certificate checked below, and the result says so
+                warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+                primal = pep.solve(
+                    wrapper="cvxpy",
+                    solver=solver,
+                    verbose=0,
+                    return_primal_or_dual="primal",
+                    **options,
+                )
         except Exception as err:  # cvxpy.error.SolverError and numerical failures
             messages.append(f"{name} failed ({type(err).__name__}: {err})")
             continue
