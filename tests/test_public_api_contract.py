@@ -1541,3 +1541,39 @@ def test_every_theorem_refuses_incompatible_shapes_and_overflow(key):
             continue
         # finite, or reported: outside the hypotheses the result says so (valid=False, reason)
         assert np.all(np.isfinite(result.total)) or not result.valid, f"{key}: {name}=1e308"
+
+
+def _optional(case: Case) -> dict[str, Any]:
+    """The optional arguments an entry names (in its bad calls, not in its valid call), each
+    with its default value, the valid value the hostile variants are built from."""
+    try:
+        signature = inspect.signature(case.call)
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for name, _ in (case.bad_type, case.out_of_range):
+        name = re.sub(r"\[\d+\]$", "", name)
+        parameter = signature.parameters.get(name)
+        if name in case.valid or parameter is None or parameter.default is inspect.Parameter.empty:
+            continue
+        out[name] = parameter.default
+    return out
+
+
+@pytest.mark.parametrize("key", sorted(CONTRACT))
+def test_hostile_values_of_optional_arguments_are_refused_or_give_finite_results(
+    key, empty_catalogue
+):
+    case = CONTRACT[key]
+    for name, good in _optional(case).items():
+        for label, value, refuse in _variants(good):
+            try:
+                result = case.call(**{**case.valid, name: value})
+            except FedTheoryError:
+                continue
+            except AssertionError:
+                if key in ASSERTIONS:
+                    continue
+                raise
+            assert not refuse, f"{key}: {name}={label} accepted"
+            assert _finite(result) or key in NON_FINITE_BY_DESIGN, f"{key}: {name}={label}"
