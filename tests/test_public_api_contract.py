@@ -1544,20 +1544,17 @@ def test_every_theorem_refuses_incompatible_shapes_and_overflow(key):
 
 
 def _optional(case: Case) -> dict[str, Any]:
-    """The optional arguments an entry names (in its bad calls, not in its valid call), each
+    """The optional arguments of an entry (those with a default, not in its valid call), each
     with its default value, the valid value the hostile variants are built from."""
     try:
         signature = inspect.signature(case.call)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # a builtin without a signature
         return {}
-    out = {}
-    for name, _ in (case.bad_type, case.out_of_range):
-        name = re.sub(r"\[\d+\]$", "", name)
-        parameter = signature.parameters.get(name)
-        if name in case.valid or parameter is None or parameter.default is inspect.Parameter.empty:
-            continue
-        out[name] = parameter.default
-    return out
+    return {
+        name: p.default
+        for name, p in signature.parameters.items()
+        if p.default is not inspect.Parameter.empty and name not in case.valid
+    }
 
 
 @pytest.mark.parametrize("key", sorted(CONTRACT))
