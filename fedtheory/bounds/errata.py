@@ -796,7 +796,7 @@ def e3cs_fact8(
     )  # exp(target_exponent) stays finite
     K = check_int(K, "K", "e3cs_fact8", low=3, high=100)
     k = check_int(k, "k", "e3cs_fact8", low=1, high=K - 1)
-    eta = check_real(eta, "eta", "e3cs_fact8", low=1e-3, high=100.0)  # rounds grow like 1/eta
+    eta = check_real(eta, "eta", "e3cs_fact8", low=1e-3, high=1.0)  # (16) grows w by <= e^eta
     sigma = 0.0
     w = np.ones(K)
     for rounds in range(_FACT8_ROUNDS + 1):  # noqa: B007 (reported after the loop)
