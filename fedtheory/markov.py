@@ -36,6 +36,7 @@ from fedtheory.params import (
     check_like,
     check_real,
     check_stochastic_matrix,
+    check_str,
 )
 
 __all__ = [
@@ -109,6 +110,7 @@ def lambda_feasible_range(pi) -> tuple[np.ndarray, np.ndarray]:
 def two_state_transitions(pi, lam, owner: str = "two_state_transitions"):
     r"""Return ``(p_on_on, p_off_on)`` of two-state chains with stationary ``pi`` and second
     eigenvalue ``lam`` (arrays broadcast together). Infeasible pairs raise, never clip."""
+    owner = check_str(owner, "owner", "two_state_transitions")
     pi = check_array(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     lam = check_array(lam, "lam", owner, low=-1.0, high=1.0)
     pi, lam = np.broadcast_arrays(pi, lam)
@@ -159,11 +161,9 @@ def fedau_two_state(p, off_on: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     owner = "fedau_two_state"
     p = check_array(p, "p", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     a = check_real(off_on, "off_on", owner, low=0.0, high=1.0, low_open=True)
-    with np.errstate(over="ignore"):  # p near 0 (a denormal): b = inf, handled below
-        b = a * ((1.0 - p) / p)
-    # when b > 1: a / b = p / (1 - p), written without b so that it stays finite
-    a_eff = np.where(b > 1.0, p / (1.0 - p), a)
-    b_eff = np.minimum(b, 1.0)
+    capped = a * (1.0 - p) > p  # b > 1, tested without forming 1/p (a denormal p)
+    a_eff = np.where(capped, p / (1.0 - p), a)  # a / b
+    b_eff = np.where(capped, 1.0, a * (1.0 - p) / np.where(capped, 1.0, p))
     return 1.0 - b_eff, a_eff
 
 
@@ -205,6 +205,8 @@ def check_primitive_chain(P, name: str = "P", owner: str = "check_primitive_chai
     Uses Wielandt's theorem: a non-negative :math:`n\times n` matrix is primitive iff
     :math:`A^{(n-1)^2+1}>0` entrywise, checked on the zero pattern by repeated squaring.
     """
+    owner = check_str(owner, "owner", "check_primitive_chain")
+    name = check_str(name, "name", "check_primitive_chain")
     P = check_stochastic_matrix(P, name, owner)
     pattern = P > 0
     n, power = P.shape[0], 1

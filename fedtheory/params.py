@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "check_int_array",
     "check_int",
     "check_keys",
+    "check_mapping",
     "check_like",
     "check_real",
     "check_seed",
@@ -160,6 +162,15 @@ def check_keys(keys: object, allowed: tuple[str, ...], name: str, owner: str) ->
         f"The '{name}' parameter of {owner} must only have the names {', '.join(allowed)}. "
         f"Got unknown {', '.join(hints)} instead."
     )
+
+
+def check_mapping(value: object, name: str, owner: str) -> dict:
+    """Return ``value`` as a dict after checking it is a mapping; ``None`` gives ``{}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _fail(name, owner, "a mapping (dict) of names to values, or None", repr(value))
+    return dict(value)
 
 
 def check_instance(value: object, kind: type, name: str, owner: str) -> object:

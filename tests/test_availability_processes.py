@@ -382,7 +382,7 @@ BAD_CALLS = [
     (lambda: Clustered(TwoStateMarkov([0.5], 0.0), [0, 1]), "'clusters'", "[0, 0]"),
     (lambda: Clustered(TwoStateMarkov([0.5, 0.2], 0.0), [0.5]), "'clusters'", "integer"),
     (lambda: Clustered("markov", [0]), "'base'", "AvailabilityProcess"),
-    (lambda: Cyclic([0.5], period=1), "'period'", "[2, inf)"),
+    (lambda: Cyclic([0.5], period=1), "'period'", "[2, 2147483647]"),
     (lambda: Cyclic([1.2]), "'p'", "[0, 1]"),
     (lambda: AlternatingBlocks.fedlaavg_digits(0), "'digits'", "[1, 9]"),
     (lambda: AlternatingBlocks.fedlaavg_digits(1, num_clients=25), "'num_clients'", "10"),

@@ -1541,3 +1541,36 @@ def test_every_theorem_refuses_incompatible_shapes_and_overflow(key):
             continue
         # finite, or reported: outside the hypotheses the result says so (valid=False, reason)
         assert np.all(np.isfinite(result.total)) or not result.valid, f"{key}: {name}=1e308"
+
+
+def _optional(case: Case) -> dict[str, Any]:
+    """The optional arguments of an entry (those with a default, not in its valid call), each
+    with its default value, the valid value the hostile variants are built from."""
+    try:
+        signature = inspect.signature(case.call)
+    except (TypeError, ValueError):  # a builtin without a signature
+        return {}
+    return {
+        name: p.default
+        for name, p in signature.parameters.items()
+        if p.default is not inspect.Parameter.empty and name not in case.valid
+    }
+
+
+@pytest.mark.parametrize("key", sorted(CONTRACT))
+def test_hostile_values_of_optional_arguments_are_refused_or_give_finite_results(
+    key, empty_catalogue
+):
+    case = CONTRACT[key]
+    for name, good in _optional(case).items():
+        for label, value, refuse in _variants(good):
+            try:
+                result = case.call(**{**case.valid, name: value})
+            except FedTheoryError:
+                continue
+            except AssertionError:
+                if key in ASSERTIONS:
+                    continue
+                raise
+            assert not refuse, f"{key}: {name}={label} accepted"
+            assert _finite(result) or key in NON_FINITE_BY_DESIGN, f"{key}: {name}={label}"

@@ -20,7 +20,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.params import check_array, check_int
+from fedtheory.params import check_array, check_size
 
 
 class Cyclic(AvailabilityProcess):
@@ -44,7 +44,7 @@ class Cyclic(AvailabilityProcess):
     def __init__(self, p, *, period: int = 100) -> None:
         owner = "Cyclic"
         self.p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
-        self.period = check_int(period, "period", owner, low=2)
+        self.period = check_size(period, "period", owner, low=2)
         self.on = np.maximum(1, np.round(self.period * self.p)).astype(np.int64)  # [N]
         self.off = np.maximum(1, self.period - self.on)  # [N]
         self.num_clients = self.p.size

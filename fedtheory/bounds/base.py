@@ -27,6 +27,7 @@ from fedtheory.params import (
     check_bool,
     check_choice,
     check_instance,
+    check_mapping,
     check_str,
     interval,
 )
@@ -199,7 +200,7 @@ class Theorem:
                 )
             notation[name] = entry
         self.parameters: tuple[str, ...] = tuple(sorted(notation))
-        self.ranges: dict[str, tuple[float, float]] = dict(ranges or {})
+        self.ranges: dict[str, tuple[float, float]] = check_mapping(ranges, "ranges", "Theorem")
         if set(self.ranges) - set(self.parameters):
             raise ParameterError(
                 f"The 'ranges' parameter of Theorem must name parameters of {key!r} "

@@ -199,7 +199,7 @@ def cafed_convex_in_y_s(*, pi=_PI, alpha=_ALPHA, B: float = 0.5, seed: int = 0) 
     owner = "cafed_convex_in_y_s"
     pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
     alpha = check_array(alpha, "alpha", owner, shape=pi.shape, low=0.0, low_open=True)
-    B = check_real(B, "B", owner, low=0.0, low_open=True)
+    B = check_real(B, "B", owner, low=0.0, high=1e3, low_open=True)  # the solver's scale
     seed = check_int(seed, "seed", owner, low=0)
     alpha = alpha / alpha.sum()
     A, Q, weight = pi * 1.0, 1.0, 1.0
@@ -262,7 +262,7 @@ def cafed_water_filling_needs_equal_A(
     owner = "cafed_water_filling_needs_equal_A"
     pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
     sigma2 = check_array(sigma2, "sigma2", owner, shape=pi.shape, low=0.0, low_open=True)
-    B = check_real(B, "B", owner, low=0.0, low_open=True)
+    B = check_real(B, "B", owner, low=0.0, high=1e3, low_open=True)  # the solver's scale
     A = sigma2 * pi  # sigma_k^2 pi_k sum eta^2 with sum eta^2 = 1
     prob, y, s = _app_d_program(A, B, pi, 1.0)
     prob.solve(solver=SOLVER)
@@ -353,7 +353,7 @@ def cafed_theorem2_versus_its_proof(*, Gamma: float = 0.1, H: float = 0.05, L: f
     H = check_real(H, "H", owner, low=0.0, low_open=True)
     pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
     q = check_array(q, "q", owner, shape=pi.shape, low=0.0)
-    sigma2 = np.full(pi.size, check_real(sigma2, "sigma2", owner, low=0.0))
+    sigma2 = np.full(pi.size, check_real(sigma2, "sigma2", owner, low=1e-6))  # a noise ratio
     D, E, M, T = 1.0, 1, 8, 500
     G = float(np.sqrt(D**2 + sigma2.max()))  # Lemma 1 (7)
     Q = float(q.sum())
@@ -416,10 +416,10 @@ def cafed_theorem2_step_size(*, L: float = 2.0, E: int = 1, Q: float = 1.0,
     ``cafed.theorem2`` adds the condition (it marks such a schedule outside its
     hypotheses)."""
     owner = "cafed_theorem2_step_size"
-    L = check_real(L, "L", owner, low=0.0, low_open=True)
-    E = check_int(E, "E", owner, low=1)
-    Q = check_real(Q, "Q", owner, low=0.0, low_open=True)
-    scale = check_real(scale, "scale", owner, low=0.0, low_open=True)
+    L = check_real(L, "L", owner, low=1e-6, high=1e6)  # c^2 stays finite
+    E = check_int(E, "E", owner, low=1, high=10**6)
+    Q = check_real(Q, "Q", owner, low=1e-6, high=1e6)
+    scale = check_real(scale, "scale", owner, low=1e-6, high=1e6)
     limit = 1 / (2 * L * (E * Q + 1))
     c = scale * 8 * limit  # eta_1 = c/2 = 4 scale x the limit
     t = np.arange(1, 10**6 + 1, dtype=float)
@@ -487,7 +487,7 @@ def cafed_lemma3_monotone_steps(
     the first :math:`T` steps are a prefix of a schedule satisfying (11)) adds
     :math:`\mathcal J_T(\eta_T^2-c^2)/2` to (d) and nothing to (e)."""
     owner = "cafed_lemma3_monotone_steps"
-    T = check_int(T, "T", owner, low=10)
+    T = check_int(T, "T", owner, low=10, high=10**6)  # [T] arrays
     lam = check_real(lam, "lam", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     C_P = check_real(C_P, "C_P", owner, low=0.0, low_open=True)
     H = check_real(H, "H", owner, low=0.0, low_open=True)
@@ -542,7 +542,7 @@ def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     :math:`|F_k(v)-F_k(w)|\le\max\{\|\nabla F_k(v)\|,\|\nabla F_k(w)\|\}\|v-w\|` follows from
     that. Instance: a random convex quadratic and points :math:`v\ne w`."""
     owner = "cafed_eq21_reversed"
-    dim = check_int(dim, "dim", owner, low=1)
+    dim = check_int(dim, "dim", owner, low=1, high=10**3)  # a dense [dim, dim] matrix
     rng = np.random.default_rng(check_int(seed, "seed", owner, low=0))
     root = rng.normal(size=(dim, dim))
     A, b = root @ root.T + 0.1 * np.eye(dim), rng.normal(size=dim)
@@ -639,6 +639,11 @@ def cafed_code_oracle_minima(*, seed: int = 0, clients: int = 8) -> Erratum:
     )
 
 
+def _span(t: np.ndarray) -> str:
+    """The rounds ``t`` as ``t = first..last`` (``no round`` when empty)."""
+    return f"t = {t.min()}..{t.max()}" if t.size else "no round"
+
+
 def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0.9) -> Erratum:
     r"""CA-Fed App. B, step (23): "Combining its definition in Theorem 2 and equation (5), it
     follows: :math:`|[P^{\mathcal J_t}]_{i,j}-\pi_j|\le C_P\lambda(P)^{\mathcal J_t}\le
@@ -673,6 +678,7 @@ def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0
         "J_t as defined in Theorem 2 (1 <= J_t <= t)": bool(np.all((J >= 1) & (J <= t))),
     }
     ok = consecutive and chain_fails.size > 0 and set(fails) <= set(binds) and all(hyp.values())
+    last = int(fails.max()) if fails.size else 0
     return Erratum(
         "cafed.proof.step23",
         "CA-Fed App. B (23): |[P^{J_t}]_{ij} - pi_j| <= C_P lambda(P)^{J_t} <= 1/(2Ht) for all "
@@ -681,22 +687,22 @@ def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0
         "ln(2 C_P H t)/ln(1/lambda)); step (c) of (24) then uses a false bound",
         f"two-state chain pi={pi}, lambda_2={lambda2} (lambda(P)={lam:g}), C_P={C_P:g} (valid; "
         f"smallest {tight:g}), T_P={T_P}, H={H:g}, t = 1..{rounds}",
-        f"C_P lambda^J_t > 1/(2Ht) at {fails.size} rounds (t = {fails.min()}..{fails.max()}, "
+        f"C_P lambda^J_t > 1/(2Ht) at {fails.size} rounds ({_span(fails)}, "
         f"all with J_t = t), worst ratio {ratio.max():.1f}; the chain's own deviation "
-        f"max|P^J_t - pi| exceeds 1/(2Ht) at {chain_fails.size} rounds (t = "
-        f"{chain_fails.min()}..{chain_fails.max()}); from t = {fails.max() + 1} on, (23) holds",
+        f"max|P^J_t - pi| exceeds 1/(2Ht) at {chain_fails.size} rounds ({_span(chain_fails)}); "
+        f"from t = {last + 1} on, (23) holds",
         _verdict(bool(ok)),
         {
             "worst_ratio": float(ratio.max()),
             "one": 1.0,
             "failing_rounds": float(fails.size),
-            "last_failing": float(fails.max()),
+            "last_failing": float(last),
             "chain_failing_rounds": float(chain_fails.size),
         },  # fmt: skip
         kind="proof does not establish the statement",
         advice="Theorem 2's proof covers only the rounds with ceil(ln(2 C_P H t)/ln(1/lambda)) "
         "<= t; read (12) as proven from that round t_0 on (here t_0 = "
-        f"{fails.max() + 1}), the first t_0 - 1 rounds needing a separate (finite) term.",
+        f"{last + 1}), the first t_0 - 1 rounds needing a separate (finite) term.",
         compare=("worst_ratio", ">", "one"),
         source="App. B, proof of Theorem 2, eq. (23) (J_t as defined in Theorem 2)",
         hypotheses=hyp,
@@ -770,6 +776,10 @@ def cafed_lambda_estimator_limit(
 
 
 # --- E3CS ----------------------------------------------------------------------------------
+_FACT8_ROUNDS = 10**5
+"""The most rounds of (16) :func:`e3cs_fact8` runs to reach its target exponent."""
+
+
 def e3cs_fact8(
     *, target_exponent: float = 3.0, K: int = 10, k: int = 2, eta: float = 0.5
 ) -> Erratum:
@@ -782,21 +792,25 @@ def e3cs_fact8(
     positive probability: clients 1 and 2 are selected and succeed in every round, the others
     are never selected (allocation (17) stays uncapped)."""
     target_exponent = check_real(
-        target_exponent, "target_exponent", "e3cs_fact8", low=0.0, low_open=True
-    )
-    K = check_int(K, "K", "e3cs_fact8", low=3)
+        target_exponent, "target_exponent", "e3cs_fact8", low=0.0, high=100.0, low_open=True
+    )  # exp(target_exponent) stays finite
+    K = check_int(K, "K", "e3cs_fact8", low=3, high=100)
     k = check_int(k, "k", "e3cs_fact8", low=1, high=K - 1)
-    eta = check_real(eta, "eta", "e3cs_fact8", low=0.0, low_open=True)
+    eta = check_real(eta, "eta", "e3cs_fact8", low=1e-3, high=1.0)  # (16) grows w by <= e^eta
     sigma = 0.0
     w = np.ones(K)
-    rounds = 0
-    while True:
+    for rounds in range(_FACT8_ROUNDS + 1):  # noqa: B007 (reported after the loop)
         p = sigma + (k - K * sigma) * w / w.sum()  # (17)
         expo = (k - K * sigma) * eta / (p[2] * K)  # client 3 selected, success: x_hat = 1/p
         if expo >= target_exponent or p.max() >= 1:
             break
         w[:2] *= np.exp((k - K * sigma) * eta / (p[:2] * K))  # (16) for clients 1 and 2
-        rounds += 1
+    else:
+        raise ParameterError(
+            f"The 'target_exponent' parameter of e3cs_fact8 must be reached within "
+            f"{_FACT8_ROUNDS} rounds of (16) at K={K}, k={k}, eta={eta:g}. Got "
+            f"{target_exponent:g} instead."
+        )
     x_hat = 1.0 / p[2]
     hyp = {
         "sum_i p_i = k ((17), Sec. IV-C (ii))": bool(abs(p.sum() - k) < 1e-9),
@@ -804,7 +818,8 @@ def e3cs_fact8(
         "sigma_t = 0 in [0, k/K]": True,
         "eta > 0": eta > 0,
     }
-    ok = x_hat > 1 and expo > 1 and np.exp(expo) > 1 + expo + expo**2 and all(hyp.values())
+    beyond = expo > np.log1p(expo + expo**2)  # e^x > 1 + x + x^2, without overflow
+    ok = x_hat > 1 and expo > 1 and beyond and all(hyp.values())
     return Erratum(
         "e3cs.fact8",
         "E3CS App. B Fact 8: x_hat_{i,t} < 1, so (k - K sigma_t) eta x_hat / K <= 1 and "
@@ -853,7 +868,7 @@ def e3cs_static_regret(
     from fedtheory.bounds import e3cs
     from fedtheory.sim import E3CS, run_selection
 
-    K = check_int(K, "K", owner, low=2)
+    K = check_size(K, "K", owner, low=2)
     k = check_int(k, "k", owner, low=1, high=K - 1)
     rho = check_real(rho, "rho", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     x = Bernoulli(np.full(K, rho)).sample(rounds, replicates=replicates, seed=0).numpy()
@@ -1013,8 +1028,10 @@ def fedlaavg_missing_one_over_n(
     global model parameters in (4)") and diverges where the average converges."""
     owner = "fedlaavg_missing_one_over_n"
     iterations = check_int(iterations, "iterations", owner, low=1, high=10**6)  # a loop
-    N = check_int(N, "N", owner, low=2)
-    gamma = check_real(gamma, "gamma", owner, low=0.0, low_open=True)
+    N = check_int(N, "N", owner, low=2, high=10**6)  # [N] arrays
+    # the diverging iterate grows like |1 - 2 gamma N|^iterations: it must stay finite
+    growth = (1 + np.exp(np.log(np.finfo(float).max / 10) / iterations)) / (2 * N)
+    gamma = check_real(gamma, "gamma", owner, low=0.0, high=float(growth), low_open=True)
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()
     with_n, without = 5.0, 5.0
@@ -1064,9 +1081,9 @@ def fedau_step_size_constant(
     :math:`\gamma\eta\in(1/(4LI),1/(2LI)]` below :math:`N/(27LIQ)`. The lemma's conclusion is
     then computed exactly (:func:`fedau.quadratic_descent_step`) at several points."""
     owner = "fedau_step_size_constant"
-    L = check_real(L, "L", owner, low=0.0, low_open=True)
+    L = check_real(L, "L", owner, low=1e-6, high=1e6)  # L^2 and 1/L stay finite
     I = check_int(I, "I", owner, low=1)  # noqa: E741 (the paper's symbol)
-    N = check_int(N, "N", owner, low=2)
+    N = check_int(N, "N", owner, low=2, high=10**6)  # [N] arrays
     p = check_real(p, "p", owner, low=0.0, high=1.0, low_open=True)
     ge_fraction = check_real(ge_fraction, "ge_fraction", owner, low=0.0, high=1.0,
                              low_open=True)  # fmt: skip

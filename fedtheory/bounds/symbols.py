@@ -194,6 +194,10 @@ def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
             "The 'sym' parameter of notation_of must be a symbol of the notation table or "
             f"be named by a Python identifier other than 'strict'. Got {name!r} instead."
         )
+    if not isinstance(meaning, str):
+        raise ParameterError(
+            f"The 'meaning' parameter of notation_of must be a string. Got {meaning!r} instead."
+        )
     low = 0.0 if (sym.is_nonnegative or sym.is_positive) else None
     high = 0.0 if (sym.is_nonpositive or sym.is_negative) else None
     entry = Notation(

@@ -106,6 +106,14 @@ class FederatedDataset:
                 f"The 'counts' parameter of {_OWNER} must be in [1, n_max] with max n_max="
                 f"{n_max}. Got {self.counts.min()}..{self.counts.max()} instead."
             )
+        if self.groups is not None:
+            groups = check_int_array(self.groups, "groups", _OWNER, ndim=1, low=0)
+            if groups.shape != (n,):
+                raise ParameterError(
+                    f"The 'groups' parameter of {_OWNER} must hold one group id per client "
+                    f"(N={n}). Got shape {groups.shape} instead."
+                )
+            object.__setattr__(self, "groups", groups)
         if self.num_classes is not None:
             check_int(self.num_classes, "num_classes", _OWNER, low=2)
             y = self.labels[self.valid]

@@ -106,8 +106,8 @@ def gaussian_linear(
     m = check_size(samples, "samples", owner)
     check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
                 fixes="fewer clients, samples or dimensions")  # fmt: skip
-    s = check_real(heterogeneity, "heterogeneity", owner, low=0.0)
-    sd = check_real(noise, "noise", owner, low=0.0)
+    s = check_real(heterogeneity, "heterogeneity", owner, low=0.0, high=1e6)
+    sd = check_real(noise, "noise", owner, low=0.0, high=1e6)
     gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
     w_k = gen.standard_normal(d) + s * gen.standard_normal((n, d))  # [N, d]
     x = gen.standard_normal((n, m, d))

@@ -28,6 +28,7 @@ from fedtheory.params import check_array, check_str
 def check_points(w: object, dim: int, owner: str, name: str = "w") -> np.ndarray:
     """Points ``w [..., dim]`` as a float64 array, else ParameterError."""
     owner = check_str(owner, "owner", "check_points")
+    name = check_str(name, "name", "check_points")
     points = check_array(w, name, owner)
     if points.ndim < 1 or points.shape[-1] != dim:
         raise ParameterError(

@@ -330,6 +330,8 @@ class DataProblem(ABC):
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
         steps = check_size(steps, "steps", owner)
         lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
+        if generator is not None:  # full batch: unused, but not silently accepted
+            check_instance(generator, torch.Generator, "generator", owner)
         self._check_pairs(w, clients, owner)  # the kernel does not check its indices
         start = w.detach().to(torch.float64).numpy()
         if not np.isfinite(start).all():  # NumPy's test: 10x torch's on one CPU thread

@@ -42,6 +42,8 @@ def local_sgd(
     steps = check_size(steps, "steps", owner)
     lr = check_real(lr, "lr", owner, low=0.0, low_open=True)
     prox = check_real(prox, "prox", owner, low=0.0)
+    if generator is not None:  # a deterministic problem ignores it, but not silently
+        check_instance(generator, torch.Generator, "generator", owner)
     if getattr(problem, "fused", False) and getattr(w, "device", None) == torch.device("cpu"):
         # the kernel's caller checks w and clients as check_pairs does (once per round)
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)

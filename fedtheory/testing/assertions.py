@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real
+from fedtheory.params import check_array, check_real
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
 from fedtheory.verdict import format_ratio
 
@@ -115,13 +115,9 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     >>> from fedtheory.verdict import rounding_floor
     >>> assert_upper_bound(7.7e-34, 0.0, atol=rounding_floor(1.0))  # rounding of x* = 1
     """
-    rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0)
+    rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0, high=1.0)
     a, b = _pair(measured, bound, "assert_upper_bound", "bound")
-    floor = np.asarray(atol, dtype=float)
-    if np.any(~(floor >= 0)):
-        raise ParameterError(
-            f"The 'atol' parameter of assert_upper_bound must be >= 0. Got {atol!r} instead."
-        )
+    floor = check_array(atol, "atol", "assert_upper_bound", low=0.0)
     floor = np.broadcast_to(floor, a.shape)
     ok = a <= b + rtol * np.abs(b) + floor
     if not np.all(ok):
@@ -141,7 +137,7 @@ def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = 
     --------
     >>> assert_equal(0.1 + 0.2, 0.3)
     """
-    rtol = check_real(rtol, "rtol", "assert_equal", low=0.0)
+    rtol = check_real(rtol, "rtol", "assert_equal", low=0.0, high=1.0)
     atol = check_real(atol, "atol", "assert_equal", low=0.0)
     a, b = _pair(measured, expected, "assert_equal", "expected")
     dev = np.abs(a - b)

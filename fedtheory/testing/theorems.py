@@ -455,7 +455,7 @@ def check_theorem(
     _check_measurable(theorem, measure, owner)
     upper = theorem.kind == "upper bound"
     default = BOUND_RTOL if upper else TIGHT_RTOL
-    rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0)
+    rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0, high=1.0)
     atol = (
         (0.0 if upper else ZERO_ATOL) if atol is None else check_real(atol, "atol", owner, low=0.0)
     )

@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_str
+from fedtheory.params import check_int, check_mapping, check_str
 from fedtheory.tightness.family import Family, Integer, Measurement, Real, scaled
 
 _OWNER = "theorem_family"
@@ -93,7 +93,8 @@ def theorem_family(
             f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
             f"{theorem.key!r} of kind {theorem.kind!r} instead."
         )
-    ranges, fixed = dict(ranges or {}), dict(fixed or {})
+    ranges = check_mapping(ranges, "ranges", _OWNER)
+    fixed = check_mapping(fixed, "fixed", _OWNER)
     unknown = [name for name in ranges if name not in theorem.parameters]
     if unknown:
         raise ParameterError(

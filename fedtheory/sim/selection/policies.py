@@ -18,7 +18,7 @@ import torch
 
 from fedtheory.availability.sampling import successive_sample, systematic_sample
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.params import check_array, check_int, check_real, check_str
 from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
@@ -141,7 +141,7 @@ class E3CS:
                 f"The 'sampler' parameter of {owner} must be one of {sorted(SAMPLERS)}. "
                 f"Got {sampler!r} instead."
             )
-        self.sampler, self.name = sampler, name
+        self.sampler, self.name = sampler, check_str(name, "name", owner)
 
     def quota(self, t: int) -> float:
         r"""Fairness quota :math:`\sigma_t` of round ``t`` (0-based)."""
@@ -221,7 +221,7 @@ class FedCS(_Stateless):
         top = np.argsort(-self.rho, kind="stable")[: self.k]
         self._chosen = torch.zeros(self.rho.size, dtype=torch.bool)
         self._chosen[torch.from_numpy(top)] = True
-        self.name = name
+        self.name = check_str(name, "name", owner)
 
     def init(self, replicates: int, num_clients: int) -> StatelessState:
         check_int(num_clients, "num_clients", "FedCS.init", low=self.rho.size, high=self.rho.size)
@@ -257,7 +257,7 @@ class RandomSelection(_Stateless):
 
     def __init__(self, k: int, *, name: str = "random") -> None:
         self.k = _check_k(k, "RandomSelection")
-        self.name = name
+        self.name = check_str(name, "name", "RandomSelection")
 
     def select(
         self,
@@ -291,7 +291,7 @@ class PowD(_Stateless):
     def __init__(self, k: int, d: int, *, name: str = "pow-d") -> None:
         self.k = _check_k(k, "PowD")
         self.d = check_int(d, "d", "PowD", low=self.k)
-        self.name = name
+        self.name = check_str(name, "name", "PowD")
 
     def init(self, replicates: int, num_clients: int) -> StatelessState:
         check_int(num_clients, "num_clients", "PowD.init", low=self.d)
