@@ -11,7 +11,10 @@ root) and skips, saying why, only when that is impossible.
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +51,56 @@ def test_there_is_a_page_for_every_catalogue_theorem(site):
     for key, theorem in CATALOGUE.items():
         page = (site / "theorems" / f"{key}.html").read_text(encoding="utf-8")
         assert theorem.title.split(":")[0] in page and theorem.kind.capitalize() in page
+
+
+def _text(html_page: str) -> str:
+    """The page's text: tags dropped, entities decoded, typographic quotes made plain."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", html_page))
+    return text.translate(
+        str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2026": "..."})
+    )
+
+
+def test_every_theorem_page_shows_its_verdict_rows_and_figure(site):
+    """The rows a page must show, derived again from the build's ``results.json``: those of
+    the validations evaluating the theorem whose reference is the theorem's (all their rows
+    where none is); each claim and verdict is on the page, with the validation's figure."""
+    from fedtheory.bounds import CATALOGUE
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import fedtheory_docs
+
+    folder = ROOT / "docs" / "_build" / fedtheory_docs.VALIDATION_FOLDER
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert results["size"] == fedtheory_docs.VALIDATION_SIZE
+    rows_of = {v["name"]: v["rows"] for v in results["validations"]}
+    shown = 0
+    for key, names in fedtheory_docs.validations_of().items():
+        page = (site / "theorems" / f"{key}.html").read_text(encoding="utf-8")
+        if not names:
+            assert "No validation of the report evaluates this statement" in page
+            continue
+        own = {
+            n: [r for r in rows_of[n] if r["reference"] == CATALOGUE[key].reference] for n in names
+        }
+        if any(own.values()):
+            expected = {n: rows for n, rows in own.items() if rows}
+        else:
+            expected = {n: rows_of[n] for n in names}
+        text = _text(page)
+        assert f"at the {fedtheory_docs.VALIDATION_SIZE} size" in text, key
+        assert "--size quick --out results" in text, key
+        body = page[page.index('id="verdicts"') :]
+        assert body.count("<tr") == sum(len(r) for r in expected.values()) + len(expected), key
+        images = re.findall(r'<img[^>]+src="([^"]+)"', body)
+        assert len(images) == len(expected), key  # one figure per validation shown
+        assert all((site / "theorems" / src).resolve().is_file() for src in images), key
+        for rows in expected.values():
+            for r in rows:
+                assert r["claim"] in text, (key, r["claim"])
+                assert r["verdict"] in text, (key, r["verdict"])
+                shown += 1
+    assert shown >= len(CATALOGUE) // 2  # most statements have rows
 
 
 def test_the_site_serves_mathjax_itself(site):
@@ -110,3 +163,29 @@ def test_every_page_renders_its_math_and_images_in_a_browser(site):
         browser.close()
     assert not problems, "\n".join(problems)
     assert checked_math >= 10  # the theorem pages at least
+
+
+def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():
+    """Without building: the page keeps a validation's rows citing the theorem's reference
+    and drops the others; a validation with no such row is shown whole."""
+    from types import SimpleNamespace
+
+    from fedtheory.bounds import CATALOGUE
+    from fedtheory.verdict import Comparison, Verdict
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import fedtheory_docs
+
+    thm = CATALOGUE["cafed.theorem1"]
+    mine = Comparison("mine <= bound", thm.reference, "<=", 0.01, 2.0, Verdict.HOLDS)
+    other = Comparison("other |x| == 1", "elsewhere", "==", 1.0, 1.0, Verdict.INCONCLUSIVE)
+    check = SimpleNamespace(name="some-check", title="Some check")
+    outcome = SimpleNamespace(check=check, rows=[mine, other], caption="")
+    page = fedtheory_docs.theorem_page(thm, [], [outcome], "tiny")
+    verdicts = page[page.index("## Verdicts") : page.index("## Use it")]
+    assert "| mine \\<= bound | 0.01 | \\<= 2 | 0.005 | **holds** (loose) |" in verdicts
+    assert "other" not in verdicts and "/_build/validation-tiny/some-check/figure.png" in verdicts
+    alone = SimpleNamespace(check=check, rows=[other], caption="")
+    verdicts = fedtheory_docs.theorem_page(thm, [], [alone], "tiny")
+    assert "| other \\|x\\| == 1 | 1 | == 1 | 1 | **inconclusive** |" in verdicts
+    assert "No validation" in fedtheory_docs.theorem_page(thm, [], [], "tiny")

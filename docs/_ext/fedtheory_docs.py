@@ -1,8 +1,10 @@
 """Sphinx extension of fedtheory's docs: pages generated from the code at build time.
 
 * ``theorems/``: one page per catalogue theorem (statement in LaTeX from its sympy terms,
-  hypotheses, parameters with meaning and domain, kind, reference, errata), written when the
-  builder starts, so a page can never disagree with ``fedtheory.bounds.CATALOGUE``.
+  hypotheses, parameters with meaning and domain, kind, reference, errata, and the verdict
+  rows and figure of the validations that evaluate it, run at the ``tiny`` size into
+  ``_build/validation-tiny``, where the runner reuses data of the same settings and code),
+  written when the builder starts, so a page can never disagree with the code.
 * ``notebooks/``: the notebooks of the repository, copied to be executed by myst-nb.
 * the ``fedtheory-output`` directive: runs a ``fedtheory`` command and shows the command
   and what it printed, so a page shows the current code's output, never a pasted one;
@@ -85,12 +87,84 @@ def validations_of() -> dict[str, list[str]]:
     return found
 
 
-def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> str:
-    """One theorem's page (MyST Markdown)."""
+def kind(thm) -> str:
+    """The kind, with "tight" where a tightness family proves a supremum of measured / bound
+    of 1 (:attr:`fedtheory.tightness.Family.proved_supremum`) and what attains it."""
+    from fedtheory.tightness import FAMILIES
+
+    family = FAMILIES.get(thm.key)
+    if family is None or family.theorem is not thm or family.proved_supremum != 1.0:
+        return _KIND[thm.kind]
+    how = family.tightness.removeprefix("tight: ")
+    return f"{_KIND[thm.kind]}, tight ({_plain(how)}; search it: `fedtheory tightness {thm.key}`)"
+
+
+def _verdict_cells(r) -> tuple[str, ...]:
+    """A verdict row as the report prints it: claim, measured (with its confidence
+    interval), bound, ratio, verdict (a loose *holds* says so)."""
+    measured = f"{r.measured:.4g}"
+    if r.interval is not None:
+        measured += f" (CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
+    verdict = f"**{r.verdict.value}**" + (" (loose)" if r.loose else "")
+    bound = f"{r.relation} {r.bound:.4g}"
+    return (_plain(r.claim), _plain(measured), _plain(bound), _plain(r.ratio_text), verdict)
+
+
+def verdict_section(thm, outcomes: list, size: str) -> list[str]:
+    """The verdict rows and figure, for this theorem, of the validations that evaluate it
+    (``outcomes``, computed at ``size`` when the site was built): a validation's rows whose
+    reference is the theorem's; where no validation has such a row (the statement sets the
+    instance, e.g. a step size), every row of the validations that use it."""
+    if not outcomes:
+        return ["No validation of the report evaluates this statement."]
+    own = {o.check.name: [r for r in o.rows if r.reference == thm.reference] for o in outcomes}
+    if any(own.values()):
+        outcomes = [o for o in outcomes if own[o.check.name]]
+    lines = [
+        f"Computed when this site was built, by the code it documents, at the `{size}` size "
+        "(the smallest, which runs in seconds: fewer replicates and rounds than the report, "
+        "so wider intervals and more "
+        "*inconclusive* rows). The report's sizes: "
+        f"`fedtheory validate {' '.join(f'--check {o.check.name}' for o in outcomes)} "
+        "--size quick --out results` (or `--size full`); the report's section of each "
+        "validation has the same rows ({doc}`../guide/report`).",
+        "",
+    ]
+    for o in outcomes:
+        rows = own[o.check.name]
+        lines += [f"### `{o.check.name}`: {_plain(o.check.title)}", ""]
+        if rows:
+            lines.append(
+                f"The rows of this statement ({len(rows)} of the validation's {len(o.rows)}):"
+            )
+        else:
+            rows = o.rows
+            lines.append(
+                "No row is about this statement itself (the validation uses it to set up its "
+                "instances); every row of the validation:"
+            )
+        lines += ["", "| claim | measured | bound | ratio | verdict |", "|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(_verdict_cells(r)) + " |" for r in rows]
+        caption = _plain(o.caption) if o.caption else _plain(o.check.title)
+        lines += [
+            "",
+            f"```{{figure}} /_build/{VALIDATION_FOLDER}/{o.check.name}/figure.png",
+            f":alt: {o.check.name} figure",
+            "",
+            caption,
+            "```",
+            "",
+        ]
+    return lines
+
+
+def theorem_page(thm, errata: list[tuple[str, ...]], outcomes: list, size: str = "tiny") -> str:
+    """One theorem's page (MyST Markdown); ``outcomes``: the runner's outcomes of the
+    validations that evaluate it, computed at ``size``."""
     lines = [
         f"# `{thm.key}`: {_plain(thm.title)}",
         "",
-        f"**Kind:** {_KIND[thm.kind]}. **Reference:** {_plain(thm.reference)}.",
+        f"**Kind:** {kind(thm)}. **Reference:** {_plain(thm.reference)}.",
         "",
     ]
     if thm.statement:
@@ -142,19 +216,7 @@ def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> 
         lines.append("Each entry's instance and numbers: {doc}`../errata`.")
     else:
         lines.append("No erratum of the {doc}`errata page <../errata>` is about this statement.")
-    lines += ["", "## In the validation report", ""]
-    if validations:
-        lines.append(
-            "Evaluated by these validations; their verdict rows, figure and caption are in the "
-            "report's section of the same name ({doc}`../guide/report`):"
-        )
-        lines.append("")
-        for name in validations:
-            lines.append(
-                f"- `{name}`: `fedtheory validate --check {name} --size quick --out results`"
-            )
-    else:
-        lines.append("No validation of the report evaluates this statement.")
+    lines += ["", "## Verdicts", "", *verdict_section(thm, outcomes, size)]
     lines += [
         "",
         "## Use it",
@@ -176,19 +238,37 @@ def theorem_page(thm, errata: list[tuple[str, ...]], validations: list[str]) -> 
     return "\n".join(lines)
 
 
+VALIDATION_SIZE = "tiny"
+"""The size the theorem pages' validations run at: the docs build stays short on 2 cores."""
+VALIDATION_FOLDER = f"validation-{VALIDATION_SIZE}"
+"""Their output folder under ``docs/_build``: the runner reuses its data while the settings
+and the code's fingerprint do not change, so each validation is computed once per change."""
+
+
+def validation_outcomes(names: list[str], out: Path) -> dict:
+    """Run (or reuse) the named validations once, at :data:`VALIDATION_SIZE`, into ``out``."""
+    from fedtheory.validation import runner
+
+    outcomes = runner.run(names, out, size=VALIDATION_SIZE, progress=lambda message: None)
+    return {o.check.name: o for o in outcomes}
+
+
 def write_theorem_pages(srcdir: Path) -> None:
     from fedtheory.bounds import CATALOGUE
 
     folder = srcdir / "theorems"
     errata = errata_rows()
     validations = validations_of()
+    needed = sorted({n for names in validations.values() for n in names})
+    ran = validation_outcomes(needed, srcdir / "_build" / VALIDATION_FOLDER)
     keys = sorted(CATALOGUE)
     for stale in (
         set(folder.glob("*.md")) - {folder / f"{k}.md" for k in keys} - {folder / "index.md"}
     ):
         stale.unlink()
     for key in keys:
-        page = theorem_page(CATALOGUE[key], errata, validations[key])
+        outcomes = [ran[n] for n in validations[key]]
+        page = theorem_page(CATALOGUE[key], errata, outcomes, VALIDATION_SIZE)
         _write_if_changed(folder / f"{key}.md", page)
     by_paper: dict[str, list[str]] = {}
     for key in keys:
@@ -198,8 +278,11 @@ def write_theorem_pages(srcdir: Path) -> None:
         "",
         "One page per statement of `fedtheory.bounds.CATALOGUE` (`fedtheory list`), generated",
         "from the code when the site is built. **Kind**: *Upper bound* (the measured quantity",
-        "must not exceed it), *Exact* (an identity), *Limit* (a limit value), *Order* (a rate",
-        "up to unstated constants, not checkable numerically).",
+        "must not exceed it; *tight* where a supremum of measured / bound of 1 is proved),",
+        "*Exact* (an identity), *Limit* (a limit value), *Order* (a rate up to unstated",
+        "constants, not checkable numerically). Each page shows the verdict rows and figure",
+        f"of the validations that evaluate the statement, computed at the `{VALIDATION_SIZE}` size",
+        "when the site is built.",
         "",
     ]
     for paper, members in by_paper.items():
