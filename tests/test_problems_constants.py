@@ -212,7 +212,7 @@ BAD_CALLS = [
         "n_k >= 1",
     ),
     (lambda: gaussian_linear(0, 2, 3), "'num_clients'", "[1, 2147483647]"),
-    (lambda: gaussian_linear(2, 2, 3, noise=-0.1), "'noise'", "[0, inf)"),
+    (lambda: gaussian_linear(2, 2, 3, noise=-0.1), "'noise'", "[0, 1e+06]"),
 ]
 
 
