@@ -107,3 +107,27 @@ def test_workers_beyond_the_cores_are_capped_with_a_warning(monkeypatch):
         warnings.simplefilter("error")
         executor.open_executor(workers=2)
     assert started == [2, 2]
+
+
+def test_an_oversized_grid_is_refused_before_the_validations_are_imported(tmp_path):
+    # the task count is checked before fedtheory.validation (and torch) load: the command
+    # refuses at once instead of after seconds of imports
+    import subprocess
+    import textwrap
+
+    config = tmp_path / "huge.toml"
+    config.write_text(
+        'validation = "cafed-theorem2"\nseeds = 1000000000\n[grid]\nlam = [0.0, 0.5]\n'
+    )
+    code = textwrap.dedent(f"""
+        import sys
+        from fedtheory.errors import ParameterError
+        from fedtheory.sweep.targets import load_config
+        try:
+            load_config({str(config)!r})
+        except ParameterError as error:
+            print("tasks" in str(error), "fedtheory.validation" in sys.modules,
+                  "torch" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "False", "False"], done.stdout + done.stderr

@@ -41,16 +41,17 @@ class _Progress:
 
 def _sweep(args) -> int:
     from fedtheory.errors import ParameterError
-    from fedtheory.io import atomic_write_bytes
-    from fedtheory.sweep import run_sweep
-    from fedtheory.sweep.summary import plot_summary, summarise
     from fedtheory.sweep.targets import load_config
 
-    try:
+    try:  # before the heavy imports: a bad or oversized configuration is refused at once
         config = load_config(args.config)
     except (OSError, ValueError, ParameterError) as error:  # TOMLDecodeError is a ValueError
         print(f"fedtheory: {args.config}: {error}", file=sys.stderr)
         return 2
+    from fedtheory.io import atomic_write_bytes
+    from fedtheory.sweep import run_sweep
+    from fedtheory.sweep.summary import plot_summary, summarise
+
     out = Path(args.out) if args.out else config.out
     progress = _Progress()
     try:

@@ -152,16 +152,16 @@ def parse_config(config: Mapping) -> SweepConfig:
         _check_theorem(name, settings, design)
         return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
                            None, "total", "valid", labels, title or name)  # fmt: skip
+    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
+    design = grid(axes, replicates=replicates, seed=seed)  # sizes refused before the imports
     from fedtheory.validation import CHECKS
 
     sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
     name = check_choice(config["validation"], sweepable, "validation", owner)
-    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
     check = CHECKS[name]
     fixed = {**check.settings(size), **settings}
     # names are checked by sweep_check when there is one (it knows the point's own names)
     _check_settings(settings, axes, None if check.sweep_check else tuple(fixed))
-    design = grid(axes, replicates=replicates, seed=seed)
     if check.sweep_check is not None:
         for point in design.points:
             check.sweep_check({**fixed, **point})
