@@ -260,7 +260,7 @@ def plot(data, s, fig):
         ylabel="time-average test accuracy up to $t$ (%)",
         title="Time-average accuracy\n(mean over data draws and runs)",
     )
-    plots.legend(ax1, ncols=2)
+    plots.legend(ax1)
     f3ast = data["average"][ALGORITHMS.index("F3AST")]  # [S, R]
     names = list(_cafed_runs(data))
     for k, i in enumerate(_cafed_runs(data).values()):
