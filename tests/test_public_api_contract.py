@@ -54,6 +54,7 @@ from fedtheory.bounds import (
 )
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
 from fedtheory.data import (
@@ -933,6 +934,18 @@ CONTRACT |= {
         ("rtol", -1.0),
     ),
 }
+FEDAU3 = fedau.theorem3_per_round
+CONTRACT |= {
+    _m(f"{BD}.judgement", "judge"): Case(
+        judge,
+        {"theorem": FEDAU3, "values": {"p": 0.5, "K_cut": 3, "t": 4}, "measured": 0.01},
+        ("values", STRING),
+        ("values", {"p": 0.5}),  # K_cut and t missing
+    ),
+    _m(f"{BD}.judgement", "Judge"): Case(
+        Judge, {"theorem": FEDAU3}, ("theorem", STRING), ("rtol", -1.0)
+    ),
+}
 NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
 NO_CHECKS.write_text("")
 CONTRACT |= {
@@ -1195,6 +1208,8 @@ EXEMPT: dict[str, str] = {
         ]  # fmt: skip
     },
     _m(f"{BD}.fedau", "DescentStep"): RECORD,
+    _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     **{_m(f"{BD}.errata", n): NO_INPUT for n in ["run_all"]},  # fmt: skip
     _m(f"{BD}.errata", "Erratum"): RECORD,
     _m(f"{BD}.errata", "format_erratum"): "formats an Erratum record for the command line",
