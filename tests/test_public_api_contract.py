@@ -53,6 +53,7 @@ from fedtheory.bounds import (
 )
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
 from fedtheory.data import (
@@ -938,6 +939,18 @@ CONTRACT |= {
         ("rtol", -1.0),
     ),
 }
+FEDAU3 = fedau.theorem3_per_round
+CONTRACT |= {
+    _m(f"{BD}.judgement", "judge"): Case(
+        judge,
+        {"theorem": FEDAU3, "values": {"p": 0.5, "K_cut": 3, "t": 4}, "measured": 0.01},
+        ("values", STRING),
+        ("values", {"p": 0.5}),  # K_cut and t missing
+    ),
+    _m(f"{BD}.judgement", "Judge"): Case(
+        Judge, {"theorem": FEDAU3}, ("theorem", STRING), ("rtol", -1.0)
+    ),
+}
 NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
 NO_CHECKS.write_text("")
 CONTRACT |= {
@@ -1208,6 +1221,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{ER}.record", "erratum"): "builds an Erratum record, which checks its own fields",
     _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
     _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
+    _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,
     _m(f"{BD}.symbols", "Notation"): RECORD,

@@ -24,7 +24,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_real
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
-from fedtheory.verdict import format_ratio
+from fedtheory.verdict import format_ratio, within_bound
 
 TIGHT_RTOL = 1e-9
 """Relative tolerance of an exact statement evaluated in float64."""
@@ -119,7 +119,7 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     a, b = _pair(measured, bound, "assert_upper_bound", "bound")
     floor = check_array(atol, "atol", "assert_upper_bound", low=0.0)
     floor = np.broadcast_to(floor, a.shape)
-    ok = a <= b + rtol * np.abs(b) + floor
+    ok = within_bound(a, b, floor=floor, rtol=rtol)
     if not np.all(ok):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
