@@ -321,7 +321,9 @@ class Array(Constraint):
                  high_open=False, min_size=1, integer=False, broadcast=None,
                  none=False):  # fmt: skip
         self.broadcast = broadcast
-        self.ndim = len(shape) if shape is not None else ndim
+        self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
+        shape = shape[1:] if self.leading else shape
+        self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
         self.entries = Real(low, high, low_open=low_open, high_open=high_open)
 
@@ -334,8 +336,9 @@ class Array(Constraint):
         what = "an array of integers" if self.integer else "an array of real numbers"
         shape = self._want_shape(args)
         if shape is not None:
-            what += " of shape (" + ", ".join("any" if s is None else str(s) for s in shape)
-            what += ",)" if len(shape) == 1 else ")"
+            dims = ["any" if s is None else str(s) for s in shape]
+            what += " of shape (" + ", ".join(["...", *dims] if self.leading else dims)
+            what += ",)" if len(dims) == 1 and not self.leading else ")"
         elif self.ndim is not None:
             what += f" with {self.ndim} dimension(s)"
         if self.broadcast is not None:
@@ -368,8 +371,12 @@ class Array(Constraint):
         if self.ndim is not None and a.ndim != self.ndim:
             return None
         want = self._want_shape(args)
-        if want is not None and any(s not in (None, n) for s, n in zip(want, a.shape, strict=True)):
-            return None
+        if want is not None:
+            if a.ndim < len(want):
+                return None
+            trailing = a.shape[a.ndim - len(want) :]
+            if any(s not in (None, n) for s, n in zip(want, trailing, strict=True)):
+                return None
         if self.broadcast is not None:
             np.broadcast_shapes(a.shape, np.shape(args.get(self.broadcast)))  # else ValueError
         e = self.entries
