@@ -130,6 +130,12 @@ class Constraint:
         """A valid value (given the arguments checked before), for generated tests."""
         raise NotImplementedError
 
+    def edges(self, valid: object) -> list[tuple[str, object]]:
+        """``(label, value)`` pairs at the edge of what this constraint accepts (``1e308``,
+        a denormal, the largest size; arrays of ``valid``'s shape filled with them): a call
+        must refuse them or give finite numbers."""
+        return []
+
 
 def _number(value: object) -> float | None:
     """A real number (not a bool, a string or a complex), as a float."""
@@ -168,6 +174,10 @@ class Real(Constraint):
             out.append(("above", self.high if self.high_open else self.high + 1.0))
         return out
 
+    def edges(self, valid):
+        values = {"1e308": 1e308, "-1e308": -1e308, "denormal": DENORMAL, "zero": 0.0}
+        return [(k, v) for k, v in values.items() if self._inside(v)]
+
     def example(self, args):
         lo, hi = self.low, self.high
         if lo is not None and hi is not None:
@@ -204,6 +214,10 @@ class Integer(Constraint):
 
     def example(self, args):
         return self.low if self.low is not None else 0
+
+    def edges(self, valid):
+        return [(f"{k} {v}", v) for k, v in (("lowest", self.low), ("highest", self.high))
+                if v is not None]  # fmt: skip
 
 
 class Size(Integer):
@@ -399,6 +413,13 @@ class Array(Constraint):
                ("strings", ["0.5", "0.5"]), ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
         return bad
 
+    def edges(self, valid):
+        shape = tuple(np.shape(valid))
+        return [(f"{k} inside", self._edge(np.full(shape, v))) for k, v in self.entries.edges(0)]
+
+    def _edge(self, a: np.ndarray) -> object:
+        return a
+
     def example(self, args):
         want = self._want_shape(args)
         shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
@@ -421,6 +442,11 @@ class Probabilities(Array):
 
     def hostile(self):
         return [*super().hostile(), ("not summing to 1", [0.5, 0.6]), ("negative", [1.5, -0.5])]
+
+    def edges(self, valid):
+        if self.entries.low_open or np.size(valid) < 2:
+            return []
+        return [("one-hot", np.eye(np.size(valid))[0])]
 
     def example(self, args):
         n = _dimension(self.shape[0], args) or 2
@@ -471,8 +497,17 @@ class Tensor(Array):
     def example(self, args):
         import torch
 
-        dtype = torch.float64 if self.dtype == "floating" else getattr(torch, self.dtype)
-        return torch.as_tensor(super().example(args)).to(dtype)
+        return torch.as_tensor(super().example(args)).to(self._torch_dtype())
+
+    def _torch_dtype(self):
+        import torch
+
+        return torch.float64 if self.dtype == "floating" else getattr(torch, self.dtype)
+
+    def _edge(self, a):
+        import torch
+
+        return torch.as_tensor(a).to(self._torch_dtype())
 
 
 class Indices(Tensor):
@@ -500,6 +535,9 @@ class Indices(Tensor):
 
         return [*super().hostile(), ("float tensor", torch.zeros(2, dtype=torch.float64)),
                 ("out of range", torch.tensor([HUGE_INT // 2**8]))]  # fmt: skip
+
+    def edges(self, valid):
+        return []
 
     def example(self, args):
         import torch

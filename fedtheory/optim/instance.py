@@ -207,7 +207,18 @@ def weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
             "The 'q' parameter of weight_objective must have pi^T q > 0 (f is defined for "
             f"weights with mass on available clients). Got pi^T q = {float(mass.min()):g} instead."
         )
-    return _weight_objective(q, inst)
+    value = _weight_objective(q, inst)
+    chi2_infinite = (
+        inst.bias == "chi2"
+        and inst.bias_weight > 0
+        and bool(((q == 0) & torch.from_numpy(inst.alpha > 0)).any())  # p_k = 0 < alpha_k
+    )
+    if not (chi2_infinite or bool(torch.isfinite(value).all())):
+        raise ParameterError(
+            "The 'q' parameter of weight_objective must be scaled so that f(q) is finite "
+            f"(it overflows). Got entries in [{float(q.min()):g}, {float(q.max()):g}] instead."
+        )
+    return value
 
 
 def _weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
