@@ -17,10 +17,10 @@ import pytest
 from scipy import stats
 
 from fedtheory.bounds import e3cs, fedau
-from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
+from fedtheory.validation.errata import CLASSES as errata_classes
 from fedtheory.validation.registry import with_wrong_bounds
 from fedtheory.validation.report import (
     Bullets,

@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from fedtheory.bounds.errata import CAVEATS
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -52,6 +51,7 @@ from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
+from fedtheory.validation.errata import CAVEATS
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
