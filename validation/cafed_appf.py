@@ -56,9 +56,9 @@ test error and its second-half standard deviation are below F3AST's.
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import replace
+
+import numpy as np
 
 from fedtheory.availability.builders import cafed_population
 from fedtheory.data import FederatedDataset, cafed_clustered
@@ -68,7 +68,8 @@ from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
-from fedtheory.verdict import compare_finding, distinct_runs, finding_difference
+from fedtheory.validation.setups import Aspect, SetUp
+from fedtheory.verdict import FindingSpec, compare_findings, distinct_runs, finding_difference
 
 BASELINES = ("Unbiased", "F3AST", "AdaFed", "FedAU")
 CAFED_RUNS = {  # name -> (variant, initial_minimum, strict): §V-A / Algorithm 1's readings
@@ -272,7 +273,8 @@ def _at_grid_edge(data, s) -> list[str]:
     return [
         name
         for i, name in enumerate(PAPER_ALGORITHMS)
-        if data["lr"][i] in (lrs.min(), lrs.max()) or data["server_lr"][i] in (server.min(), server.max())
+        if data["lr"][i] in (lrs.min(), lrs.max())
+        or data["server_lr"][i] in (server.min(), server.max())
     ]
 
 
@@ -285,42 +287,103 @@ def setup(data, s, *, code: bool) -> SetUp:
         + (f"; optimum at grid edge for {', '.join(edge)}" if edge else "")
     )  # fmt: skip
     draws = f"{s['data_seeds']} data draws x {s['replicates']} run seeds"
-    rows = [
-        ("data", "App. F: 2 groups, group ids Bernoulli(1/2), x ~ N(0, I_d), 150 samples per client, d not stated",
-         "24 clients, 2 clusters (first half group 0, --deterministic_split), d = 10, 50 train / 150 test, hetero 0.2",
-         "code's generator, 50 / 150, hetero 0.2; groups " + ("first half (code)" if code else "Bernoulli(1/2) (App. F)"),
-         False, "the same generator; the train/test split is not in the text"),
-        ("availability", "§V-A: pi = 1/2 +- g, half of each class correlated (lambda = nu), the rest lambda ~ N(0, eps^2)",
-         "client-type matrix [[0, 1/2, 0], [1/4, 1/4, 0]]: every more-available client shifting, less-available half stable, half shifting",
-         "the code's population (expected type proportions)" if code else "§V-A's population (g = 0.4, nu = 0.9, eps = 0.01)",
-         False, "each row runs the population of the column it is judged against"),
-        ("model", "linear classifier, ridge 1e-2", "LinearLayer(10, 1, bias=True), BCE; weight decay 1e-2",
-         "logistic regression, ridge 1e-2" + (", with a bias feature" if code else ", no bias"),
-         False, "the code's client weight decay 1e-2 is the ridge's gradient, term for term"),
-        ("local training", "E = 2 local SGD steps (2), batch (size not stated)", "local_steps = 2 epochs (fit_epochs), batch 32",
-         "2 epochs of batches of 32" if code else "E = 2 steps, batch 32", False,
-         "each row follows its column"),
-        ("optimiser", "SGD (2)-(3), no momentum or decay stated", "torch SGD, momentum 0.9, weight decay 1e-2, at clients (kept across rounds) and server",
-         "momentum 0.9 at clients (kept across rounds) and server, server weight decay 1e-2" if code else "plain SGD (2)-(3)",
-         False, "each row follows its column"),
-        ("step sizes", "grid search on §V-A's 5x5 grid", "Unbiased 0.03/0.03, CA-Fed 0.01/0.3, AdaFed 0.001/1.0, F3AST 0.03/0.03",
-         "the code's pairs" if code else tuned,
-         bool(edge) and not code, "optimum at grid edge: the grid does not contain the optimum, the methods are compared untuned"
-         if edge and not code else "tuned inside the grid" if not code else "the code's pairs"),
-        ("CA-Fed options", "tau = 0, beta = 0.2; F* and the test's >= / > left open", "smoothness 0.2 (beta = 0.8), tolerance 0, exact losses, F* of sklearn's LogisticRegression(C=1)",
-         "variant code, smoothness 0.2, F* = local minima of the ridge objective" if code else "beta = 0.2, both readings of F* and of the test",
-         False, "F* of the ridge objective differs from the code's unpenalised log-loss at sklearn's C=1 optimum by a small per-client shift" if code else "every reading is a row"),
-        ("baselines given", "oracle pi (Unbiased, AdaFed, F3AST), oracle pi and lambda (CA-Fed)", "oracle; F3AST 12 clients, smoothing 0.001; AdaFed full participation",
-         "the same", False, "identical"),
-        ("rounds, metric", "150 rounds (Fig. 3); time-average test accuracy, std", "150 rounds; test accuracy every 10 rounds",
-         f"{s['rounds']} rounds; time-average test accuracy of the server model every round, second-half std",
-         s["rounds"] != 150, "fewer rounds than the paper" if s["rounds"] != 150 else "same"),
-        ("seeds", "three runs of one data set", "seed 42", draws, False,
-         "more draws only narrow the interval"),
+    short = s["rounds"] != 150
+    aspects = [
+        Aspect(
+            "data",
+            "App. F: 2 groups with ids Bernoulli(1/2), x ~ N(0, I_d), 150 samples per client",
+            "24 clients, 2 clusters (first half group 0), d = 10, 50 train / 150 test, hetero 0.2",
+            "the code's generator, 50 / 150, hetero 0.2; groups "
+            + ("the first half (code)" if code else "Bernoulli(1/2) (App. F)"),
+            False,
+            "the same generator; the text states no split and no d",
+        ),
+        Aspect(
+            "availability",
+            "§V-A: pi = 1/2 +- g; half of each class correlated (lambda = nu), the rest "
+            "lambda ~ N(0, eps^2)",
+            "client types [[0, 1/2, 0], [1/4, 1/4, 0]]: more-available clients all shifting, "
+            "less-available half stable, half shifting",
+            "the code's population" if code else "§V-A's (g = 0.4, nu = 0.9, eps = 0.01)",
+            False,
+            "each row runs its column's population (the code's types in expected proportions)",
+        ),
+        Aspect(
+            "model",
+            "linear classifier, ridge 1e-2",
+            "LinearLayer(10, 1, bias=True), BCE, weight decay 1e-2",
+            "logistic regression, ridge 1e-2" + (", bias feature" if code else ", no bias"),
+            False,
+            "the client weight decay 1e-2 is the ridge's gradient, term for term",
+        ),
+        Aspect(
+            "local training",
+            "E = 2 local SGD steps (2), batch size not stated",
+            "local_steps = 2 epochs (fit_epochs), batch 32",
+            "2 epochs of batches of 32" if code else "E = 2 steps, batch 32",
+            False,
+            "each row follows its column",
+        ),
+        Aspect(
+            "optimiser",
+            "SGD (2)-(3); no momentum or decay stated",
+            "torch SGD, momentum 0.9, weight decay 1e-2 at clients (kept across rounds) and server",
+            "momentum 0.9 at clients (kept) and server, server weight decay 1e-2"
+            if code
+            else "plain SGD (2)-(3)",
+            False,
+            "each row follows its column",
+        ),
+        Aspect(
+            "step sizes",
+            "grid search on §V-A's 5x5 grid",
+            "Unbiased 0.03/0.03, CA-Fed 0.01/0.3, AdaFed 0.001/1.0, F3AST 0.03/0.03",
+            "the code's pairs" if code else tuned,
+            bool(edge) and not code,
+            "optimum at grid edge: the grid does not hold the optimum, the methods run untuned"
+            if edge and not code
+            else "as in the column",
+        ),
+        Aspect(
+            "CA-Fed options",
+            "tau = 0, beta = 0.2; F* and the test's >= or > left open",
+            "smoothness 0.2, tolerance 0, exact losses, F* from LogisticRegression(C=1)",
+            "the code variant, smoothness 0.2, F* the minima of the ridge objective"
+            if code
+            else "beta = 0.2, both readings of F* and of the test",
+            False,
+            "F* without the ridge term shifts each client's gap by a small constant"
+            if code
+            else "every reading is a row",
+        ),
+        Aspect(
+            "baselines given",
+            "oracle pi (Unbiased, AdaFed, F3AST), oracle pi and lambda (CA-Fed)",
+            "oracle; F3AST 12 clients, smoothing 0.001; AdaFed full participation",
+            "the same",
+            False,
+            "identical",
+        ),
+        Aspect(
+            "rounds, metric",
+            "150 rounds (Fig. 3); time-average test accuracy and its std",
+            "150 rounds",
+            f"{s['rounds']} rounds; time-average test accuracy of the server model, "
+            "second-half std",
+            short,
+            "fewer rounds than the paper" if short else "as in the column",
+        ),
+        Aspect(
+            "seeds",
+            "three runs of one data set",
+            "seed 42",
+            draws,
+            False,
+            "more draws only narrow the interval",
+        ),  # fmt: skip
     ]
-    aspects = tuple(Aspect(*row) for row in rows)
     name = "the code's row" if code else "the paper's rows"
-    return SetUp(f"CA-Fed Table I, {name}", "code" if code else "paper", aspects)
+    return SetUp(f"CA-Fed Table I, {name}", "code" if code else "paper", tuple(aspects))
 
 
 def judge(data, s):
@@ -332,8 +395,9 @@ def judge(data, s):
     paper_std = TABLE_I["CA-Fed"][2], TABLE_I["F3AST"][2]
     specs = []
     for name, i in _cafed_runs(data).items():
-        f3 = _baseline(name)
-        differs = setup(data, s, code=name in CODE_PAIRS).open_differences()
+        first = name.split(" = ")[0]
+        f3 = _baseline(first)
+        differs = setup(data, s, code=first in CODE_PAIRS).open_differences()
         specs += [
             FindingSpec(
                 f"{name}: time-average test error (%) < F3AST's (Table I, 3 runs: "
@@ -353,19 +417,21 @@ def plot(data, s, fig):
     ax1, ax2, ax3 = plots.panels(fig, 3)
     t = np.arange(data["curves"].shape[1])
     running = np.cumsum(data["curves"], axis=1) / (t + 1)  # [A, T+1] time average up to t
-    runs = {**{n: ALGORITHMS.index(n) for n in BASELINES}, **_cafed_runs(data)}  # label -> row
-    shown = list(runs.values())
-    for k, (label, i) in enumerate(runs.items()):
-        ax1.plot(t, running[i], **plots.series(k, points=t.size), label=label)
+    cafed = _cafed_runs(data)  # label -> row
+    for k, (label, i) in enumerate(cafed.items()):
+        gap = running[i] - running[_baseline(label.split(" = ")[0])]
+        ax1.plot(t, gap, **plots.series(k, points=t.size), label=_short(label))
+    ax1.axhline(0.0, **plots.REFERENCE, label="F3AST (same set-up)")
+    ax1.axhline(TABLE_I_GAP, **{**plots.REFERENCE, "linestyle": ":"},
+                label=f"Table I gap (+{TABLE_I_GAP:.2f})")  # fmt: skip
     ax1.set(
         xlabel="round $t$",
-        ylabel="time-average test accuracy up to $t$ (%)",
-        title="Time-average accuracy\n(mean over data draws and runs)",
+        ylabel="time-average accuracy up to $t$,\nminus F3AST's (percentage points)",
+        title="CA-Fed minus F3AST over the rounds\n(mean over data draws and runs)",
     )
     plots.legend(ax1)
-    f3ast = data["average"][ALGORITHMS.index("F3AST")]  # [S, R]
-    names = list(_cafed_runs(data))
-    for k, i in enumerate(_cafed_runs(data).values()):
+    for k, (label, i) in enumerate(cafed.items()):
+        f3ast = data["average"][_baseline(label.split(" = ")[0])]  # [S, R]
         diff = finding_difference(data["average"][i], f3ast)
         y = np.full(diff.per_draw.size, k, dtype=float)
         ax2.plot(diff.per_draw, y + 0.15, **plots.series(1, line=False),
@@ -374,79 +440,83 @@ def plot(data, s, fig):
                      xerr=[[diff.difference - diff.low], [diff.high - diff.difference]],
                      **plots.series(0, line=False),
                      label="mean, 95% CI over draws" if k == 0 else None)  # fmt: skip
-    ax2.axvline(0.0, **plots.REFERENCE, label="F3AST")
+    ax2.axvline(0.0, **plots.REFERENCE, label="F3AST (same set-up)")
     ax2.axvline(TABLE_I_GAP, **{**plots.REFERENCE, "linestyle": ":"},
                 label=f"Table I gap (+{TABLE_I_GAP:.2f})")  # fmt: skip
-    ax2.set_yticks(range(len(names)), [n.replace(" = ", " =\n") for n in names], fontsize=7)
+    ax2.set_yticks(range(len(cafed)), [_short(n) for n in cafed], fontsize=7)
     ax2.invert_yaxis()
     ax2.set(
-        xlabel="time-average accuracy minus F3AST's (percentage points)",
+        xlabel="time-average accuracy minus F3AST's\n(percentage points)",
         title="CA-Fed minus F3AST per configuration",
     )
     plots.legend(ax2)
-    x = np.arange(len(shown))
-    ci, yerr = plots.confidence_bars([data["average"][i].mean(axis=1) for i in shown])
+    runs = {
+        **{n: ALGORITHMS.index(n) for n in ("Unbiased", "F3AST", "AdaFed")},
+        **{n: ALGORITHMS.index(n) for n in CODE_PAIRS if "CA-Fed" not in n},
+        **cafed,
+    }
+    x = np.arange(len(runs))
+    ci, yerr = plots.confidence_bars([data["average"][i].mean(axis=1) for i in runs.values()])
     ax3.errorbar(x, ci[:, 0], yerr=yerr, **plots.series(0, line=False),
                  label="measured (mean, 95% CI over draws)")  # fmt: skip
-    paper = np.array([TABLE_I.get(ALGORITHMS[i], TABLE_I["CA-Fed"])[1] for i in shown])
-    paper[[ALGORITHMS[i] == "FedAU" for i in shown]] = np.nan
-    ax3.plot(x, paper, **plots.series(1, line=False, filled=False), markersize=9,
+    table = [TABLE_I["CA-Fed" if "CA-Fed" in n else n.split(": ")[-1]][1] for n in runs]
+    ax3.plot(x, table, **plots.series(1, line=False, filled=False), markersize=9,
              label="paper, Table I (CA-Fed: one value)")  # fmt: skip
-    ax3.set_xticks(x, [n.replace(" = ", " =\n") for n in runs], rotation=35, ha="right",
-                   fontsize=7)  # fmt: skip
+    ax3.set_xticks(x, [_short(n) for n in runs], rotation=40, ha="right", fontsize=7)
     ax3.set(ylabel="time-average test accuracy (%)", title="Measured vs paper's Table I")
     plots.legend(ax3)
-    merged = [n for n in names if " = " in n]
+    merged = [n for n in cafed if " = " in n]
     return (
-        "Left: time-average accuracy curves (markers shifted per algorithm; curves within a "
-        "fraction of a point overlap). Middle: per data draw (points) and over the draws "
-        "(mean and 95% CI) the time-average accuracy of each CA-Fed configuration minus "
-        "F3AST's; the dotted line is Table I's gap. Right: the paper's values (hollow; Table "
-        "I has one CA-Fed value, drawn at each configuration; FedAU is not in Table I)."
+        "Left: time-average accuracy of each CA-Fed configuration minus F3AST's in the same "
+        "set-up (the paper's or the code's), up to round t. Middle: per data draw (points) "
+        "and over the draws (mean and 95% CI) the same difference at the last round; the "
+        "dotted line is Table I's gap. Right: measured time-average accuracies against Table "
+        "I (hollow; Table I has one CA-Fed value, drawn at each configuration)."
         + (f" Identical runs drawn once: {'; '.join(merged)}." if merged else "")
+    )
+
+
+def _short(name: str) -> str:
+    """A configuration's label for an axis: merged names shortened to the first, marked."""
+    first, *same = name.split(" = ")
+    return first.replace("CA-Fed paper, ", "paper: ").replace("code set-up: ", "code: ") + (
+        " (= >)" if same else ""
     )
 
 
 def notes(data, s):
     lines = []
     for i, name in enumerate(ALGORITHMS):
-        paper = TABLE_I.get("CA-Fed" if name in CAFED_RUNS else name)
+        algorithm = name.split(": ")[-1]
+        paper = TABLE_I.get("CA-Fed" if "CA-Fed" in name else algorithm)
         ours = (
             f"maximum {data['maximum'][i].mean():.2f}, time-average "
             f"{data['average'][i].mean():.2f}, second-half std {data['spread'][i].mean():.2f}"
         )
         theirs = "not in Table I" if paper is None else "/".join(f"{v:.2f}" for v in paper)
+        pair = "the code's" if name in CODE_PAIRS else "tuned"
         lines.append(
-            f"{name} (tuned eta={data['lr'][i]:.3g}, eta_s={data['server_lr'][i]:.3g}; "
+            f"{name} ({pair} eta={data['lr'][i]:.3g}, eta_s={data['server_lr'][i]:.3g}; "
             f"{data['participants'][i]:.2f} training clients per round): {ours} (paper, "
             f"3 runs: {theirs})"
         )
-    f3ast = data["average"][ALGORITHMS.index("F3AST")]
     lines.append(
-        "Sensitivity of the ordering to the paper's open choices (time-average accuracy "
-        "minus F3AST's, percentage points, mean and 95% CI over the data draws; training "
-        "clients per round):"
+        "Sensitivity of the ordering to the paper's open choices and to the code's set-up "
+        "(time-average accuracy minus F3AST's in the same set-up, percentage points, mean "
+        "and 95% CI over the data draws; training clients per round):"
     )
     for name, i in _cafed_runs(data).items():
+        f3ast = data["average"][_baseline(name.split(" = ")[0])]
         d = finding_difference(data["average"][i], f3ast)
         lines.append(
             f"  {name}: {d.difference:+.2f} [{d.low:+.2f}, {d.high:+.2f}], detectable "
             f"{d.detectable:.2f}; {data['participants'][i]:.2f} clients per round"
         )
     lines.append(f"Table I's own CA-Fed - F3AST gap is {TABLE_I_GAP:.2f} points (§V-B says 1.24).")
-    grid = np.array(s["lr_grid"]), np.array(s["server_lr_grid"])
-    edge = [
-        ALGORITHMS[i]
-        for i in range(len(ALGORITHMS))
-        if grid[0].size > 1
-        and (
-            data["lr"][i] in (grid[0].min(), grid[0].max()) or data["server_lr"][i] == grid[1].min()
-        )
-    ]
-    if edge:
+    if edge := _at_grid_edge(data, s):
         lines.append(
-            "Tuned at an edge of the grid (eta at 10^-3 or 10^-1, or eta_s at 10^-2; the "
-            f"paper's grid ends there too): {', '.join(edge)}."
+            "Optimum at grid edge (the paper's grid ends there too; the rows say so as an "
+            f"open set-up difference): {', '.join(edge)}."
         )
     return lines
 
@@ -462,5 +532,6 @@ register(
         plot,
         bounds=("f3ast_error", "f3ast_std"),
         notes=notes,
+        setups=lambda data, s: [setup(data, s, code=False), setup(data, s, code=True)],
     )
 )

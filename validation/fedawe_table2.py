@@ -85,12 +85,36 @@ REFERENCE = "Xiang et al. 2024 (FedAWE), §7, Table 2"
 
 def settings(size: Size) -> dict:
     scale = {
-        "tiny": {"seeds": 5, "rounds": 20, "clients": 10, "replicates": 1, "memory": False,
-                 "local_steps": 2, "batch_size": 16, "eta0_grid": ()},
-        "quick": {"seeds": 5, "rounds": 60, "clients": 10, "replicates": 1, "memory": False,
-                  "local_steps": 5, "batch_size": 32, "eta0_grid": ETA0_GRID[:3]},
-        "full": {"seeds": 5, "rounds": 2000, "clients": 100, "replicates": 3, "memory": True,
-                 "local_steps": 10, "batch_size": 128, "eta0_grid": ETA0_GRID},
+        "tiny": {
+            "seeds": 5,
+            "rounds": 20,
+            "clients": 10,
+            "replicates": 1,
+            "memory": False,
+            "local_steps": 2,
+            "batch_size": 16,
+            "eta0_grid": (),
+        },
+        "quick": {
+            "seeds": 5,
+            "rounds": 60,
+            "clients": 10,
+            "replicates": 1,
+            "memory": False,
+            "local_steps": 5,
+            "batch_size": 32,
+            "eta0_grid": ETA0_GRID[:3],
+        },
+        "full": {
+            "seeds": 5,
+            "rounds": 2000,
+            "clients": 100,
+            "replicates": 3,
+            "memory": True,
+            "local_steps": 10,
+            "batch_size": 128,
+            "eta0_grid": ETA0_GRID,
+        },
     }[size]
     return {**scale, "concentration": 0.1, "test_fraction": 0.2, "period": 20, "gamma": 0.3,
             "cutoff": 0.1, "tail": 5, "f3ast_beta": 1e-3, "fedau_cutoff": 50,
@@ -121,11 +145,13 @@ def algorithms(s: dict, marginals: np.ndarray, eta0: dict[str, float]) -> dict[s
         return {"local_steps": s["local_steps"], "lr": CodeRate(Constant(eta0[name]))}
 
     return {
-        "fedawe": ClientMean(FedAWE(variant="code", lr=eta0["fedawe"], local_steps=s["local_steps"])),
+        "fedawe": ClientMean(FedAWE(variant="code", lr=eta0["fedawe"],
+                                    local_steps=s["local_steps"])),
         "fedavg-active": FedAvg(AverageParticipating(), **common("fedavg-active")),
         "fedavg-all": FedAvg(AverageAll(), **common("fedavg-all")),
         "fedau": FedAvg(FedAU(cutoff=s["fedau_cutoff"]), **common("fedau")),
-        "f3ast": FedAvg(F3astOnline(alpha, clients=expected, beta=s["f3ast_beta"]), **common("f3ast")),
+        "f3ast": FedAvg(F3astOnline(alpha, clients=expected, beta=s["f3ast_beta"]),
+                        **common("f3ast")),
         "mifa": MIFA(**common("mifa")),
         "fedvarp": FedVARP(**common("fedvarp")),
         "known-p": FedAvg(unbiased_weights(alpha, marginals), **common("known-p")),
@@ -197,35 +223,89 @@ def setup(data, s) -> SetUp:
     grid = s["eta0_grid"]
     tuned = dict(zip(ALGORITHMS, data["eta0_tuned"], strict=False))
     edge = [LABELS[a] for a, v in tuned.items() if grid and v in (max(grid), min(grid))]
-    rows = [
-        ("data", "SVHN, CIFAR-10, CINIC-10, Dirichlet(0.1) over 100 clients",
-         "the same (torchvision)", f"scikit-learn digits (1797 images 8x8), Dirichlet(0.1) over {s['clients']} clients, 20% held out",
-         True, "another, much smaller image data set"),
-        ("model", "CNNs of Table 6, Kaiming initialisation", "the same", "multinomial logistic regression from 0",
-         True, "a convex model in place of a CNN"),
-        ("clients, rounds", "m = 100, T = 2000, s = 10 local steps, batch 128", "the same",
-         f"m = {s['clients']}, T = {s['rounds']}, s = {s['local_steps']}, batch {s['batch_size']}",
-         s["clients"] != 100 or s["rounds"] != 2000, "fewer clients and rounds" if s["rounds"] != 2000 else "the paper's scale"),
-        ("availability", "p_i^t = <nu_i, phi> f_i(t), four dynamics (App. J.3)", "the same", "the same (period 20, gamma 0.3, cutoff 0.1)",
-         False, "as written"),
-        ("optimiser, step sizes", "SGD, eta_l = eta_0 / sqrt(t/10+1), eta_0 and eta_g of Table 7", "plain torch SGD (no momentum)",
-         "Table 7's eta_0 (FedAWE, known p 0.1; others 0.05), eta_g = 1; tuned sensitivity in the notes",
-         False, "as written"),
-        ("clipping", "App. J.2: 'gradient clipping with a max norm of 0.5 to all dataset trainings'",
-         "only FedAWE's aggregated update, norm 0.5 (util.py accumulation)", "only FedAWE's aggregated update, norm 0.5",
-         False, "the code's reading; the text's wider reading is not run"),
-        ("evaluated model", "FedAWE: x-bar, the mean of the client models (Corollaries 1-2)", "x-bar for FedAWE (evaluate with w_local)",
-         "x-bar for FedAWE, the server model for the others", False, "as written"),
-        ("baselines given", "F3AST beta = 0.001 (online estimates); FedAU K = 50", "FedAU, F3AST not in the public code",
-         "F3AST online (beta = 0.001, estimates from 1/2), FedAU K = 50", False, "as written; F3AST's initial estimate is not stated"),
-        ("metric, seeds", "train and test accuracy, mean of the last 50 rounds, 3 seeds", "the same",
-         f"train (judged) and test accuracy, mean of the last {s['tail']} evaluations, {s['seeds']} data draws x {s['replicates']} runs",
-         False, "more draws only narrow the interval"),
-    ]  # fmt: skip
+    small = s["clients"] != 100 or s["rounds"] != 2000
+    aspects = [
+        Aspect(
+            "data",
+            "SVHN, CIFAR-10, CINIC-10; Dirichlet(0.1) over the clients",
+            "the same (torchvision)",
+            "scikit-learn's digits (1797 8x8 images), Dirichlet(0.1), 20% held out",
+            True,
+            "another, much smaller image data set",
+        ),
+        Aspect(
+            "model",
+            "the CNNs of Table 6, Kaiming initialisation",
+            "the same",
+            "multinomial logistic regression from 0",
+            True,
+            "a convex model in place of a CNN",
+        ),
+        Aspect(
+            "clients, rounds",
+            "m = 100, T = 2000, s = 10 local steps, batch 128",
+            "the same",
+            f"m = {s['clients']}, T = {s['rounds']}, s = {s['local_steps']}, "
+            f"batch {s['batch_size']}",
+            small,
+            "fewer clients and rounds" if small else "the paper's scale",
+        ),
+        Aspect(
+            "availability",
+            "p_i^t = <nu_i, phi> f_i(t), four dynamics (App. J.3)",
+            "the same",
+            "the same (period 20, gamma 0.3, cut-off 0.1)",
+            False,
+            "as written",
+        ),
+        Aspect(
+            "optimiser, step sizes",
+            "SGD, eta_l = eta_0 / sqrt(t/10+1); eta_0, eta_g of Table 7",
+            "plain torch SGD (no momentum)",
+            "Table 7 (FedAWE and known p 0.1, the others 0.05; eta_g = 1); tuned in notes",
+            False,
+            "as written",
+        ),
+        Aspect(
+            "clipping",
+            "App. J.2: 'gradient clipping with a max norm of 0.5 to all dataset trainings'",
+            "only FedAWE's aggregated update, norm 0.5 (util.py, accumulation)",
+            "only FedAWE's aggregated update, norm 0.5",
+            False,
+            "the code's reading",
+        ),
+        Aspect(
+            "evaluated model",
+            "FedAWE: x-bar, the mean of the client models (Corollaries 1-2)",
+            "x-bar for FedAWE (evaluate with w_local)",
+            "x-bar for FedAWE, the server model for the others",
+            False,
+            "as written",
+        ),
+        Aspect(
+            "baselines given",
+            "F3AST with beta = 0.001 (online estimates); FedAU with K = 50",
+            "FedAU and F3AST are not in the public code",
+            "F3AST online (beta = 0.001, estimates from 1/2); FedAU K = 50",
+            False,
+            "as written; F3AST's first estimate is not stated",
+        ),
+        Aspect(
+            "metric, seeds",
+            "train and test accuracy, mean of the last 50 rounds, 3 seeds",
+            "the same",
+            f"train (judged) and test accuracy, last {s['tail']} evaluations, "
+            f"{s['seeds']} data draws x {s['replicates']} runs",
+            False,
+            "more draws only narrow the interval",
+        ),
+    ]
     if edge:
-        rows.append(("tuning", "grid of App. J.2", "-", f"optimum at grid edge for {', '.join(edge)}",
-                     False, "Table 7's values are judged; the tuned runs are a sensitivity"))  # fmt: skip
-    return SetUp("FedAWE Table 2", "paper", tuple(Aspect(*r) for r in rows))
+        aspects.append(Aspect(
+            "tuning", "the grid of App. J.2", "-", f"optimum at grid edge: {', '.join(edge)}",
+            False, "Table 7's values are judged; the tuned runs are a sensitivity",
+        ))  # fmt: skip
+    return SetUp("FedAWE Table 2", "paper", tuple(aspects))
 
 
 def judge(data, s):
@@ -242,7 +322,7 @@ def judge(data, s):
 
 
 def notes(data, s):
-    out = setup(data, s).markdown()
+    out = []
     for d in DYNAMICS:
         for kind, key in (("training", ""), ("test", "test_")):
             means = {a: float(data[f"{key}{d}_{a}"].mean()) for a in ALGORITHMS
@@ -295,5 +375,6 @@ register(
         plot,
         bounds=tuple(f"{d}_{b}" for d in DYNAMICS for b in GROUP1),
         notes=notes,
+        setups=lambda data, s: [setup(data, s)],
     )
 )

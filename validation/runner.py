@@ -64,6 +64,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
+from fedtheory.validation.setups import SETUP_HEADER
 from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
@@ -303,7 +304,7 @@ def _measured(r: Comparison) -> str:
 
 def _verdict_text(r: Comparison) -> str:
     """The verdict as the report prints it; a loose *holds* says so."""
-    return f"**{r.verdict.value}**" + (" (loose)" if r.loose else "")
+    return f"**{r.verdict_text}**" + (" (loose)" if r.loose else "")
 
 
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
@@ -474,6 +475,18 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             ),
             *(
                 [
+                    block
+                    for setup in setups
+                    for block in (
+                        Paragraph(setup.title()),
+                        Table(SETUP_HEADER, tuple(setup.table_rows())),
+                    )
+                ]
+                if (setups := c.setups(o.data, o.settings) if c.setups else [])
+                else []
+            ),
+            *(
+                [
                     Paragraph("Observations (measured, no theorem claims them):"),
                     Bullets(tuple(notes)),
                 ]
@@ -556,6 +569,7 @@ CSV_COLUMNS = (
     "bound",
     "ratio",
     "verdict",
+    "setup_differs",
     "detail",
 )
 """Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict."""
@@ -567,7 +581,8 @@ def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
     for name, rows in validations:
         for r in rows:
             low, high = r["interval"] if r["interval"] is not None else (None, None)
-            records.append({"validation": name, **r, "ci_low": low, "ci_high": high})
+            records.append({"validation": name, "setup_differs": "", **r, "ci_low": low,
+                            "ci_high": high})  # fmt: skip
     return [{k: rec[k] for k in CSV_COLUMNS} for rec in records]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fedtheory.errors import ParameterError
 
 COLUMNS = ("paper", "code")
+SETUP_HEADER = ("aspect", "paper text", "authors' code", "fedtheory", "material?")
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,13 @@ class SetUp:
         """``"aspect: reason"`` of every material difference (empty: a faithful run)."""
         return tuple(f"{a.name}: {a.reason}" for a in self.aspects if a.material)
 
-    def markdown(self) -> list[str]:
-        """The table as markdown lines (paper text | authors' code | fedtheory | material)."""
-        lines = [
-            f"Set-up of {self.finding} (judged against the {self.against}'s set-up):",
-            "",
-            "| aspect | paper text | authors' code | fedtheory | material? |",
-            "|---|---|---|---|---|",
+    def title(self) -> str:
+        """The sentence above the table."""
+        return f"Set-up of {self.finding} (judged against the {self.against}'s set-up):"
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """One row per aspect, columns :data:`SETUP_HEADER`."""
+        return [
+            (a.name, a.paper, a.code, a.ours, ("**yes**: " if a.material else "no: ") + a.reason)
+            for a in self.aspects
         ]
-        for a in self.aspects:
-            verdict = ("**yes**: " if a.material else "no: ") + a.reason
-            lines.append(f"| {a.name} | {a.paper} | {a.code} | {a.ours} | {verdict} |")
-        return lines

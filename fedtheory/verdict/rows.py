@@ -53,6 +53,16 @@ class Comparison:
     verdict: Verdict
     detail: str = ""
     interval: tuple[float, float] | None = None  # confidence interval of a random measured
+    setup_differs: tuple[str, ...] = ()  # a finding's open material set-up differences
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as printed: a finding not reproduced because its set-up differs says
+        *not reproduced (set-up differs: aspect; aspect)*."""
+        if self.setup_differs and self.verdict is Verdict.NOT_REPRODUCED:
+            names = "; ".join(d.split(":")[0] for d in self.setup_differs)
+            return f"not reproduced (set-up differs: {names})"
+        return self.verdict.value
 
     @property
     def ratio(self) -> float:
@@ -81,4 +91,5 @@ class Comparison:
         d["verdict"] = self.verdict.value
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
+        d["setup_differs"] = "; ".join(self.setup_differs)
         return d
