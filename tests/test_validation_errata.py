@@ -21,7 +21,6 @@ RELATION = {">": operator.gt, ">=": operator.ge, "<=": operator.le, "==": operat
             "!=": operator.ne}  # fmt: skip
 #: the verdict ERRATA.md records for each check (inconclusive: not checkable from the text)
 EXPECTED = {
-    errata.cafed_code_oracle_minima: "inconclusive",
     errata.fedlaavg_missing_one_over_n: "inconclusive",
     errata.mimic_equal_dropout: "inconclusive",
 }

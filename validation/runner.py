@@ -331,7 +331,9 @@ ATTAINED = 0.9
 def _counts(outcomes: list[Outcome]) -> str:
     """The header's counts: statement verdicts and empirical-finding outcomes, the errata
     apart (they are findings about the papers, listed by class in their own table)."""
-    rows = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    every = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    rows = [r for r in every if getattr(r, "source", "paper") == "paper"]
+    ours = [r for r in every if getattr(r, "source", "paper") != "paper"]
     loose = sum(r.loose for r in rows)
     statements = ", ".join(
         f"{sum(r.verdict is v for r in rows)} {v.value}"
@@ -340,6 +342,11 @@ def _counts(outcomes: list[Outcome]) -> str:
     )
     findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
     text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
+    if ours:
+        counts = ", ".join(
+            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+        )
+        text += f" Comparisons between algorithms that no paper states: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted

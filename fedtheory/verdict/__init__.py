@@ -67,7 +67,13 @@ from fedtheory.verdict.outcomes import (
     within_bound,
 )
 from fedtheory.verdict.rounding import BOUND_RTOL, ROUNDING_ULPS, Measured, rounding_floor
-from fedtheory.verdict.rows import LOOSE_RATIO, Comparison, Verdict, format_ratio
+from fedtheory.verdict.rows import (
+    LOOSE_RATIO,
+    Comparison,
+    Verdict,
+    algorithm_comparison,
+    format_ratio,
+)
 from fedtheory.verdict.statements import (
     compare_equal,
     compare_mean_equal,
@@ -93,6 +99,7 @@ __all__ = [
     "adaptive_looks",
     "compare_equal",
     "FindingSpec",
+    "algorithm_comparison",
     "compare_finding",
     "compare_findings",
     "compare_mean_equal",

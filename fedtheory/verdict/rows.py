@@ -3,7 +3,7 @@ prints their ratio."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 LOOSE_RATIO = 1e-2
@@ -54,6 +54,8 @@ class Comparison:
     detail: str = ""
     interval: tuple[float, float] | None = None  # confidence interval of a random measured
     setup_differs: tuple[str, ...] = ()  # a finding's open material set-up differences
+    source: str = "paper"  # "paper": a paper states it; "comparison": an ordering of
+    # algorithms that no paper states (counted apart from the papers' statements)
 
     @property
     def verdict_text(self) -> str:
@@ -92,4 +94,11 @@ class Comparison:
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
         d["setup_differs"] = "; ".join(self.setup_differs)
+        d["source"] = self.source
         return d
+
+
+def algorithm_comparison(row: Comparison) -> Comparison:
+    """``row`` marked as a comparison between algorithms that no paper states: the report
+    counts it apart from the papers' statements."""
+    return replace(row, source="comparison")
