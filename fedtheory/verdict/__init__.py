@@ -72,6 +72,7 @@ from fedtheory.verdict.rows import (
     Comparison,
     Verdict,
     algorithm_comparison,
+    evidence_of,
     format_ratio,
 )
 from fedtheory.verdict.statements import (
@@ -100,6 +101,7 @@ __all__ = [
     "compare_equal",
     "FindingSpec",
     "algorithm_comparison",
+    "evidence_of",
     "compare_finding",
     "compare_findings",
     "compare_mean_equal",

@@ -56,6 +56,7 @@ class Comparison:
     setup_differs: tuple[str, ...] = ()  # a finding's open material set-up differences
     source: str = "paper"  # "paper": a paper states it; "comparison": an ordering of
     # algorithms that no paper states (counted apart from the papers' statements)
+    erratum: str = ""  # key of the catalogued erratum this row is the evidence of
 
     @property
     def verdict_text(self) -> str:
@@ -64,7 +65,14 @@ class Comparison:
         if self.setup_differs and self.verdict is Verdict.NOT_REPRODUCED:
             names = "; ".join(d.split(":")[0] for d in self.setup_differs)
             return f"not reproduced (set-up differs: {names})"
+        if self.erratum and self.verdict is Verdict.VIOLATED:
+            return f"violated (evidence of erratum {self.erratum})"
         return self.verdict.value
+
+    @property
+    def unexplained_violation(self) -> bool:
+        """*violated* and not the evidence of a catalogued erratum (what a CI gate fails on)."""
+        return self.verdict is Verdict.VIOLATED and not self.erratum
 
     @property
     def ratio(self) -> float:
@@ -102,3 +110,10 @@ def algorithm_comparison(row: Comparison) -> Comparison:
     """``row`` marked as a comparison between algorithms that no paper states: the report
     counts it apart from the papers' statements."""
     return replace(row, source="comparison")
+
+
+def evidence_of(erratum: str, row: Comparison) -> Comparison:
+    """``row`` labelled as the evidence of the catalogued erratum ``erratum`` (its key in
+    ``validation/ERRATA.md``): a *violated* verdict there is the erratum, shown as such, and
+    ``fedtheory validate --fail-on-violated`` does not fail on it (``--strict`` does)."""
+    return replace(row, erratum=erratum)
