@@ -352,13 +352,15 @@ def _counts(outcomes: list[Outcome]) -> str:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
             counts = errata.class_counts(o.data).items()
             by_class = ", ".join(f"{n} {c}" for c, n in counts if n and c not in caveat)
-            caveats = sum(n for c, n in counts if c in caveat)
+            caveats = sum(n for c, n in counts if c == "caveat confirmed")
+            notes = sum(n for c, n in counts if c in caveat and c != "caveat confirmed")
             table = [row for row in errata.table_rows(o.data) if row[0] not in caveat]
             confirmed = sum(row[4] == "yes" for row in table)
             text += (
                 f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
                 f"fedtheory reproduces {confirmed} of these findings; and {caveats} caveat(s) "
-                "the papers state themselves, confirmed."
+                "the papers state themselves, confirmed"
+                + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
             )
     return text
 

@@ -15,7 +15,7 @@ from fedtheory.data import cafed_clustered
 from fedtheory.params import check_array, check_int, check_real, check_size
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem
 from fedtheory.sim.cafed import CaFed
-from fedtheory.validation.errata.record import Erratum, erratum, on_simplex
+from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum, on_simplex
 from fedtheory.verdict import Verdict, rounding_floor, upper_bound_outcome
 
 SOLVER = "CLARABEL"
@@ -124,7 +124,7 @@ def cafed_convex_in_y_s(*, pi=_PI, alpha=_ALPHA, B: float = 0.5, seed: int = 0) 
         f"{best_random:.6f}",
         ok,
         {"optimum": float(prob.value), "best_random": best_random},
-        kind="proof does not establish the statement",
+        kind=NOTE_CLASS,
         advice="The conclusion stands, its argument does not: replace App. E's 'convex in q by "
         "direct inspection' with the change of variables (y, s), in which the program is DCP "
         "(fedtheory.optim.program builds it).",

@@ -112,7 +112,7 @@ def judge(data, s):
         agrees = data["recomputed"][i] == data["recorded"][i] and data["class_recorded"][i] == 1
         rows.append(
             Comparison(
-                f"{'erratum' if data['is_erratum'][i] else 'caveat'} `{key}` "
+                f"{_prefix(data['is_erratum'][i], data['kind'][i])} `{key}` "
                 f"[{data['kind'][i]}]: {data['finding'][i]} ({data['names'][i]})",
                 f"{str(data['statement'][i]).split(':')[0]} ({data['source'][i]})",
                 str(data["relation"][i]),
@@ -221,3 +221,8 @@ register(
         notes=notes,
     )
 )
+
+
+def _prefix(is_erratum: bool, kind: str) -> str:
+    """How a row of the errata validation is introduced: erratum, caveat or note."""
+    return "erratum" if is_erratum else ("caveat" if kind == "caveat confirmed" else "note")

@@ -7,7 +7,7 @@ import numpy as np
 
 from fedtheory.bounds import fedlaavg
 from fedtheory.params import check_int, check_real
-from fedtheory.validation.errata.record import Erratum, erratum
+from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
 
 def fedlaavg_equal_blocks(
@@ -100,7 +100,7 @@ def fedlaavg_missing_one_over_n(
         f"without: {err_without:.2e} (factor 1-2 gamma N = {1 - 2 * gamma * N:.1f}, diverges)",
         None,  # not checkable: inconclusive
         {"error_with": err_with, "error_without": err_without},
-        kind="not checkable from the available text",
+        kind=NOTE_CLASS,
         advice="Check Algorithm 3 in the published paper; if line 13 lacks 1/N, read it as "
         "x^t = x^{t-1} - (gamma/N) sum_i g_i, as (3)-(4) average the gradients.",
         compare=("error_without", ">", "error_with"),

@@ -10,7 +10,7 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds.mimic import objective_bias
 from fedtheory.params import check_int, check_real
 from fedtheory.problems import QuadraticProblem
-from fedtheory.validation.errata.record import Erratum, erratum
+from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
 
 def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 1.0) -> Erratum:
@@ -59,7 +59,7 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 
         f"max |time average of Omega| = {mean_vec:.4f} (s.e. {se_vec:.4f})",
         None,  # not checkable: inconclusive
         {"mismatch": mean_sq, "exact_mismatch": exact, "mean_bias": mean_vec, "zero": 0.0},
-        kind="not checkable from the available text",
+        kind=NOTE_CLASS,
         advice="Read Remark 3's case 2 as a result of [20] about FedAvg, not as a consequence "
         "of (14); check (14)'s mismatch term in the published paper before relying on it: if "
         "it is E||Omega^t||^2 it does not vanish here, if ||E Omega^t||^2 it does.",

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
+NOTE_CLASS = "note, not an erratum of the paper"
+"""The class of fedtheory's own notes, listed apart from the errata."""
 CLASS_MEANINGS = {
     "statement false": "a counterexample inside all of the statement's hypotheses",
     "proof does not establish the statement": "a step of the proof fails on an instance "
@@ -39,12 +41,16 @@ CLASS_MEANINGS = {
     "included); the check shows what follows under a stated reading",
     "caveat confirmed": "the paper states the exception itself; fedtheory confirms it (not "
     "an erratum, listed apart)",
+    NOTE_CLASS: "fedtheory's own note on a statement (how its conclusion is rescued, what a "
+    "cited work claims, a formula lost in the available text): not an error of the paper, "
+    "listed apart",
 }
 """One-line definition of every class of ``validation/ERRATA.md``."""
 CLASSES = tuple(CLASS_MEANINGS)
 """The taxonomy of ``validation/ERRATA.md`` (definitions in :data:`CLASS_MEANINGS`)."""
-CAVEATS = ("caveat confirmed",)
-"""Classes that are not errata: the paper's own caveats, listed apart from the count."""
+CAVEATS = ("caveat confirmed", NOTE_CLASS)
+"""Classes that are not errata, listed apart from the count: the papers' own caveats and
+fedtheory's notes."""
 RELATIONS = (">", ">=", "<=", "==", "!=")
 """Relations a finding compares its two numbers with (:attr:`Erratum.compare`)."""
 
