@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
-from fedtheory.params import check_int, check_real
+from fedtheory.params import check_int, check_real, check_seed
 from fedtheory.sim.optimizer import SGD, sgd_init, sgd_step
 from fedtheory.validation.errata.record import Erratum, erratum
 
@@ -59,7 +59,7 @@ def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
     ``--deterministic_split`` puts the first half of the clients in group 0."""
     owner = "cafed_code_population"
     n = check_int(num_clients, "num_clients", owner, low=8)
-    seed = check_int(seed, "seed", owner, low=0)
+    seed = check_seed(seed, owner)
     paper = cafed_population(variant="paper", num_clients=n, seed=seed)
     code = cafed_population(variant="code", num_clients=n, seed=seed)
     share = {
@@ -104,9 +104,8 @@ def cafed_code_optimiser(*, lr: float = 0.01, rounds: int = 3, dim: int = 4,
     lr = check_real(lr, "lr", owner, low=0.0, high=1.0, low_open=True)
     rounds = check_int(rounds, "rounds", owner, low=2, high=1000)
     dim = check_int(dim, "dim", owner, low=1, high=1000)
-    seed = check_int(seed, "seed", owner, low=0)
-    gen = torch.Generator().manual_seed(seed)
-    c = torch.randn(dim, generator=gen, dtype=torch.float64)
+    seed = check_seed(seed, owner)
+    c = torch.from_numpy(np.random.default_rng(seed).standard_normal(dim))
     plain = code = torch.zeros(1, dim, dtype=torch.float64)
     state = sgd_init((1,), dim, code)
     opt = SGD(momentum=0.9, weight_decay=1e-2)
