@@ -22,6 +22,7 @@ family with it, so that a saved search names the file and replays from it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -112,10 +113,12 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
+        if not judge.bound_at(values).valid:  # outside the hypotheses: never measured
+            return Measurement(math.nan, values)
         if replicates is None:
-            j = judge(values, measure(**values))
+            j = judge(values, judge.measure_at(values))
         else:
-            drawn = measure(**values, replicates=replicates, seed=seed)
+            drawn = judge.measure_at(values, replicates=replicates, seed=seed)
             j = judge(values, samples=drawn, shape=(replicates,))
         # the magnitude of the computation where the measurement gave it (else 0: the
         # family's judge reads it off the parameters and the bound's terms)
