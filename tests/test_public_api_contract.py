@@ -1186,6 +1186,18 @@ CONTRACT |= {
     _m(f"{BD}.fedawe", "staleness_moments"): Case(
         fedawe.staleness_moments, {"p": [[0.5, 0.2]]}, ("p", STRING), ("p", [[0.5, 1.5]])
     ),
+    _m(f"{BD}.fedawe", "auxiliary_innovation"): Case(
+        fedawe.auxiliary_innovation,
+        {"local_sum": [[2.0]], "grad": [[1.0]], "echo": [3.0], "active": [True]},
+        ("local_sum", STRING),
+        ("echo", [0.5]),
+    ),
+    _m(f"{BD}.fedawe", "corollary1_binding"): Case(
+        fedawe.corollary1_binding,
+        {"s": 1, "m": 100, "delta": 0.2, "rho": 0.5, "L": 1.0, "beta2": 0.0},
+        ("L", STRING),
+        ("rho", 1.0),
+    ),
     _m(f"{SM}.fedawe", "FedAWE"): Case(FedAWE, {}, ("variant", 3), ("clip", -1.0)),
 }
 
