@@ -23,7 +23,7 @@ import numpy as np
 
 from fedtheory.constraints import Array, Real, declare
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
-from fedtheory.verdict import format_ratio
+from fedtheory.verdict import format_ratio, within_bound
 
 TIGHT_RTOL = 1e-9
 """Relative tolerance of an exact statement evaluated in float64."""
@@ -98,7 +98,7 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     >>> assert_upper_bound(7.7e-34, 0.0, atol=rounding_floor(1.0))  # rounding of x* = 1
     """
     a, b, floor = np.broadcast_arrays(measured, bound, atol)
-    ok = a <= b + rtol * np.abs(b) + floor
+    ok = within_bound(a, b, floor=floor, rtol=rtol)
     if not np.all(ok):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
