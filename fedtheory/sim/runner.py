@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from fedtheory import rng
+from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.device import check_device
 from fedtheory.errors import DivergenceError, ParameterError
@@ -40,6 +40,7 @@ CHUNK_ELEMENTS = 1 << 24
 cells, so that memory stays bounded for large N."""
 
 
+@threads.fitted_to_load()  # torch on no more threads than idle cores
 def evaluate_metrics(
     problem: FederatedProblem,
     w: np.ndarray,
@@ -96,6 +97,7 @@ def _point_metrics(problem, points: np.ndarray, biased_weights, device) -> dict[
     return out
 
 
+@threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
     problem: FederatedProblem,
     availability: AvailabilityProcess,
