@@ -248,3 +248,35 @@ def test_exit_status_of_the_property_check_helpers():
     assert run(false)[0] == ExitStatus.VIOLATED
     assert run(text)[0] == ExitStatus.USER_FUNCTION_FAILED
     assert run(true, rtol=-1.0)[0] == ExitStatus.BAD_INPUT
+
+
+# --- 6. the generic figure of a user's check -------------------------------------------------
+def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_lint(tmp_path):
+    from matplotlib.figure import Figure
+
+    from fedtheory.validation import figure_lint, plots, theorem_check
+    from fedtheory.validation.runner import run
+
+    def distance(*, h, T, D0):
+        return (1 - h) ** (2 * T) * D0 / (1 + h * T)
+
+    instances = [{"T": t, "h": hv, "D0": 2.0} for hv in (0.1, 0.3) for t in (1, 4, 2, 8)]
+    check = theorem_check(GD, distance, name="gd-figure", instances=instances,
+                          measured="||x_T - x*||^2")  # fmt: skip
+    (outcome,) = run([check], tmp_path, size="tiny", progress=lambda m: None)
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        caption = check.plot(outcome.data, check.settings("tiny"), fig)
+        assert figure_lint.lint(fig) == []
+    left, right = fig.axes
+    assert left.get_xlabel() == "T" and left.get_ylabel() == "||x_T - x*||^2"
+    labels = left.get_legend_handles_labels()[1]
+    assert labels == ["||x_T - x*||^2 (h=0.1)", "bound (h=0.1)", "||x_T - x*||^2 (h=0.3)",
+                      "bound (h=0.3)"]  # fmt: skip
+    xs = left.lines[0].get_xdata()
+    assert list(xs) == sorted(xs)  # joined in order of T, never zig-zag
+    assert "one series per h" in caption
+    report = (tmp_path / "report.md").read_text()  # the user's own report: no papers' text
+    assert "Statements: 8 holds" in report
+    assert "Empirical findings" not in report and "errata" not in report
+    assert "not reproduced at this scale" not in report

@@ -316,6 +316,12 @@ ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
 
+def _papers(outcomes: list[Outcome]) -> bool:
+    """Whether the report holds a validation of the papers (not only the user's own
+    ``theorem_check`` checks, whose report leaves out the papers' findings and errata)."""
+    return any(o.check.compute.__module__ != "fedtheory.validation.custom" for o in outcomes)
+
+
 def _counts(outcomes: list[Outcome]) -> str:
     """The header's counts: statement verdicts and empirical-finding outcomes, the errata
     apart (they are findings about the papers, listed by class in their own table)."""
@@ -327,7 +333,9 @@ def _counts(outcomes: list[Outcome]) -> str:
         for v in STATEMENT_VERDICTS
     )
     findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
-    text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
+    text = f"Statements: {statements}."
+    if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
+        text += f" Empirical findings of the papers: {findings}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -413,11 +421,15 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "(the row says how many replicates would decide it); `==` *holds* when the "
             "interval lies inside the stated equivalence margin around the prediction. "
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
-            'row neither confirms nor refutes it. "not reproduced at this scale": a paper\'s '
-            "empirical ordering (`<` rows, e.g. a table's ranking) that the measurement "
-            "neither reproduces nor contradicts by a significant difference larger than the "
-            "smallest one the comparison detects (80% power at the measured spread; numbers "
-            "in the row's detail)."
+            "row neither confirms nor refutes it."
+            + (
+                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
+                "a table's ranking) that the measurement neither reproduces nor contradicts by "
+                "a significant difference larger than the smallest one the comparison detects "
+                "(80% power at the measured spread; numbers in the row's detail)."
+                if _papers(outcomes)
+                else ""
+            )
         ),
         Heading("Contents", anchor="contents"),
         Bullets(
@@ -426,7 +438,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + ("[Environment](#environment)",)
         ),
         Heading("Verdicts", anchor="verdicts"),
-        Paragraph("Each row links to its section; the errata have a table of their own."),
+        Paragraph(
+            "Each row links to its section"
+            + (
+                "; the errata have a table of their own."
+                if any(o.check.name == errata.NAME for o in outcomes)
+                else "."
+            )
+        ),
         Table(
             HEADER,
             tuple(row for o in outcomes if o.check.name != errata.NAME for row in _verdict_rows(o)),

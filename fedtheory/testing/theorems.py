@@ -404,10 +404,12 @@ class TheoremCheck:
         return "inconclusive" if self.inconclusive else "holds"
 
     def __repr__(self) -> str:
-        where = "no example" if not self.worst_values else f"at {self.worst_values}"
-        ratio = "" if not math.isfinite(self.worst_ratio) else (
-            f", worst ratio {_ratio_text(self.worst_ratio)} {where}"
-        )  # fmt: skip
+        if math.isfinite(self.worst_ratio):
+            ratio = f", worst ratio {_ratio_text(self.worst_ratio)} at {self.worst_values}"
+        elif self.examples:  # every bound within the rounding floor of 0, met within it
+            ratio = ", no ratio: every bound was 0 (up to rounding) and met within rounding"
+        else:
+            ratio = ""
         text = f"TheoremCheck({self.theorem}: {self.examples} examples{ratio}"
         if self.inconclusive:
             first = self.inconclusive[0]

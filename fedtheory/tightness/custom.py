@@ -41,7 +41,7 @@ def theorem_family(
     fixed: Mapping | None = None,
     replicates: int | None = None,
     description: str | None = None,
-    tightness: str = "no closed form for the worst case is known",
+    tightness: str | None = None,
     supremum: float | None = None,
 ) -> Family:
     r"""A tightness family over ``theorem``'s own parameters.
@@ -66,8 +66,9 @@ def theorem_family(
         Monte-Carlo replicates per point (at least 2); ``None``: ``measure`` is exact.
     description : str, optional
         The instances and what is measured (default: the boxes).
-    tightness : str
-        What is proved about the worst ratio.
+    tightness : str, optional
+        What is proved about the worst ratio (default: the proved ``supremum`` when given,
+        else that no closed form for the worst case is known).
     supremum : float, optional
         The proved supremum of measured / bound, if one is proved.
 
@@ -134,7 +135,13 @@ def theorem_family(
         lambda ints: reals,
         evaluate,
         monte_carlo=replicates is not None,
-        tightness=tightness,
+        tightness=tightness
+        if tightness is not None
+        else (
+            "no closed form for the worst case is known"
+            if supremum is None
+            else f"proved supremum of measured / bound: {supremum:g}"
+        ),
         supremum=supremum,
     )
 
