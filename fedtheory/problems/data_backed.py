@@ -398,10 +398,10 @@ class DataProblem(ABC):
 
     def _point_elements(self, shape: tuple[int, ...]) -> int:
         r"""Elements one point's pass over data ``[N, n, p]`` keeps alive: for a linear
-        model :math:`N(4n\lceil d/p
-ceil+d)` (per-sample logits and their by-products, one
-        column per class, and the gradients), otherwise :math:`Nn\max(p,d)` (a copy of the
-        data, or per-sample gradients)."""
+                model :math:`N(4n\lceil d/p
+        ceil+d)` (per-sample logits and their by-products, one
+                column per class, and the gradients), otherwise :math:`Nn\max(p,d)` (a copy of the
+                data, or per-sample gradients)."""
         N, n, p = shape
         if self._LINEAR:
             return N * (_TEMPORARIES * n * -(-self.dim // p) + self.dim)
