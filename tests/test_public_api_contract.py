@@ -53,6 +53,7 @@ from fedtheory.bounds import (
 )
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
 from fedtheory.data import (
@@ -938,6 +939,18 @@ CONTRACT |= {
         ("rtol", -1.0),
     ),
 }
+FEDAU3 = fedau.theorem3_per_round
+CONTRACT |= {
+    _m(f"{BD}.judgement", "judge"): Case(
+        judge,
+        {"theorem": FEDAU3, "values": {"p": 0.5, "K_cut": 3, "t": 4}, "measured": 0.01},
+        ("values", STRING),
+        ("values", {"p": 0.5}),  # K_cut and t missing
+    ),
+    _m(f"{BD}.judgement", "Judge"): Case(
+        Judge, {"theorem": FEDAU3}, ("theorem", STRING), ("rtol", -1.0)
+    ),
+}
 NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
 NO_CHECKS.write_text("")
 CONTRACT |= {
@@ -1173,6 +1186,18 @@ CONTRACT |= {
     _m(f"{BD}.fedawe", "staleness_moments"): Case(
         fedawe.staleness_moments, {"p": [[0.5, 0.2]]}, ("p", STRING), ("p", [[0.5, 1.5]])
     ),
+    _m(f"{BD}.fedawe", "auxiliary_innovation"): Case(
+        fedawe.auxiliary_innovation,
+        {"local_sum": [[2.0]], "grad": [[1.0]], "echo": [3.0], "active": [True]},
+        ("local_sum", STRING),
+        ("echo", [0.5]),
+    ),
+    _m(f"{BD}.fedawe", "corollary1_binding"): Case(
+        fedawe.corollary1_binding,
+        {"s": 1, "m": 100, "delta": 0.2, "rho": 0.5, "L": 1.0, "beta2": 0.0},
+        ("L", STRING),
+        ("rho", 1.0),
+    ),
     _m(f"{SM}.fedawe", "FedAWE"): Case(FedAWE, {}, ("variant", 3), ("clip", -1.0)),
 }
 
@@ -1208,6 +1233,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{ER}.record", "erratum"): "builds an Erratum record, which checks its own fields",
     _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
     _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
+    _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,
     _m(f"{BD}.symbols", "Notation"): RECORD,

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory import threads
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -160,7 +161,8 @@ def run_check(
     reused = data is not None
     start = time.perf_counter()
     if data is None:
-        data = check.compute(settings)
+        with threads.fitted_to_load():  # no more threads than the machine has idle cores
+            data = check.compute(settings)
         _save_data(folder / "data.npz", data, settings, code)
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)

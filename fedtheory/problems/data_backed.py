@@ -350,8 +350,8 @@ class DataProblem(ABC):
         :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
         :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
         arithmetic in float64. The pairs are shared among
-        :func:`fedtheory.problems.fused.threads` threads (``torch.get_num_threads()``
-        unless the simulator holds the cores), with bit-identical results whatever that
+        :func:`fedtheory.problems.fused.threads` threads (``torch.get_num_threads()``, no
+        more than the machine has idle cores), with bit-identical results whatever that
         number."""
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import torch
 
-from fedtheory import rng
+from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes
 from fedtheory.device import check_device
@@ -42,6 +42,7 @@ CHUNK_ELEMENTS = 1 << 24
 cells, so that memory stays bounded for large N."""
 
 
+@threads.fitted_to_load()  # torch on no more threads than idle cores
 def evaluate_metrics(
     problem: FederatedProblem,
     w: np.ndarray,
@@ -104,6 +105,7 @@ Recorder = Callable[[AlgorithmState, torch.Tensor], torch.Tensor]
 client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
 
 
+@threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
     problem: FederatedProblem,
     availability: AvailabilityProcess,
