@@ -1096,6 +1096,12 @@ CONTRACT |= {
         ("w0", STRING),
         ("mask", np.ones((2, 4), dtype=bool)),
     ),  # fmt: skip
+    _m(f"{SM}.reference", "reference_loop"): Case(
+        sim_reference.reference_loop,
+        {"algorithm": FedAvg},
+        ("algorithm", STRING),
+        ("algorithm", int),
+    ),
     _m(f"{SM}.reference", "fedau_omega"): Case(
         sim_reference.fedau_omega,
         {"mask": np.ones((2, 3), dtype=bool), "cutoff": 3},
