@@ -386,7 +386,7 @@ BAD_CALLS = [
     (lambda: Cyclic([1.2]), "'p'", "[0, 1]"),
     (lambda: AlternatingBlocks.fedlaavg_digits(0), "'digits'", "[1, 9]"),
     (lambda: AlternatingBlocks.fedlaavg_digits(1, num_clients=25), "'num_clients'", "10"),
-    (lambda: BoundedDropout([2, -1]), "'tau'", "[0, inf)"),
+    (lambda: BoundedDropout([2, -1]), "'tau'", "[0, 2147483647]"),
     (lambda: BoundedDropout([2.5]), "'tau'", "integers"),
     (lambda: BoundedDropout.uniform(5, 0), "'tau_max'", "[1, 2147483647]"),
     (lambda: BoundedDropout.half_normal(5, 3, scale=0.0), "'scale'", "(0, inf)"),
