@@ -28,6 +28,7 @@ from functools import reduce
 
 import numpy as np
 
+from fedtheory.constraints import Array, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     MAX_SIZE,
@@ -128,6 +129,10 @@ def two_state_transitions(pi, lam, owner: str = "two_state_transitions"):
     return np.clip(p_on_on, 0.0, 1.0), np.clip(p_off_on, 0.0, 1.0)  # rounding only (1e-16)
 
 
+@declare(
+    p_on_on=Array(low=0.0, high=1.0, high_open=True),
+    p_off_on=Array(low=0.0, high=1.0, low_open=True, broadcast="p_on_on"),
+)
 def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
     r"""Inverse of :func:`two_state_transitions`: ``(pi, lam)`` from the transition
     probabilities, :math:`\lambda=a+b-1`, :math:`\pi=(1-b)/(2-a-b)` (exact), where
@@ -135,10 +140,7 @@ def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
 
     The chain must be irreducible: ``p_off_on > 0`` and ``p_on_on < 1``.
     """
-    owner = "two_state_parameters"
-    a = check_array(p_on_on, "p_on_on", owner, low=0.0, high=1.0, high_open=True)
-    c = check_array(p_off_on, "p_off_on", owner, low=0.0, high=1.0, low_open=True)
-    a, c = np.broadcast_arrays(a, c)
+    a, c = np.broadcast_arrays(p_on_on, p_off_on)
     return c / (1.0 - a + c), a - c
 
 

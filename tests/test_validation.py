@@ -17,10 +17,10 @@ import pytest
 from scipy import stats
 
 from fedtheory.bounds import e3cs, fedau
-from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
+from fedtheory.validation.errata import CLASSES as errata_classes
 from fedtheory.validation.registry import with_wrong_bounds
 from fedtheory.validation.report import (
     Bullets,
@@ -368,6 +368,9 @@ def test_markdown_and_html_writers(tmp_path):
     (tmp_path / "f.png").write_bytes(b"\x89PNG fake")
     page = to_html(blocks, title="t", root=tmp_path)
     assert "<strong>b</strong> <code>c</code> &lt;x&gt;" in page
+    shown = to_html([Paragraph("a *holds* row; F* <= 2, `w^*` and `*x*` as typed")], title="t",
+                    root=tmp_path)  # fmt: skip
+    assert "a <em>holds</em> row; F* &lt;= 2, <code>w^*</code> and <code>*x*</code> as" in shown
     assert '<td class="holds"><strong>holds</strong></td>' in page
     assert '<td class="not-reproduced"><strong>not reproduced at this scale</strong>' in page
     src = "data:image/png;base64," + base64.b64encode(b"\x89PNG fake").decode()

@@ -40,7 +40,6 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fedtheory import threads
-from fedtheory.bounds.errata import CAVEATS
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -55,6 +54,7 @@ from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
 from fedtheory.validation.dependencies import compute_digest
+from fedtheory.validation.errata import CAVEATS
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,

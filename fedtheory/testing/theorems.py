@@ -34,14 +34,8 @@ from hypothesis import strategies as st
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance, check_real, interval
-from fedtheory.testing.assertions import (
-    BOUND_RTOL,
-    TIGHT_RTOL,
-    ZERO_ATOL,
-    assert_equal,
-    assert_upper_bound,
-)
-from fedtheory.verdict import Measured, format_ratio, rounding_floor
+from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
+from fedtheory.verdict import Verdict, format_ratio
 
 __all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR", "TheoremCheck", "check_theorem", "theorem_values"]
 
@@ -392,16 +386,16 @@ def check_theorem(
 
     For every ``values`` drawn by :func:`theorem_values` (hypothesis, with the active
     profile without a deadline unless ``settings`` is given), ``measure(**values)`` (the
-    quantity the theorem speaks of, computed independently) is compared with
-    ``theorem.evaluate(**values).total``:
-    :func:`assert_upper_bound` for an upper bound (``rtol`` default :data:`BOUND_RTOL`,
-    ``atol`` default 0), :func:`assert_equal` for an exact statement (``rtol`` default
-    :data:`TIGHT_RTOL`, ``atol`` default :data:`ZERO_ATOL`), both with the rounding floor
-    added to ``atol``: :func:`fedtheory.verdict.rounding_floor` of the magnitudes in the
-    computation, the measured value, the bound's terms and, when ``measure`` returns a
-    :class:`fedtheory.verdict.Measured`, its ``scale`` (the iterates' and minimisers'
-    magnitudes; a bound of 0 met by rounding, 7.7e-34, then holds). Hypothesis's
-    ``target`` pushes towards the largest ratio, and a failure is shrunk to a small
+    quantity the theorem speaks of, computed independently) is judged against the theorem
+    by the one judge, :class:`fedtheory.bounds.judgement.Judge` (the rule of the
+    validations and of the tightness search): ``measured <= bound`` up to ``rtol`` (default
+    :data:`BOUND_RTOL`) and ``atol`` (default 0) for an upper bound, ``|measured - bound|``
+    within ``rtol`` (default :data:`TIGHT_RTOL`) and ``atol`` (default :data:`ZERO_ATOL`)
+    for an exact statement, both plus the rounding floor: the magnitudes of the
+    computation (a :class:`fedtheory.verdict.Measured`'s ``scale``, else the instance's
+    parameters), the measured value and the bound's terms (a bound of 0 met by rounding,
+    7.7e-34, then holds). Hypothesis's ``target`` pushes towards the largest ratio, and a
+    failure (the outcome *violated*) is shrunk to a small
     example and raised (``AssertionError`` naming the values).
 
     **Derived constants.** When the theorem's constants are computed from an instance (a
@@ -449,16 +443,13 @@ def check_theorem(
     ... )  # doctest: +ELLIPSIS
     TheoremCheck(...)
     """
-    from fedtheory.bounds.base import _check_measurable
+    from fedtheory.bounds.judgement import Judge
 
     owner = "check_theorem"
-    _check_measurable(theorem, measure, owner)
-    upper = theorem.kind == "upper bound"
-    default = BOUND_RTOL if upper else TIGHT_RTOL
-    rtol = default if rtol is None else check_real(rtol, "rtol", owner, low=0.0, high=1.0)
-    atol = (
-        (0.0 if upper else ZERO_ATOL) if atol is None else check_real(atol, "atol", owner, low=0.0)
-    )
+    upper = getattr(theorem, "kind", None) == "upper bound"
+    rtol = (BOUND_RTOL if upper else TIGHT_RTOL) if rtol is None else rtol
+    atol = (0.0 if upper else ZERO_ATOL) if atol is None else atol
+    judge = Judge(theorem, measure, rtol=rtol, atol=atol, owner=owner)
     if settings is not None:
         check_instance(settings, hypothesis_settings, "settings", owner)
     if (constants is None) != (instances is None):
@@ -483,45 +474,26 @@ def check_theorem(
     )  # fmt: skip
     seen = {"examples": 0, "ratio": -math.inf, "values": {}}
 
-    def evaluated(values):
-        """The theorem at ``values`` (its parameters, or the constants derived from an
-        instance: None where a hypothesis fails there)."""
-        if constants is None:
-            return theorem.evaluate(**values)
-        derived = dict(constants(**values))
-        result = theorem.evaluate(strict=False, **{p: derived[p] for p in theorem.parameters})
-        return result if result.valid else None
-
     def one(values):
-        out = measure(**values)
-        scale = out.scale if isinstance(out, Measured) else 0.0
-        measured = np.asarray(out.value if isinstance(out, Measured) else out, dtype=float)
-        result = evaluated(values)
-        assume(result is not None)
-        total = np.asarray(result.total, dtype=float)
-        floor = atol + rounding_floor(scale, measured, *result.terms.values())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = measured / total if upper else np.abs(measured / total - 1.0)
-        if upper:  # a bound below the rounding floor, met within rounding, is no worst case
-            # (its ratio, e.g. 1e-31 over a bound of 1e-117, measures the rounding)
-            rounding = (np.abs(total) <= floor) & (measured > total) & (measured <= total + floor)
-            ratio = np.where(rounding, np.nan, ratio)
-        worst = float(np.nanmax(np.where(np.isnan(ratio), -np.inf, ratio)))
+        where = f"{theorem.title} at {_complete(values)}"
+        if constants is not None:
+            where += f" (constants {dict(constants(**values))})"
+        j = judge(values if constants is None else dict(constants(**values)),
+                  measure(**values), where=where)  # fmt: skip
+        assume(j.valid)  # derived constants outside the hypotheses: not an example
+        worst = j.ratio
         if math.isfinite(worst):
             target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
         seen["examples"] += 1
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
-        where = f"{theorem.title} at {_complete(values)}"
-        if constants is not None:
-            where += f" (constants {dict(constants(**values))})"
-        try:
-            if upper:
-                assert_upper_bound(measured, total, rtol=rtol, atol=floor)
-            else:
-                assert_equal(measured, total, rtol=rtol, atol=floor)
-        except AssertionError as err:
-            raise AssertionError(f"{where}: {err}") from None
+        if j.outcome is Verdict.VIOLATED:
+            what = "upper bound violated" if upper else "equality fails"
+            row = j.row()
+            raise AssertionError(
+                f"{where}: {what}: measured {row.measured:.10g}, bound {row.bound:.10g}; "
+                f"{row.detail}"
+            )
 
     if settings is None:  # the active profile, without a deadline (measurements take time)
         settings = hypothesis_settings(

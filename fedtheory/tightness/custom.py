@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-import numpy as np
-
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_mapping, check_str
 from fedtheory.tightness.family import Family, Integer, Measurement, Real, scaled
@@ -84,10 +82,10 @@ def theorem_family(
     >>> search(family, budget=30, seed=0).counterexample is None
     True
     """
-    from fedtheory.bounds.base import _check_measurable
+    from fedtheory.bounds.judgement import Judge
     from fedtheory.testing.theorems import _box
 
-    _check_measurable(theorem, measure, _OWNER)
+    judge = Judge(theorem, measure, owner=_OWNER)
     if theorem.kind != "upper bound":
         raise ParameterError(
             f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
@@ -114,23 +112,14 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
-        from fedtheory.verdict import Measured, mean_confidence_interval
-
         if replicates is None:
-            out = measure(**values)
-            # a Measured carries the magnitude of its computation (its rounding floor)
-            scale = abs(float(out.scale)) if isinstance(out, Measured) else 0.0
-            measured = float(np.asarray(out.value if isinstance(out, Measured) else out, float))
-            return Measurement(measured, values, magnitude=max(abs(measured), scale))
-
-        samples = np.asarray(measure(**values, replicates=replicates, seed=seed), dtype=float)
-        if samples.shape != (replicates,):
-            raise ParameterError(
-                f"The 'measure' parameter of {_OWNER} must return an array [{replicates}] "
-                f"(one value per replicate). Got shape {samples.shape} instead."
-            )
-        mean, low, high = mean_confidence_interval(samples, 0.95)
-        return Measurement(mean, values, (low, high), float(np.abs(samples).max()))
+            j = judge(values, measure(**values))
+        else:
+            drawn = measure(**values, replicates=replicates, seed=seed)
+            j = judge(values, samples=drawn, shape=(replicates,))
+        # the magnitude of the computation where the measurement gave it (else 0: the
+        # family's judge reads it off the parameters and the bound's terms)
+        return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
 
     shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
         f", {k} = {v}" for k, v in fixed.items()
