@@ -35,6 +35,10 @@ nb_execution_timeout = 600
 nb_execution_in_temp = True  # files a notebook writes go to a temporary folder
 nb_execution_raise_on_error = True
 nb_merge_streams = True
+# Markdown that a notebook's cells display (a theorem's ``_repr_markdown_``, a report section)
+# is parsed as MyST with the extensions above, so its $...$ and $$...$$ are typeset like the
+# pages' own math (myst-nb's default, CommonMark, would show them as raw LaTeX).
+nb_render_markdown_format = "myst"
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 autodoc_member_order = "bysource"
@@ -48,4 +52,11 @@ suppress_warnings = ["ref.python"]
 
 html_theme = "alabaster"
 html_title = f"fedtheory {release}"
-html_theme_options = {"description": "Federated-learning theory checked against experiment"}
+html_theme_options = {
+    "description": "Federated-learning theory checked against experiment",
+    # a wide content column: figures keep legible text and code needs less scrolling
+    "page_width": "1400px",  # narrower screens get the full width (sidebar below)
+    "body_max_width": "none",
+}
+html_static_path = ["_static"]
+html_css_files = ["fedtheory.css"]  # code blocks scroll visibly, figures fill the column

@@ -3,7 +3,7 @@ r"""Bring your own theorem: two user checks and a tightness family, run with
     fedtheory validate --module examples/own_theorem.py --size quick --out own-results
     fedtheory tightness --module examples/own_theorem.py user.fedau.theorem3_no_bias
 
-1. ``sgd-quadratic`` -- a statement from outside the five papers, the classic constant-step
+1. ``sgd-quadratic`` -- a statement from outside the papers, the classic constant-step
    SGD bound for a :math:`\mu`-strongly convex, :math:`L`-smooth objective with unbiased
    gradients of variance at most :math:`\sigma^2` and :math:`\eta\le1/L`:
 

@@ -126,6 +126,51 @@ def _chromium() -> str:
     return shutil.which("chromium") or pytest.skip("apt-get installed no chromium binary")
 
 
+VIEWPORT = {"width": 1440, "height": 900}
+"""A common desktop window: the layout checks below are made at this size."""
+LEGIBLE_SCALE = 0.55
+"""Smallest rendered / natural width of a figure: its 9 pt text, drawn 20 px high at the
+figures' 160 dpi, stays at least 11 px high on screen."""
+RAW_LATEX = re.compile(r"\$\$|\$[^$\n]+\$|\\frac|\\text")
+"""What MathJax would have typeset: visible text with any of these is raw LaTeX."""
+VISIBLE_TEXT = """() => {
+  const body = (document.querySelector('div.body') || document.body).cloneNode(true);
+  body.querySelectorAll('pre, code, script, style, mjx-container').forEach(e => e.remove());
+  return body.innerText;
+}"""
+"""The page's text as a reader sees it, without code (where `$` and backslashes are literal)
+and without MathJax's typeset formulas."""
+
+
+def _raw_latex(page) -> list[str]:
+    """Snippets of ``page``'s visible text that show LaTeX source instead of typeset math."""
+    if page.evaluate("document.querySelector('.math') !== null"):
+        page.wait_for_function("window.MathJax && MathJax.startup", timeout=30_000)
+        page.evaluate("MathJax.startup.promise")
+    text = page.evaluate(VISIBLE_TEXT)
+    return [text[max(m.start() - 30, 0) : m.end() + 30] for m in RAW_LATEX.finditer(text)]
+
+
+def _browser(pw):
+    return pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+
+
+def test_the_raw_latex_check_finds_planted_formulas():
+    """The text check fails on each form of untypeset math and passes on code and prose."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
+    planted = [r"$\eta \le \frac{1}{L}$", r"$$x$$", r"\frac{1}{2}", r"\text{bound}"]
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page()
+        for latex in planted:
+            page.set_content(f'<div class="body"><p>Hypothesis {html.escape(latex)}.</p></div>')
+            assert _raw_latex(page), latex
+        clean = '<div class="body"><p>costs $5</p><pre>$ fedtheory list</pre><code>$x$</code></div>'
+        page.set_content(clean)
+        assert _raw_latex(page) == []
+        browser.close()
+
+
 def test_every_page_renders_its_math_and_images_in_a_browser(site):
     sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
     pages = sorted(site.glob("**/*.html"))
@@ -137,7 +182,7 @@ def test_every_page_renders_its_math_and_images_in_a_browser(site):
     ]
     problems: list[str] = []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = _browser(pw)
         page = browser.new_page()
         failed: list[str] = []
         page.on("requestfailed", lambda r: failed.append(r.url))
@@ -154,6 +199,7 @@ def test_every_page_renders_its_math_and_images_in_a_browser(site):
                 if typeset == 0 or errors:
                     problems.append(f"{name}: {typeset} formulas typeset, {errors} errors")
                 checked_math += 1
+            problems += [f"{name}: untypeset LaTeX ...{snippet}..." for snippet in _raw_latex(page)]
             broken = page.evaluate(
                 "[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
                 ".map(i => i.src)"
@@ -163,6 +209,54 @@ def test_every_page_renders_its_math_and_images_in_a_browser(site):
         browser.close()
     assert not problems, "\n".join(problems)
     assert checked_math >= 10  # the theorem pages at least
+
+
+def test_the_pages_are_readable_at_a_desktop_size(site):
+    """At :data:`VIEWPORT`: every code block lies inside the content column (a long line
+    scrolls inside its block, never cut or over the sidebar), and every theorem page's
+    figure is drawn at least :data:`LEGIBLE_SCALE` of its natural width (a screenshot of
+    one theorem page is kept beside the site for a reader to look at)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
+    problems: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport=VIEWPORT)
+        for path in sorted(site.glob("**/*.html")):
+            if path.parent.name in {"_static", "_sources"}:
+                continue
+            page.goto(path.as_uri(), wait_until="load")
+            name = str(path.relative_to(site))
+            blocks = page.evaluate(
+                """() => {
+                  const column = document.querySelector('div.body');
+                  if (!column) return [];
+                  const right = column.getBoundingClientRect().right;
+                  return [...column.querySelectorAll('pre')].map(p => [
+                    p.getBoundingClientRect().right - right,
+                    p.scrollWidth > p.clientWidth,
+                    getComputedStyle(p).overflowX,
+                  ]);
+                }"""
+            )
+            for past, overflows, overflow in blocks:
+                if past > 1 or (overflows and overflow not in ("auto", "scroll")):
+                    problems.append(f"{name}: a code block {past:.0f} px past the column, "
+                                    f"overflow-x {overflow}")  # fmt: skip
+            if path.parent.name == "theorems":
+                sizes = page.evaluate(
+                    "[...document.querySelectorAll('div.body img')]"
+                    ".map(i => [i.getBoundingClientRect().width, i.naturalWidth])"
+                )
+                problems += [
+                    f"{name}: figure drawn at {shown:.0f} of its {natural} px"
+                    for shown, natural in sizes
+                    if shown < LEGIBLE_SCALE * natural
+                ]
+        page.goto((site / "theorems" / "cafed.theorem1.html").as_uri(), wait_until="load")
+        page.locator("div.body img").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(site / "theorem-page-screenshot.png"))
+        browser.close()
+    assert not problems, "\n".join(problems)
 
 
 def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():

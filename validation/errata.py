@@ -208,7 +208,7 @@ def notes(data, s):
 register(
     Check(
         NAME,
-        "Errata of the five papers, re-checked",
+        "Errata of the papers, re-checked",
         "validation/ERRATA.md, via fedtheory.bounds.errata",
         settings,
         compute,

@@ -150,7 +150,8 @@ def _pep(args) -> int:
             result, bound = fedlaavg_theorem4(t1=args.t1, t2=args.t2, T=args.rounds, x0=args.x0)
             print(
                 "FedLaAvg on Example 1 (Yan et al. 2020, arXiv Theorem 1; journal App. G "
-                "Theorem 4): min_t ||x_t - x*||^2 over f_i = ||x - e_i||^2, ||e1 - e2|| <= 1, "
+                "Theorem 4): min_{t<=T} F(x_t) - F*, which is min_t ||x_t - x*||^2 here "
+                "(F the mean of f_i = ||x - e_i||^2), over ||e1 - e2|| <= 1, "
                 "||x0 - x*|| <= |x0 - 1/2|, gamma = 1/(2 sqrt T)"
             )
             return _report(result, bound, replayed=True)
@@ -164,42 +165,125 @@ def _pep(args) -> int:
         return 2
 
 
+DESCRIPTION = """\
+Exact worst case of an FL method by performance estimation (PEP; Drori & Teboulle 2014,
+Taylor, Hendrickx & Glineur 2017, solved with PEPit): the largest value of the criterion
+over every set of client functions of the class, every initial point within the initial
+bound and the heterogeneity condition, under a participation pattern (a fixed mask or all
+masks of a Bernoulli pattern, the expectation exact). Prints the setting, the SDP's size,
+the value with its solver certificate, the worst-case instance replayed in the simulator
+(convex classes) and, with --bound, the bound's ratio to the exact worst case.
+fedlaavg-theorem4 compares FedLaAvg's Theorem 4 (Yan et al. 2020) on Example 1 with its
+exact worst case. Exit status 1 if the solver fails (no value is printed), 2 on bad input.
+Needs the extra fedtheory[pep]."""
+
+EPILOG = """\
+example: fedtheory pep fedavg --class quadratic --clients 2 -T 4 -E 2 \\
+    --pattern blocks:2,1 --zeta2 1 --lr 0.2"""
+
+
 def add_parsers(sub) -> None:
+    import argparse
+
     p = sub.add_parser(
         "pep",
         help="exact worst case of FedAvg / MIFA / FedLaAvg under a participation pattern "
         "(performance estimation with PEPit; exit 1 if the solver fails)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("method", choices=METHODS, help="the method (or a catalogue comparison)")
-    p.add_argument("--class", dest="fclass", choices=CLASSES, default="strongly-convex")
+    p.add_argument(
+        "method",
+        choices=METHODS,
+        help="fedavg (with --weights), mifa, fedlaavg (with --per-round), or "
+        "fedlaavg-theorem4: FedLaAvg Theorem 4 on Example 1 against its exact worst case "
+        "(uses only -T, --t1, --t2, --x0)",
+    )
+    p.add_argument(
+        "--class",
+        dest="fclass",
+        choices=CLASSES,
+        default="strongly-convex",
+        help="the clients' functions: strongly-convex (L-smooth, mu-strongly convex), "
+        "quadratic (quadratics with Hessian between mu I and L I; the worst case is replayed "
+        "as explicit quadratics), nonconvex (L-smooth; criterion min_grad_norm, initial kind gap) "
+        "(default strongly-convex)",
+    )
     p.add_argument("--mu", type=float, default=0.5, help="strong convexity mu (default 0.5)")
     p.add_argument("--L", type=float, default=1.0, help="smoothness L (default 1)")
-    p.add_argument("--clients", type=int, default=2, help="N (default 2)")
-    p.add_argument("--rounds", "-T", type=int, default=4, help="T (default 4)")
-    p.add_argument("--local-steps", "-E", type=int, default=1, help="E (default 1)")
+    p.add_argument("--clients", type=int, default=2, help="number of clients N (default 2)")
+    p.add_argument("--rounds", "-T", type=int, default=4, help="rounds T (default 4)")
+    p.add_argument(
+        "--local-steps", "-E", type=int, default=1, help="local steps E per round (default 1)"
+    )
     p.add_argument("--lr", type=float, default=0.1, help="client step size (default 0.1)")
     p.add_argument(
         "--pattern",
         default="alternating",
-        help="full, alternating, blocks:T1,T2,..., bernoulli:P1,... (all masks enumerated) "
-        "or mask:ROW,ROW,... (default alternating)",
+        help="participation: full, alternating, blocks:T1,T2,... (client i alone for Ti "
+        "rounds, in turn), bernoulli:P1,... (client i with probability Pi; all masks "
+        "enumerated) or mask:ROW,ROW,... (one 0/1 row per round) (default alternating)",
     )
     p.add_argument(
-        "--weights", default="uniform", help="FedAvg: uniform, all, fedau:P1,..., q:Q1,..."
+        "--weights",
+        default="uniform",
+        help="FedAvg's aggregation: uniform (over participants), all (1/N), fedau:P1,... "
+        "(1/(N p_i)) or q:Q1,... (fixed weights) (default uniform)",
     )
-    p.add_argument("--per-round", type=int, default=1, help="FedLaAvg's K (default 1)")
-    p.add_argument("--zeta2", type=float, default=None, help="||grad f_i(x*)||^2 <= zeta2")
+    p.add_argument(
+        "--per-round", type=int, default=1, help="FedLaAvg's K: clients per round (default 1)"
+    )
+    p.add_argument(
+        "--zeta2",
+        type=float,
+        default=None,
+        help="heterogeneity at the optimum: ||grad f_i(x*)||^2 <= zeta2 (default: none)",
+    )
     p.add_argument(
         "--beta2",
         type=float,
         default=None,
-        help="with --zeta2: sum_i a_i ||grad f_i - grad F||^2 <= beta2 ||grad F||^2 + zeta2",
+        help="with --zeta2: sum_i a_i ||grad f_i - grad F||^2 <= beta2 ||grad F||^2 + zeta2 "
+        "(default: none)",
     )
-    p.add_argument("--initial", type=float, default=1.0, help="initial bound (default 1)")
-    p.add_argument("--initial-kind", choices=("distance", "gap"), default="distance")
-    p.add_argument("--criterion", choices=CRITERIA, default="distance")
-    p.add_argument("--bound", type=float, default=None, help="a bound to compare (ratio)")
-    p.add_argument("--t1", type=int, default=2, help="fedlaavg-theorem4: block t1")
-    p.add_argument("--t2", type=int, default=1, help="fedlaavg-theorem4: block t2")
-    p.add_argument("--x0", type=float, default=3.0, help="fedlaavg-theorem4: x0 (e1=0, e2=1)")
+    p.add_argument(
+        "--initial",
+        type=float,
+        default=1.0,
+        help="the initial bound: ||x0 - x*||^2 or F(x0) - F* at most this (default 1)",
+    )
+    p.add_argument(
+        "--initial-kind",
+        choices=("distance", "gap"),
+        default="distance",
+        help="what --initial bounds: distance ||x0 - x*||^2 or gap F(x0) - F* (default "
+        "distance; gap for --class nonconvex)",
+    )
+    p.add_argument(
+        "--criterion",
+        choices=CRITERIA,
+        default="distance",
+        help="what is maximised: distance ||x_T - x*||^2, gap F(x_T) - F*, min_gap "
+        "min_{t<=T} F(x_t) - F*, min_grad_norm min_{t<=T} ||grad F(x_t)||^2 (default "
+        "distance; min_grad_norm is the only one for --class nonconvex)",
+    )
+    p.add_argument(
+        "--bound",
+        type=float,
+        default=None,
+        help="a bound on the criterion: prints bound / exact worst case (default: none)",
+    )
+    p.add_argument(
+        "--t1", type=int, default=2, help="fedlaavg-theorem4: client 1's block t1 (default 2)"
+    )
+    p.add_argument(
+        "--t2", type=int, default=1, help="fedlaavg-theorem4: client 2's block t2 (default 1)"
+    )
+    p.add_argument(
+        "--x0",
+        type=float,
+        default=3.0,
+        help="fedlaavg-theorem4: the initial point x0 (e1 = 0, e2 = 1) (default 3)",
+    )
     p.set_defaults(func=_pep)
