@@ -79,6 +79,16 @@ def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
     pep_equal(replay(r).value, r.value)
 
 
+def test_interchangeable_clients_reduction_gives_the_full_pep_value():
+    # metamorphic: always-available clients are interchangeable (fedtheory.pep.symmetry)
+    alg, part, het = FedAWE(local_steps=2, lr=ETA), Participation.full(3, 3), AtOptimum(0.1)
+    cls = SmoothStronglyConvex(MU, L)
+    reduced = worst_case(alg, cls, part, heterogeneity=het)
+    full = worst_case(alg, cls, part, heterogeneity=het, use_symmetry=False)
+    assert "interchangeable" in reduced.setting["symmetry"]
+    pep_equal(reduced.value, full.value)
+
+
 def test_prefixes_shared_by_masks_give_the_same_value_as_one_mask():
     # a distribution of one mask repeated twice equals the mask (prefix cache metamorphic)
     mask = np.array([[1, 0], [0, 1], [1, 1]], bool)

@@ -23,7 +23,6 @@ model), with the gradients the method already evaluated.
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -67,17 +66,20 @@ class _State(NamedTuple):
     aux: tuple  # auxiliary models of rounds 0..t-1
 
 
-_PREFIXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per initial point (one PEP), the state after every mask prefix already run: the masks
-of a distribution that share their first rounds share those rounds' points (the Gram
-matrix grows with the number of distinct prefixes, not with masks times rounds)."""
+_PREFIXES: list = [None, {}]
+"""The initial point of the PEP being built and the state after every mask prefix already
+run from it: the masks of a distribution that share their first rounds share those rounds'
+points (the Gram matrix grows with the number of distinct prefixes, not with masks times
+rounds). Only the latest PEP is kept (its masks are run one after the other)."""
 
 
 def run(algorithm, fs, x0, mask: np.ndarray) -> Trajectory:
     """Server models, client models and auxiliary models of FedAWE on the clients'
     functions ``fs`` from :math:`x_0` under ``mask [T, N]``."""
     n = len(fs)
-    cache = _PREFIXES.setdefault(x0, {})
+    if _PREFIXES[0] is not x0:
+        _PREFIXES[:] = [x0, {}]
+    cache = _PREFIXES[1]
     key = (id(algorithm), tuple(id(f) for f in fs))
     state = cache.get((key, b""))
     if state is None:
