@@ -1105,6 +1105,12 @@ CONTRACT |= {
         ("w0", STRING),
         ("mask", np.ones((2, 4), dtype=bool)),
     ),  # fmt: skip
+    _m(f"{SM}.reference", "reference_loop"): Case(
+        sim_reference.reference_loop,
+        {"algorithm": FedAvg},
+        ("algorithm", STRING),
+        ("algorithm", int),
+    ),
     _m(f"{SM}.reference", "fedau_omega"): Case(
         sim_reference.fedau_omega,
         {"mask": np.ones((2, 3), dtype=bool), "cutoff": 3},
@@ -1195,6 +1201,18 @@ CONTRACT |= {
     _m(f"{BD}.fedawe", "staleness_moments"): Case(
         fedawe.staleness_moments, {"p": [[0.5, 0.2]]}, ("p", STRING), ("p", [[0.5, 1.5]])
     ),
+    _m(f"{BD}.fedawe", "auxiliary_innovation"): Case(
+        fedawe.auxiliary_innovation,
+        {"local_sum": [[2.0]], "grad": [[1.0]], "echo": [3.0], "active": [True]},
+        ("local_sum", STRING),
+        ("echo", [0.5]),
+    ),
+    _m(f"{BD}.fedawe", "corollary1_binding"): Case(
+        fedawe.corollary1_binding,
+        {"s": 1, "m": 100, "delta": 0.2, "rho": 0.5, "L": 1.0, "beta2": 0.0},
+        ("L", STRING),
+        ("rho", 1.0),
+    ),
     _m(f"{SM}.fedawe", "FedAWE"): Case(FedAWE, {}, ("variant", 3), ("clip", -1.0)),
 }
 
@@ -1206,6 +1224,7 @@ EXEMPT: dict[str, str] = {
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
+    _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
@@ -1231,6 +1250,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
     _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
     _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m("fedtheory.testing.gate", "exit_status"): "its one input is a check to run; a "
+    "non-callable is refused (tests/test_exit_codes.py)",
     _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,

@@ -82,11 +82,22 @@ def to_markdown(blocks: list[Block]) -> str:
     return "\n\n".join(out) + "\n"
 
 
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
+"""``*word*`` emphasis (a lone ``*`` such as ``F*`` or ``w^*`` is left as typed)."""
+
+
 def _inline(text: str) -> str:
-    s = html.escape(text, quote=False)
-    s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
-    s = re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", r'<a href="#\2">\1</a>', s)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", s)
+    """Markdown's inline marks as HTML: code spans (kept literal), ``**strong**``,
+    ``*emphasis*`` and links to anchors of the page."""
+    parts = re.split(r"(`[^`]+`)", html.escape(text, quote=False))
+    for i, s in enumerate(parts):
+        if i % 2:  # a code span
+            parts[i] = f"<code>{s[1:-1]}</code>"
+            continue
+        s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
+        s = _EMPHASIS.sub(r"<em>\1</em>", s)
+        parts[i] = re.sub(r"\[([^\]]+)\]\(#([\w-]+)\)", r'<a href="#\2">\1</a>', s)
+    return "".join(parts)
 
 
 _STYLE = (

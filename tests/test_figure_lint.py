@@ -1,0 +1,130 @@
+"""The figure lint finds each kind of defect it names, planted in an otherwise clean figure,
+and every figure of the quick report passes it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from fedtheory.validation import figure_lint, plots, runner
+from fedtheory.validation.registry import CHECKS
+
+T = np.arange(1, 41)
+
+
+def _clean() -> tuple[Figure, object]:
+    """A figure in the report's style with two distinct series on a log axis."""
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    (ax,) = plots.panels(fig, 1)
+    ax.plot(T, 1.0 / T**2, label="measured", **plots.series(0, points=T.size))
+    ax.plot(T, 4.0 / np.sqrt(T), label="bound", **plots.series(1, points=T.size))
+    ax.set(yscale="log", xlabel="round $t$", ylabel="error (objective units)", title="panel")
+    return fig, ax
+
+
+def _kinds(fig) -> list[str]:
+    with plots.style():
+        return [d.kind for d in figure_lint.lint(fig)]
+
+
+def test_a_clean_figure_passes():
+    with plots.style():
+        fig, ax = _clean()
+        plots.legend(ax)
+        assert figure_lint.lint(fig) == []
+
+
+def test_a_series_under_another_with_the_same_data_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        ax.plot(T, 1.0 / T**2, label="stationary", **plots.series(2))  # a marker on every point
+        plots.legend(ax)
+    assert _kinds(fig) == ["hidden series"]
+
+
+def test_coinciding_series_with_markers_at_other_points_are_visible():
+    with plots.style():
+        fig, ax = _clean()
+        ax.plot(T, (1 + 1e-4) / T**2, label="sine", **plots.series(2, points=T.size))
+        plots.legend(ax)
+    assert _kinds(fig) == []
+
+
+def test_a_hidden_unlabelled_reference_line_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        ax.plot(T, 4.0 / np.sqrt(T), ":", color="0.5")  # the bound again, dotted, not in legend
+        plots.legend(ax)
+    assert _kinds(fig) == ["hidden series"]
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [("bound", "bound"), ("measured", "bound (bound) (bound)"), ("measured", " ")],
+    ids=["repeated", "repeated part", "empty"],
+)
+def test_legend_entries_that_repeat_or_name_nothing_are_found(labels):
+    with plots.style():
+        fig, ax = _clean()
+        for line, label in zip(ax.get_lines(), labels, strict=True):
+            line.set_label(label)
+        plots.legend(ax)
+    assert set(_kinds(fig)) == {"legend"}
+
+
+def test_a_legend_entry_for_an_empty_series_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        ax.plot([], [], label="never drawn", **plots.series(2))
+        plots.legend(ax)
+    assert _kinds(fig) == ["legend"]
+
+
+def test_a_log_axis_with_too_few_labels_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        ax.set_ylim(0.05, 5)  # two decades: 0.1 and 1 labelled, no minor label
+        plots.legend(ax)
+    assert _kinds(fig) == ["log ticks"]
+
+
+def test_text_past_the_canvas_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        plots.legend(ax)
+        ax.text(1.0, 0.5, "a note written past the right edge", transform=fig.transFigure)
+    assert _kinds(fig) == ["outside canvas"]
+
+
+def test_a_legend_cut_at_the_edge_is_found():
+    with plots.style():
+        fig, ax = _clean()
+        ax.legend(loc="center right", bbox_to_anchor=(1.3, 0.5))
+    assert "outside canvas" in _kinds(fig)
+
+
+QUICK_OWNED_ELSEWHERE = {"cafed-appf", "fedawe-table2"}
+"""Figures being redrawn with their validations' rewrite (findings of a paper's table)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_every_figure_of_the_quick_report_passes_the_lint(name, tmp_path):
+    """The figure the quick report draws for ``name``, from the quick size's data."""
+    check = CHECKS[name]
+    s = check.settings("quick")
+    data = check.compute(s)
+    rows = check.judge(data, s)
+    drawn = []
+
+    def spy(data, settings, fig):
+        drawn.append(fig)
+        return check.plot(data, settings, fig)
+
+    runner._save_figure(tmp_path / "figure", replace(check, plot=spy), data, s, rows)
+    with plots.style():
+        defects = figure_lint.lint(drawn[0])
+    assert not defects, "\n".join(map(str, defects))

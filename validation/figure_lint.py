@@ -1,0 +1,268 @@
+r"""Checks that a drawn figure shows what it claims to show (the figure rules of
+:mod:`fedtheory.validation.plots`, as a lint over matplotlib's figure objects).
+
+:func:`lint` draws the figure once and returns every :class:`Defect` of four kinds:
+
+``hidden series``
+    two series of a panel drawn on the same path (every point within :data:`COINCIDE_PT`
+    points of the other's on the canvas) where the upper one's markers cover the lower
+    one's: a reader sees one series. Coinciding series are drawn once, named together,
+    or kept apart by markers at other points (``plots.series(i, points=...)``).
+``legend``
+    a legend entry whose text repeats another entry of the same legend (``bound``,
+    ``bound``), a label repeating a parenthesised part (``(bound) (bound)``), or an
+    entry that names no drawn series (empty text, or a handle with no finite point).
+``log ticks``
+    a log axis with fewer than :data:`MIN_LOG_LABELS` labelled ticks in view: a reader
+    cannot read a value off it.
+``outside canvas``
+    a text (title, axis or tick label, legend entry, annotation) that extends past the
+    figure's edge, or a figure whose tight bounding box exceeds its size: cut in the PNG.
+
+Example
+-------
+>>> from matplotlib.figure import Figure
+>>> from fedtheory.validation import figure_lint
+>>> fig = Figure(figsize=(4, 3))
+>>> ax = fig.subplots()
+>>> _ = ax.plot([1, 2], [1, 2], label="bound")
+>>> _ = ax.plot([1, 2], [2, 3], label="bound")
+>>> _ = ax.legend()
+>>> [d.kind for d in figure_lint.lint(fig)]
+['legend']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.legend import Legend
+from matplotlib.lines import Line2D
+from matplotlib.text import Text
+
+COINCIDE_PT = 1.0
+"""Two paths closer than this many points everywhere are one line on the canvas."""
+MIN_LOG_LABELS = 3
+"""Fewest labelled ticks a log axis needs to be read."""
+EDGE_PX = 1.0
+"""Slack (pixels) before a text counts as past the figure's edge."""
+
+KINDS = ("hidden series", "legend", "log ticks", "outside canvas")
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect: its kind (one of :data:`KINDS`), the panel or legend it is in, what."""
+
+    kind: str
+    where: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} [{self.where}]: {self.what}"
+
+
+def lint(fig: Figure) -> list[Defect]:
+    """Every :class:`Defect` of ``fig`` (drawn once with Agg, at its own dpi)."""
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    defects: list[Defect] = []
+    for ax in fig.axes:  # those of subfigures included
+        defects += _hidden_series(ax)
+        defects += _log_ticks(ax)
+        defects += _unnamed_entries(ax)
+    for legend in _legends(fig):
+        defects += _legend_texts(legend)
+    defects += _outside(fig, renderer)
+    return defects
+
+
+def _panel(ax: Axes) -> str:
+    return ax.get_title() or ax.get_ylabel() or "a panel"
+
+
+def _drawn(line: Line2D) -> bool:
+    """``line`` draws something: visible, with a line or markers, and a finite point."""
+    if not line.get_visible() or line.get_alpha() == 0:
+        return False
+    if line.get_linestyle() in ("None", "none", "", " ") and line.get_marker() in (
+        "None",
+        "none",
+        "",
+        " ",
+        None,
+    ):
+        return False
+    xy = np.asarray(line.get_xydata(), dtype=float)
+    return bool(xy.size and np.isfinite(xy).all(axis=1).any())
+
+
+def _marks(line: Line2D, xy: np.ndarray) -> np.ndarray:
+    """Canvas positions of the markers ``line`` draws (its ``markevery`` applied)."""
+    if line.get_marker() in ("None", "none", "", " ", None):
+        return np.empty((0, 2))
+    every = line.get_markevery()
+    index = np.arange(len(xy))
+    if isinstance(every, int):
+        index = index[::every]
+    elif isinstance(every, tuple) and len(every) == 2 and all(isinstance(v, int) for v in every):
+        index = index[every[0] :: every[1]]
+    elif every is not None:
+        index = index[every]
+    return xy[index]
+
+
+def _hidden_series(ax: Axes) -> list[Defect]:
+    lines = [line for line in ax.get_lines() if _drawn(line)]
+    scale = ax.figure.dpi / 72.0  # pixels per point
+    paths = [ax.transData.transform(np.asarray(line.get_xydata(), dtype=float)) for line in lines]
+    defects = []
+    for (a, pa), (b, pb) in combinations(zip(lines, paths, strict=True), 2):
+        if pa.shape != pb.shape:
+            continue
+        ok = np.isfinite(pa).all(axis=1) & np.isfinite(pb).all(axis=1)
+        if not ok.any() or np.max(np.hypot(*(pa[ok] - pb[ok]).T)) > COINCIDE_PT * scale:
+            continue
+        lower, upper = (a, b) if a.get_zorder() <= b.get_zorder() else (b, a)
+        p_lower, p_upper = (pa, pb) if lower is a else (pb, pa)
+        lower_marks, upper_marks = _marks(lower, p_lower), _marks(upper, p_upper)
+        separate = any(
+            np.min(np.hypot(*(upper_marks - m).T), initial=np.inf) > COINCIDE_PT * scale
+            for m in lower_marks
+        )
+        if not separate:
+            defects.append(
+                Defect(
+                    "hidden series",
+                    _panel(ax),
+                    f"{_name(lower)!r} lies under {_name(upper)!r} (same path on the canvas)",
+                )
+            )
+    return defects
+
+
+def _name(line: Line2D) -> str:
+    label = str(line.get_label())
+    return "an unlabelled line" if label.startswith("_") else label
+
+
+def _log_ticks(ax: Axes) -> list[Defect]:
+    defects = []
+    for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if axis.get_scale() != "log" or not axis.get_visible():
+            continue
+        ticks = axis._update_ticks()  # the ticks drawn (inside the view), labels formatted
+        labelled = [
+            t
+            for t in ticks
+            if (t.label1.get_visible() and t.label1.get_text().strip())
+            or (t.label2.get_visible() and t.label2.get_text().strip())
+        ]
+        if len(labelled) < MIN_LOG_LABELS:
+            shown = ", ".join(t.label1.get_text() or t.label2.get_text() for t in labelled)
+            defects.append(
+                Defect(
+                    "log ticks",
+                    _panel(ax),
+                    f"log {name} axis with {len(labelled)} labelled ticks ({shown or 'none'}); "
+                    f"at least {MIN_LOG_LABELS} needed",
+                )
+            )
+    return defects
+
+
+def _unnamed_entries(ax: Axes) -> list[Defect]:
+    """Legend entries (``ax``'s labelled artists) that name no drawn series."""
+    defects = []
+    for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+        if not label.strip():
+            defects.append(Defect("legend", _panel(ax), "an entry with no text"))
+        elif isinstance(handle, Line2D) and not _drawn(handle):
+            defects.append(Defect("legend", _panel(ax), f"{label!r} names no drawn series"))
+    return defects
+
+
+def _legends(fig: Figure | SubFigure) -> list[Legend]:
+    found = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for sub in fig.subfigs:
+        found += _legends(sub)
+    return list(dict.fromkeys(found))
+
+
+def _legend_texts(legend: Legend) -> list[Defect]:
+    texts = [t.get_text() for t in legend.get_texts()]
+    where = f"legend {legend.get_title().get_text() or ', '.join(texts[:2])}"
+    defects = [
+        Defect("legend", where, f"{text!r} appears {texts.count(text)} times")
+        for text in dict.fromkeys(texts)
+        if texts.count(text) > 1
+    ]
+    defects += [
+        Defect("legend", where, f"{text!r} repeats {m.group(1)!r}")
+        for text in texts
+        if (m := re.search(r"(\([^()]+\)).*\1", text))
+    ]
+    return defects
+
+
+def _texts(fig: Figure | SubFigure) -> list[Text]:
+    """The texts ``fig`` draws: figure texts and titles, every panel's titles, axis labels,
+    drawn tick labels and annotations, every legend's texts."""
+    found = list(fig.texts)
+    for attr in ("_suptitle", "_supxlabel", "_supylabel"):
+        if getattr(fig, attr, None) is not None:
+            found.append(getattr(fig, attr))
+    for ax in fig.axes:
+        found += [ax.title, ax._left_title, ax._right_title, *ax.texts]
+        for axis in (ax.xaxis, ax.yaxis):
+            found += [axis.label, axis.offsetText]
+            for tick in axis._update_ticks():
+                found += [tick.label1, tick.label2]
+    for legend in _legends(fig):
+        found += [legend.get_title(), *legend.get_texts()]
+    for sub in fig.subfigs:
+        found += _texts(sub)
+    return found
+
+
+def _outside(fig: Figure, renderer) -> list[Defect]:
+    box = fig.bbox
+    defects = []
+    for text in dict.fromkeys(_texts(fig)):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        ext = text.get_window_extent(renderer)
+        if (
+            ext.x0 < box.x0 - EDGE_PX
+            or ext.y0 < box.y0 - EDGE_PX
+            or ext.x1 > box.x1 + EDGE_PX
+            or ext.y1 > box.y1 + EDGE_PX
+        ):
+            defects.append(
+                Defect("outside canvas", "figure", f"{text.get_text()!r} extends past the edge")
+            )
+    tight = fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans)
+    size = fig.bbox
+    if not defects and (
+        tight.x0 < -EDGE_PX
+        or tight.y0 < -EDGE_PX
+        or tight.x1 > size.width + EDGE_PX
+        or tight.y1 > size.height + EDGE_PX
+    ):
+        defects.append(
+            Defect(
+                "outside canvas",
+                "figure",
+                f"drawn extent {tight.width:.0f} x {tight.height:.0f} px exceeds the canvas "
+                f"{size.width:.0f} x {size.height:.0f} px",
+            )
+        )
+    return defects
