@@ -246,7 +246,7 @@ def test_report_header_counts_statements_apart_from_the_errata_table(report_run)
 
 
 def _outcome(name, rows, data=None, settings=None):
-    check = replace(CHECKS[name], notes=None)  # the report of these rows, without their data
+    check = replace(CHECKS[name], notes=None, setups=None)  # these rows alone, without data
     return runner.Outcome(check, settings or {}, rows, data or {}, False, Path("."), 0.0)
 
 
@@ -267,17 +267,18 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
-    # without a search in the report: the validation's own rows, said so
+    # without a search in the report: "not searched", the rows' numbers are no tightness claim
     alone = to_markdown(
         runner.report_blocks([_outcome("fedau-weights", rows)], tmp_path, size="tiny")
     )
     assert (
-        f"Tightest instance of {ref}: the largest ratio found inside the hypotheses is 2.8e-06 "
-        "(no search: among this validation's 1 row(s))."
+        f"Tightest instance of {ref}: not searched (no tightness family; this validation's 1 "
+        "row(s) are not a search: the largest measured/bound among them is 2.8e-06)."
     ) in alone
     assert (
-        f"Tightest instance of {e3cs.fact9.reference}: the bound is 0 or below; the largest "
-        "measured - bound is -0.5 (no search: among this validation's 1 row(s))."
+        f"Tightest instance of {e3cs.fact9.reference}: not searched (no tightness family; this "
+        "validation's 1 row(s) are not a search: the largest measured - bound among them is "
+        "-0.5)."
     ) in alone
 
 

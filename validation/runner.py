@@ -396,15 +396,17 @@ def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
                 f"search of the [tightness](#{tight.check.name}) section, family `{key}`; "
                 f"known: {FAMILIES[key].tightness}"
             )
-        else:
+        else:  # neither a search nor a proof: no tightness claim, the rows' numbers only
             ratios = [r.ratio for r in rows if r.bound > 0]
-            searched = f"no search: among this validation's {len(rows)} row(s)"
             if ratios:
-                text = _tightness_text(max(ratios), searched)
+                seen = f"the largest measured/bound among them is {max(ratios):.3g}"
             else:  # e.g. "excess <= 0": the distance to the bound instead of a ratio
                 gap = max(r.measured - r.bound for r in rows)
-                text = f"the bound is 0 or below; the largest measured - bound is {gap:.3g}"
-                text += f" ({searched})"
+                seen = f"the largest measured - bound among them is {gap:.3g}"
+            text = (
+                f"not searched (no tightness family; this validation's {len(rows)} row(s) "
+                f"are not a search: {seen})"
+            )
             how = ""
         lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
     return lines
