@@ -153,7 +153,8 @@ from fedtheory.tightness import families as tightness_families
 from fedtheory.validation import errata
 from fedtheory.validation.custom import load_checks, theorem_check
 
-ERRATA_MODULES = ("record", "catalogue", "cafed", "e3cs", "fedlaavg", "fedau", "mimic")
+ERRATA_MODULES = ("record", "catalogue", "cafed", "cafed_experiments", "e3cs", "fedlaavg", "fedau",
+                  "mimic")  # fmt: skip
 """The modules of the errata checks (``fedtheory.validation.errata``)."""
 
 
