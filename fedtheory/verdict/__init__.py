@@ -11,7 +11,8 @@ tightness search):
   the confidence interval lies inside the stated equivalence margin around the prediction
   (two one-sided tests);
 * ``violated`` -- deterministic: the comparison fails beyond the floor; random: the *lower*
-  confidence limit is above the bound, or the interval excludes the prediction;
+  confidence limit is above the bound, or the interval lies outside the prediction ± the
+  stated margin (the printed margin is the rule);
 * ``inconclusive`` -- random quantities only: neither; the row says how many replicates
   would decide it at the measured spread (:func:`replicates_needed`);
 * ``outside assumptions`` -- the instance does not satisfy the theorem's hypotheses; the
