@@ -1215,6 +1215,7 @@ EXEMPT: dict[str, str] = {
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
+    _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
@@ -1240,6 +1241,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
     _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
     _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m("fedtheory.testing.gate", "exit_status"): "its one input is a check to run; a "
+    "non-callable is refused (tests/test_exit_codes.py)",
     _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,
