@@ -213,7 +213,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     # -- gradients for the simulator ----------------------------------------------------
     @declare(
-        w=Tensor(dtype="floating", shape=(None, "self.dim")),
+        w=Tensor(
+            dtype="floating", shape=(None, "self.dim"), finite=False
+        ),  # a diverging run: simulate reports it
         clients=Indices("self.num_clients", shape=("w[0]",)),
         generator=Generator(none=True),
     )
