@@ -84,27 +84,24 @@ class StackedWrapper(CvxpyWrapper):
 
     def _rows(self, expressions):
         """Sparse ``[m, len(block)^2]`` per block, ``[m, |F|]`` and constants ``[m]``."""
-        nb = len(self.block_index)
-        coo = [([], [], []) for _ in range(nb)]
-        fr, fc, fv, const = [], [], [], np.zeros(len(expressions))
+        m = len(expressions)
+        gr, gi, gj, gw, fr, fc, fv, const = [], [], [], [], [], [], [], np.zeros(m)
         for r, e in enumerate(expressions):
             gram, values, const[r] = _terms(e)
             for i, j, w in gram:
-                (bi, pi), (bj, pj) = self.where[i], self.where[j]
-                if bi != bj:
-                    continue  # a zero entry of G
-                size = len(self.block_index[bi])
-                rows, cols, vals = coo[bi]
-                rows += [r, r]
-                cols += [pi + size * pj, pj + size * pi]  # vec is column-major
-                vals += [w / 2, w / 2]
+                gr.append(r), gi.append(i), gj.append(j), gw.append(w / 2)
             for k, w in values:
                 fr.append(r), fc.append(k), fv.append(w)
-        m = len(expressions)
-        mats = [
-            sp.csr_matrix((v, (r, c)), shape=(m, len(idx) ** 2))
-            for (r, c, v), idx in zip(coo, self.block_index, strict=True)
-        ]
+        gr, gw = np.asarray(gr, int), np.asarray(gw, float)
+        (bi, pi), (bj, pj) = self.where[np.asarray(gi, int)].T, self.where[np.asarray(gj, int)].T
+        mats = []
+        for b, idx in enumerate(self.block_index):
+            keep = (bi == b) & (bj == b)  # entries between blocks are zeros of G
+            size, rows, w = len(idx), gr[keep], gw[keep]
+            cols = np.concatenate([pi[keep] + size * pj[keep], pj[keep] + size * pi[keep]])
+            # vec is column-major; W is symmetrised
+            mat = sp.csr_matrix((np.tile(w, 2), (np.tile(rows, 2), cols)), shape=(m, size**2))
+            mats.append(mat)
         return mats, sp.csr_matrix((fv, (fr, fc)), shape=(m, Expression.counter)), const
 
     def _affine(self, expressions):
