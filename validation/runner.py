@@ -9,10 +9,11 @@ Layout of the output folder::
     verdicts.csv              the verdict table (also ``verdicts_frame`` as a DataFrame)
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
-settings and the same code fingerprint (hash of the ``fedtheory`` sources, of the
-``validation`` package with ``ERRATA.md`` and of the library versions) is not recomputed,
-so an interrupted run resumes where it stopped and a code change is never answered with
-stale data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
+settings and the same code fingerprint (hash of the code its compute may run, found by
+:mod:`fedtheory.validation.dependencies`, and of the library versions) is not recomputed,
+so an interrupted run resumes where it stopped, a code change is never answered with stale
+data, and an edit of a verdict rule, a figure or a docstring re-judges and re-plots from
+the stored data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
 empty, bit-flipped, garbage) or edited file is reported and recomputed, never reused.
 Temporary files a killed run left are removed by the next run; Ctrl-C writes the report
 of what finished. An exception inside a validation propagates (a crashed validation is a
@@ -32,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,7 @@ from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
+from fedtheory.validation.dependencies import compute_digest
 from fedtheory.validation.errata import CAVEATS
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
@@ -80,28 +82,13 @@ class Outcome:
     caption: str = ""  # returned by the check's plot: what coincides, what is floored
 
 
-@cache
-def _code_digest() -> str:
-    import fedtheory
-
-    here = Path(__file__).parent
-    h = hashlib.sha256()
-    for path in [
-        *sorted(Path(fedtheory.__file__).parent.rglob("*.py")),
-        *sorted(here.glob("*.py")),
-        here / "ERRATA.md",
-    ]:
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def fingerprint(check: Check) -> str:
-    """Hash of the code any validation, ``check`` included, may run: the ``fedtheory``
-    sources, every module of ``validation`` (checks share code: ``cafed_weights`` calls
-    ``cafed_theorem2``) and ``ERRATA.md`` (read by the ``errata`` check), and of the
-    versions of the libraries the numbers depend on (:func:`library_versions`)."""
+    """Hash of the code ``check``'s compute may run (its module and the ``fedtheory``
+    modules it imports, without docstrings, verdict rules, figures and the report:
+    :func:`fedtheory.validation.dependencies.compute_digest`) and of the versions of the
+    libraries the numbers depend on (:func:`library_versions`)."""
     versions = json.dumps(library_versions(), sort_keys=True)
-    return hashlib.sha256(f"{_code_digest()}\0{versions}".encode()).hexdigest()
+    return hashlib.sha256(f"{compute_digest(check)}\0{versions}".encode()).hexdigest()
 
 
 def _load_if_current(path: Path, settings: dict, code: str) -> tuple[dict | None, str | None]:

@@ -85,7 +85,7 @@ def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> W
     start = np.where(instance.excluded, 0.0, instance.alpha / instance.pi)
     q = greedy_exclusion(objective, torch.from_numpy(start)[None], orders, tau=tau)[0].numpy()
     q = Q * q / q.sum()
-    value = instance.objective(q)
+    value = float(_weight_objective(torch.from_numpy(q), instance))
     if not (np.isfinite(value) and np.isfinite(q).all()):  # e.g. B = 1e308 or Q = 1e-320
         raise ParameterError(
             f"The 'instance' parameter of {owner} must give finite weights and objective "
