@@ -11,7 +11,7 @@ LMI one equality block), which is the same program.
 ``blocks`` (lists of leaf indices) declares :math:`G=\operatorname{diag}(G_1,\dots)` up to
 a permutation, :math:`G_b\succeq0`: the Gram entries between blocks are zero by
 construction. An equality constraint that fixes exactly one such entry to zero (the
-orthogonality constraints of :mod:`fedtheory.pep.symmetry`) is then satisfied identically
+orthogonality constraints of :mod:`fedtheory.pep._symmetry`) is then satisfied identically
 and is not sent; its multiplier is the one that cancels that entry in the worst-case proof
 (an equality's multiplier is free), so PEPit's proof and the certificate's checks
 (:mod:`fedtheory.pep.certificate`) are those of the problem as PEPit wrote it.
