@@ -52,6 +52,7 @@ class StackedWrapper(CvxpyWrapper):
         self.scalar_rows = 0  # scalar constraints the solver receives
 
     def set_main_variables(self) -> None:
+        """The value vector :math:`F` and one symmetric variable per Gram block."""
         import cvxpy as cp
 
         n = Point.counter
@@ -67,9 +68,11 @@ class StackedWrapper(CvxpyWrapper):
         self._psd = [g >> 0 for g in self.Gb]
 
     def send_constraint_to_solver(self, constraint) -> None:
+        """Keep ``constraint`` for :meth:`generate_problem` (stacked there)."""
         self._list_of_constraints_sent_to_solver.append(constraint)
 
     def send_lmi_constraint_to_solver(self, psd_matrix) -> None:
+        """Keep the LMI ``psd_matrix`` for :meth:`generate_problem`."""
         self._list_of_constraints_sent_to_solver.append(psd_matrix)
 
     def _structural(self, constraint) -> tuple | None:
@@ -115,6 +118,8 @@ class StackedWrapper(CvxpyWrapper):
         return out
 
     def generate_problem(self, objective):
+        """The cvxpy problem: maximise ``objective`` subject to the stacked constraints,
+        every :math:`G_b\\succeq0` and every LMI."""
         import cvxpy as cp
 
         scalar = [c for c in self._list_of_constraints_sent_to_solver if isinstance(c, Constraint)]
@@ -145,6 +150,7 @@ class StackedWrapper(CvxpyWrapper):
         return self.prob
 
     def solve(self, **kwargs):
+        """Solve (``kwargs`` go to ``cvxpy.Problem.solve``); ``(status, solver, value)``."""
         self.prob.solve(**kwargs)
         self.solver_name = self.prob.solver_stats.solver_name
         n = Point.counter
