@@ -80,7 +80,7 @@ def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
 
 
 def test_interchangeable_clients_reduction_gives_the_full_pep_value():
-    # metamorphic: always-available clients are interchangeable (fedtheory.pep.symmetry)
+    # metamorphic: always-available clients are interchangeable (fedtheory.pep._symmetry)
     alg, part, het = FedAWE(local_steps=2, lr=ETA), Participation.full(3, 3), AtOptimum(0.1)
     cls = SmoothStronglyConvex(MU, L)
     reduced = worst_case(alg, cls, part, heterogeneity=het)
