@@ -68,6 +68,23 @@ def test_replayed_worst_case_in_the_simulator_attains_the_pep_value(criterion):
     pep_equal(replay(r).value, r.value)
 
 
+@pytest.mark.parametrize(
+    "criterion", ["fedawe_zbar", "fedawe_xbar", "fedawe_consensus_x", "fedawe_consensus_z"]
+)
+def test_worst_case_of_each_statement_is_replayed_by_the_simulators_fedawe(criterion):
+    # the statements' sequences (client models, Definition 1's z) measured on the run of
+    # the interpolating clients equal the PEP's value
+    from fedtheory.pep import Initial
+
+    mask = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0]], bool)
+    alg = FedAWE(local_steps=2, lr=0.2)
+    r = worst_case(alg, SmoothStronglyConvex(0.1, L), Participation.fixed(mask),
+                   initial=Initial(1.0, "gap"), heterogeneity=AtOptimum(0.5),
+                   criterion=criterion)  # fmt: skip
+    assert r.ok and r.value > 0.05
+    pep_equal(replay(r).value, r.value)
+
+
 def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
     from fedtheory.pep import Dissimilarity, Initial, SmoothNonconvex
 
@@ -77,6 +94,10 @@ def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
                    criterion="min_grad_norm")  # fmt: skip
     assert r.ok and r.relaxed
     pep_equal(replay(r).value, r.value)
+    z = worst_case(FedAWE(local_steps=1, lr=0.3), SmoothNonconvex(L), Participation.fixed(mask),
+                   initial=Initial(1.0, "gap"), heterogeneity=Dissimilarity(0.5, 0.1),
+                   criterion="fedawe_zbar")  # fmt: skip
+    pep_equal(replay(z).value, z.value)
 
 
 def test_interchangeable_clients_reduction_gives_the_full_pep_value():
