@@ -34,7 +34,7 @@ from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_upper_bound
 
 REPLAY_RTOL = 1e-5
-"""A verified PEP value is exact up to this times max(1, |value|) (the certificate's
+"""A verified PEP value is exact up to this times ``max(1, |value|)`` (the certificate's
 acceptance threshold, ``fedtheory.pep.solve.CHECK_RTOL``): the replay's tolerance and the
 floor of the comparisons with a PEP value."""
 
