@@ -1,4 +1,5 @@
-"""Every command-line failure is one line ``fedtheory: ...`` (2 for bad input, 1 otherwise),
+"""Every command-line failure is one line ``fedtheory: ...`` (2 for bad input, 1 for a named
+failure, 70 for an internal error),
 with the traceback only under ``--debug`` or ``FEDTHEORY_DEBUG=1``; a missing optional
 dependency names the extra that installs it; ``--workers`` is capped to the cores."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.cli import DEBUG_ENV, EXTRAS, main
+from fedtheory.cli import DEBUG_ENV, EXTRAS, INTERNAL_ERROR, main
 from fedtheory.errors import ParameterError
 from fedtheory.sweep import executor
 
@@ -55,16 +56,29 @@ def test_a_run_time_parameter_error_is_one_line_with_status_2(tmp_path, capsys, 
         main(["sweep", str(config)])
 
 
-def test_an_unexpected_error_is_one_line_pointing_to_debug(tmp_path, capsys, monkeypatch):
+def test_an_unexpected_error_is_one_internal_error_line_with_its_own_status(
+    tmp_path, capsys, monkeypatch
+):
     from fedtheory.sweep import runner
 
     def bug(*args, **kwargs):
         raise TypeError("'FutureCancelledError' object is not subscriptable")
 
     monkeypatch.setattr(runner, "_run", bug)
-    assert main(["sweep", str(_theorem_config(tmp_path))]) == 1
+    assert main(["sweep", str(_theorem_config(tmp_path))]) == INTERNAL_ERROR == 70
     line = _one_line(capsys)
-    assert "unexpected error: TypeError" in line and "--debug" in line and DEBUG_ENV in line
+    assert line.startswith("fedtheory: internal error: TypeError") and "please report" in line
+    assert "--debug" in line and DEBUG_ENV in line
+
+
+def test_a_renamed_keyword_is_accepted_with_its_deprecation_warning(capsys):
+    """CHANGELOG.md: the old names still work in 0.2.x with a DeprecationWarning."""
+    assert main(["eval", "fedau.theorem3.per_round", "p=0.5", "K=4", "t=10"]) == 0
+    out, err = capsys.readouterr()
+    assert "total" in out
+    assert err.strip() == ("fedtheory: warning: FedAU Theorem 3 (per round): "
+                           "the keyword 'K' is deprecated; use 'K_cut'.")  # fmt: skip
+    assert main(["eval", "fedau.theorem3.per_round", "p=0.5", "K=4", "K_cut=4", "t=10"]) == 2
 
 
 def test_a_missing_optional_dependency_names_its_extra(tmp_path, capsys, monkeypatch):

@@ -4,12 +4,15 @@ is refused at once with the estimate, whatever memory the machine has."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from fedtheory.availability import Bernoulli, Cyclic, TwoStateMarkov
 from fedtheory.bounds import fedau, mimic
-from fedtheory.budget import ENV, check_bytes
+from fedtheory.budget import ENV, TIME_ENV, check_bytes, check_seconds
 from fedtheory.data import cafed_clustered, gaussian_linear
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
@@ -66,3 +69,53 @@ def test_tightness_search_budget_and_starts_are_capped():
         search(family, budget=10**12)
     with pytest.raises(ParameterError, match="'starts' parameter of tightness.search"):
         search(family, starts=10**9)
+
+
+# --- time -----------------------------------------------------------------------------------
+def test_work_estimated_above_the_default_time_limit_is_refused_with_the_estimate(monkeypatch):
+    """Bernoulli(...).sample(rounds=10**9, replicates=2) fits a large memory budget but its
+    10^9 rounds cannot finish within the default 10 minutes: refused at once."""
+    monkeypatch.setenv(ENV, "1T")
+    monkeypatch.delenv(TIME_ENV, raising=False)
+    with pytest.raises(ParameterError, match=r"Bernoulli.sample would take at least about "
+                       r"[\d.e+]+ s \(1000000000 rounds of a mask \[2, 1000000000, 2\]\), more "
+                       r"than the default time limit \(600 s\)"):  # fmt: skip
+        Bernoulli([0.3, 0.7]).sample(rounds=10**9, replicates=2)
+
+
+def test_the_time_budget_is_the_argument_then_the_environment(monkeypatch):
+    monkeypatch.setenv(ENV, "1T")
+    monkeypatch.setenv(TIME_ENV, "5")
+    with pytest.raises(ParameterError, match=rf"more than the environment variable {TIME_ENV} "
+                       r"\(5 s\)"):  # fmt: skip
+        QuadraticProblem.random(10**7, 2)
+    check_seconds(100.0, "f", what="x", fixes="y", max_seconds=200)  # the argument wins
+    for bad in ("soon", "inf", "0", "-1"):
+        monkeypatch.setenv(TIME_ENV, bad)
+        with pytest.raises(ParameterError, match=f"'{TIME_ENV}' parameter of f"):
+            check_seconds(1.0, "f", what="x", fixes="y")
+
+
+RLIMIT_SCRIPT = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_{kind}, (5 * 2**30, resource.RLIM_INFINITY))
+from fedtheory.availability import TwoStateMarkov
+from fedtheory.errors import ParameterError
+try:
+    TwoStateMarkov([0.5, 0.5], 0.3).sample(rounds=10**9, replicates=2)
+except ParameterError as err:
+    print(err)
+"""
+
+
+@pytest.mark.parametrize("kind", ["AS", "DATA"])
+def test_the_memory_budget_reads_the_process_limits(kind, monkeypatch):
+    """Under an address-space (or data) limit of 5 GiB a 10^9-round sample is refused by the
+    memory check (it died with MemoryError when only MemAvailable was read)."""
+    monkeypatch.delenv(ENV, raising=False)
+    script = RLIMIT_SCRIPT.format(kind=kind)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "TwoStateMarkov.sample would need about" in done.stdout
+    assert "more than the available memory" in done.stdout

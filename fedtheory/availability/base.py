@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
-from fedtheory.budget import check_bytes
+from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.device import check_device
 from fedtheory.params import check_int, check_seed, check_size
 
@@ -50,13 +50,17 @@ class AvailabilityProcess(ABC):
 
         The mask (one byte a cell), the per-round probabilities ``[T, N]`` and the uniforms
         ``[R, N]`` (8 bytes a value) are checked against the memory budget
-        (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`) before anything is drawn."""
+        (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`), and the rounds and cells against
+        the time budget (``FEDTHEORY_MAX_SECONDS``), before anything is drawn."""
         owner = f"{type(self).__name__}.sample"
         args = self._check_window(owner, rounds, replicates, seed, start)
         r, t, n = args[1], args[0], self.num_clients
         check_bytes(r * t * n + 8 * t * n + 16 * r * n, owner,
                     what=f"a mask [{r}, {t}, {n}] and its draws",
                     fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
+        check_seconds(seconds(rounds=t, cells=r * t * n), owner,
+                      what=f"{t} rounds of a mask [{r}, {t}, {n}]",
+                      fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
         dev = check_device(device, "device", owner)
         if dev.type == "cpu":
             return torch.from_numpy(self._sample(*args))

@@ -4,10 +4,11 @@ import what they need when they run, so ``fedtheory --help`` stays fast.
 
 Every failure ends in one line on stderr, ``fedtheory: ...``: exit status 2 for bad input
 (a :class:`~fedtheory.errors.ParameterError`, a theorem's hypothesis, a locked output
-folder), 130 for Ctrl-C (after writing what finished), 1 otherwise (a lost cluster, a
-missing optional dependency, named with the extra that installs it, or an unexpected
-error). ``--debug`` or the environment variable ``FEDTHEORY_DEBUG=1`` shows the traceback
-instead.
+folder), 130 for Ctrl-C (after writing what finished), 1 for a failure fedtheory names (a
+lost cluster, a missing optional dependency, named with the extra that installs it), and
+:data:`INTERNAL_ERROR` (70, ``EX_SOFTWARE`` of ``sysexits.h``) for an unexpected error,
+``fedtheory: internal error: ... please report it`` -- a bug, never the user's input.
+``--debug`` or the environment variable ``FEDTHEORY_DEBUG=1`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from fedtheory import __version__
 from fedtheory.cli import catalogue, pep, sweep, theorem, tightness, validate
 
 COMMANDS = (catalogue, theorem, validate, tightness, sweep, pep)
+
+INTERNAL_ERROR = 70
+"""Exit status of an unexpected error (a bug): ``EX_SOFTWARE`` of ``sysexits.h``, apart from
+bad input (2), a named failure (1), the outcomes of ``validate`` and ``tightness`` (0-3)
+and Ctrl-C (130)."""
 
 DEBUG_ENV = "FEDTHEORY_DEBUG"
 """Environment variable: set to anything but ``0`` or empty to get tracebacks."""
@@ -97,4 +103,8 @@ def _run(args: argparse.Namespace) -> int:
     except ImportError as err:  # our own messages name what to install
         return _fail(str(err), 1)
     except Exception as err:  # noqa: BLE001 - the last line of defence, one line
-        return _fail(f"unexpected error: {type(err).__name__}: {err}{hint}", 1)
+        return _fail(
+            f"internal error: {type(err).__name__}: {err}; this is a bug in fedtheory, please "
+            f"report it with the command and its traceback{hint}",
+            INTERNAL_ERROR,
+        )

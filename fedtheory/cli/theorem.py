@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import sys
+import warnings
 
 import numpy as np
 
@@ -87,6 +88,7 @@ def _parse_values(pairs: list[str]) -> dict[str, float] | None:
 def _eval(args) -> int:
     import sympy as sp
 
+    from fedtheory.bounds.symbols import RENAMED
     from fedtheory.errors import ParameterError
 
     thm = _theorem(args.key)
@@ -94,10 +96,13 @@ def _eval(args) -> int:
     if thm is None or values is None:
         return 2
     try:
-        result = thm.evaluate(strict=False, **values)
+        with warnings.catch_warnings():  # a renamed keyword's warning is shown (CHANGELOG.md)
+            warnings.simplefilter("always", DeprecationWarning)
+            result = thm.evaluate(strict=False, **values)
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 2
+    values = {p if p in thm.notation else RENAMED[p]: v for p, v in values.items()}
     subs = {thm.notation[p].symbol: v for p, v in values.items()}
     hypotheses = []
     for c in thm.conditions:

@@ -243,6 +243,34 @@ class DataProblem(ABC):
         X, y, c = self._minibatch(clients, generator, v.dtype)
         return (self._weighted_grad(v, X, y, c) + self.ridge * v).to(w.dtype)
 
+    def indexed_grad(
+        self,
+        w: torch.Tensor,
+        clients: torch.Tensor,
+        index: torch.Tensor,
+        weight: torch.Tensor,
+    ) -> torch.Tensor:
+        r""":math:`\sum_ic_i\nabla\ell(w;x_{k,j_i},y_{k,j_i})+\rho w` ``[M, d]`` for given sample
+        indices ``index [M, b]`` of clients ``clients [M]`` and weights ``weight [M, b]`` (a
+        data loader's batch: :math:`1/|\mathcal B|` on its samples, 0 on padding)."""
+        owner = f"{self._owner}.indexed_grad"
+        self._check_pairs(w, clients, owner, device=clients.device)
+        for name, value in (("index", index), ("weight", weight)):
+            if not isinstance(value, torch.Tensor) or value.ndim != 2 or len(value) != len(w):
+                raise ParameterError(
+                    f"The '{name}' parameter of {owner} must be a tensor [M, b] with "
+                    f"M={len(w)}. Got {getattr(value, 'shape', value)!r} instead."
+                )
+        v = w if self.compute_dtype is None else w.to(self.compute_dtype)
+        X, y = self._stored(v.dtype, clients.device)[:2]
+        m, b = index.shape
+        n_max, p = X.shape[1], X.shape[2]
+        rows = (clients[:, None] * n_max + index).reshape(-1)
+        X_batch = X.reshape(-1, p).index_select(0, rows).view(m, b, p)
+        y_batch = y.reshape(-1).index_select(0, rows).view(m, b)
+        g = self._weighted_grad(v, X_batch, y_batch, weight.to(v.dtype))
+        return (g + self.ridge * v).to(w.dtype)
+
     def batch_losses(
         self,
         w: torch.Tensor,

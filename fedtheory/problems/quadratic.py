@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedtheory.budget import check_bytes
+from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -118,6 +118,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
         d = check_size(dim, "dim", owner)
         check_bytes(8 * n * d * (3 * d + 2), owner, what=f"{n} matrices [{d}, {d}] and rotations",
                     fixes="fewer clients or dimensions")  # fmt: skip
+        check_seconds(seconds(matrices=3 * n, flops=20 * n * d**3), owner,
+                      what=f"{n} factorisations of [{d}, {d}] matrices",
+                      fixes="fewer clients or dimensions")  # fmt: skip
         mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
         L = check_real(L, "L", owner, low=mu)
         spread = check_real(spread, "spread", owner, low=0.0)

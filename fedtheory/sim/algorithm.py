@@ -24,6 +24,15 @@ from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.optimizer import (
+    SGDState,
+    Training,
+    TrainingState,
+    local_training,
+    sgd_init,
+    sgd_step,
+    training_init,
+)
 from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
 
 
@@ -71,6 +80,9 @@ class LocalTraining:
     full_first_round : bool
         Every client participates in round 0, whatever the mask (MimiC's initialisation;
         the MimiC code does it for every algorithm).
+    training : Training, optional
+        Momentum, weight decay and epochs at clients and server
+        (:mod:`fedtheory.sim.optimizer`); default plain SGD steps, (2)-(3) as written.
     """
 
     local_steps: int = 1
@@ -79,6 +91,7 @@ class LocalTraining:
     prox: float = 0.0
     radius: float | None = None
     full_first_round: bool = False
+    training: Training | None = None
     client_lr: Schedule = field(init=False, repr=False, compare=False)
     server_rate: Schedule = field(init=False, repr=False, compare=False)
 
@@ -93,6 +106,11 @@ class LocalTraining:
         check_real(self.prox, "prox", owner, low=0.0)
         if self.radius is not None:
             check_real(self.radius, "radius", owner, low=0.0, low_open=True)
+        if self.training is not None and not isinstance(self.training, Training):
+            raise ParameterError(
+                f"The 'training' parameter of {owner} must be None or a Training. Got "
+                f"{self.training!r} instead."
+            )
         object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
         object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))
 
@@ -146,3 +164,50 @@ class LocalTraining:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
         return w_next if self.radius is None else project_ball(w_next, self.radius)
+
+    def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
+        """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""
+        if self.training is None or self.training.plain:
+            return None
+        return training_init(problem.num_clients, w0)
+
+    def trained_round(
+        self,
+        problem: FederatedProblem,
+        w: torch.Tensor,
+        q: torch.Tensor,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None,
+        opt: TrainingState | None,
+    ) -> tuple[torch.Tensor, TrainingState | None]:
+        r""":meth:`weighted_round` with the optimiser of :attr:`training` and its buffers
+        ``opt``: the pairs of ``mask [R, N]`` train (:func:`~fedtheory.sim.optimizer.
+        local_training`), the server steps on the gradient :math:`-\sum_kq_k\Delta^k` in
+        the replicates with a working client; returns the next models ``[R, d]`` and
+        buffers."""
+        if opt is None:
+            return self.weighted_round(problem, w, q, mask, t, generator), None
+        rep, cli = mask.nonzero(as_tuple=True)
+        if rep.numel() == 0:
+            return w, opt
+        tr, client = self.training, opt.client
+        start = (
+            SGDState(client.buffer[rep, cli], client.started[rep, cli])
+            if tr.persistent
+            else sgd_init((rep.numel(),), w.shape[-1], w)
+        )
+        delta, after = local_training(problem, w[rep], cli, start, steps=self.local_steps,
+                                      lr=self.client_lr(t), prox=self.prox, training=tr,
+                                      generator=generator)  # fmt: skip
+        if tr.persistent:
+            buffer, started = client.buffer.clone(), client.started.clone()
+            buffer[rep, cli], started[rep, cli] = after.buffer, after.started
+            client = SGDState(buffer, started)
+        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
+        w_next, server = sgd_step(
+            w, -v, opt.server, lr=self.server_rate(t), opt=tr.server, active=mask.any(-1)
+        )
+        if self.radius is not None:
+            w_next = project_ball(w_next, self.radius)
+        return w_next, TrainingState(client, server)

@@ -109,6 +109,7 @@ from fedtheory.params import (
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
 from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.optimizer import TrainingState
 
 __all__ = [
     "LOSSES",
@@ -173,6 +174,7 @@ class CaFedState(NamedTuple):
     counts: estimators.AvailabilityCounts | None  # availability counts [R, N] (None: oracle)
     weights: torch.Tensor | None = None  # [R, N] q applied in the last round
     participants: torch.Tensor | None = None  # [R, N] bool: active clients with q_k > 0
+    optimizer: TrainingState | None = None  # momentum buffers (LocalTraining.training)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -347,7 +349,8 @@ class CaFed(LocalTraining):
             loss_min = zeros
         counts = None if self.prior is None else estimators.init((r, n))
         started = torch.zeros(r, dtype=torch.bool, device=w0.device)
-        return CaFedState(w0, zeros, loss_min, started, counts)
+        opt = self.training_init(problem, w0)
+        return CaFedState(w0, zeros, loss_min, started, counts, optimizer=opt)
 
     def estimates(self, counts, shape, device=None) -> tuple[torch.Tensor, torch.Tensor]:
         r""":math:`(\hat\pi,\hat\lambda)`, each ``[R, N]`` (on ``device``)."""
@@ -438,9 +441,9 @@ class CaFed(LocalTraining):
         pi, lam = self.estimates(counts, tuple(mask.shape), w.device)
         q = self.aggregation_weights(pi, lam, loss_hat - loss_min)
         working = mask & (q > 0)
-        w_next = self.weighted_round(problem, w, q, working, t, generator)
+        w_next, opt = self.trained_round(problem, w, q, working, t, generator, state.optimizer)
         applied = torch.where(working, q, torch.zeros_like(q))
-        return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working)
+        return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working, opt)
 
 
 def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:

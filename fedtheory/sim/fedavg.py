@@ -23,6 +23,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import StatefulAggregator
 from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.optimizer import TrainingState
 
 
 class FedAvgState(NamedTuple):
@@ -30,6 +31,7 @@ class FedAvgState(NamedTuple):
     aggregator: NamedTuple | None = None  # per-client state of a stateful rule, [R, N] fields
     weights: torch.Tensor | None = None  # [R, N] q_{t,k} applied in the last round
     participants: torch.Tensor | None = None  # [R, N] bool, clients that worked last round
+    optimizer: TrainingState | None = None  # momentum buffers (LocalTraining.training)
 
 
 Aggregator = Callable[[torch.Tensor], torch.Tensor]
@@ -70,7 +72,8 @@ class FedAvg(LocalTraining):
         agg = self.aggregator
         stateful = isinstance(agg, StatefulAggregator)
         agg_state = agg.init(w0.shape[0], problem.num_clients) if stateful else None
-        return FedAvgState(w0, to_device(agg_state, w0.device))
+        opt = self.training_init(problem, w0)
+        return FedAvgState(w0, to_device(agg_state, w0.device), optimizer=opt)
 
     def step(
         self,
@@ -95,6 +98,5 @@ class FedAvg(LocalTraining):
                 )
         else:
             q, agg_state = agg.weights(state.aggregator, mask), agg.update(state.aggregator, mask)
-        return FedAvgState(
-            self.weighted_round(problem, w, q, mask, t, generator), agg_state, q, mask
-        )
+        w_next, opt = self.trained_round(problem, w, q, mask, t, generator, state.optimizer)
+        return FedAvgState(w_next, agg_state, q, mask, opt)

@@ -1,0 +1,551 @@
+r"""Parameters declared once: the check, the message and the hostile test values.
+
+A public function states its parameters' constraints as data with :func:`declare`; the
+decorator checks every declared argument before the body runs (in declaration order, so a
+size may refer to a parameter checked before it), hands the body the converted value (a
+float, an int, a float64 array, a tensor) and refuses a bad one with one line,
+
+``The 'p' parameter of Bernoulli must be a finite real number in (0, 1]. Got 1.5 (float)
+instead.``
+
+naming the parameter, the constraint, the value and its type. The same declaration gives
+the values a test must see refused (:meth:`Constraint.hostile`) and a valid value
+(:meth:`Constraint.example`), so the suite's fuzz (``tests/test_fuzz_public_api.py``) is
+generated from it.
+
+Examples
+--------
+>>> @declare(p=Real(0.0, 1.0, low_open=True), rounds=Size())
+... def bernoulli(p, rounds):
+...     return p * rounds
+>>> bernoulli(0.5, 4)
+2.0
+>>> try:
+...     bernoulli(1.5, 4)
+... except ParameterError as err:
+...     print(err)
+The 'p' parameter of bernoulli must be a finite real number in (0, 1]. Got 1.5 (float) instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from numbers import Integral
+from numbers import Real as _Real
+from typing import Any
+
+import numpy as np
+
+from fedtheory.errors import ParameterError
+from fedtheory.params import MAX_SIZE, STOCHASTIC_ATOL, interval
+
+__all__ = [
+    "Array",
+    "Bool",
+    "Constraint",
+    "Function",
+    "Generator",
+    "Instance",
+    "Integer",
+    "MappingOf",
+    "Option",
+    "Probabilities",
+    "Real",
+    "Size",
+    "Tensor",
+    "Text",
+    "constraints_of",
+    "declare",
+]
+
+HUGE_INT = 2**70
+"""An integer too large for the machine (an int64 overflows; no allocation can hold it)."""
+DENORMAL = 5e-324
+"""The smallest positive (subnormal) float: its reciprocal overflows."""
+
+
+def shown(value: object) -> str:
+    """A value and its type for a message: ``1.5 (float)``, ``'0.5' (str)``, ``None``,
+    ``an array of shape (2, 3) (ndarray)``."""
+    if value is None:
+        return "None"
+    kind = type(value).__name__
+    if isinstance(value, np.ndarray) or type(value).__module__ == "torch":
+        shape = tuple(getattr(value, "shape", ()))
+        if int(np.prod(shape)) <= 6:
+            text = np.array2string(np.asarray(value), precision=6, separator=", ")
+        else:
+            text = f"an array of shape {shape}"
+        return f"{' '.join(text.split())} ({kind})"
+    text = repr(value)
+    text = text if len(text) <= 80 else f"{text[:77]}..."
+    return f"{text} ({kind})"
+
+
+def refuse(name: str, owner: str, constraint: str, value: object) -> ParameterError:
+    """The one-line error: parameter, owner, constraint, value and its type."""
+    return ParameterError(
+        f"The '{name}' parameter of {owner} must be {constraint}. Got {shown(value)} instead."
+    )
+
+
+class Constraint:
+    """What one parameter accepts. Subclasses implement :meth:`convert` (the check and the
+    converted value), :meth:`describe` (the constraint as a phrase), :meth:`hostile` and
+    :meth:`example`. ``none=True`` also accepts ``None`` (a default)."""
+
+    none: bool = False
+
+    def describe(self, args: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def convert(self, value: object, args: Mapping[str, Any]) -> object:
+        """The converted value, or ``None`` when ``value`` is refused."""
+        raise NotImplementedError
+
+    def check(self, value: object, name: str, owner: str, args: Mapping[str, Any]) -> object:
+        """The converted value of a valid ``value``; else a :class:`ParameterError`."""
+        if value is None and self.none:
+            return None
+        try:
+            out = None if value is None else self.convert(value, args)
+        except (TypeError, ValueError, OverflowError, IndexError):
+            out = None
+        if out is None:
+            what = self.describe(args) + (", or None" if self.none else "")
+            raise refuse(name, owner, what, value)
+        return out
+
+    def hostile(self) -> list[tuple[str, object]]:
+        """``(label, value)`` pairs this constraint must refuse whatever the other
+        arguments are."""
+        common = [("object", object())]
+        return common if self.none else [*common, ("None", None)]
+
+    def example(self, args: Mapping[str, Any]) -> object:
+        """A valid value (given the arguments checked before), for generated tests."""
+        raise NotImplementedError
+
+
+def _number(value: object) -> float | None:
+    """A real number (not a bool, a string or a complex), as a float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, _Real):
+        return None
+    return float(value)
+
+
+class Real(Constraint):
+    """A finite real number in an interval (``low``/``high``: ``None`` for no end)."""
+
+    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, none=False):
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+        self.none = none
+
+    def describe(self, args):
+        where = interval(self.low, self.high, low_open=self.low_open, high_open=self.high_open)
+        return f"a finite real number in {where}"
+
+    def _inside(self, x: float) -> bool:
+        lo, hi = self.low, self.high
+        return (lo is None or (x > lo if self.low_open else x >= lo)) and (
+            hi is None or (x < hi if self.high_open else x <= hi)
+        )
+
+    def convert(self, value, args):
+        x = _number(value)
+        return x if x is not None and math.isfinite(x) and self._inside(x) else None
+
+    def hostile(self):
+        out = [*super().hostile(), ("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf),
+               ("string", "0.5"), ("bool", True), ("complex", 1 + 1j)]  # fmt: skip
+        if self.low is not None:
+            out.append(("below", self.low if self.low_open else self.low - 1.0))
+        if self.high is not None:
+            out.append(("above", self.high if self.high_open else self.high + 1.0))
+        return out
+
+    def example(self, args):
+        lo, hi = self.low, self.high
+        if lo is not None and hi is not None:
+            return (lo + hi) / 2
+        if lo is not None:
+            return float(lo) + 1.0
+        return 0.5 if hi is None or hi > 0.5 else float(hi) - 1.0
+
+
+class Integer(Constraint):
+    """An integer in ``[low, high]`` (never a float such as ``2.0``, never a bool)."""
+
+    def __init__(self, low=None, high=None, *, none=False):
+        self.low, self.high, self.none = low, high, none
+
+    def describe(self, args):
+        return f"an integer in {interval(self.low, self.high, low_open=False, high_open=False)}"
+
+    def convert(self, value, args):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+            return None
+        k = int(value)
+        ok = (self.low is None or k >= self.low) and (self.high is None or k <= self.high)
+        return k if ok else None
+
+    def hostile(self):
+        out = [*super().hostile(), ("float", 2.5), ("nan", math.nan), ("string", "2"),
+               ("bool", True), ("complex", 2j)]  # fmt: skip
+        if self.low is not None:
+            out.append(("below", self.low - 1))
+        if self.high is not None:
+            out.append(("above", self.high + 1))
+        return out
+
+    def example(self, args):
+        return self.low if self.low is not None else 0
+
+
+class Size(Integer):
+    """A count (rounds, clients, samples, dimension): an integer in ``[low, MAX_SIZE]``."""
+
+    def __init__(self, low: int = 1, *, none: bool = False):
+        super().__init__(low, MAX_SIZE, none=none)
+
+    def hostile(self):
+        return [*super().hostile(), ("huge int", HUGE_INT)]
+
+    def example(self, args):
+        return max(self.low, 2)
+
+
+class Bool(Constraint):
+    """``True`` or ``False`` (``numpy.bool_`` included; never ``1`` or ``"yes"``)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a bool"
+
+    def convert(self, value, args):
+        return bool(value) if isinstance(value, (bool, np.bool_)) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("int", 1), ("string", "yes")]
+
+    def example(self, args):
+        return True
+
+
+class Option(Constraint):
+    """One of a few values (a method's or a variant's name)."""
+
+    def __init__(self, *choices, none: bool = False):
+        self.choices, self.none = choices, none
+
+    def describe(self, args):
+        return f"one of {', '.join(repr(c) for c in self.choices)}"
+
+    def convert(self, value, args):
+        hit = [c for c in self.choices if type(c) is type(value) and c == value]
+        return hit[0] if hit else None
+
+    def hostile(self):
+        return [*super().hostile(), ("unknown", "no-such-option"), ("int", 1)]
+
+    def example(self, args):
+        return self.choices[0]
+
+
+class Text(Constraint):
+    """A non-empty string (a name, a key, a label)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a non-empty string"
+
+    def convert(self, value, args):
+        return value if isinstance(value, str) and value else None
+
+    def hostile(self):
+        return [*super().hostile(), ("empty", ""), ("int", 1)]
+
+    def example(self, args):
+        return "name"
+
+
+def _dimension(spec: int | str | None, args: Mapping[str, Any]) -> int | None:
+    """A declared dimension: a number, ``None`` (any), the value of another parameter
+    (``"num_clients"``) or a dimension of another array parameter (``"w[1]"``)."""
+    if spec is None or isinstance(spec, int):
+        return spec
+    name, _, index = spec.partition("[")
+    other = args.get(name)
+    if other is None:
+        return None
+    if index:
+        shape = tuple(np.shape(other))
+        k = int(index.rstrip("]"))
+        return shape[k] if k < len(shape) else None
+    return int(other)
+
+
+def _has_text(value: object) -> bool:
+    """Whether ``value`` is, or holds (a nested list, an object array), a string."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_text(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind in "SUO"
+
+
+class Array(Constraint):
+    """A float64 array (a copy): ``ndim`` or ``shape`` (entries: a number, ``None`` for
+    any, a parameter's name or ``"w[1]"``, a dimension of another array), at least
+    ``min_size`` entries, every entry finite and in the interval; ``integer=True`` also
+    requires whole numbers (returned as int64, never truncated)."""
+
+    def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
+                 high_open=False, min_size=1, integer=False, none=False):  # fmt: skip
+        self.ndim = len(shape) if shape is not None else ndim
+        self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
+        self.entries = Real(low, high, low_open=low_open, high_open=high_open)
+
+    def _want_shape(self, args) -> tuple[int | None, ...] | None:
+        if self.shape is None:
+            return None
+        return tuple(_dimension(s, args) for s in self.shape)
+
+    def describe(self, args):
+        what = "an array of integers" if self.integer else "an array of real numbers"
+        shape = self._want_shape(args)
+        if shape is not None:
+            what += " of shape (" + ", ".join("any" if s is None else str(s) for s in shape)
+            what += ",)" if len(shape) == 1 else ")"
+        elif self.ndim is not None:
+            what += f" with {self.ndim} dimension(s)"
+        if self.min_size > 1:
+            what += f", at least {self.min_size} entries"
+        e = self.entries
+        where = interval(e.low, e.high, low_open=e.low_open, high_open=e.high_open)
+        return f"{what}, finite, with entries in {where}" + self._extra()
+
+    def _extra(self) -> str:
+        return ""
+
+    def _array(self, value) -> np.ndarray | None:
+        if _has_text(value) or isinstance(value, (bool, np.bool_)):
+            return None
+        if type(value).__module__ == "torch":
+            value = value.detach().cpu().numpy()
+        a = np.asarray(value)
+        if a.dtype.kind not in "biuf":  # complex, objects, ragged lists
+            return None
+        return a.astype(np.float64)
+
+    def convert(self, value, args):
+        a = self._array(value)
+        if a is None or a.size < self.min_size:
+            return None
+        if self.ndim is not None and a.ndim != self.ndim:
+            return None
+        want = self._want_shape(args)
+        if want is not None and any(s not in (None, n) for s, n in zip(want, a.shape, strict=True)):
+            return None
+        e = self.entries
+        inside = a.size == 0 or all(e._inside(x) for x in (a.min(), a.max()))
+        if not (np.isfinite(a).all() and inside):
+            return None
+        if self.integer:
+            if np.any(a != np.round(a)):
+                return None
+            a = a.astype(np.int64)
+        return self._finish(a)
+
+    def _finish(self, a: np.ndarray) -> np.ndarray | None:
+        return a
+
+    def hostile(self):
+        lead = [[0.5], [0.5, 0.5]]
+        bad = [*super().hostile(), ("empty", []), ("ragged", lead), ("nan inside", [0.5, math.nan]),
+               ("inf inside", [0.5, math.inf]), ("complex", np.array([0.5 + 1j, 0.5])),
+               ("strings", ["0.5", "0.5"]), ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
+        return bad
+
+    def example(self, args):
+        want = self._want_shape(args)
+        shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
+        value = self.entries.example(args)
+        return np.full(shape, math.ceil(value) if self.integer else value)
+
+
+class Probabilities(Array):
+    """Non-negative (``positive=True``: positive) weights summing to one, ``size`` of them
+    (a number or a parameter's name)."""
+
+    def __init__(self, *, size=None, positive=False, none=False):
+        super().__init__(shape=(size,), low=0.0, high=1.0, low_open=positive, none=none)
+
+    def _extra(self):
+        return ", summing to 1"
+
+    def _finish(self, a):
+        return a if abs(a.sum() - 1.0) <= STOCHASTIC_ATOL * max(1, a.size) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("not summing to 1", [0.5, 0.6]), ("negative", [1.5, -0.5])]
+
+    def example(self, args):
+        n = _dimension(self.shape[0], args) or 2
+        return np.full(n, 1.0 / n)
+
+
+class Tensor(Array):
+    """A floating torch tensor (float64 unless ``dtype`` says otherwise) with the declared
+    shape, every entry finite and in the interval; returned as given (no copy)."""
+
+    def __init__(self, *, dtype: str = "float64", **kwargs):
+        super().__init__(**kwargs)
+        self.dtype = dtype
+
+    def describe(self, args):
+        return super().describe(args).replace("an array", f"a {self.dtype} tensor", 1)
+
+    def convert(self, value, args):
+        import torch
+
+        if not isinstance(value, torch.Tensor) or value.dtype != getattr(torch, self.dtype):
+            return None
+        return value if super().convert(value, args) is not None else None
+
+    def hostile(self):
+        import torch
+
+        return [*super().hostile(), ("array", np.zeros(2)),
+                ("nan tensor", torch.tensor([0.5, math.nan], dtype=torch.float64))]  # fmt: skip
+
+    def example(self, args):
+        import torch
+
+        return torch.as_tensor(super().example(args), dtype=getattr(torch, self.dtype))
+
+
+class MappingOf(Constraint):
+    """A mapping (a dict of names to values), returned as a dict; ``None`` gives ``{}``."""
+
+    def __init__(self):
+        self.none = True
+
+    def check(self, value, name, owner, args):
+        return {} if value is None else super().check(value, name, owner, args)
+
+    def describe(self, args):
+        return "a mapping (dict) of names to values"
+
+    def convert(self, value, args):
+        return dict(value) if isinstance(value, Mapping) else None
+
+    def hostile(self):
+        return [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+
+    def example(self, args):
+        return {}
+
+
+class Function(Constraint):
+    """A callable (a measurement, a step-size schedule)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a callable"
+
+    def convert(self, value, args):
+        return value if callable(value) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("number", 1.0), ("string", "f")]
+
+    def example(self, args):
+        return lambda *a, **k: 0.0
+
+
+class Generator(Constraint):
+    """A ``torch.Generator`` (never the global random state)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a torch.Generator"
+
+    def convert(self, value, args):
+        import torch
+
+        return value if isinstance(value, torch.Generator) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("seed", 0), ("numpy generator", np.random.default_rng(0))]
+
+    def example(self, args):
+        import torch
+
+        return torch.Generator().manual_seed(0)
+
+
+class Instance(Constraint):
+    """An instance of a class or ``runtime_checkable`` protocol."""
+
+    def __init__(self, kind: type, *, none: bool = False):
+        self.kind, self.none = kind, none
+
+    def describe(self, args):
+        return f"a {self.kind.__name__}"
+
+    def convert(self, value, args):
+        return value if isinstance(value, self.kind) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("number", 1.0), ("string", "x")]
+
+
+def _owner(fn: Callable) -> str:
+    """``Bernoulli`` for ``Bernoulli.__init__``, ``QuadraticProblem.grad``, ``local_sgd``."""
+    return fn.__qualname__.rpartition("<locals>.")[2].removesuffix(".__init__")
+
+
+def declare(**constraints: Constraint) -> Callable:
+    """Declare a function's parameters (module docstring): each argument named is checked
+    by its :class:`Constraint` before the body runs and replaced by its converted value."""
+
+    def wrap(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:  # a typo in a declaration fails at import
+            raise TypeError(f"{fn.__qualname__} has no parameter {sorted(unknown)}")
+        owner = _owner(fn)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = bound.arguments
+            for name, constraint in constraints.items():
+                values[name] = constraint.check(values[name], name, owner, values)
+            return fn(*bound.args, **bound.kwargs)
+
+        checked.__constraints__ = dict(constraints)
+        return checked
+
+    return wrap
+
+
+def constraints_of(obj: object) -> dict[str, Constraint] | None:
+    """The declared constraints of a function, a method or a class (its ``__init__``), or
+    ``None`` where nothing is declared."""
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    target = getattr(target, "__func__", target)
+    return getattr(target, "__constraints__", None)

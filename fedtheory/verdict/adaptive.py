@@ -1,0 +1,73 @@
+r"""Adaptive replication: replicates added in doubling looks until a row is decided, with
+Bonferroni over the planned looks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from fedtheory.params import check_int, check_real
+from fedtheory.verdict.rows import Comparison, Verdict
+
+AUTO_START = 64
+"""First batch of :func:`replicate_until_decided` (then doubling up to the cap)."""
+
+
+def adaptive_looks(
+    cap: int, *, start: int = AUTO_START, confidence: float = 0.95
+) -> tuple[list[int], float]:
+    """The planned looks of adaptive replication, ``[start, 2 start, 4 start, ..., cap]``
+    replicates, and the confidence of each look, ``1 - (1 - confidence)/L`` for ``L``
+    looks (Bonferroni: family-wise ``confidence`` over the looks).
+
+    Examples
+    --------
+    >>> adaptive_looks(1000)
+    ([64, 128, 256, 512, 1000], 0.99)
+    """
+    owner = "adaptive_looks"
+    cap = check_int(cap, "cap", owner, low=2)
+    start = check_int(start, "start", owner, low=2, high=cap)
+    confidence = check_real(
+        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
+    )
+    sizes = [start]
+    while sizes[-1] < cap:
+        sizes.append(min(2 * sizes[-1], cap))
+    return sizes, 1.0 - (1.0 - confidence) / len(sizes)
+
+
+def replicate_until_decided(
+    draw: Callable[[int, int], np.ndarray],
+    judge: Callable[[np.ndarray, float], Comparison],
+    *,
+    cap: int,
+    start: int = AUTO_START,
+    confidence: float = 0.95,
+) -> tuple[Comparison, np.ndarray]:
+    r"""Adaptive replication: add replicates until the verdict is decided or ``cap`` is
+    reached.
+
+    The looks are at ``start, 2 start, 4 start, ...`` replicates, the last at ``cap``;
+    ``draw(batch, size)`` returns the ``size`` new replicates ``[size, ...]`` of look
+    ``batch`` (their seed a pure function of the caller's seed and ``batch``, so the result
+    is deterministic) and ``judge(samples, level)`` the row from all replicates so far at
+    confidence ``level``. Every look is at ``1 - (1 - confidence)/L`` for the ``L`` planned
+    looks (Bonferroni), so the family-wise confidence over the looks is ``confidence``.
+    Returns the row (its detail says how many replicates and looks) and the replicates.
+    """
+    sizes, level = adaptive_looks(cap, start=start, confidence=confidence)
+    parts: list[np.ndarray] = []
+    for k, total in enumerate(sizes):
+        parts.append(np.asarray(draw(k, total - sum(len(p) for p in parts)), dtype=float))
+        samples = np.concatenate(parts, axis=0)
+        row = judge(samples, level)
+        if row.verdict is not Verdict.INCONCLUSIVE:
+            break
+    note = (
+        f"; adaptive replication: {len(samples)} replicates after {k + 1} of {len(sizes)} "
+        f"planned looks (cap {cap}; each look at confidence {level:.4g})"
+    )
+    return replace(row, detail=row.detail + note), samples

@@ -1,0 +1,87 @@
+r"""The decision rules: an interval (or a deterministic value) against an upper bound or an
+exact prediction gives *holds*, *inconclusive* or *violated*; outside the hypotheses,
+*outside assumptions*."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory.params import check_real
+from fedtheory.verdict.rounding import BOUND_RTOL
+from fedtheory.verdict.rows import Verdict
+
+
+def upper_bound_outcome(low, high, bound, *, floor: float = 0.0) -> Verdict:
+    r"""The verdict of ``X <= bound`` from an interval ``[low, high]`` of ``X`` (a
+    confidence interval of a mean, or ``low == high`` = a deterministic value):
+    *holds* when ``high <= bound + slack``, *violated* when ``low > bound + slack``,
+    else *inconclusive*; the slack is ``floor`` (rounding, :func:`rounding_floor`) plus
+    :data:`BOUND_RTOL` ``|bound|``.
+
+    Examples
+    --------
+    >>> upper_bound_outcome(0.039, 0.051, 0.05).value
+    'inconclusive'
+    """
+    owner = "upper_bound_outcome"
+    low, high, bound = (check_real(v, n, owner) for v, n in ((low, "low"), (high, "high"),
+                                                             (bound, "bound")))  # fmt: skip
+    floor = check_real(floor, "floor", owner, low=0.0)
+    code = int(_upper_codes(np.array(low), np.array(high), np.array(bound), floor))
+    return _CODES[code]
+
+
+_CODES = (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.VIOLATED)
+
+
+def _slack(bound: np.ndarray, floor) -> np.ndarray:
+    return np.asarray(floor, dtype=float) + BOUND_RTOL * np.abs(bound)
+
+
+def _upper_codes(low, high, bound, floor) -> np.ndarray:
+    """0 holds, 1 inconclusive, 2 violated, at every point."""
+    edge = bound + _slack(bound, floor)
+    return np.where(high <= edge, 0, np.where(low > edge, 2, 1))
+
+
+def equivalence_outcome(low, high, predicted, margin) -> Verdict:
+    r"""The verdict of the exact statement ``E[X] == predicted`` from a confidence interval
+    ``[low, high]`` of :math:`E[X]` and an equivalence margin :math:`M \ge 0` (two one-sided
+    tests): *holds* when ``[low, high]`` lies inside ``[predicted - M, predicted + M]``,
+    *violated* when it excludes ``predicted``, else *inconclusive*. With a two-sided
+    interval at level :math:`1-a`, each one-sided test is at level :math:`a/2`.
+
+    Examples
+    --------
+    >>> equivalence_outcome(0.99, 1.01, 1.0, 0.05).value
+    'holds'
+    """
+    owner = "equivalence_outcome"
+    low, high, p = (check_real(v, n, owner) for v, n in ((low, "low"), (high, "high"),
+                                                         (predicted, "predicted")))  # fmt: skip
+    margin = check_real(margin, "margin", owner, low=0.0)
+    return _CODES[int(_equivalence_codes(low, high, p, margin))]
+
+
+def _equivalence_codes(low, high, predicted, margin) -> np.ndarray:
+    inside = (low >= predicted - margin) & (high <= predicted + margin)
+    excludes = (high < predicted) | (low > predicted)
+    return np.where(excludes, 2, np.where(inside, 0, 1))
+
+
+def _outside_note(verdict: Verdict, assumptions_hold: bool) -> str:
+    if assumptions_hold:
+        return ""
+    reads = {Verdict.HOLDS: "still holds", Verdict.VIOLATED: "fails"}
+    return "; outside the assumptions the inequality " + reads.get(verdict, "is undecided")
+
+
+def _final(verdict: Verdict, assumptions_hold: bool) -> Verdict:
+    return verdict if assumptions_hold else Verdict.OUTSIDE
+
+
+def _ratios(value: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """value/bound at every point (``inf`` where the bound is 0 and the value positive, or
+    where the ratio overflows)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(bound != 0, value / bound, np.where(value > 0, np.inf, 0.0))

@@ -1,0 +1,147 @@
+"""The declared constraints (fedtheory.constraints): each kind checks, converts, refuses with
+the one-line message, and refuses every hostile value it declares."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Function,
+    Generator,
+    Instance,
+    Integer,
+    MappingOf,
+    Option,
+    Probabilities,
+    Real,
+    Size,
+    Tensor,
+    Text,
+    constraints_of,
+    declare,
+)
+from fedtheory.errors import ParameterError
+
+KINDS = {
+    "real": Real(0.0, 1.0, low_open=True),
+    "real, no ends": Real(),
+    "integer": Integer(0, 10),
+    "size": Size(),
+    "bool": Bool(),
+    "option": Option("exact", "fast"),
+    "text": Text(),
+    "array": Array(ndim=1, low=0.0),
+    "integer array": Array(ndim=1, integer=True),
+    "probabilities": Probabilities(),
+    "tensor": Tensor(ndim=2),
+    "mapping": MappingOf(),
+    "function": Function(),
+    "generator": Generator(),
+    "instance": Instance(dict),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_declared_hostile_value_is_refused_with_one_line_naming_it(kind):
+    constraint = KINDS[kind]
+
+    @declare(x=constraint)
+    def f(x):
+        return x
+
+    example = {} if kind == "instance" else constraint.example({})
+    f(example)
+    for label, value in constraint.hostile():
+        with pytest.raises(ParameterError) as err:
+            f(value)
+        message = str(err.value)
+        assert message.startswith("The 'x' parameter of ") and "\n" not in message, label
+        assert re.search(r"Got .* instead\.$", message), label
+
+
+def test_the_message_names_the_constraint_the_value_and_its_type():
+    @declare(p=Real(0.0, 1.0, low_open=True))
+    def bernoulli(p):
+        return p
+
+    with pytest.raises(ParameterError) as err:
+        bernoulli(1.5)
+    assert str(err.value) == (
+        "The 'p' parameter of bernoulli must be a finite real number in (0, 1]. "
+        "Got 1.5 (float) instead."
+    )
+    with pytest.raises(ParameterError, match=r"Got '0\.5' \(str\) instead"):
+        bernoulli("0.5")
+
+
+def test_values_are_converted_and_never_rewritten():
+    @declare(x=Real(), k=Size(), a=Array(shape=("k",)), flag=Bool(), t=Tensor(shape=("a[0]",)))
+    def f(x, k, a, flag, t):
+        return x, k, a, flag, t
+
+    x, k, a, flag, t = f(np.float32(0.5), np.int64(3), [1, 2, 3], np.bool_(True), torch.ones(3,
+                         dtype=torch.float64))  # fmt: skip
+    assert type(x) is float and type(k) is int and a.dtype == np.float64 and flag is True
+    assert isinstance(t, torch.Tensor)
+    with pytest.raises(ParameterError, match="Integer|integer"):
+        declare(k=Integer())(lambda k: k)(2.0)  # a float is never truncated
+    with pytest.raises(ParameterError, match="integers"):
+        declare(a=Array(integer=True))(lambda a: a)([1.0, 1.5])
+
+
+def test_sizes_relative_to_other_parameters():
+    @declare(n=Size(), w=Array(shape=("n", None)), v=Array(shape=("w[1]",)))
+    def f(n, w, v):
+        return w.shape, v.shape
+
+    assert f(2, np.zeros((2, 3)), np.zeros(3)) == ((2, 3), (3,))
+    with pytest.raises(ParameterError, match=r"'w' parameter of f must be .* shape \(2, any\)"):
+        f(2, np.zeros((3, 3)), np.zeros(3))
+    with pytest.raises(ParameterError, match=r"'v' parameter of f must be .* shape \(3,\)"):
+        f(2, np.zeros((2, 3)), np.zeros(4))
+
+
+def test_none_only_where_declared_and_options_exact():
+    f = declare(x=Real(none=True), o=Option("a", "b"))(lambda x=None, o="a": (x, o))
+    assert f() == (None, "a")
+    with pytest.raises(ParameterError, match="one of 'a', 'b'"):
+        f(o="c")
+    with pytest.raises(ParameterError, match=r"Got None instead"):
+        declare(x=Real())(lambda x: x)(None)
+
+
+def test_probabilities_sum_to_one_and_tensors_keep_their_dtype():
+    p = declare(p=Probabilities(size=2))(lambda p: p)
+    np.testing.assert_array_equal(p([0.25, 0.75]), [0.25, 0.75])
+    with pytest.raises(ParameterError, match="summing to 1"):
+        p([0.5, 0.6])
+    t = declare(t=Tensor())(lambda t: t)
+    with pytest.raises(ParameterError, match="float64 tensor"):
+        t(torch.ones(2, dtype=torch.float32))
+    with pytest.raises(ParameterError, match=r"Got \[0\.5, nan\] \(Tensor\) instead"):
+        t(torch.tensor([0.5, math.nan], dtype=torch.float64))
+
+
+def test_declarations_are_found_on_functions_methods_and_classes():
+    class A:
+        @declare(x=Real())
+        def __init__(self, x):
+            self.x = x
+
+        @declare(y=Size())
+        def method(self, y):
+            return y
+
+    assert set(constraints_of(A)) == {"x"} and set(constraints_of(A(1.0).method)) == {"y"}
+    assert constraints_of(len) is None
+    with pytest.raises(ParameterError, match="'x' parameter of A must"):
+        A("1")
+    with pytest.raises(TypeError, match="no parameter"):
+        declare(z=Real())(lambda x: x)
