@@ -5,9 +5,11 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
 
 ``hidden series``
     two series of a panel drawn on the same path (every point within :data:`COINCIDE_PT`
-    points of the other's on the canvas) where the upper one's markers cover the lower
-    one's: a reader sees one series. Coinciding series are drawn once, named together,
-    or kept apart by markers at other points (``plots.series(i, points=...)``).
+    points of the other's on the canvas) where the upper one covers the lower one: its line
+    over the lower's line and its markers over the lower's markers. A reader sees one
+    series. Coinciding series are drawn once and named together, kept apart by markers at
+    other points (``plots.series(i, points=...)``), or drawn as a line under markers only
+    (a closed form under measured points).
 ``legend``
     a legend entry whose text repeats another entry of the same legend (``bound``,
     ``bound``), a label repeating a parenthesised part (``(bound) (bound)``), or an
@@ -93,16 +95,14 @@ def _drawn(line: Line2D) -> bool:
     """``line`` draws something: visible, with a line or markers, and a finite point."""
     if not line.get_visible() or line.get_alpha() == 0:
         return False
-    if line.get_linestyle() in ("None", "none", "", " ") and line.get_marker() in (
-        "None",
-        "none",
-        "",
-        " ",
-        None,
-    ):
+    if not _has_line(line) and line.get_marker() in ("None", "none", "", " ", None):
         return False
     xy = np.asarray(line.get_xydata(), dtype=float)
     return bool(xy.size and np.isfinite(xy).all(axis=1).any())
+
+
+def _has_line(line: Line2D) -> bool:
+    return line.get_linestyle() not in ("None", "none", "", " ")
 
 
 def _marks(line: Line2D, xy: np.ndarray) -> np.ndarray:
@@ -138,7 +138,8 @@ def _hidden_series(ax: Axes) -> list[Defect]:
             np.min(np.hypot(*(upper_marks - m).T), initial=np.inf) > COINCIDE_PT * scale
             for m in lower_marks
         )
-        if not separate:
+        line_shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
+        if not (separate or line_shows):
             defects.append(
                 Defect(
                     "hidden series",
