@@ -155,6 +155,29 @@ def log_labels(ax: Axes, *, axis: str = "y") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+def coinciding(values: dict[str, np.ndarray], *, rtol: float = 1e-9) -> list[list[str]]:
+    """The names of ``values`` grouped by equal arrays (to ``rtol``), in order: draw each
+    group once, named by all its members (``" = ".join(group)``), so that no series lies
+    hidden under another with the same data."""
+    groups: list[list[str]] = []
+    for name, v in values.items():
+        v = np.asarray(v, dtype=float)
+        same = next(
+            (
+                g
+                for g in groups
+                if np.shape(values[g[0]]) == v.shape
+                and np.allclose(values[g[0]], v, rtol=rtol, atol=0.0, equal_nan=True)
+            ),
+            None,
+        )
+        if same is None:
+            groups.append([name])
+        else:
+            same.append(name)
+    return groups
+
+
 def floored(values: np.ndarray, floor: float) -> np.ndarray:
     """``values`` with everything below ``floor`` raised to it (for drawing only: pair with
     :func:`mark_floor`, which says so on the axis)."""
