@@ -48,6 +48,7 @@ __all__ = [
     "Constraint",
     "Function",
     "Generator",
+    "Indices",
     "Instance",
     "Integer",
     "MappingOf",
@@ -55,6 +56,7 @@ __all__ = [
     "Probabilities",
     "Real",
     "Size",
+    "StochasticMatrix",
     "Tensor",
     "Text",
     "constraints_of",
@@ -129,6 +131,12 @@ class Constraint:
         """A valid value (given the arguments checked before), for generated tests."""
         raise NotImplementedError
 
+    def edges(self, valid: object) -> list[tuple[str, object]]:
+        """``(label, value)`` pairs at the edge of what this constraint accepts (``1e308``,
+        a denormal, the largest size; arrays of ``valid``'s shape filled with them): a call
+        must refuse them or give finite numbers."""
+        return []
+
 
 def _number(value: object) -> float | None:
     """A real number (not a bool, a string or a complex), as a float."""
@@ -167,6 +175,10 @@ class Real(Constraint):
             out.append(("above", self.high if self.high_open else self.high + 1.0))
         return out
 
+    def edges(self, valid):
+        values = {"1e308": 1e308, "-1e308": -1e308, "denormal": DENORMAL, "zero": 0.0}
+        return [(k, v) for k, v in values.items() if self._inside(v)]
+
     def example(self, args):
         lo, hi = self.low, self.high
         if lo is not None and hi is not None:
@@ -203,6 +215,10 @@ class Integer(Constraint):
 
     def example(self, args):
         return self.low if self.low is not None else 0
+
+    def edges(self, valid):
+        return [(f"{k} {v}", v) for k, v in (("lowest", self.low), ("highest", self.high))
+                if v is not None]  # fmt: skip
 
 
 class Size(Integer):
@@ -276,13 +292,21 @@ class Text(Constraint):
         return "name"
 
 
+def _lookup(spec: str, args: Mapping[str, Any]) -> object:
+    """Another argument (``"num_clients"``) or its attribute (``"self.dim"``)."""
+    name, _, attribute = spec.partition(".")
+    value = args.get(name)
+    return getattr(value, attribute, None) if attribute and value is not None else value
+
+
 def _dimension(spec: int | str | None, args: Mapping[str, Any]) -> int | None:
     """A declared dimension: a number, ``None`` (any), the value of another parameter
-    (``"num_clients"``) or a dimension of another array parameter (``"w[1]"``)."""
+    (``"num_clients"``) or of its attribute (``"self.dim"``), or a dimension of another
+    array parameter (``"w[1]"``)."""
     if spec is None or isinstance(spec, int):
         return spec
     name, _, index = spec.partition("[")
-    other = args.get(name)
+    other = _lookup(name, args)
     if other is None:
         return None
     if index:
@@ -305,11 +329,18 @@ class Array(Constraint):
     """A float64 array (a copy): ``ndim`` or ``shape`` (entries: a number, ``None`` for
     any, a parameter's name or ``"w[1]"``, a dimension of another array), at least
     ``min_size`` entries, every entry finite and in the interval; ``integer=True`` also
-    requires whole numbers (returned as int64, never truncated)."""
+    requires whole numbers (returned as int64, never truncated); ``broadcast`` names a
+    parameter (checked before) whose shape this one must broadcast with; ``like`` names one
+    whose shape this one must have, unless it is a scalar (then broadcast to that shape:
+    never a silent broadcast of a mismatched length)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
-                 high_open=False, min_size=1, integer=False, none=False):  # fmt: skip
-        self.ndim = len(shape) if shape is not None else ndim
+                 high_open=False, min_size=1, integer=False, broadcast=None, like=None,
+                 none=False):  # fmt: skip
+        self.broadcast, self.like = broadcast, like
+        self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
+        shape = shape[1:] if self.leading else shape
+        self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
         self.entries = Real(low, high, low_open=low_open, high_open=high_open)
 
@@ -322,10 +353,17 @@ class Array(Constraint):
         what = "an array of integers" if self.integer else "an array of real numbers"
         shape = self._want_shape(args)
         if shape is not None:
-            what += " of shape (" + ", ".join("any" if s is None else str(s) for s in shape)
-            what += ",)" if len(shape) == 1 else ")"
+            dims = ["any" if s is None else str(s) for s in shape]
+            what += " of shape (" + ", ".join(["...", *dims] if self.leading else dims)
+            what += ",)" if len(dims) == 1 and not self.leading else ")"
         elif self.ndim is not None:
             what += f" with {self.ndim} dimension(s)"
+        if self.broadcast is not None:
+            other = tuple(np.shape(args.get(self.broadcast)))
+            what += f" broadcasting with '{self.broadcast}' {other}"
+        if self.like is not None:
+            like = tuple(np.shape(args.get(self.like)))
+            what = f"a scalar or {what} of shape {like} like '{self.like}'"
         if self.min_size > 1:
             what += f", at least {self.min_size} entries"
         e = self.entries
@@ -352,8 +390,19 @@ class Array(Constraint):
         if self.ndim is not None and a.ndim != self.ndim:
             return None
         want = self._want_shape(args)
-        if want is not None and any(s not in (None, n) for s, n in zip(want, a.shape, strict=True)):
-            return None
+        if want is not None:
+            if a.ndim < len(want):
+                return None
+            trailing = a.shape[a.ndim - len(want) :]
+            if any(s not in (None, n) for s, n in zip(want, trailing, strict=True)):
+                return None
+        if self.broadcast is not None:
+            np.broadcast_shapes(a.shape, np.shape(args.get(self.broadcast)))  # else ValueError
+        if self.like is not None:
+            like = tuple(np.shape(args.get(self.like)))
+            if a.ndim and a.shape != like:
+                return None
+            a = np.broadcast_to(a, like).copy()
         e = self.entries
         inside = a.size == 0 or all(e._inside(x) for x in (a.min(), a.max()))
         if not (np.isfinite(a).all() and inside):
@@ -374,11 +423,44 @@ class Array(Constraint):
                ("strings", ["0.5", "0.5"]), ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
         return bad
 
+    def edges(self, valid):
+        shape = tuple(np.shape(valid))
+        return [(f"{k} inside", self._edge(np.full(shape, v))) for k, v in self.entries.edges(0)]
+
+    def _edge(self, a: np.ndarray) -> object:
+        return a
+
     def example(self, args):
         want = self._want_shape(args)
         shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
         value = self.entries.example(args)
         return np.full(shape, math.ceil(value) if self.integer else value)
+
+
+class StochasticMatrix(Array):
+    """A square matrix with entries in [0, 1] and rows summing to one (a Markov chain's
+    transition matrix)."""
+
+    def __init__(self, *, none: bool = False):
+        super().__init__(ndim=2, low=0.0, high=1.0, none=none)
+
+    def _extra(self):
+        return ", square, with row sums equal to 1"
+
+    def _finish(self, a):
+        square = a.shape[0] == a.shape[1]
+        rows = np.abs(a.sum(axis=1) - 1.0) <= STOCHASTIC_ATOL * a.shape[0]
+        return a if square and rows.all() else None
+
+    def hostile(self):
+        return [*super().hostile(), ("not square", [[0.5, 0.5]]),
+                ("rows not summing to 1", [[0.5, 0.6], [0.5, 0.5]])]  # fmt: skip
+
+    def edges(self, valid):
+        return [("identity", np.eye(2))]
+
+    def example(self, args):
+        return np.array([[0.9, 0.1], [0.3, 0.7]])
 
 
 class Probabilities(Array):
@@ -397,14 +479,23 @@ class Probabilities(Array):
     def hostile(self):
         return [*super().hostile(), ("not summing to 1", [0.5, 0.6]), ("negative", [1.5, -0.5])]
 
+    def edges(self, valid):
+        if self.entries.low_open or np.size(valid) < 2:
+            return []
+        return [("one-hot", np.eye(np.size(valid))[0])]
+
     def example(self, args):
         n = _dimension(self.shape[0], args) or 2
         return np.full(n, 1.0 / n)
 
 
 class Tensor(Array):
-    """A floating torch tensor (float64 unless ``dtype`` says otherwise) with the declared
-    shape, every entry finite and in the interval; returned as given (no copy)."""
+    """A torch tensor of ``dtype`` (float64 by default; ``"int64"`` for indices) with the
+    declared shape, every entry finite and in the interval; returned as given (no copy).
+    The entries are read on the CPU only: on an accelerator reading them would synchronise
+    the host with the device (and break graph capture), so there only the type, dtype and
+    shape are checked and the simulator's finiteness check after each round reports a
+    non-finite value."""
 
     def __init__(self, *, dtype: str = "float64", **kwargs):
         super().__init__(**kwargs)
@@ -413,11 +504,24 @@ class Tensor(Array):
     def describe(self, args):
         return super().describe(args).replace("an array", f"a {self.dtype} tensor", 1)
 
+    def _dtype_ok(self, value) -> bool:
+        if self.dtype == "floating":
+            return value.is_floating_point()
+        import torch
+
+        return value.dtype == getattr(torch, self.dtype)
+
     def convert(self, value, args):
         import torch
 
-        if not isinstance(value, torch.Tensor) or value.dtype != getattr(torch, self.dtype):
+        if not isinstance(value, torch.Tensor) or not self._dtype_ok(value):
             return None
+        if value.device.type != "cpu":
+            want = self._want_shape(args)
+            if self.ndim is not None and value.dim() != self.ndim:
+                return None
+            pairs = zip(want or (), value.shape, strict=False)
+            return value if all(s in (None, n) for s, n in pairs) else None
         return value if super().convert(value, args) is not None else None
 
     def hostile(self):
@@ -429,7 +533,53 @@ class Tensor(Array):
     def example(self, args):
         import torch
 
-        return torch.as_tensor(super().example(args), dtype=getattr(torch, self.dtype))
+        return torch.as_tensor(super().example(args)).to(self._torch_dtype())
+
+    def _torch_dtype(self):
+        import torch
+
+        return torch.float64 if self.dtype == "floating" else getattr(torch, self.dtype)
+
+    def _edge(self, a):
+        import torch
+
+        return torch.as_tensor(a).to(self._torch_dtype())
+
+
+class Indices(Tensor):
+    """An int64 tensor of indices in ``[0, count)`` (``count``: a number, a parameter or an
+    attribute such as ``"self.num_clients"``) with the declared shape."""
+
+    def __init__(self, count: int | str, *, shape=None, none: bool = False):
+        super().__init__(dtype="int64", shape=shape, low=0, none=none)
+        self.count = count
+
+    def describe(self, args):
+        n = _dimension(self.count, args)
+        return super().describe(args).replace(", finite, with entries in [0, inf)",
+                                              f" with entries in [0, {n})", 1)  # fmt: skip
+
+    def convert(self, value, args):
+        out = super().convert(value, args)
+        n = _dimension(self.count, args)
+        if out is None or n is None or out.device.type != "cpu" or out.numel() == 0:
+            return out
+        return out if int(out.max()) < n else None
+
+    def hostile(self):
+        import torch
+
+        return [*super().hostile(), ("float tensor", torch.zeros(2, dtype=torch.float64)),
+                ("out of range", torch.tensor([HUGE_INT // 2**8]))]  # fmt: skip
+
+    def edges(self, valid):
+        return []
+
+    def example(self, args):
+        import torch
+
+        want = self._want_shape(args)
+        return torch.zeros(tuple(2 if s is None else s for s in want or (2,)), dtype=torch.int64)
 
 
 class MappingOf(Constraint):

@@ -178,6 +178,59 @@ def test_corollaries_share_theorem1s_terms_with_their_own_constants():
             assert_tight(terms[key], base * c / c1, rtol=1e-12)
 
 
+@settings(max_examples=20)
+@given(theorem_values(fedawe.proposition2))
+def test_proposition2_total_is_the_hand_transcription_of_9(v):
+    c = 6 * (v["eta_l"] * v["eta_g"] * v["s"] / v["delta"]) ** 2
+    hand = c * ((v["beta2"] + 1) * v["grad_z_avg"] + v["zeta2"]
+                + v["L"] ** 2 * v["consensus_z_avg"])  # fmt: skip
+    assert_tight(fedawe.proposition2.evaluate(**v).total, hand, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "m, delta, rho, L, beta2", [(100, 0.2, 0.5, 1.0, 0.0), (1, 0.5, 0.0, 3.0, 1.0)]
+)
+def test_corollary1_horizon_is_where_both_halves_of_11_start_to_hold(m, delta, rho, L, beta2):
+    """At Corollary 1's rates, (11) (fedawe.conditions11.*) holds at T_min and one of its
+    halves fails just below; the binding half is the one that fails there."""
+    h = fedawe.corollary1_binding(s=2, m=m, delta=delta, rho=rho, L=L, beta2=beta2)
+    common = {"s": 2, "delta": delta, "rho": rho, "L": L, "beta2": beta2}
+    for T, holds in ((h["T_min"], True), (h["T_min"] * (1 - 1e-9), False)):
+        eta_l, eta_g = 1 / (np.sqrt(T) * 2 * L), np.sqrt(2 * delta * m)
+        prod = fedawe.conditions11_eta_product.evaluate(**common).total
+        alone = fedawe.conditions11_eta_l.evaluate(
+            **{k: common[k] for k in ("s", "delta", "L", "beta2")}
+        ).total
+        halves = {
+            "eta_product": eta_l * eta_g <= prod * (1 + 1e-12),
+            "eta_l": eta_l <= alone * (1 + 1e-12),
+        }
+        assert all(halves.values()) == holds
+        if not holds:
+            assert not halves[h["binding"]]
+    assert h["binding"] == ("eta_product" if m == 100 else "eta_l")
+    hand = 6400 * 2 * m * (L + 1) ** 2 * (1 + np.sqrt(rho)) ** 2 * (beta2 + 1) * (1 + L**2)
+    assert_tight(h["eta_product"], hand / (delta * L**2 * (1 - np.sqrt(rho)) ** 2), rtol=1e-12)
+    cond = [c.text for c in fedawe.corollary1.conditions]
+    assert any("eta_l eta_g half" in c for c in cond) and any("eta_l half" in c for c in cond)
+
+
+def test_auxiliary_sequence_follows_7_and_8_exactly_and_a_wrong_rate_is_caught():
+    from fedtheory.validation.fedawe_auxiliary import auxiliary
+    from fedtheory.validation.fedawe_statements import run_fedawe
+
+    problem = QuadraticProblem.random(4, 2, mu=0.5, L=2.0, seed=3)
+    proc = NonStationary([0.2, 0.5, 0.7, 0.9], dynamics="staircase")
+    alg = FedAWE(local_steps=2, lr=0.05, server_lr=1.5)
+    mask, _, x = run_fedawe(problem, proc, alg, rounds=30, replicates=3, seed=1, w0=np.ones(2))
+    assert (~mask.any(-1)).any() or mask.any()  # the masks are drawn, not fixed
+    a = auxiliary(problem, alg, mask, x)
+    assert np.max(np.abs(a["z"][:, 1:] - a["predicted"][:, :-1])) <= 1e-12
+    wrong = FedAWE(local_steps=2, lr=0.05, server_lr=1.2)  # z and (7)/(8) at another eta_g
+    b = auxiliary(problem, wrong, mask, x)
+    assert np.max(np.abs(b["z"][:, 1:] - b["predicted"][:, :-1])) > 1e-3
+
+
 def example1_expected_limit(p1, p2, u, *, over_all: bool, lr=0.3, steps=2, rounds=400):
     """lim E[x^t] by iterating the exact expectation of one round (enumerating A)."""
     c = (1 - lr) ** steps  # local GD on (x - u)^2/2: x_i^dagger = u_i + c (x - u_i)
@@ -282,10 +335,12 @@ def test_list_and_show_cite_every_statement(capsys):
     out = capsys.readouterr().out
     for key in ("proposition1", "lemma2.first_moment", "lemma4", "lemma1", "lemma5",
                 "proposition3", "lemma6", "conditions11.eta_l", "theorem1", "corollary1",
-                "corollary2", "corollary3", "example1.fedavg_active"):  # fmt: skip
+                "corollary2", "corollary3", "example1.fedavg_active", "proposition2",
+                "auxiliary.active", "auxiliary.inactive", "corollary1.horizon"):  # fmt: skip
         assert f"fedawe.{key}" in out
     assert "main text (13)" in out and "App. G" in out  # the NOT_CHECKABLE entry
     assert any(name.startswith("FedAWE Theorem 1") for name, _ in NOT_CHECKABLE)
+    assert not any("Proposition 2" in name for name, _ in NOT_CHECKABLE)
     assert main(["show", "fedawe.theorem1"]) == 0
     shown = capsys.readouterr().out
     assert "§6.3" in shown and "(13)" in shown and "App. G" in shown

@@ -47,13 +47,13 @@ from fedtheory.bounds import (
     catalogue,
     divergences,
     e3cs,
-    errata,
     fedau,
     fedlaavg,
     mimic,
 )
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
+from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
 from fedtheory.data import (
@@ -150,7 +150,11 @@ from fedtheory.testing import (
     theorem_values,
 )
 from fedtheory.tightness import families as tightness_families
+from fedtheory.validation import errata
 from fedtheory.validation.custom import load_checks, theorem_check
+
+ERRATA_MODULES = ("record", "catalogue", "cafed", "e3cs", "fedlaavg", "fedau", "mimic")
+"""The modules of the errata checks (``fedtheory.validation.errata``)."""
 
 
 def _finished_modules() -> list[str]:
@@ -161,6 +165,7 @@ def _finished_modules() -> list[str]:
         "fedtheory.markov",
         "fedtheory.optim.e3cs",
         "fedtheory.validation.custom",
+        *(f"fedtheory.validation.errata.{m}" for m in ERRATA_MODULES),
         "fedtheory.device",
     ]
     for package in ("availability", "bounds", "problems", "data", "tightness", "testing"):
@@ -243,6 +248,7 @@ def _m(module: str, name: str) -> str:
 MK = "fedtheory.markov"
 AV = "fedtheory.availability"
 BD = "fedtheory.bounds"
+ER = "fedtheory.validation.errata"
 PR = "fedtheory.problems"
 DT = "fedtheory.data"
 SM = "fedtheory.sim"
@@ -522,10 +528,10 @@ CONTRACT |= {
         ("I", 2.5),
         ("phi", [0.7, 0.7]),
     ),
-    _m(f"{BD}.errata", "cafed_proof_step23"): Case(
+    _m(f"{ER}.cafed", "cafed_proof_step23"): Case(
         errata.cafed_proof_step23, {"rounds": 10}, ("rounds", STRING), ("rounds", 1)
     ),
-    _m(f"{BD}.errata", "e3cs_static_regret"): Case(
+    _m(f"{ER}.e3cs", "e3cs_static_regret"): Case(
         errata.e3cs_static_regret,
         {"rounds": 20, "replicates": 2},
         ("rounds", STRING),
@@ -534,55 +540,55 @@ CONTRACT |= {
     _m(f"{BD}.e3cs", "quota_sum"): Case(
         e3cs.quota_sum, {"sigma": [0.1], "k": 2, "K": 10}, ("k", 2.5), ("sigma", [0.5])
     ),
-    _m(f"{BD}.errata", "cafed_lambda_estimator_limit"): Case(
+    _m(f"{ER}.cafed", "cafed_lambda_estimator_limit"): Case(
         errata.cafed_lambda_estimator_limit, {}, ("rounds", STRING), ("replicates", 0)
     ),
-    _m(f"{BD}.errata", "e3cs_fact8"): Case(
+    _m(f"{ER}.e3cs", "e3cs_fact8"): Case(
         errata.e3cs_fact8, {}, ("target_exponent", STRING), ("target_exponent", -1.0)
     ),
-    _m(f"{BD}.errata", "successive_sampling_inclusion"): Case(
+    _m(f"{ER}.e3cs", "successive_sampling_inclusion"): Case(
         errata.successive_sampling_inclusion, {"p": [0.5, 0.5]}, ("p", STRING), ("p", [0.5, 0.4])
     ),
-    _m(f"{BD}.errata", "fedlaavg_missing_one_over_n"): Case(
+    _m(f"{ER}.fedlaavg", "fedlaavg_missing_one_over_n"): Case(
         errata.fedlaavg_missing_one_over_n, {}, ("iterations", 2.5), ("iterations", 0)
     ),
-    _m(f"{BD}.errata", "cafed_chi_square_not_convex_in_q"): Case(
+    _m(f"{ER}.cafed", "cafed_chi_square_not_convex_in_q"): Case(
         errata.cafed_chi_square_not_convex_in_q, {}, ("pi", STRING), ("pi", [0.5, 1.5, 0.2, 0.1])
     ),
-    _m(f"{BD}.errata", "cafed_convex_in_y_s"): Case(
+    _m(f"{ER}.cafed", "cafed_convex_in_y_s"): Case(
         errata.cafed_convex_in_y_s, {}, ("B", STRING), ("B", -1.0)
     ),
-    _m(f"{BD}.errata", "cafed_water_filling_needs_equal_A"): Case(
+    _m(f"{ER}.cafed", "cafed_water_filling_needs_equal_A"): Case(
         errata.cafed_water_filling_needs_equal_A, {}, ("B", STRING), ("sigma2", [0.0] * 5)
     ),
-    _m(f"{BD}.errata", "cafed_upsilon_uses_w_star"): Case(
+    _m(f"{ER}.cafed", "cafed_upsilon_uses_w_star"): Case(
         errata.cafed_upsilon_uses_w_star, {}, ("pi", STRING), ("seed", -1)
     ),
-    _m(f"{BD}.errata", "cafed_theorem2_versus_its_proof"): Case(
+    _m(f"{ER}.cafed", "cafed_theorem2_versus_its_proof"): Case(
         errata.cafed_theorem2_versus_its_proof, {}, ("Gamma", STRING), ("H", 0.0)
     ),
-    _m(f"{BD}.errata", "cafed_theorem2_step_size"): Case(
+    _m(f"{ER}.cafed", "cafed_theorem2_step_size"): Case(
         errata.cafed_theorem2_step_size, {}, ("L", STRING), ("E", 0)
     ),
-    _m(f"{BD}.errata", "cafed_lemma3_monotone_steps"): Case(
+    _m(f"{ER}.cafed", "cafed_lemma3_monotone_steps"): Case(
         errata.cafed_lemma3_monotone_steps, {}, ("T", STRING), ("lam", 1.0)
     ),
-    _m(f"{BD}.errata", "cafed_eq21_reversed"): Case(
+    _m(f"{ER}.cafed", "cafed_eq21_reversed"): Case(
         errata.cafed_eq21_reversed, {}, ("dim", STRING), ("seed", -1)
     ),
-    _m(f"{BD}.errata", "cafed_code_oracle_minima"): Case(
+    _m(f"{ER}.cafed", "cafed_code_oracle_minima"): Case(
         errata.cafed_code_oracle_minima, {}, ("clients", STRING), ("clients", 1)
     ),
-    _m(f"{BD}.errata", "e3cs_successive_sampling"): Case(
+    _m(f"{ER}.e3cs", "e3cs_successive_sampling"): Case(
         errata.e3cs_successive_sampling, {}, ("p", STRING), ("p", [1.5, 0.5])
     ),
-    _m(f"{BD}.errata", "fedlaavg_equal_blocks"): Case(
+    _m(f"{ER}.fedlaavg", "fedlaavg_equal_blocks"): Case(
         errata.fedlaavg_equal_blocks, {}, ("gamma", STRING), ("gamma", 0.6)
     ),
-    _m(f"{BD}.errata", "fedau_step_size_constant"): Case(
+    _m(f"{ER}.fedau", "fedau_step_size_constant"): Case(
         errata.fedau_step_size_constant, {}, ("L", STRING), ("I", 0)
     ),
-    _m(f"{BD}.errata", "mimic_equal_dropout"): Case(
+    _m(f"{ER}.mimic", "mimic_equal_dropout"): Case(
         errata.mimic_equal_dropout, {}, ("rounds", STRING), ("replicates", 0)
     ),
     _m(f"{BD}.fedau", "cutoff_geometric_pmf"): Case(
@@ -933,6 +939,18 @@ CONTRACT |= {
         ("rtol", -1.0),
     ),
 }
+FEDAU3 = fedau.theorem3_per_round
+CONTRACT |= {
+    _m(f"{BD}.judgement", "judge"): Case(
+        judge,
+        {"theorem": FEDAU3, "values": {"p": 0.5, "K_cut": 3, "t": 4}, "measured": 0.01},
+        ("values", STRING),
+        ("values", {"p": 0.5}),  # K_cut and t missing
+    ),
+    _m(f"{BD}.judgement", "Judge"): Case(
+        Judge, {"theorem": FEDAU3}, ("theorem", STRING), ("rtol", -1.0)
+    ),
+}
 NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
 NO_CHECKS.write_text("")
 CONTRACT |= {
@@ -1168,6 +1186,18 @@ CONTRACT |= {
     _m(f"{BD}.fedawe", "staleness_moments"): Case(
         fedawe.staleness_moments, {"p": [[0.5, 0.2]]}, ("p", STRING), ("p", [[0.5, 1.5]])
     ),
+    _m(f"{BD}.fedawe", "auxiliary_innovation"): Case(
+        fedawe.auxiliary_innovation,
+        {"local_sum": [[2.0]], "grad": [[1.0]], "echo": [3.0], "active": [True]},
+        ("local_sum", STRING),
+        ("echo", [0.5]),
+    ),
+    _m(f"{BD}.fedawe", "corollary1_binding"): Case(
+        fedawe.corollary1_binding,
+        {"s": 1, "m": 100, "delta": 0.2, "rho": 0.5, "L": 1.0, "beta2": 0.0},
+        ("L", STRING),
+        ("rho", 1.0),
+    ),
     _m(f"{SM}.fedawe", "FedAWE"): Case(FedAWE, {}, ("variant", 3), ("clip", -1.0)),
 }
 
@@ -1179,6 +1209,7 @@ EXEMPT: dict[str, str] = {
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
+    _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
@@ -1195,11 +1226,18 @@ EXEMPT: dict[str, str] = {
         ]  # fmt: skip
     },
     _m(f"{BD}.fedau", "DescentStep"): RECORD,
-    **{_m(f"{BD}.errata", n): NO_INPUT for n in ["run_all"]},  # fmt: skip
-    _m(f"{BD}.errata", "Erratum"): RECORD,
-    _m(f"{BD}.errata", "format_erratum"): "formats an Erratum record for the command line",
-    _m(f"{BD}.errata", "markdown_entry"): "formats an erratum check for ERRATA.md",
-    _m(f"{BD}.errata", "main"): "command-line entry point (argparse validates argv)",
+    _m(f"{ER}.catalogue", "run_all"): NO_INPUT,
+    _m(f"{ER}.record", "Erratum"): RECORD,
+    _m(f"{ER}.record", "format_erratum"): "formats an Erratum record for the command line",
+    _m(f"{ER}.record", "hypotheses_text"): "formats an Erratum's hypotheses for the command line",
+    _m(f"{ER}.record", "on_simplex"): "a predicate of the errata's hypotheses (any array)",
+    _m(f"{ER}.record", "erratum"): "builds an Erratum record, which checks its own fields",
+    _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
+    _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
+    _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m("fedtheory.testing.gate", "exit_status"): "its one input is a check to run; a "
+    "non-callable is refused (tests/test_exit_codes.py)",
+    _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,
     _m(f"{BD}.symbols", "Notation"): RECORD,
@@ -1297,6 +1335,12 @@ CONTRACT |= {
         ("config", STRING),
         ("config", {**SWEEP_CONFIG, "colour": "red"}),
     ),
+    _m(f"{SW}.targets", "register_target"): Case(
+        sweep_targets.register_target,
+        {"name": "contract-target", "settings": dict, "point": lambda s, seed: {}},
+        ("point", STRING),
+        ("name", ""),
+    ),
 }
 EXEMPT |= {
     **{_m(f"{SW}.design", n): RECORD for n in ["Design", "Task"]},
@@ -1310,6 +1354,7 @@ EXEMPT |= {
         for n in [_m(f"{SW}.executor", "ClusterLostError"), _m(f"{SW}.runner", "SweepInterrupted")]
     },
     _m(f"{SW}.targets", "SweepConfig"): RECORD,
+    _m(f"{SW}.targets", "Target"): RECORD,
     **{
         _m(f"{SM}.{module}", n): RECORD
         for module, names in {

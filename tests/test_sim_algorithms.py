@@ -198,6 +198,11 @@ OMEGA_K_INF = [1, 1, 2, 2, 2, Fraction(5, 2), 2, 2, 2, 2]
 OMEGA_K2 = [1, 1, 2, 2, 2, Fraction(5, 3), Fraction(3, 2), Fraction(3, 2), Fraction(8, 5), 1.6]
 
 
+def _no_inf(cutoff: float) -> int | None:
+    """fedau_update's cutoff: None for K = inf (the plain loop takes math.inf)."""
+    return None if cutoff == math.inf else cutoff
+
+
 @pytest.mark.parametrize(
     ("cutoff", "expected"),
     [(math.inf, OMEGA_K_INF), (2, OMEGA_K2), (1, [1] * 10)],
@@ -208,7 +213,7 @@ def test_fedau_weights_match_algorithm2_by_hand(cutoff, expected):
     seen = []
     for bit in PARTICIPATION:
         seen.append(state.omega.item())
-        state = fedau_update(state, torch.tensor([[bool(bit)]]), cutoff)
+        state = fedau_update(state, torch.tensor([[bool(bit)]]), _no_inf(cutoff))
     assert_tight(seen, [float(x) for x in expected], rtol=1e-15)
     mask = np.array(PARTICIPATION, dtype=bool)[:, None]
     assert_tight(reference.fedau_omega(mask, cutoff)[:, 0], seen, rtol=1e-15)
@@ -221,7 +226,7 @@ def test_fedau_vectorised_weights_equal_literal_algorithm2(cutoff):
     omegas = []
     for t in range(120):
         omegas.append(state.omega)
-        state = fedau_update(state, mask[:, t], cutoff)
+        state = fedau_update(state, mask[:, t], _no_inf(cutoff))
     omegas = torch.stack(omegas, dim=1).numpy()  # [R, T, N]
     for r in range(3):
         assert_tight(omegas[r], reference.fedau_omega(mask[r].numpy(), cutoff), rtol=1e-13)

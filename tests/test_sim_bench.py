@@ -22,7 +22,8 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     figures = bench.main(["--quick"])
     out = capsys.readouterr().out
     tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "[5]", "speed-up", "of matmul",
-            "clients x T=", "fused=False", "one call per pair", "2-core/1-core")  # fmt: skip
+            "clients x T=", "fused=False", "one call per pair", "2-core/1-core",
+            "[5'] with one competing process", "default/1-thread speed")  # fmt: skip
     for tag in tags:
         assert tag in out
     cmp = figures["compare"]
@@ -31,6 +32,9 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     assert figures["large"]["gapT"] < figures["large"]["gap0"]  # the run does train
     assert set(figures["others"]) == {"fedau", "mifa", "fedvarp", "fedlaavg", "mimic"}
     assert figures["cores"]["identical"] == 1.0  # 1 and 2 threads: the same numbers
+    busy = figures["competitor"]
+    assert busy["identical"] == 1.0 and busy["t_default"] > 0 and busy["t_one"] > 0
+    assert 1 <= busy["used"] <= busy["default"]
 
 
 def test_bench_sim_device_figures_run_on_the_cpu_through_the_device_code(capsys):

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from fedtheory.availability import TwoStateMarkov
+from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     AverageParticipating,
@@ -131,3 +132,70 @@ def test_exact_gradient_metric_is_chunked_without_changing_values(monkeypatch):
     monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 3 * 4 * 2)  # 3 points per chunk
     chunked = evaluate_metrics(PROB, rec.iterates)
     assert_tight(chunked["grad_sq"], rec.metrics["grad_sq"], rtol=1e-14)
+
+
+def _fedawe_by_hand(problem, proc, alg, *, rounds, replicates, seed):
+    """FedAWE round by round through the Algorithm protocol with simulate's seed contract
+    (mask of round t from (seed, t), gradient noise from rng.torch_generator(seed, t))."""
+    from fedtheory import rng
+
+    mask = proc.sample(rounds, replicates=replicates, seed=seed)
+    state = alg.init(problem, torch.zeros(replicates, problem.dim, dtype=torch.float64))
+    echo, x = [], []
+    for t in range(rounds):
+        state = alg.step(
+            problem, state, mask[:, t], t, rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
+        )
+        echo.append(state.echo.clone())
+        x.append(state.x.clone())
+    return torch.stack(echo, 1).numpy(), torch.stack(x, 1).numpy()
+
+
+def test_recorders_record_any_function_of_the_state_every_round():
+    from fedtheory.sim import FedAWE
+
+    noisy = QuadraticProblem.random(4, 2, mu=0.5, L=2.0, noise_std=0.3, seed=3)
+    alg = FedAWE(local_steps=2, lr=0.05)
+    record = {"echo": lambda s, m: s.echo, "x": lambda s, m: s.x, "active": lambda s, m: m}
+    rec = simulate(noisy, PROC, alg, rounds=12, replicates=3, seed=4, record=record)
+    echo, x = _fedawe_by_hand(noisy, PROC, alg, rounds=12, replicates=3, seed=4)
+    assert rec.recorded["echo"].shape == (3, 12, 4) and rec.recorded["x"].shape == (3, 12, 4, 2)
+    np.testing.assert_array_equal(rec.recorded["echo"], echo)  # same seeds, same numbers
+    np.testing.assert_array_equal(rec.recorded["x"], x)
+    np.testing.assert_array_equal(rec.recorded["active"], rec.participation)
+    without = simulate(noisy, PROC, alg, rounds=12, replicates=3, seed=4)
+    np.testing.assert_array_equal(without.iterates, rec.iterates)  # recording changes nothing
+
+
+def test_recorded_values_survive_save_and_load(tmp_path):
+    alg = FedAvg(AverageParticipating(), lr=0.1)
+    rec = simulate(PROB, PROC, alg, rounds=5, replicates=2, record={"w": lambda s, m: s.w})
+    rec.save(tmp_path / "r.npz")
+    np.testing.assert_array_equal(
+        RunRecord.load(tmp_path / "r.npz").recorded["w"], rec.recorded["w"]
+    )
+    np.testing.assert_array_equal(rec.recorded["w"], rec.iterates[:, 1:])
+
+
+@pytest.mark.parametrize(
+    "record, match",
+    [
+        ([lambda s, m: s.w], "dict of names to callables"),
+        ({"w": 3.0}, "dict of names to callables"),
+        ({"w": lambda s, m: 1.0}, "a tensor \\[R=2, ...\\]. Got float"),
+        ({"w": lambda s, m: s.w[:1]}, "a tensor \\[R=2, ...\\]. Got Tensor \\(1, 2\\)"),
+    ],
+)
+def test_a_bad_recorder_is_refused_naming_record(record, match):
+    with pytest.raises(
+        ParameterError, match="'record' parameter of simulate must " + "(.|\\n)*" + match
+    ):
+        simulate(PROB, PROC, FedAvg(AverageParticipating(), lr=0.1), rounds=3, replicates=2,
+                 record=record)  # fmt: skip
+
+
+def test_a_recording_over_the_memory_budget_is_refused_before_it_is_kept():
+    huge = {"big": lambda s, m: torch.zeros(2, 10**6, dtype=torch.float64)}
+    with pytest.raises(ParameterError, match="the recorded 'big' \\[2, 1000, 1000000\\]"):
+        simulate(PROB, PROC, FedAvg(AverageParticipating(), lr=0.1), rounds=1000, replicates=2,
+                 record=huge, max_memory="1G")  # fmt: skip

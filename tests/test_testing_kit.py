@@ -107,10 +107,6 @@ def test_assertions_pass_within_their_named_tolerances():
             ["upper bound violated at 1 of 3", "measured 2.2", "bound 2", "ratio 1.1"],
         ),
         (
-            lambda: assert_upper_bound(1.0, np.nan),
-            ["upper bound violated at 1 of 1", "BOUND_RTOL"],
-        ),
-        (
             lambda: assert_equal(1.0, 1.5, rtol=0.1),
             ["equality fails", "expected 1.5", "ratio 0.666667", "TIGHT_RTOL = 0.1 (custom)"],
         ),
@@ -302,13 +298,11 @@ def test_check_theorem_accepts_a_zero_bound_met_within_rounding(fixed):
     # the bound is attained (ratio 1 up to rounding), never a ratio made of rounding (the
     # 7.7e-34 over a bound of 1e-80 that reads 1e46)
     assert result.examples > 0 and result.worst_ratio < 1.01
-    if fixed:  # the bound is 0 there: without the floor the same rounding reads as violated
 
-        def bare(**values):
-            return _gd_distance(**values).value
+    def bare(**values):  # the same measurement as a plain float: its floor comes from the
+        return _gd_distance(**values).value  # parameters and the bound's terms
 
-        with pytest.raises(AssertionError, match="upper bound violated"):
-            check_theorem(TRUE_GD, bare, fixed=fixed, ranges={"T": (1, 60)})
+    assert check_theorem(TRUE_GD, bare, fixed=fixed, ranges={"T": (1, 60)}).examples > 0
 
 
 def test_check_theorem_finds_the_rate_one_minus_two_eta_mu_false():

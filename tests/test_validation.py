@@ -17,10 +17,10 @@ import pytest
 from scipy import stats
 
 from fedtheory.bounds import e3cs, fedau
-from fedtheory.bounds.errata import CLASSES as errata_classes
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
+from fedtheory.validation.errata import CLASSES as errata_classes
 from fedtheory.validation.registry import with_wrong_bounds
 from fedtheory.validation.report import (
     Bullets,
@@ -320,24 +320,26 @@ def test_changed_code_is_recomputed(tmp_path, monkeypatch):
     assert "data reused" not in messages[-1]
 
 
-@pytest.mark.parametrize("edited", ["cafed_theorem2.py", "ERRATA.md"])
-def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, monkeypatch):
+@pytest.mark.parametrize(("edited", "check"), [("cafed_theorem2.py", "cafed-weights"),
+                                               ("ERRATA.md", "errata")])  # fmt: skip
+def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, check, monkeypatch):
     # cafed-weights calls cafed_theorem2; errata reads ERRATA.md: an edit of either is a
     # code change for them
     import fedtheory.validation.runner as runner
+    from fedtheory.validation import dependencies
 
     read = Path.read_bytes
-    runner._code_digest.cache_clear()
+    dependencies.clear_cache()
     try:
-        before = {n: runner.fingerprint(CHECKS[n]) for n in ("cafed-weights", "errata")}
+        before = runner.fingerprint(CHECKS[check])
         monkeypatch.setattr(
-            Path, "read_bytes", lambda p: read(p) + (b"# edited" if p.name == edited else b"")
+            Path, "read_bytes", lambda p: read(p) + (b"\nEDITED = 1\n" if p.name == edited else b"")
         )
-        runner._code_digest.cache_clear()
-        assert all(runner.fingerprint(CHECKS[n]) != f for n, f in before.items())
+        dependencies.clear_cache()
+        assert runner.fingerprint(CHECKS[check]) != before
     finally:
         monkeypatch.undo()
-        runner._code_digest.cache_clear()
+        dependencies.clear_cache()
 
 
 def test_a_crashing_validation_is_not_swallowed(tmp_path, monkeypatch):

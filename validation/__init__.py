@@ -15,7 +15,7 @@ from fedtheory.validation import fedau_weights
 from fedtheory.validation import e3cs_regret
 from fedtheory.validation import mimic_dropout
 from fedtheory.validation import cafed_appf
-from fedtheory.validation import fedawe_statements, fedawe_convergence
+from fedtheory.validation import fedawe_statements, fedawe_convergence, fedawe_auxiliary
 from fedtheory.validation import fedawe_example1, fedawe_table2
 from fedtheory.validation import statements
 from fedtheory.validation import errata

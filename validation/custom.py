@@ -44,34 +44,22 @@ import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 import sympy as sp
 
+from fedtheory.bounds.judgement import Judge
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real, check_seed, check_str
+from fedtheory.params import check_int, check_seed, check_str
 from fedtheory.validation import registry
-from fedtheory.validation.plots import confidence_bars, legend, panels
+from fedtheory.validation.plots import confidence_bars, legend, panels, series
 from fedtheory.validation.registry import SIZES, Check
-from fedtheory.verdict import (
-    AUTO_START,
-    Measured,
-    adaptive_looks,
-    compare_equal,
-    compare_mean_equal,
-    compare_mean_upper_bound,
-    compare_upper_bound,
-    replicate_until_decided,
-    rounding_floor,
-)
+from fedtheory.verdict import AUTO_START, adaptive_looks, replicate_until_decided
 
 __all__ = ["load_checks", "theorem_check"]
 
 _OWNER = "theorem_check"
-EXACT_RTOL = 1e-9
-"""Relative tolerance of a deterministic exact statement (``compare_equal``)."""
 MAX_REPLICATES = {"tiny": 4096, "quick": 32768, "full": 262144}
 """Default cap of ``replicates="auto"`` at each size."""
 
@@ -136,37 +124,24 @@ def _code_digest(theorem, *functions) -> str:
     return hashlib.sha256("\n".join([*statement, *sources]).encode()).hexdigest()[:16]
 
 
+def _layout(insts: list[dict], x: str | None, group: str | None) -> tuple:
+    """The figure's horizontal key and series keys: ``x`` (default: the first key whose
+    numeric value varies across the instances; none: the instance's index) and ``group``
+    (default: every other key that varies), so that instances of different parameter values
+    are never joined into one line."""
+    common = [k for k in insts[0] if all(k in inst for inst in insts)]
+    varying = [k for k in common if len({json.dumps(inst[k]) for inst in insts}) > 1]
+    numeric = [k for k in varying if all(isinstance(inst[k], (int, float)) for inst in insts)]
+    xkey = x if x is not None else (numeric[0] if numeric else None)
+    gkeys = [group] if group is not None else [k for k in varying if k != xkey]
+    return xkey, gkeys
+
+
 def _label(instance: dict, keys) -> str:
     def fmt(v):
         return f"{v:g}" if isinstance(v, (int, float)) else str(v)
 
     return ", ".join(f"{k}={fmt(instance[k])}" for k in keys)
-
-
-def _measured(value: object, shape: tuple[int, ...], where: str) -> np.ndarray:
-    """What a measurement returned at ``where``, as finite floats of ``shape``; else a
-    ParameterError naming the check and the instance."""
-    what = "a number" if not shape else f"an array [{shape[0]}] (one value per replicate)"
-    try:
-        if np.asarray(value).dtype.kind in "SUO":  # text ("0.5" too) or objects
-            raise TypeError
-        out = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"The 'measure' parameter of {_OWNER} must return {what}. Got "
-            f"{type(value).__name__} {str(value)[:60]!r} at {where} instead."
-        ) from None
-    if out.shape != shape:
-        raise ParameterError(
-            f"The 'measure' parameter of {_OWNER} must return {what}. Got shape {out.shape} "
-            f"at {where} instead."
-        )
-    if not np.all(np.isfinite(out)):
-        raise ParameterError(
-            f"The 'measure' parameter of {_OWNER} must return finite numbers. Got "
-            f"{int(np.sum(~np.isfinite(out)))} NaN or inf of {out.size} at {where} instead."
-        )
-    return out
 
 
 def theorem_check(
@@ -238,9 +213,7 @@ def theorem_check(
         Run it with ``fedtheory.validation.runner.run([check], out, size=...)``, or
         ``register`` it in a file given to ``fedtheory validate --module``.
     """
-    from fedtheory.bounds.base import _check_measurable
-
-    _check_measurable(theorem, measure, _OWNER)
+    judge_at = Judge(theorem, measure, margin=margin, owner=_OWNER)
     if not isinstance(name, str) or not name or any(c in name for c in " /\\"):
         raise ParameterError(
             f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "
@@ -285,8 +258,6 @@ def theorem_check(
         "max_replicates",
         lambda v, _: check_int(v, "max_replicates", _OWNER, low=AUTO_START),
     )
-    if margin is not None:
-        margin = check_real(margin, "margin", _OWNER, low=0.0)
     seed = check_seed(seed, _OWNER)
     digest = _code_digest(theorem, measure, *([] if constants is None else [constants]))
     upper = theorem.kind == "upper bound"
@@ -303,93 +274,93 @@ def theorem_check(
             "code": digest,
         }
 
+    def values_of(inst):
+        """The theorem's parameters at an instance (derived by ``constants`` if given)."""
+        return inst if constants is None else dict(constants(**inst))
+
     def draw(inst, i, s, batch, size):
         """``size`` replicates of instance ``i``, batch ``batch`` (seed ``seed + i`` first)."""
         seed_i = s["seed"] + i
         if batch:
             seed_i = int(np.random.SeedSequence([s["seed"], i, batch]).generate_state(1)[0])
-        where = f"check '{name}', instance {_label(inst, inst)}"
-        return _measured(measure(**inst, replicates=size, seed=seed_i), (size,), where)
+        return measure(**inst, replicates=size, seed=seed_i)
 
     def compute(s):
-        bound, valid, samples, floor = [], [], [], []
+        measured, bound, valid, magnitude, scaled = [], [], [], [], []
         for i, inst in enumerate(s["instances"]):
-            derived = inst if constants is None else dict(constants(**inst))
-            values = {p: derived[p] for p in theorem.parameters}
-            result = theorem.evaluate(strict=False, **values)
-            bound.append(float(result.total))
-            valid.append(result.valid)
+            where = f"check '{name}', instance {_label(inst, inst)}"
+            values = values_of(inst)
             if s["replicates"] is None:
-                out = measure(**inst)
-                raw = out.value if isinstance(out, Measured) else out
-                where = f"check '{name}', instance {_label(inst, inst)}"
-                value = float(_measured(raw, (), where))
-                scale = out.scale if isinstance(out, Measured) else 0.0
-                samples.append(np.array([value]))
-                floor.append(rounding_floor(scale, value, *result.terms.values()))
+                j = judge_at(values, measure(**inst), where=where)
+                samples = np.array([j.measured])
             elif s["replicates"] == "auto":
-                _, drawn = replicate_until_decided(
-                    partial(draw, inst, i, s),
-                    partial(_random_row, b=float(result.total), hold=result.valid, s=s),
-                    cap=s["max_replicates"],
-                )
-                samples.append(drawn)
-                floor.append(0.0)
+
+                def look(batch, size, inst=inst, i=i, values=values, where=where):
+                    drawn = draw(inst, i, s, batch, size)
+                    return judge_at(values, samples=drawn, where=where, shape=(size,)).samples
+
+                def decide(x, level, values=values):
+                    return judge_at(values, samples=x).row(confidence=level)
+
+                _, samples = replicate_until_decided(look, decide, cap=s["max_replicates"])
+                j = judge_at(values, samples=samples)
             else:
-                samples.append(draw(inst, i, s, 0, s["replicates"]))
-                floor.append(0.0)
-        width = max(len(v) for v in samples)
-        padded = np.full((len(samples), width), np.nan)  # [I, R] (NaN after an instance's R)
-        for i, v in enumerate(samples):
+                size = s["replicates"]
+                j = judge_at(values, samples=draw(inst, i, s, 0, size), where=where,
+                             shape=(size,))  # fmt: skip
+                samples = j.samples
+            measured.append(samples)
+            bound.append(float(j.bound))
+            valid.append(j.valid)
+            magnitude.append(j.magnitude)
+            scaled.append(j.scaled)
+        width = max(len(v) for v in measured)
+        padded = np.full((len(measured), width), np.nan)  # [I, R] (NaN after an instance's R)
+        for i, v in enumerate(measured):
             padded[i, : len(v)] = v
         return {
             "measured": padded,  # [I, R] (R = 1: deterministic)
             "bound": np.array(bound),  # [I]
             "valid": np.array(valid),  # [I] hypotheses hold
-            "floor": np.array(floor),  # [I] rounding floor of a deterministic measured
+            "magnitude": np.array(magnitude),  # [I] largest magnitude of the computation
+            "scaled": np.array(scaled),  # [I] the measurement gave its magnitude (Measured)
         }
-
-    def _random_row(m, level, *, b, hold, s, claim=""):
-        compare = compare_mean_upper_bound if upper else compare_mean_equal
-        extra = {} if upper else {"margin": s["margin"]}
-        return compare(claim, theorem.reference, m, b, assumptions_hold=hold, confidence=level,
-                       **extra)  # fmt: skip
 
     def judge(data, s):
         rows = []
         for i, inst in enumerate(s["instances"]):
             claim = f"{measured} {relation} {theorem.title} at {_label(inst, inst)}"
-            hold = bool(data["valid"][i])
-            m, b = data["measured"][i], data["bound"][i]
+            m = data["measured"][i]
             m = m[~np.isnan(m)]
-            if s["replicates"] is None and upper:
-                row = compare_upper_bound(
-                    claim, theorem.reference, m[0], b, assumptions_hold=hold,
-                    floor=data["floor"][i],
-                )  # fmt: skip
-            elif s["replicates"] is None:
-                row = compare_equal(
-                    claim, theorem.reference, m[0], b, rtol=EXACT_RTOL, atol=data["floor"][i],
-                    assumptions_hold=hold,
-                )  # fmt: skip
-            elif s["replicates"] == "auto":
+            deterministic = s["replicates"] is None
+            j = judge_at.of(
+                m[0] if deterministic else None,
+                data["bound"][i],
+                samples=None if deterministic else m,
+                valid=bool(data["valid"][i]),
+                magnitude=float(data["magnitude"][i]),
+                scaled=bool(data["scaled"][i]),
+            )
+            if s["replicates"] == "auto":
                 looks, level = adaptive_looks(s["max_replicates"])
-                row = _random_row(m, level, b=b, hold=hold, s=s, claim=claim)
+                row = j.row(claim, confidence=level)
                 k = int(np.searchsorted(looks, m.size)) + 1
                 row = replace(row, detail=row.detail + (
                     f"; adaptive replication: {m.size} replicates after {k} of {len(looks)} "
                     f"planned looks (cap {s['max_replicates']}; each look at confidence "
                     f"{level:.4g})"))  # fmt: skip
             else:
-                row = _random_row(m, 0.95, b=b, hold=hold, s=s, claim=claim)
+                row = j.row(claim)
             rows.append(row)
         return rows
 
     def plot(data, s, fig):
         ax1, ax2 = panels(fig, 2)  # each legend under its panel (the report's style)
         insts = s["instances"]
-        xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
-        xlabel = x if x else "instance"
+        xkey, gkeys = _layout(insts, x, group)
+        xs = np.array([inst[xkey] for inst in insts] if xkey else np.arange(len(insts)),
+                      dtype=float)  # fmt: skip
+        xlabel = xkey or "instance"
         measured_values = data["measured"]  # [I, R], NaN-padded
         many = measured_values.shape[1] > 1
         if many:
@@ -399,33 +370,38 @@ def theorem_check(
             centre = measured_values[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = centre / data["bound"]
-        keys = [None] if group is None else list(dict.fromkeys(inst[group] for inst in insts))
-        for j, key in enumerate(keys):  # one series per value of `group`
-            idx = np.array(
-                [i for i, inst in enumerate(insts) if group is None or inst[group] == key]
-            )
-            tag = "" if group is None else f", {group}={key}"
-            marker = "osD^v<>ph*"[j % 10]
+        keys = list(dict.fromkeys(tuple(inst[k] for k in gkeys) for inst in insts))
+        for j, key in enumerate(keys):  # one series per combination of the other parameters
+            idx = [i for i, inst in enumerate(insts) if tuple(inst[k] for k in gkeys) == key]
+            idx = np.array(sorted(idx, key=lambda i: xs[i]))  # joined in order of x
+            tag = _label(dict(zip(gkeys, key, strict=True)), gkeys)
+            tag = f" ({tag})" if tag else ""
+            look = series(j)
             if many:
-                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], fmt=f"{marker}-", capsize=4,
-                             label=f"{measured} (mean, 95% CI{tag})")  # fmt: skip
+                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], capsize=4, **look,
+                             label=f"{measured}, mean and 95% CI{tag}")  # fmt: skip
             else:
-                ax1.plot(xs[idx], centre[idx], f"{marker}-", label=f"{measured}{tag}")
-            ax1.plot(xs[idx], data["bound"][idx], f"{marker}--", mfc="none",
-                     label=f"{theorem.title} (bound{tag})")  # fmt: skip
-            ax2.plot(xs[idx], ratio[idx], f"{marker}-", label=f"measured / bound{tag}")
+                ax1.plot(xs[idx], centre[idx], **look, label=f"{measured}{tag}")
+            ax1.plot(xs[idx], data["bound"][idx], **{**look, "linestyle": "--"},
+                     markerfacecolor="none", label=f"bound{tag}")  # fmt: skip
+            ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
         if outside.any():
             ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
-                     label="outside the hypotheses")  # fmt: skip
+                     linestyle="none", label="outside the hypotheses")  # fmt: skip
         if np.all(centre > 0) and np.all(data["bound"] > 0):
             ax1.set_yscale("log")
-        ax1.set(xlabel=xlabel, ylabel=f"{measured} (units of the quantity)",
-                title=f"{theorem.title}: bound and measured")  # fmt: skip
+        ax1.set(xlabel=xlabel, ylabel=measured, title=f"{theorem.title}: bound and measured")
         legend(ax1)
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
-        ax2.set(xlabel=xlabel, ylabel="measured / bound (dimensionless)", title="Tightness")
+        ax2.set(xlabel=xlabel, ylabel="measured / bound", title="Tightness")
         legend(ax2)
+        per = f", one series per {', '.join(gkeys)}" if gkeys else ""
+        what = "mean with its 95% confidence interval" if many else "measured value"
+        return (
+            f"{theorem.title}: the {what} (solid) and the bound (dashed, hollow markers) "
+            f"against {xlabel}{per}; right: their ratio."
+        )
 
     return Check(
         name,

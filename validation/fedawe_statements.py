@@ -34,7 +34,7 @@ from fedtheory.availability import NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.bounds import fedawe
 from fedtheory.problems import QuadraticProblem, fused
-from fedtheory.sim import FedAWE
+from fedtheory.sim import FedAWE, simulate
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
 from fedtheory.validation.custom import theorem_check
@@ -160,20 +160,16 @@ def lemma2_plot(data, s, fig):
 
 # --- Proposition 1 -----------------------------------------------------------------------
 def run_fedawe(problem, proc, alg, *, rounds: int, replicates: int, seed: int, w0):
-    """FedAWE round by round through the ``Algorithm`` protocol: the mask ``[R, T, N]``,
-    echo factors ``[R, T, N]`` and client models ``[R, T+1, N, d]``."""
-    mask = proc.sample(rounds, replicates=replicates, seed=seed)
-    start = torch.as_tensor(np.asarray(w0, float)).expand(replicates, -1).clone()
-    state = alg.init(problem, start)
-    echo = torch.zeros(mask.shape, dtype=torch.float64)
-    models = torch.empty(replicates, rounds + 1, *state.x.shape[1:], dtype=torch.float64)
-    models[:, 0] = state.x
-    for t in range(rounds):
-        gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE)
-        state = alg.step(problem, state, mask[:, t], t, gen)
-        echo[:, t] = state.echo
-        models[:, t + 1] = state.x
-    return mask.numpy(), echo.numpy(), models.numpy()
+    """FedAWE run by :func:`~fedtheory.sim.simulate`, recording every round: the mask
+    ``[R, T, N]``, echo factors ``[R, T, N]`` and client models ``[R, T+1, N, d]`` (entry 0:
+    the initial models)."""
+    record = {"echo": lambda state, mask: state.echo, "x": lambda state, mask: state.x}
+    run = simulate(problem, proc, alg, rounds=rounds, replicates=replicates, seed=seed, w0=w0,
+                   eval_every=rounds, record=record)  # fmt: skip
+    start = np.broadcast_to(
+        run.iterates[:, :1, None], (replicates, 1, *run.recorded["x"].shape[2:])
+    )
+    return run.participation, run.recorded["echo"], np.concatenate([start, run.recorded["x"]], 1)
 
 
 def prop1_settings(size: Size) -> dict:

@@ -9,6 +9,7 @@ from typing import Literal
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.sweep.targets import register_target
 from fedtheory.verdict import Comparison
 
 Data = dict[str, np.ndarray]
@@ -80,4 +81,7 @@ def register(check: Check) -> Check:
     if not check.bounds:
         raise KeyError(f"validation {check.name!r} must name the data arrays holding its bounds")
     CHECKS[check.name] = check
+    if check.sweep is not None:  # the sweep layer's plug-in: `fedtheory sweep` finds it
+        register_target(check.name, settings=check.settings, point=check.sweep,
+                        check=check.sweep_check)  # fmt: skip
     return check

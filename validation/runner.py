@@ -9,10 +9,11 @@ Layout of the output folder::
     verdicts.csv              the verdict table (also ``verdicts_frame`` as a DataFrame)
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
-settings and the same code fingerprint (hash of the ``fedtheory`` sources, of the
-``validation`` package with ``ERRATA.md`` and of the library versions) is not recomputed,
-so an interrupted run resumes where it stopped and a code change is never answered with
-stale data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
+settings and the same code fingerprint (hash of the code its compute may run, found by
+:mod:`fedtheory.validation.dependencies`, and of the library versions) is not recomputed,
+so an interrupted run resumes where it stopped, a code change is never answered with stale
+data, and an edit of a verdict rule, a figure or a docstring re-judges and re-plots from
+the stored data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
 empty, bit-flipped, garbage) or edited file is reported and recomputed, never reused.
 Temporary files a killed run left are removed by the next run; Ctrl-C writes the report
 of what finished. An exception inside a validation propagates (a crashed validation is a
@@ -32,13 +33,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from fedtheory.bounds.errata import CAVEATS
+from fedtheory import threads
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -52,6 +53,8 @@ from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
+from fedtheory.validation.dependencies import compute_digest
+from fedtheory.validation.errata import CAVEATS
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
     Block,
@@ -79,28 +82,13 @@ class Outcome:
     caption: str = ""  # returned by the check's plot: what coincides, what is floored
 
 
-@cache
-def _code_digest() -> str:
-    import fedtheory
-
-    here = Path(__file__).parent
-    h = hashlib.sha256()
-    for path in [
-        *sorted(Path(fedtheory.__file__).parent.rglob("*.py")),
-        *sorted(here.glob("*.py")),
-        here / "ERRATA.md",
-    ]:
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def fingerprint(check: Check) -> str:
-    """Hash of the code any validation, ``check`` included, may run: the ``fedtheory``
-    sources, every module of ``validation`` (checks share code: ``cafed_weights`` calls
-    ``cafed_theorem2``) and ``ERRATA.md`` (read by the ``errata`` check), and of the
-    versions of the libraries the numbers depend on (:func:`library_versions`)."""
+    """Hash of the code ``check``'s compute may run (its module and the ``fedtheory``
+    modules it imports, without docstrings, verdict rules, figures and the report:
+    :func:`fedtheory.validation.dependencies.compute_digest`) and of the versions of the
+    libraries the numbers depend on (:func:`library_versions`)."""
     versions = json.dumps(library_versions(), sort_keys=True)
-    return hashlib.sha256(f"{_code_digest()}\0{versions}".encode()).hexdigest()
+    return hashlib.sha256(f"{compute_digest(check)}\0{versions}".encode()).hexdigest()
 
 
 def _load_if_current(path: Path, settings: dict, code: str) -> tuple[dict | None, str | None]:
@@ -160,7 +148,8 @@ def run_check(
     reused = data is not None
     start = time.perf_counter()
     if data is None:
-        data = check.compute(settings)
+        with threads.fitted_to_load():  # no more threads than the machine has idle cores
+            data = check.compute(settings)
         _save_data(folder / "data.npz", data, settings, code)
     seconds = 0.0 if reused else time.perf_counter() - start
     rows = check.judge(data, settings)
@@ -327,6 +316,12 @@ ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
 
+def _papers(outcomes: list[Outcome]) -> bool:
+    """Whether the report holds a validation of the papers (not only the user's own
+    ``theorem_check`` checks, whose report leaves out the papers' findings and errata)."""
+    return any(o.check.compute.__module__ != "fedtheory.validation.custom" for o in outcomes)
+
+
 def _counts(outcomes: list[Outcome]) -> str:
     """The header's counts: statement verdicts and empirical-finding outcomes, the errata
     apart (they are findings about the papers, listed by class in their own table)."""
@@ -338,7 +333,9 @@ def _counts(outcomes: list[Outcome]) -> str:
         for v in STATEMENT_VERDICTS
     )
     findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
-    text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
+    text = f"Statements: {statements}."
+    if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
+        text += f" Empirical findings of the papers: {findings}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -424,11 +421,15 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "(the row says how many replicates would decide it); `==` *holds* when the "
             "interval lies inside the stated equivalence margin around the prediction. "
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
-            'row neither confirms nor refutes it. "not reproduced at this scale": a paper\'s '
-            "empirical ordering (`<` rows, e.g. a table's ranking) that the measurement "
-            "neither reproduces nor contradicts by a significant difference larger than the "
-            "smallest one the comparison detects (80% power at the measured spread; numbers "
-            "in the row's detail)."
+            "row neither confirms nor refutes it."
+            + (
+                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
+                "a table's ranking) that the measurement neither reproduces nor contradicts by "
+                "a significant difference larger than the smallest one the comparison detects "
+                "(80% power at the measured spread; numbers in the row's detail)."
+                if _papers(outcomes)
+                else ""
+            )
         ),
         Heading("Contents", anchor="contents"),
         Bullets(
@@ -437,7 +438,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + ("[Environment](#environment)",)
         ),
         Heading("Verdicts", anchor="verdicts"),
-        Paragraph("Each row links to its section; the errata have a table of their own."),
+        Paragraph(
+            "Each row links to its section"
+            + (
+                "; the errata have a table of their own."
+                if any(o.check.name == errata.NAME for o in outcomes)
+                else "."
+            )
+        ),
         Table(
             HEADER,
             tuple(row for o in outcomes if o.check.name != errata.NAME for row in _verdict_rows(o)),

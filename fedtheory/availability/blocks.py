@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.constraints import Size, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool_array, check_int
 
@@ -35,10 +36,10 @@ class AlternatingBlocks(AvailabilityProcess):
     [[1, 0], [1, 0], [0, 1], [1, 0]]
     """
 
+    @declare(t1=Size(), t2=Size())
     def __init__(self, t1: int, t2: int, *, group1=None) -> None:
         owner = "AlternatingBlocks"
-        self.t1 = check_int(t1, "t1", owner, low=1)
-        self.t2 = check_int(t2, "t2", owner, low=1)
+        self.t1, self.t2 = t1, t2
         g = [True, False] if group1 is None else group1
         self.group1 = check_bool_array(g, "group1", owner, ndim=1)
         self.num_clients = self.group1.size

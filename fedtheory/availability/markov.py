@@ -19,6 +19,7 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.compiled import njit
+from fedtheory.constraints import Array, declare
 from fedtheory.errors import ParameterError
 from fedtheory.markov import (
     MixingConstants,
@@ -70,6 +71,10 @@ class TwoStateMarkov(AvailabilityProcess):
         self._after_last_window: tuple[tuple[int, int] | None, dict] = (None, {})
 
     @classmethod
+    @declare(
+        p_on_on=Array(ndim=1, low=0.0, high=1.0, high_open=True),
+        p_off_on=Array(ndim=1, low=0.0, high=1.0, low_open=True, shape=("p_on_on[0]",)),
+    )
     def from_transitions(cls, p_on_on, p_off_on) -> TwoStateMarkov:
         r"""Chains given by :math:`a=P(\text{on}\to\text{on})` and
         :math:`P(\text{off}\to\text{on})` (arrays [N]); ``(pi, lam)`` by the exact inverse map."""

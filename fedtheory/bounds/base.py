@@ -26,7 +26,6 @@ from fedtheory.params import (
     check_array,
     check_bool,
     check_choice,
-    check_instance,
     check_mapping,
     check_str,
     interval,
@@ -404,19 +403,3 @@ class Theorem:
     def __repr__(self) -> str:
         params = ", ".join(self.parameters)
         return f"<Theorem {self.key}: {self.title} ({self.kind}; {self.reference}) ({params})>"
-
-
-def _check_measurable(theorem: object, measure: object, owner: str) -> None:
-    """``theorem`` is a :class:`Theorem` whose value a measurement is compared with (an
-    upper bound or an exact statement) and ``measure`` is callable, else ParameterError
-    (shared by ``fedtheory.testing.check_theorem`` and ``validation.custom.theorem_check``)."""
-    check_instance(theorem, Theorem, "theorem", owner)
-    if theorem.kind not in ("upper bound", "exact"):
-        raise ParameterError(
-            f"The 'theorem' parameter of {owner} must be an upper bound or an exact statement "
-            f"(a number to compare with). Got {theorem.key!r} of kind {theorem.kind!r} instead."
-        )
-    if not callable(measure):
-        raise ParameterError(
-            f"The 'measure' parameter of {owner} must be callable. Got {measure!r} instead."
-        )

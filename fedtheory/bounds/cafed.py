@@ -17,7 +17,7 @@ availability :math:`\pi` make FedAvg minimise :math:`F_B=\sum_kp_kF_k` with
 * ``cafed.theorem2`` -- upper bound (Theorem 2) on :math:`\mathbb E[F_B(\bar w_{T,0})-F_B^*]`,
   written over aggregates of the step-size schedule (see :func:`theorem2_aggregates`);
   :func:`theorem2_program` gives its App. D form for the weight optimisation. Encoded as
-  published; ``fedtheory.bounds.errata`` shows that its proof (App. B) establishes a
+  published; ``fedtheory.validation.errata`` shows that its proof (App. B) establishes a
   different numerator (noise term :math:`2q^\top\Sigma q`), uses :math:`w_B^*` in
   :math:`\upsilon`, and that its step (23) fails while the :math:`\min\{\cdot,t\}` in
   :math:`\mathcal J_t` binds.

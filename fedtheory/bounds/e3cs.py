@@ -16,7 +16,7 @@ Setting: :math:`K` clients, :math:`k` selected per round with probabilities
   ``e3cs.remark.zero_regret`` (exact: regret 0 when :math:`\sigma_t=k/K`).
 
 The proof (App. B) needs :math:`(k-K\sigma_t)\eta\hat x_{i,t}/K\le1` (Fact 8), which is not
-guaranteed, and a time-constant comparator; see :mod:`fedtheory.bounds.errata`.
+guaranteed, and a time-constant comparator; see :mod:`fedtheory.validation.errata`.
 
 Python names: ``K, k, eta, sum_quota`` denote :math:`K,k,\eta,S_\sigma`.
 """

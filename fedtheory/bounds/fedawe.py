@@ -31,8 +31,11 @@ Readings of the extracted text (its formulas are garbled; the choices are ours):
   :math:`\lesssim` have no constants (:data:`NOT_CHECKABLE`).
 * Corollary 1: no explicit constant is printed; :data:`corollary1` is its order (kind
   ``"order"``). With constants it is Corollary 2 at Corollary 1's step sizes
-  (:data:`COROLLARY1_RATES`), which meet (11) only for
-  :math:`T\ge(200\sqrt{(\beta^2+1)(1+L^2)}/\delta)^2`.
+  (:data:`COROLLARY1_RATES`), which meet (11) only for :math:`T` above both horizons of
+  :data:`COROLLARY1_HORIZONS`: :math:`T\ge6400sm(L+1)^2(1+\sqrt\rho)^2(\beta^2+1)(1+L^2)
+  /(\delta L^2(1-\sqrt\rho)^2)` (the :math:`\eta_l\eta_g` half, usually the binding one) and
+  :math:`T\ge(200\sqrt{(\beta^2+1)(1+L^2)}/\delta)^2` (the :math:`\eta_l` half);
+  :func:`corollary1_binding` names the binding one.
 * Example 1 gives no formula (only Fig. 2); the limits are our derivation
   (:data:`example1`).
 """
@@ -47,7 +50,7 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_finite_result
+from fedtheory.params import check_array, check_bool_array, check_finite_result, check_real
 
 PAPER = "Xiang et al. 2024 (FedAWE)"
 
@@ -78,10 +81,12 @@ NOT_CHECKABLE: tuple[tuple[str, str], ...] = (
         "'≍' relations between averaged errors: orders without constants",
     ),
     (
-        "FedAWE Lemma 3 and Proposition 2 (9)",
-        "explicit, but about per-round quantities of the auxiliary sequence that only feed "
-        "Theorem 1's proof; not encoded in this version (Lemma 6, Proposition 3 and Theorem 1 "
-        "are)",
+        "FedAWE Lemma 3 (descent lemma)",
+        "its constants are printed (eta_l eta_g <= 9/(100 s L); 1/4, 2, 4.5, 35, 2.2, 1/2) but "
+        "the extracted text does not say which factors the sum (1/m^2) sum_i (t - tau_i(t))^2 "
+        "multiplies in the sigma^2 term, and the statement is conditional on F_t (an "
+        "expectation over A_t given the history, not a quantity of one run); Theorem 1, which "
+        "telescopes it, is checked instead",
     ),
 )
 """FedAWE statements not in the catalogue (``fedtheory list --paper fedawe``), with why."""
@@ -258,6 +263,79 @@ lemma6 = register(
 )
 
 
+_APPROX = 6 * eta_l**2 * eta_g**2 * s**2 / delta**2
+proposition2 = register(
+    Theorem(
+        "fedawe.proposition2",
+        title="FedAWE Proposition 2 (approximation error of z)",
+        reference=f"{PAPER}, §6.3, Proposition 2, (9) (proof App. F.4)",
+        kind="upper bound",
+        terms={
+            "gradient": _APPROX * (beta2 + 1) * symbol("grad_z_avg"),
+            "heterogeneity": _APPROX * zeta2,
+            "consensus": _APPROX * L**2 * symbol("consensus_z_avg"),
+        },
+        statement="under Assumptions 2 and 4: (1/(mT)) sum_{t<T} sum_i E||x_i^t - z_i^t||^2 <= "
+        "6 eta_l^2 eta_g^2 s^2 (beta^2 + 1)/delta^2 (1/T) sum_t E||grad F(zbar^t)||^2 + "
+        "6 eta_l^2 eta_g^2 s^2 zeta^2/delta^2 + 6 L^2 eta_l^2 eta_g^2 s^2/delta^2 (1/m) "
+        "sum_i (1/T) sum_t E||z_i^t - zbar^t||^2",
+    )
+)
+auxiliary_inactive = register(
+    Theorem(
+        "fedawe.auxiliary.inactive",
+        title="FedAWE (8): the auxiliary model of an inactive client",
+        reference=f"{PAPER}, §6.1, (8) (Definition 1 (6); App. C (19), second part)",
+        kind="exact",
+        terms={"z": symbol("z_prev") - eta_l * eta_g * s * symbol("grad_prev")},
+        statement="if i is not in A_{t-1}: z_i^t = z_i^{t-1} - eta_l eta_g s "
+        "grad F_i(x_i^{tau_i(t-1)+1}), coordinate by coordinate",
+    )
+)
+auxiliary_active = register(
+    Theorem(
+        "fedawe.auxiliary.active",
+        title="FedAWE (7): the auxiliary model of an active client",
+        reference=f"{PAPER}, §6.1, (7), App. C (18)-(19), Proposition 4 (App. F.4)",
+        kind="exact",
+        terms={"z": symbol("zbar_active") - eta_l * eta_g * symbol("innovation_active")},
+        statement="if i is in A_{t-1}: z_i^t = x_i^t = (1/|A_{t-1}|) sum_{j in A_{t-1}} "
+        "(z_j^{t-1} - eta_l eta_g Gtilde_j^{t-1}), the innovation (19) Gtilde_j = (t-1 - "
+        "tau_j(t-1)) sum_{r<s} grad l_j(x_j^(t-1,r)) - s (t-2 - tau_j(t-1)) grad F_j(x_j^{t-1}) "
+        "(fedawe.auxiliary_innovation), coordinate by coordinate",
+    )
+)
+
+
+def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
+    r"""The innovation of the auxiliary sequence, App. C (19) (Xiang et al. 2024):
+
+    .. math:: \tilde G_i^t=\mathbb 1\{i\in A_t\}\Big[(t-\tau_i(t))\sum_{r<s}\nabla\ell_i
+              (x_i^{(t,r)})-s\,(t-1-\tau_i(t))\nabla F_i(x_i^t)\Big]
+              +\mathbb 1\{i\notin A_t\}\,s\nabla F_i(x_i^t)
+
+    for ``local_sum`` :math:`\sum_r\nabla\ell_i(x_i^{(t,r)})` ``[..., d]`` (the local
+    innovation :math:`G_i^t/\eta_l`), ``grad`` :math:`s\nabla F_i(x_i^t)` ``[..., d]``
+    (:math:`s` times the gradient), ``echo`` :math:`t-\tau_i(t)` ``[...]`` and ``active``
+    :math:`\mathbb 1\{i\in A_t\}` ``[...]``. Then :math:`Z(t+1)=(Z(t)-\eta_l\eta_g\tilde
+    G^t)W^{(t)}`, which :data:`auxiliary_active` and :data:`auxiliary_inactive` state.
+
+    Examples
+    --------
+    >>> auxiliary_innovation([[2.0]], [[1.0]], [3.0], [True]).tolist()
+    [[4.0]]
+    """
+    owner = "fedawe.auxiliary_innovation"
+    local_sum, grad = check_array(local_sum, "local_sum", owner), check_array(grad, "grad", owner)
+    echo = check_array(echo, "echo", owner, low=1.0)
+    active = check_bool_array(active, "active", owner, ndim=echo.ndim)[..., None]
+    echo = echo[..., None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.where(active, echo * local_sum - (echo - 1) * grad, grad)
+    check_finite_result(out, owner, {"local_sum": local_sum, "grad": grad, "echo": echo})
+    return out
+
+
 # --- Theorem 1 and Corollaries 1-3 (explicit constants of App. G-I) -------------------------
 def _convergence_terms(c_opt, c_noise, c_sigma, c_zeta) -> dict[str, sp.Expr]:
     """The four terms shared by Theorem 1 and Corollaries 2-3, with their constants."""
@@ -327,12 +405,78 @@ corollary3 = register(
 _COR1_RATES = {eta_l: 1 / (sp.sqrt(T) * s * L), eta_g: sp.sqrt(s * delta * m)}
 COROLLARY1_RATES = _COR1_RATES
 r"""Corollary 1's step sizes :math:`\eta_l=1/(\sqrt T sL)`, :math:`\eta_g=\sqrt{s\delta m}`."""
+_T_ETA_L = (200 * _hetero / delta) ** 2
+_T_ETA_PRODUCT = (
+    6400 * s * m * (L + 1) ** 2 * (1 + _sqrt_rho) ** 2 * (beta2 + 1) * (1 + L**2)
+    / (delta * L**2 * (1 - _sqrt_rho) ** 2)
+)  # fmt: skip
+COROLLARY1_HORIZONS = (
+    _cond(
+        "(11) at Corollary 1's rates, eta_l eta_g half: T >= 6400 s m (L+1)^2 (1+sqrt(rho))^2 "
+        "(beta^2+1)(1+L^2) / (delta L^2 (1-sqrt(rho))^2)",
+        T,
+        ">=",
+        _T_ETA_PRODUCT,
+    ),
+    _cond(
+        "(11) at Corollary 1's rates, eta_l half: T >= (200 sqrt((beta^2+1)(1+L^2))/delta)^2",
+        T,
+        ">=",
+        _T_ETA_L,
+    ),
+)
+r"""Both conditions (11) at :data:`COROLLARY1_RATES`, solved for the horizon :math:`T`
+(:math:`\eta_l\eta_g=\sqrt{s\delta m}/(\sqrt TsL)` and :math:`\eta_l=1/(\sqrt TsL)`)."""
+corollary1_horizon = register(
+    Theorem(
+        "fedawe.corollary1.horizon",
+        title="FedAWE Corollary 1, smallest horizon meeting (11)",
+        reference=f"{PAPER}, §6.3, Corollary 1 with (11) at its step sizes",
+        kind="exact",
+        terms={"T_min": sp.Max(_T_ETA_PRODUCT, _T_ETA_L)},
+        statement="eta_l = 1/(sqrt(T) s L) and eta_g = sqrt(s delta m) meet both conditions "
+        "(11) iff T >= max(6400 s m (L+1)^2 (1+sqrt(rho))^2 (beta^2+1)(1+L^2) / "
+        "(delta L^2 (1-sqrt(rho))^2), (200 sqrt((beta^2+1)(1+L^2))/delta)^2); the first "
+        "(the eta_l eta_g half) binds unless m s (L+1)^2 (1+sqrt(rho))^2 delta < 6.25 L^2 "
+        "(1-sqrt(rho))^2",
+    )
+)
+
+
+def corollary1_binding(*, s: int, m: int, delta: float, rho: float, L: float, beta2: float):
+    """The two horizons of :data:`COROLLARY1_HORIZONS` (``eta_product``, ``eta_l``) and the
+    name of the larger one, the binding half of (11) at Corollary 1's step sizes.
+
+    Examples
+    --------
+    >>> h = corollary1_binding(s=1, m=100, delta=0.2, rho=0.5, L=1.0, beta2=0.0)
+    >>> h["binding"], f"{h['eta_product']:.3g}", f"{h['eta_l']:.3g}"
+    ('eta_product', '8.7e+08', '2e+06')
+    """
+    rho = check_real(rho, "rho", "fedawe.corollary1_binding", low=0.0, high=1.0, high_open=True)
+    values = {"s": s, "m": m, "delta": delta, "rho": rho, "L": L, "beta2": beta2}
+    horizon = corollary1_horizon.evaluate(**values)  # validates the values
+    at = {symbol(k): v for k, v in values.items()}
+    out = {
+        "eta_product": float(_T_ETA_PRODUCT.subs(at)),
+        "eta_l": float(_T_ETA_L.subs(at)),
+        "T_min": float(horizon.total),
+    }
+    out["binding"] = "eta_product" if out["eta_product"] >= out["eta_l"] else "eta_l"
+    return out
+
+
 corollary1 = register(
     Theorem(
         "fedawe.corollary1",
         title="FedAWE Corollary 1 (rate, order only)",
         reference=f"{PAPER}, §6.3, Corollary 1, (17) (proof App. H.2)",
         kind="order",
+        ranges={
+            **{k: v for k, v in RANGES.items() if k != "eta_g"},
+            "m": (5, 10),
+            "T": (10**10, 10**11),
+        },  # inside both horizons  # fmt: skip
         terms={
             "optimisation": L * F_gap / sp.sqrt(s * delta * m * T),
             "noise": delta_max * sigma2 / (delta ** sp.Rational(3, 2) * sp.sqrt(s * m * T)),
@@ -344,13 +488,14 @@ corollary1 = register(
             ),  # fmt: skip
             _cond("delta <= delta_max", delta, "<=", delta_max),
             _cond("rho < 1", rho, "<", 1),
+            *COROLLARY1_HORIZONS,
         ),
         statement="with eta_l = 1/(sqrt(T) s L), eta_g = sqrt(s delta m) meeting (11): "
         "(1/T) sum_t E||grad F(xbar^t)||^2 ≲ L (F(xbar^0) - F*)/sqrt(s delta m T) + "
         "delta_max sigma^2/(delta^{3/2} sqrt(s m T)) + (s m / T)(sigma^2 + zeta^2)/"
         "(delta (1 - sqrt(rho))^2). With constants: fedawe.corollary2 at these step sizes "
-        "(12, 48, 31 and 5600 on the same terms), whose (11) needs "
-        "T >= (200 sqrt((beta^2+1)(1+L^2))/delta)^2",
+        "(12, 48, 31 and 5600 on the same terms), whose (11) needs both horizons of its "
+        "hypotheses (fedawe.corollary1.horizon; the eta_l eta_g half usually binds)",
     )
 )
 

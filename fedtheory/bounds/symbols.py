@@ -156,6 +156,20 @@ NOTATION: dict[str, Notation] = {
     "consensus_z": _nonneg("Xi_z", "(1/m) sum_i ||z_i^t - zbar^t||^2 (FedAWE Prop. 3)"),
     "grad_z_sq": _nonneg("||grad F(zbar^t)||^2", "squared gradient norm at zbar^t"),
     "grad_z_avg": _nonneg("G_z", "(1/T) sum_t E||grad F(zbar^t)||^2 (FedAWE Lemma 6, Theorem 1)"),
+    "consensus_z_avg": _nonneg(
+        r"\bar\Xi_z", "(1/m) sum_i (1/T) sum_t E||z_i^t - zbar^t||^2 (FedAWE Proposition 2)"
+    ),
+    "z_prev": _real("z_i^{t-1}", "a coordinate of client i's auxiliary model z_i^{t-1} (FedAWE)"),
+    "grad_prev": _real(
+        r"\nabla F_i(x_i^{t-1})", "a coordinate of grad F_i(x_i^{tau_i(t-1)+1}) (FedAWE (8))"
+    ),
+    "zbar_active": _real(
+        r"\bar z_{A}^{t-1}", "a coordinate of the mean of z_j^{t-1} over j in A_{t-1} (FedAWE)"
+    ),
+    "innovation_active": _real(
+        r"\bar{\tilde G}_{A}^{t-1}",
+        "a coordinate of the mean of the innovations (19) over j in A_{t-1} (FedAWE)",
+    ),
     "p1": _prob("p_1", "availability probability of client 1 (two-client example)"),
     "p2": _prob("p_2", "availability probability of client 2 (two-client example)"),
     "u1": _real("u_1", "minimiser of client 1's quadratic (FedAWE Example 1)"),

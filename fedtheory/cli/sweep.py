@@ -39,12 +39,20 @@ class _Progress:
             self.bar.close()
 
 
+def _validation_targets():
+    """The sweep targets of the validation suite (importing it registers them)."""
+    import fedtheory.validation  # noqa: F401
+    from fedtheory.sweep.targets import registered
+
+    return registered()
+
+
 def _sweep(args) -> int:
     from fedtheory.errors import ParameterError
     from fedtheory.sweep.targets import load_config
 
     try:  # before the heavy imports: a bad or oversized configuration is refused at once
-        config = load_config(args.config)
+        config = load_config(args.config, targets=_validation_targets)
     except (OSError, ValueError, ParameterError) as error:  # TOMLDecodeError is a ValueError
         print(f"fedtheory: {args.config}: {error}", file=sys.stderr)
         return 2

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from fedtheory.optim.instance import WeightInstance, weight_objective
+from fedtheory.errors import ParameterError
+from fedtheory.optim.instance import WeightInstance, _weight_objective
 from fedtheory.optim.program import WeightSolution, excluded_clients
 from fedtheory.params import check_array, check_bool, check_instance, check_real
 
@@ -78,10 +79,17 @@ def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> W
     def objective(q: torch.Tensor) -> torch.Tensor:
         total = q.sum(-1, keepdim=True)
         scaled = torch.where(total > 0, Q * q / total, q)
-        return weight_objective(scaled, instance)
+        return _weight_objective(scaled, instance)
 
     # excluded clients start at zero and the greedy only ever sets weights to zero
     start = np.where(instance.excluded, 0.0, instance.alpha / instance.pi)
     q = greedy_exclusion(objective, torch.from_numpy(start)[None], orders, tau=tau)[0].numpy()
     q = Q * q / q.sum()
-    return WeightSolution(q, instance.objective(q), "heuristic", excluded_clients(q, Q), "greedy")
+    value = float(_weight_objective(torch.from_numpy(q), instance))
+    if not (np.isfinite(value) and np.isfinite(q).all()):  # e.g. B = 1e308 or Q = 1e-320
+        raise ParameterError(
+            f"The 'instance' parameter of {owner} must give finite weights and objective "
+            f"(B = {instance.B:g}, C = {instance.C:g}, Q = {instance.Q:g}, largest a = "
+            f"{instance.a.max():g}: rescale them). Got f = {value:g} instead."
+        )
+    return WeightSolution(q, value, "heuristic", excluded_clients(q, Q), "greedy")

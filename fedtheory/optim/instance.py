@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.cafed import Theorem2Program
+from fedtheory.constraints import Instance, Tensor, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
@@ -195,10 +196,34 @@ class WeightInstance:
         return float(weight_objective(torch.from_numpy(q), self))
 
 
+@declare(inst=Instance(WeightInstance), q=Tensor(shape=(..., "inst.num_clients"), low=0.0))
 def weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
-    r""":math:`f(q)` of ``inst`` for a batch ``q [..., N]`` -> ``[...]`` (float64).
+    r""":math:`f(q)` of ``inst`` for a batch of non-negative weights ``q [..., N]`` with
+    :math:`\pi^\top q>0` -> ``[...]`` (float64); infinite where :math:`\chi^2` is (some
+    :math:`p_k=0<\alpha_k`)."""
+    mass = (q * torch.from_numpy(inst.pi)).sum(-1)
+    if not bool((mass > 0).all()):
+        raise ParameterError(
+            "The 'q' parameter of weight_objective must have pi^T q > 0 (f is defined for "
+            f"weights with mass on available clients). Got pi^T q = {float(mass.min()):g} instead."
+        )
+    value = _weight_objective(q, inst)
+    chi2_infinite = (
+        inst.bias == "chi2"
+        and inst.bias_weight > 0
+        and bool(((q == 0) & torch.from_numpy(inst.alpha > 0)).any())  # p_k = 0 < alpha_k
+    )
+    if not (chi2_infinite or bool(torch.isfinite(value).all())):
+        raise ParameterError(
+            "The 'q' parameter of weight_objective must be scaled so that f(q) is finite "
+            f"(it overflows). Got entries in [{float(q.min()):g}, {float(q.max()):g}] instead."
+        )
+    return value
 
-    Infinite where :math:`\pi^\top q=0` or where :math:`\chi^2` is (some :math:`p_k=0<\alpha_k`)."""
+
+def _weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
+    """:func:`weight_objective` unchecked, infinite where :math:`\\pi^\top q=0` (the greedy
+    search compares candidates with it)."""
     pi = torch.from_numpy(inst.pi)
     a = torch.from_numpy(inst.a)
     alpha = torch.from_numpy(inst.alpha)

@@ -19,7 +19,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_choice, check_instance, check_simplex
-from fedtheory.pep import criteria, methods
+from fedtheory.pep import criteria, methods, symmetry
 from fedtheory.pep._pepit import pepit
 from fedtheory.pep.certificate import Certificate, check
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
@@ -129,6 +129,7 @@ def worst_case(
     criterion: str = "distance",
     alpha=None,
     solvers: tuple[str, ...] = ("CLARABEL", "SCS"),
+    use_symmetry: bool = True,
 ) -> PepResult:
     r"""Exact worst case of ``algorithm`` (a :mod:`fedtheory.sim` FedAvg, MIFA or FedLaAvg)
     when every client's :math:`f_i` is in ``fclass``, under ``participation``.
@@ -138,6 +139,12 @@ def worst_case(
 
     with :math:`x^*` a minimiser (stationary point) of :math:`F=\sum_i\alpha_if_i` (default
     uniform ``alpha``) and :math:`c` the ``criterion`` (:mod:`fedtheory.pep.criteria`).
+
+    With ``use_symmetry`` (default), clients found interchangeable (same weight, same
+    participation and aggregation weights under every mask) are reduced to one
+    representative and their mean (:mod:`fedtheory.pep.symmetry`): the same value with a
+    program whose size does not grow with the group's size. ``setting["symmetry"]`` says
+    which groups were used, or why the full PEP was solved.
 
     Examples
     --------
@@ -153,12 +160,35 @@ def worst_case(
     )
     for name in solvers:
         check_choice(name, tuple(SOLVERS), "solvers", "worst_case")
+    args = (algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers)
+    n = participation.num_clients
+    parts, note = [[i] for i in range(n)], "none (full PEP: use_symmetry=False)"
+    if use_symmetry:
+        parts, note = symmetry.groups(algorithm, fclass, participation, alpha, heterogeneity)
+    if len(parts) < n:
+        try:
+            return _worst_case(*args, parts, note)
+        except symmetry.Broken as err:  # the grouping did not survive the computation
+            note = f"none (full PEP: {err})"
+    return _worst_case(*args, None, note)
+
+
+def _worst_case(
+    algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers, parts, note
+) -> PepResult:
+    """The PEP of :func:`worst_case`, full (``parts`` None) or reduced to the groups
+    ``parts`` of interchangeable clients."""
     PEPit = pepit()
     pep = PEPit.PEP()
-    fs = [fclass.declare(pep) for _ in range(participation.num_clients)]
-    F = sum((a * f for a, f in zip(alpha[1:], fs[1:], strict=True)), alpha[0] * fs[0])
-    xs = F.stationary_point()
-    x0 = pep.set_initial_point()
+    model = None
+    if parts is None:
+        fs = [fclass.declare(pep) for _ in range(participation.num_clients)]
+        F = sum((a * f for a, f in zip(alpha[1:], fs[1:], strict=True)), alpha[0] * fs[0])
+        xs = F.stationary_point()
+        x0 = pep.set_initial_point()
+    else:
+        model = symmetry.Reduced(pep, fclass, parts, alpha)
+        fs, F, xs, x0 = model.clients, model.F, model.x_star, model.x0
     pep.set_initial_condition(initial.constraint(x0, xs, F))
     trajectories = [methods.run(algorithm, fs, x0, m) for m in participation.masks]
     if not fclass.convex:  # F* <= F(y) at every model y: F(x0) - F* <= value implies these
@@ -176,6 +206,8 @@ def worst_case(
             pep.add_constraint(c)
     objective = _objective(pep, PEPit, participation, trajectories, criterion, xs, F)
     pep.set_performance_metric(objective)
+    if model is not None:
+        model.close(trajectories)
     setting = {
         "algorithm": algorithm.name,
         "class": str(fclass),
@@ -184,9 +216,10 @@ def worst_case(
         "criterion": criteria.DESCRIPTION[criterion],
         "participation": repr(participation),
         "local_steps": algorithm.local_steps,
+        "symmetry": note,
     }
     relaxed = bool(getattr(heterogeneity, "relaxed", False)) or not fclass.convex
-    result = _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass)
+    result = _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model)
     inputs = {
         "algorithm": algorithm,
         "fclass": fclass,
@@ -213,13 +246,16 @@ def _objective(pep, PEPit, participation, trajectories, criterion, xs, F):
     return total
 
 
-def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
+def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model) -> PepResult:
     """Try the solvers in turn. A solution (status ``optimal``, or ``optimal_inaccurate``,
     which Clarabel reports on many PEPs that pass every check) is kept only if its
     certificate passes; the last one that did not is reported as *inaccurate*, without a
     value; no solution at all is *failed*."""
     from PEPit.point import Point
 
+    from fedtheory.pep import program
+
+    blocks = None if model is None else model.blocks()
     messages, start, rejected = [], time.perf_counter(), None
     for name in solvers:
         try:
@@ -228,13 +264,7 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
                 # cvxpy's "Solution may be inaccurate": the status is read and the
                 # certificate checked below, and the result says so
                 warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-                primal = pep.solve(
-                    wrapper="cvxpy",
-                    solver=solver,
-                    verbose=0,
-                    return_primal_or_dual="primal",
-                    **options,
-                )
+                primal = program.solve(pep, blocks, solver=solver, **options)
         except Exception as err:  # cvxpy.error.SolverError and numerical failures
             messages.append(f"{name} failed ({type(err).__name__}: {err})")
             continue
@@ -243,7 +273,7 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
             messages.append(f"{name} returned status {status!r}")
             continue
         cert = check(pep, primal)
-        size = len(pep._list_of_constraints_sent_to_wrapper) + len(pep._list_of_psd_sent_to_wrapper)
+        size = pep.wrapper.scalar_rows + len(pep._list_of_psd_sent_to_wrapper)
         common = dict(
             solver=name,
             tolerance=TOLERANCE[name],
@@ -263,7 +293,7 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass) -> PepResult:
             continue
         if status != "optimal":
             messages.append(f"{name} reported {status}; every certificate check passes")
-        instance = _instance(fs, x0, xs, fclass)
+        instance = _instance(fs, x0, xs, fclass) if model is None else model.instance(Instance)
         return PepResult(
             "verified", cert.dual, message="; ".join(messages) or "ok", instance=instance, **common
         )

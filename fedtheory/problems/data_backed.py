@@ -67,7 +67,10 @@ GRAD_TOL = 1e-10
 """Newton's method stops when the full gradient norm is at most this."""
 _GRAD_FAIL = 1e-6  # a solve ending above this raises SolverError
 _NEWTON_MAX_ITER = 100
-_CHUNK_ELEMENTS = 2**24  # points evaluated together in client_losses / accuracy
+_CHUNK_ELEMENTS = 2**24
+"""Points are evaluated together (``client_losses``, ``exact_metrics``, ``accuracy``) in
+chunks whose intermediates hold about this many elements (:meth:`DataProblem._point_elements`)."""
+_TEMPORARIES = 8  # per-sample tensors alive in a linear model's pass (about 7.3 measured)
 _CPU = torch.device("cpu")
 
 
@@ -350,8 +353,8 @@ class DataProblem(ABC):
         :mod:`fedtheory.problems.fused`: the law of :func:`fedtheory.sim.local_sgd` with
         :meth:`grad`, not its random numbers. Data reads are in ``compute_dtype`` if set,
         arithmetic in float64. The pairs are shared among
-        :func:`fedtheory.problems.fused.threads` threads (``torch.get_num_threads()``
-        unless the simulator holds the cores), with bit-identical results whatever that
+        :func:`fedtheory.problems.fused.threads` threads (``torch.get_num_threads()``, no
+        more than the machine has idle cores), with bit-identical results whatever that
         number."""
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
@@ -411,11 +414,26 @@ class DataProblem(ABC):
             X, y = torch.from_numpy(data.features), torch.from_numpy(data.labels)
             c = torch.from_numpy(data.valid / data.counts[:, None])
         flat = torch.from_numpy(points.reshape(-1, self.dim)).to(device)
-        chunk = max(1, _CHUNK_ELEMENTS // max(X.numel(), c.numel() * self.dim))
+        chunk = max(1, _CHUNK_ELEMENTS // self._point_elements(X.shape))
         out = torch.cat(
             [fn(flat[i : i + chunk, None, :], X, y, c) for i in range(0, flat.shape[0], chunk)]
         )
         return out.cpu().numpy().reshape(points.shape[:-1] + tuple(out.shape[1:]))
+
+    _LINEAR = False
+    """Whether the model is ``X w`` computed by einsum (binary logistic regression, least
+    squares): a point's pass then never copies the data table."""
+
+    def _point_elements(self, shape: tuple[int, ...]) -> int:
+        r"""Elements one point's pass over data ``[N, n, p]`` keeps alive: for a linear
+                model :math:`N(4n\lceil d/p
+        ceil+d)` (per-sample logits and their by-products, one
+                column per class, and the gradients), otherwise :math:`Nn\max(p,d)` (a copy of the
+                data, or per-sample gradients)."""
+        N, n, p = shape
+        if self._LINEAR:
+            return N * (_TEMPORARIES * n * -(-self.dim // p) + self.dim)
+        return N * n * max(p, self.dim)
 
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""

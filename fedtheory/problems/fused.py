@@ -243,23 +243,24 @@ os.register_at_fork(after_in_child=_pool.cache_clear)
 
 _THREADS: ContextVar[int | None] = ContextVar("fedtheory_kernel_threads", default=None)
 _LOCK = threading.Lock()
-_HELD = {"depth": 0, "torch": 1}  # open owns_the_cores blocks, torch's threads to restore
+_HELD = {"depth": 0, "torch": 1, "cores": 1}  # open blocks, torch's threads to restore, kernel's
 
 
 def threads() -> int:
     """Threads the kernel runs on: those :func:`owns_the_cores` took from torch, else
-    ``torch.get_num_threads()``."""
-    import torch
+    :func:`fedtheory.threads.available` (torch's count, no more than the idle cores)."""
+    from fedtheory.threads import available
 
     held = _THREADS.get()
-    return torch.get_num_threads() if held is None else held
+    return available() if held is None else held
 
 
 @contextmanager
 def owns_the_cores() -> Iterator[int]:
-    """Within the block, the kernel gets torch's ``torch.get_num_threads()`` threads and
+    """Within the block, the kernel gets :func:`fedtheory.threads.available` threads
+    (torch's ``torch.get_num_threads()``, no more than the machine has idle cores) and
     torch's own operations run on one (restored on exit; blocks may nest or overlap in
-    several Python threads: the last one out restores).
+    several Python threads: the outermost fixes the count, the last one out restores).
 
     Why: after each parallel operation, torch's OpenMP workers spin-wait (libgomp's default
     ``GOMP_SPINCOUNT``, about ten milliseconds) on the cores the kernel's threads need, so
@@ -269,12 +270,14 @@ def owns_the_cores() -> Iterator[int]:
     kernel does the local training."""
     import torch
 
+    from fedtheory.threads import available
+
     with _LOCK:
         if _HELD["depth"] == 0:
-            _HELD["torch"] = torch.get_num_threads()
+            _HELD["torch"], _HELD["cores"] = torch.get_num_threads(), available()
             torch.set_num_threads(1)
         _HELD["depth"] += 1
-        cores = _HELD["torch"]
+        cores = _HELD["cores"]
     token = _THREADS.set(cores)
     try:
         yield cores

@@ -52,6 +52,8 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
     True
     """
 
+    _LINEAR = True  # X w by einsum: a point never copies the data
+
     _LINK = fused_kernel.IDENTITY
 
     def __init__(

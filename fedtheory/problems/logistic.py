@@ -177,6 +177,8 @@ class LogisticRegressionProblem(_GLMBallBounds):
     True
     """
 
+    _LINEAR = True  # logits X w by einsum: a point never copies the data
+
     _RESIDUAL_BOUND = 1.0
     _LOSS_CURVATURE = 0.25
     _LINK = fused_kernel.LOGISTIC

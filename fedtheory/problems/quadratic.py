@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import Generator, Indices, Tensor, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -205,6 +206,11 @@ class QuadraticProblem(QuadraticConstantsMixin):
         return self.noise_forms()(check_points(w, self.dim, _OWNER))
 
     # -- gradients for the simulator ----------------------------------------------------
+    @declare(
+        w=Tensor(dtype="floating", shape=(None, "self.dim")),
+        clients=Indices("self.num_clients", shape=("w[0]",)),
+        generator=Generator(none=True),
+    )
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
     ) -> torch.Tensor:
@@ -214,7 +220,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         A = A_all[clients].to(w.dtype)
         g = torch.einsum("mij,mj->mi", A, w - c_all[clients].to(w.dtype))
         if self.noise_std > 0:  # never torch's global generator
-            check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")
+            check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")  # not None
             noise = torch.randn(g.shape, generator=generator, dtype=g.dtype, device=g.device)
             g = g + self.noise_std * noise
         return g

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
+from fedtheory.constraints import Instance, Size, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -199,7 +200,8 @@ def check_fedau_state(state: object, mask: object, owner: str) -> None:
     check_mask(mask, owner, shape=tuple(state.omega.shape))
 
 
-def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUState:
+@declare(state=Instance(FedAUState), cutoff=Size(none=True))
+def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: int | None) -> FedAUState:
     r"""One iteration of FedAU Algorithm 2 (Wang & Ji 2024), from
     :math:`\omega_{t-1}` and :math:`\mathbb I_{t-1}` = ``mask [R, N]`` to :math:`\omega_t`:
 
@@ -209,14 +211,12 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: float) -> FedAUS
         \frac{M\omega_{t-1}+S^\diamond}{M+1}&M>0\end{cases},\ M\leftarrow M+1,\
         S^\diamond\leftarrow0;\ \text{else }\omega_t=\omega_{t-1}.
 
-    ``cutoff`` is :math:`K\ge1` (``math.inf`` for :math:`K\to\infty`, the code's default
+    ``cutoff`` is :math:`K\ge1` (``None`` for :math:`K\to\infty`, the code's default
     ``K = 100000``). :math:`\omega_t` is the mean of the recorded intervals
     :math:`\min(G,K)`, an estimate of :math:`\mathbb E\min(G,K)=(1-(1-p)^K)/p` (Theorem 3)."""
     check_fedau_state(state, mask, "fedau_update")
-    if cutoff != math.inf:
-        check_size(cutoff, "cutoff", "fedau_update")
     gap = state.gap + 1.0
-    record = mask | (gap >= cutoff)
+    record = mask if cutoff is None else mask | (gap >= cutoff)
     mean = (state.intervals * state.omega + gap) / (state.intervals + 1.0)
     omega = torch.where(record, mean, state.omega)
     intervals = state.intervals + record.to(torch.float64)
@@ -259,4 +259,4 @@ class FedAU:
         return fedau_weights(state, mask)
 
     def update(self, state: FedAUState, mask: torch.Tensor) -> FedAUState:
-        return fedau_update(state, mask, self.cutoff)
+        return fedau_update(state, mask, None if self.cutoff == math.inf else self.cutoff)

@@ -34,6 +34,7 @@ def library_versions() -> dict[str, str]:
 
 
 _OPTIONAL = ("participation", "eval_rounds", "participants", "available", "effective_weights")
+_RECORDED = "recorded_"  # prefix of the caller's recorded arrays in a saved record
 
 
 @dataclass
@@ -62,6 +63,8 @@ class RunRecord:
         Empirical effective weights :math:`\hat p_k=\sum_tq_{t,k}/\sum_{t,h}q_{t,h}` of
         weight-based algorithms, the measured counterpart of CA-Fed (4)'s
         :math:`\pi_kq_k/\sum_h\pi_hq_h`.
+    recorded : dict of ndarray [R, T, ...]
+        What the caller asked ``simulate`` to record after every round (``record=``).
     """
 
     iterates: np.ndarray
@@ -73,6 +76,7 @@ class RunRecord:
     participants: np.ndarray | None = None
     available: np.ndarray | None = None
     effective_weights: np.ndarray | None = None
+    recorded: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.eval_rounds is None:
@@ -109,6 +113,7 @@ class RunRecord:
         arrays = {"iterates": self.iterates}
         arrays.update({k: getattr(self, k) for k in _OPTIONAL if getattr(self, k) is not None})
         arrays.update({f"metric_{k}": v for k, v in self.metrics.items()})
+        arrays.update({f"{_RECORDED}{k}": v for k, v in self.recorded.items()})
         meta = json.dumps({"config": self.config, "versions": self.versions})
         save_npz(Path(path), {"meta": np.array(meta), **arrays})
 
@@ -125,4 +130,6 @@ class RunRecord:
         metrics = {k[7:]: z[k] for k in z if k.startswith("metric_")}
         optional = {k: z[k] for k in _OPTIONAL if k in z}
         participation = optional.pop("participation", None)
-        return cls(iterates, participation, metrics, config, versions, **optional)
+        recorded = {k[len(_RECORDED) :]: z[k] for k in z if k.startswith(_RECORDED)}
+        return cls(iterates, participation, metrics, config, versions, **optional,
+                   recorded=recorded)  # fmt: skip

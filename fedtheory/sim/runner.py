@@ -10,13 +10,15 @@ the caller offers them :math:`F_B(w_t)-F_B^*`, :math:`\|\nabla F(w_t)\|^2`, accu
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
 
-from fedtheory import rng
+from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.budget import check_bytes
 from fedtheory.device import check_device
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.params import (
@@ -31,7 +33,7 @@ from fedtheory.params import (
 from fedtheory.problems import fused
 from fedtheory.problems.base import FederatedProblem, check_points
 from fedtheory.sim import footprint
-from fedtheory.sim.algorithm import Algorithm
+from fedtheory.sim.algorithm import Algorithm, AlgorithmState
 from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
 from fedtheory.sim.record import RunRecord
 
@@ -40,6 +42,7 @@ CHUNK_ELEMENTS = 1 << 24
 cells, so that memory stays bounded for large N."""
 
 
+@threads.fitted_to_load()  # torch on no more threads than idle cores
 def evaluate_metrics(
     problem: FederatedProblem,
     w: np.ndarray,
@@ -96,6 +99,13 @@ def _point_metrics(problem, points: np.ndarray, biased_weights, device) -> dict[
     return out
 
 
+Recorder = Callable[[AlgorithmState, torch.Tensor], torch.Tensor]
+"""What to record each round: ``recorder(state, mask) -> [R, ...]`` of the state after round
+``t`` and that round's availability ``mask [R, N]`` (e.g. ``lambda s, m: s.x`` for FedAWE's
+client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
+
+
+@threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
     problem: FederatedProblem,
     availability: AvailabilityProcess,
@@ -108,6 +118,7 @@ def simulate(
     biased_weights=None,
     eval_every: int = 1,
     keep_masks: bool = True,
+    record: Mapping[str, Recorder] | None = None,
     max_memory: int | str | None = None,
     device: torch.device | str | None = None,
 ) -> RunRecord:
@@ -132,6 +143,10 @@ def simulate(
         Evaluate the metrics every this many rounds (and at the last round).
     keep_masks : bool
         Keep the availability mask ``[R, T, N]`` in the record (set False for huge N).
+    record : dict of str to Recorder, optional
+        What else to record after every round: ``name -> recorder(state, mask) -> [R, ...]``
+        (:data:`Recorder`); the record's ``recorded[name]`` is ``[R, T, ...]`` on the CPU
+        (entry ``t``: after round ``t``), counted in the memory budget.
     device : torch.device or str, optional
         Where the run happens (default CPU; e.g. ``"cuda"``): models, per-client state,
         masks, local training and the exact metrics (:mod:`fedtheory.device`). On the CPU,
@@ -159,10 +174,25 @@ def simulate(
     >>> from fedtheory.availability import AlternatingBlocks
     >>> from fedtheory.sim import FedAvg, AverageParticipating
     >>> rec = simulate(QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1),
-    ...                FedAvg(AverageParticipating(), lr=0.1), rounds=8)
-    >>> rec.iterates.shape
-    (1, 9, 1)
+    ...                FedAvg(AverageParticipating(), lr=0.1), rounds=8,
+    ...                record={"worked": lambda state, mask: state.participants})
+    >>> rec.iterates.shape, rec.recorded["worked"].shape
+    ((1, 9, 1), (1, 8, 2))
     """
+    run, state = _setup(problem, availability, algorithm, rounds=rounds, replicates=replicates,
+                        seed=seed, w0=w0, biased_weights=biased_weights, eval_every=eval_every,
+                        keep_masks=keep_masks, record=record, max_memory=max_memory,
+                        device=device)  # fmt: skip
+    kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
+    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
+        _loop(run, state, problem, availability, algorithm)
+    return finished_record(run.label, run.record, rounds)
+
+
+def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, biased_weights,
+           eval_every, keep_masks, record, max_memory,
+           device) -> tuple[_Run, AlgorithmState]:  # fmt: skip
+    """Check the arguments, build the initial state and the run's buffers."""
     owner = "simulate"
     check_instance(problem, FederatedProblem, "problem", owner)
     check_instance(availability, AvailabilityProcess, "availability", owner)
@@ -172,6 +202,7 @@ def simulate(
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
     keep_masks = check_bool(keep_masks, "keep_masks", owner)
+    recorders = _check_recorders(record, owner)
     device = check_device(device, "device", owner)
     n = problem.num_clients
     if availability.num_clients != n:
@@ -185,8 +216,9 @@ def simulate(
     start = (
         np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
     )
-    w0_all = torch.from_numpy(start).to(device).expand(replicates, -1).clone()
-    state = algorithm.init(problem, w0_all)
+    state = algorithm.init(
+        problem, torch.from_numpy(start).to(device).expand(replicates, -1).clone()
+    )
     footprint.check(
         footprint.estimate(
             replicates=replicates,
@@ -201,13 +233,6 @@ def simulate(
         max_memory,
         owner,
     )
-    iterates = torch.empty(replicates, rounds + 1, problem.dim, dtype=torch.float64, device=device)
-    iterates[:, 0] = state.w
-    masks = torch.empty(replicates, rounds, n, dtype=torch.bool) if keep_masks else None
-    available = torch.empty(replicates, rounds, dtype=torch.int64)
-    participants = torch.empty(replicates, rounds, dtype=torch.int64)
-    weight_sum = None
-    label = algorithm_label(algorithm)
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -220,53 +245,142 @@ def simulate(
         "eval_every": eval_every,
         "device": str(device),
     }
+    run = _Run(problem, state, config, algorithm_label(algorithm), device, p_biased, recorders,
+               max_memory, keep_masks)  # fmt: skip
+    run.iterates[:, 0] = state.w
+    return run, state
 
-    def record(done: int) -> RunRecord:
+
+def _check_recorders(record, owner: str) -> dict[str, Recorder]:
+    if record is None:
+        return {}
+    if not isinstance(record, Mapping) or not all(
+        isinstance(k, str) and callable(v) for k, v in record.items()
+    ):
+        raise ParameterError(
+            f"The 'record' parameter of {owner} must be a dict of names to callables "
+            f"recorder(state, mask) -> tensor [R, ...]. Got {record!r} instead."
+        )
+    return dict(record)
+
+
+def _loop(run: _Run, state, problem, availability, algorithm) -> None:
+    """The rounds: masks sampled in chunks, one ``algorithm.step`` per round on every
+    replicate with round ``t``'s generator, the finiteness check, then the record."""
+    seed, (replicates, rounds) = run.config["seed"], run.participants.shape
+    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * problem.num_clients)))
+    for t0 in range(0, rounds, chunk):
+        mask = availability.sample(
+            min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=run.device
+        )  # [R, chunk, N] on the device; the record keeps CPU copies
+        run.add_masks(t0, mask)
+        for t in range(t0, t0 + mask.shape[1]):
+            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, run.device)
+            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
+            bad = non_finite_state(state, replicates)
+            if bad is not None:
+                finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
+            run.add(t, state, mask[:, t - t0])
+
+
+def _worked(state, mask: torch.Tensor) -> torch.Tensor:
+    """``[R, N]`` bool: the clients that did local work (``state.participants``; the
+    available ones in a round where the algorithm leaves it unset)."""
+    return mask if state.participants is None else state.participants
+
+
+def _available(state, mask: torch.Tensor) -> torch.Tensor:
+    """``[R, N]`` bool: the available clients (a state without ``participants``)."""
+    return mask
+
+
+def _applied(state, mask: torch.Tensor) -> torch.Tensor | None:
+    """``[R, N]``: the aggregation weights :math:`q_{t,k}` applied in the round."""
+    return state.weights
+
+
+class _Run:
+    """What a run keeps while it goes: iterates, masks and counts, the applied weights'
+    running sum, the caller's recorded values; :meth:`record` builds the ``RunRecord``
+    of the first rounds."""
+
+    def __init__(self, problem, state, config, label, device, p_biased, recorders, max_memory,
+                 keep_masks) -> None:  # fmt: skip
+        reps, rounds, n = config["replicates"], config["rounds"], problem.num_clients
+        self.problem, self.config, self.label, self.device = problem, config, label, device
+        self.p_biased, self.recorders, self.max_memory = p_biased, recorders, max_memory
+        self.iterates = torch.empty(reps, rounds + 1, problem.dim, dtype=torch.float64,
+                                    device=device)  # fmt: skip
+        self.masks = torch.empty(reps, rounds, n, dtype=torch.bool) if keep_masks else None
+        self.available = torch.empty(reps, rounds, dtype=torch.int64)
+        self.participants = torch.empty(reps, rounds, dtype=torch.int64)
+        self.weight_sum = None  # [R, N] sum_t q_{t,k}, for algorithms that apply weights
+        self.recorded: dict[str, torch.Tensor] = {}  # name -> [R, T, ...] on the CPU
+        # what the run record itself keeps, from the fields the state's type declares
+        fields = getattr(type(state), "_fields", ())
+        self.worked = _worked if "participants" in fields else _available
+        self.applied = _applied if "weights" in fields else None
+
+    def add_masks(self, t0: int, mask: torch.Tensor) -> None:
+        """Keep the masks ``[R, chunk, N]`` of rounds ``t0..`` and their available counts."""
+        if self.masks is not None:
+            self.masks[:, t0 : t0 + mask.shape[1]] = mask.cpu()
+        self.available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1).cpu()
+
+    def add(self, t: int, state, mask: torch.Tensor) -> None:
+        """Record round ``t``: the model, who worked, the applied weights where the
+        algorithm applies any, and every recorder's value."""
+        self.iterates[:, t + 1] = state.w
+        self.participants[:, t] = self.worked(state, mask).sum(-1).cpu()
+        q = None if self.applied is None else self.applied(state, mask)
+        if q is not None:
+            self.weight_sum = q if self.weight_sum is None else self.weight_sum + q
+        for name, recorder in self.recorders.items():
+            value = recorder(state, mask)
+            if name not in self.recorded:
+                self.recorded[name] = self._buffer(name, value)
+            self.recorded[name][:, t] = value.cpu()
+
+    def _buffer(self, name: str, value: torch.Tensor) -> torch.Tensor:
+        """A CPU buffer ``[R, T, ...]`` for the recorder ``name``, within the memory budget."""
+        reps, rounds = self.participants.shape
+        if not isinstance(value, torch.Tensor) or value.shape[:1] != (reps,):
+            raise ParameterError(
+                f"The 'record' parameter of simulate must map {name!r} to a recorder returning "
+                f"a tensor [R={reps}, ...]. Got {type(value).__name__} "
+                f"{tuple(getattr(value, 'shape', ()))} instead."
+            )
+        shape = (reps, rounds, *value.shape[1:])
+        check_bytes(math.prod(shape) * value.element_size(), "simulate",
+                    what=f"the recorded {name!r} {list(shape)}",
+                    fixes="fewer rounds, replicates or recorded values",
+                    max_memory=self.max_memory)  # fmt: skip
+        return torch.empty(shape, dtype=value.dtype)
+
+    def record(self, done: int) -> RunRecord:
         """The record of the first ``done`` rounds."""
-        it = iterates[:, : done + 1].cpu().numpy()
-        eval_rounds = np.unique(np.append(np.arange(0, done + 1, eval_every), done))
+        it = self.iterates[:, : done + 1].cpu().numpy()
+        every = self.config["eval_every"]
+        eval_rounds = np.unique(np.append(np.arange(0, done + 1, every), done))
         effective = None
-        if weight_sum is not None:
-            effective = weight_sum / weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
-            effective = effective.cpu().numpy()
+        if self.weight_sum is not None:
+            total = self.weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
+            effective = (self.weight_sum / total).cpu().numpy()
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported
             metrics = evaluate_metrics(
-                problem, it[:, eval_rounds], biased_weights=p_biased, device=device
+                self.problem, it[:, eval_rounds], biased_weights=self.p_biased, device=self.device
             )
         return RunRecord(
             it,
-            None if masks is None else masks[:, :done].numpy(),
+            None if self.masks is None else self.masks[:, :done].numpy(),
             metrics,
-            {**config, "rounds": done},
+            {**self.config, "rounds": done},
             eval_rounds=eval_rounds,
-            participants=participants[:, :done].numpy(),
-            available=available[:, :done].numpy(),
+            participants=self.participants[:, :done].numpy(),
+            available=self.available[:, :done].numpy(),
             effective_weights=effective,
+            recorded={k: v[:, :done].numpy() for k, v in self.recorded.items()},
         )
-
-    chunk = max(1, min(rounds, CHUNK_ELEMENTS // (replicates * n)))
-    kernel = getattr(problem, "fused", False) and device.type == "cpu"
-    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
-        for t0 in range(0, rounds, chunk):
-            mask = availability.sample(
-                min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=device
-            )  # [R, chunk, N] on the device; the record keeps CPU copies
-            if masks is not None:
-                masks[:, t0 : t0 + mask.shape[1]] = mask.cpu()
-            available[:, t0 : t0 + mask.shape[1]] = mask.sum(-1).cpu()
-            for t in range(t0, t0 + mask.shape[1]):
-                gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, device)
-                state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
-                bad = non_finite_state(state, replicates)
-                if bad is not None:
-                    finished_record(label, record, t, (t, bad.replicate, bad.quantity))
-                iterates[:, t + 1] = state.w
-                worked = getattr(state, "participants", None)
-                participants[:, t] = (mask[:, t - t0] if worked is None else worked).sum(-1).cpu()
-                q = getattr(state, "weights", None)
-                if q is not None:
-                    weight_sum = q if weight_sum is None else weight_sum + q
-    return finished_record(label, record, rounds)
 
 
 def finished_record(

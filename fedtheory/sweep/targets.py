@@ -22,6 +22,12 @@ the nearest valid name; every value with the setting's name and range (a theorem
 evaluated at every point; a validation's ``sweep_check`` is called at every point); the
 number of tasks and each point's run against the memory budget
 (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`).
+
+A validation is a plug-in: the layer above registers its measurement with
+:func:`register_target` (:func:`fedtheory.validation.register` does it for every check
+with a ``sweep``), and the caller passes where the registered targets come from
+(``targets=``; ``fedtheory sweep`` loads the validation suite for it), so this module never
+imports the validations.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["SweepConfig", "load_config", "parse_config"]
+__all__ = ["SweepConfig", "Target", "load_config", "parse_config", "register_target"]
 
 KEYS = (
     "validation", "theorem", "size", "seeds", "seed", "out", "title", "settings", "grid",
@@ -59,13 +65,57 @@ def _theorem_point(settings: dict, seed: int) -> dict:
     return {**result.terms, "total": result.total, "valid": result.valid}
 
 
-def _validation_point(settings: dict, seed: int) -> dict:
-    """The ``sweep`` measurement of the validation ``settings["validation"]`` at the other
-    settings (see :class:`fedtheory.validation.Check`)."""
-    from fedtheory.validation import CHECKS
+@dataclass(frozen=True)
+class Target:
+    """A sweepable measurement registered by a layer above: its base ``settings(size)``
+    (``tiny``/``quick``/``full``), one ``point(settings, seed) -> {"measured": [R], "bound":
+    ..., "inside": ...}`` and an optional ``check(settings)`` that refuses a point before any
+    work (a ``ParameterError``)."""
 
-    rest = {k: v for k, v in settings.items() if k != "validation"}
-    return CHECKS[settings["validation"]].sweep(rest, seed)
+    settings: Callable[[str], dict]
+    point: Callable[[dict, int], dict]
+    check: Callable[[dict], None] | None = None
+
+
+TARGETS: dict[str, Target] = {}
+"""The registered sweep targets by name (filled by :func:`register_target`)."""
+
+
+def register_target(
+    name: str,
+    *,
+    settings: Callable[[str], dict],
+    point: Callable[[dict, int], dict],
+    check: Callable[[dict], None] | None = None,
+) -> Target:
+    """Register ``name`` as a sweep target (``validation = "name"`` in a configuration); a
+    second registration under the same name replaces the first."""
+    owner = "register_target"
+    name = check_str(name, "name", owner)
+    for value, what in ((settings, "settings"), (point, "point")):
+        if not callable(value):
+            raise ParameterError(
+                f"The '{what}' parameter of {owner} must be callable. Got {value!r} instead."
+            )
+    if check is not None and not callable(check):
+        raise ParameterError(
+            f"The 'check' parameter of {owner} must be callable or None. Got {check!r} instead."
+        )
+    TARGETS[name] = Target(settings, point, check)
+    return TARGETS[name]
+
+
+def _check_targets(targets: object, owner: str) -> None:
+    if not callable(targets):
+        raise ParameterError(
+            f"The 'targets' parameter of {owner} must be callable (returning the registered "
+            f"sweep targets). Got {targets!r} instead."
+        )
+
+
+def registered() -> Mapping[str, Target]:
+    """The targets registered so far (the default ``targets=`` of :func:`parse_config`)."""
+    return TARGETS
 
 
 @dataclass(frozen=True)
@@ -119,10 +169,14 @@ def _check_theorem(name: str, settings: dict, design: Design) -> None:
     CATALOGUE[name].evaluate(**settings, **values, strict=False)
 
 
-def parse_config(config: Mapping) -> SweepConfig:
+def parse_config(
+    config: Mapping, *, targets: Callable[[], Mapping[str, Target]] = registered
+) -> SweepConfig:
     """A :class:`SweepConfig` from the dict of a TOML file (see the module docstring),
-    after checking everything in it."""
+    after checking everything in it; ``targets()`` gives the sweepable measurements
+    (called only for a ``validation`` configuration, after the grid's size is checked)."""
     owner = "parse_config"
+    _check_targets(targets, owner)
     if not isinstance(config, Mapping):
         raise ParameterError(
             "The 'config' parameter of parse_config must be a dict (a parsed TOML file). Got "
@@ -154,23 +208,25 @@ def parse_config(config: Mapping) -> SweepConfig:
                            None, "total", "valid", labels, title or name)  # fmt: skip
     size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
     design = grid(axes, replicates=replicates, seed=seed)  # sizes refused before the imports
-    from fedtheory.validation import CHECKS
-
-    sweepable = tuple(n for n, c in CHECKS.items() if c.sweep is not None)
-    name = check_choice(config["validation"], sweepable, "validation", owner)
-    check = CHECKS[name]
-    fixed = {**check.settings(size), **settings}
-    # names are checked by sweep_check when there is one (it knows the point's own names)
-    _check_settings(settings, axes, None if check.sweep_check else tuple(fixed))
-    if check.sweep_check is not None:
+    available = targets()
+    name = check_choice(config["validation"], tuple(available), "validation", owner)
+    target = available[name]
+    fixed = {**target.settings(size), **settings}
+    # names are checked by the target's check when there is one (it knows the point's names)
+    _check_settings(settings, axes, None if target.check else tuple(fixed))
+    if target.check is not None:
         for point in design.points:
-            check.sweep_check({**fixed, **point})
-    return SweepConfig(name, _validation_point, {**fixed, "validation": name}, design, out,
-                       "measured", "bound", "inside", labels, title or name)  # fmt: skip
+            target.check({**fixed, **point})
+    return SweepConfig(name, target.point, fixed, design, out, "measured", "bound", "inside",
+                       labels, title or name)  # fmt: skip
 
 
-def load_config(path: str | Path) -> SweepConfig:
-    """Read and parse a TOML sweep configuration (see the module docstring)."""
+def load_config(
+    path: str | Path, *, targets: Callable[[], Mapping[str, Target]] = registered
+) -> SweepConfig:
+    """Read and parse a TOML sweep configuration (see the module docstring and
+    :func:`parse_config` for ``targets``)."""
+    _check_targets(targets, "load_config")
     if not isinstance(path, (str, Path)) or Path(path).suffix != ".toml":
         raise ParameterError(
             f"The 'path' parameter of load_config must be a path ending in .toml. Got {path!r} "
@@ -179,4 +235,4 @@ def load_config(path: str | Path) -> SweepConfig:
     path = Path(path)
     with path.open("rb") as f:
         config = tomllib.load(f)
-    return parse_config(config)
+    return parse_config(config, targets=targets)

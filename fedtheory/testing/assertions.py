@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_real
+from fedtheory.constraints import Array, Real, declare
 from fedtheory.verdict import BOUND_RTOL as _VERDICT_BOUND_RTOL
-from fedtheory.verdict import format_ratio
+from fedtheory.verdict import format_ratio, within_bound
 
 TIGHT_RTOL = 1e-9
 """Relative tolerance of an exact statement evaluated in float64."""
@@ -41,30 +40,6 @@ __all__ = [
     "assert_near_zero",
     "assert_upper_bound",
 ]
-
-
-def _pair(measured, reference, owner: str, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``measured`` and ``reference`` (called ``name``) as broadcast float arrays, else
-    ParameterError (NaN passes through: the assertion then fails)."""
-    arrays = []
-    for label, value in (("measured", measured), (name, reference)):
-        try:
-            raw = np.asarray(value)
-            if raw.dtype.kind in "SU":  # text: NumPy would parse "0.5"
-                raise TypeError
-            arrays.append(raw.astype(float))
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"The '{label}' parameter of {owner} must be an array of numbers. "
-                f"Got {type(value).__name__} instead."
-            ) from None
-    try:
-        return np.broadcast_arrays(*arrays)
-    except ValueError:
-        raise ParameterError(
-            f"The '{name}' parameter of {owner} must broadcast with 'measured'. Got shapes "
-            f"{arrays[0].shape} and {arrays[1].shape} instead."
-        ) from None
 
 
 def _ratio(a: float, b: float) -> str:
@@ -89,6 +64,12 @@ def _tolerance(value: float, default: float, name: str) -> str:
     return f"{name} = {value:g}{suffix}"
 
 
+@declare(
+    measured=Array(),
+    bound=Array(broadcast="measured"),
+    rtol=Real(0.0, 1.0),
+    atol=Array(low=0.0, broadcast="measured"),
+)
 def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -> None:
     r"""Assert ``measured <= bound + rtol * |bound| + atol`` at every point (upper-bound
     statements).
@@ -96,7 +77,8 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     Parameters
     ----------
     measured, bound : array_like
-        Broadcastable arrays (NaN anywhere fails).
+        Broadcastable arrays of finite numbers (NaN, inf, text or complex numbers are
+        refused with a ParameterError).
     rtol : float
         Relative slack, :data:`BOUND_RTOL` (rounding only) by default.
     atol : float or array_like
@@ -115,11 +97,8 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
     >>> from fedtheory.verdict import rounding_floor
     >>> assert_upper_bound(7.7e-34, 0.0, atol=rounding_floor(1.0))  # rounding of x* = 1
     """
-    rtol = check_real(rtol, "rtol", "assert_upper_bound", low=0.0, high=1.0)
-    a, b = _pair(measured, bound, "assert_upper_bound", "bound")
-    floor = check_array(atol, "atol", "assert_upper_bound", low=0.0)
-    floor = np.broadcast_to(floor, a.shape)
-    ok = a <= b + rtol * np.abs(b) + floor
+    a, b, floor = np.broadcast_arrays(measured, bound, atol)
+    ok = within_bound(a, b, floor=floor, rtol=rtol)
     if not np.all(ok):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             score = np.nan_to_num((a - b) / np.abs(b), nan=np.inf)
@@ -129,6 +108,9 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
         raise AssertionError(_message("upper bound violated", ok, score, a, b, "bound", tol))
 
 
+@declare(
+    measured=Array(), expected=Array(broadcast="measured"), rtol=Real(0.0, 1.0), atol=Real(0.0)
+)
 def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = ZERO_ATOL) -> None:
     r"""Assert ``|measured - expected| <= rtol * |expected| + atol`` at every point (exact
     statements).
@@ -137,13 +119,11 @@ def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = 
     --------
     >>> assert_equal(0.1 + 0.2, 0.3)
     """
-    rtol = check_real(rtol, "rtol", "assert_equal", low=0.0, high=1.0)
-    atol = check_real(atol, "atol", "assert_equal", low=0.0)
-    a, b = _pair(measured, expected, "assert_equal", "expected")
+    a, b = np.broadcast_arrays(measured, expected)
     dev = np.abs(a - b)
     ok = dev <= rtol * np.abs(b) + atol
     if not np.all(ok):
-        score = np.nan_to_num(dev, nan=np.inf)  # a NaN side fails with an infinite deviation
+        score = dev
         tol = (
             f"{_tolerance(rtol, TIGHT_RTOL, 'TIGHT_RTOL')}, "
             f"{_tolerance(atol, ZERO_ATOL, 'ZERO_ATOL')}; "
@@ -152,6 +132,7 @@ def assert_equal(measured, expected, *, rtol: float = TIGHT_RTOL, atol: float = 
         raise AssertionError(_message("equality fails", ok, score, a, b, "expected", tol))
 
 
+@declare(measured=Array(), atol=Real(0.0))
 def assert_near_zero(measured, *, atol: float = ZERO_ATOL) -> None:
     r"""Assert ``|measured| <= atol`` at every point.
 
@@ -159,11 +140,10 @@ def assert_near_zero(measured, *, atol: float = ZERO_ATOL) -> None:
     --------
     >>> assert_near_zero([1e-15, -1e-14])
     """
-    atol = check_real(atol, "atol", "assert_near_zero", low=0.0)
-    a, _ = _pair(measured, 0.0, "assert_near_zero", "atol")
+    a = measured
     ok = np.abs(a) <= atol
     if not np.all(ok):
-        score = np.nan_to_num(np.abs(a), nan=np.inf)
+        score = np.abs(a)
         tol = _tolerance(atol, ZERO_ATOL, "ZERO_ATOL")
         bound = np.full(a.shape, atol)
         raise AssertionError(_message("not near zero", ok, score, a, bound, "bound", tol))

@@ -22,10 +22,9 @@ family with it, so that a saved search names the file and replays from it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-
-import numpy as np
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_mapping, check_str
@@ -42,7 +41,7 @@ def theorem_family(
     fixed: Mapping | None = None,
     replicates: int | None = None,
     description: str | None = None,
-    tightness: str = "no closed form for the worst case is known",
+    tightness: str | None = None,
     supremum: float | None = None,
 ) -> Family:
     r"""A tightness family over ``theorem``'s own parameters.
@@ -67,8 +66,9 @@ def theorem_family(
         Monte-Carlo replicates per point (at least 2); ``None``: ``measure`` is exact.
     description : str, optional
         The instances and what is measured (default: the boxes).
-    tightness : str
-        What is proved about the worst ratio.
+    tightness : str, optional
+        What is proved about the worst ratio (default: the proved ``supremum`` when given,
+        else that no closed form for the worst case is known).
     supremum : float, optional
         The proved supremum of measured / bound, if one is proved.
 
@@ -84,10 +84,10 @@ def theorem_family(
     >>> search(family, budget=30, seed=0).counterexample is None
     True
     """
-    from fedtheory.bounds.base import _check_measurable
+    from fedtheory.bounds.judgement import Judge
     from fedtheory.testing.theorems import _box
 
-    _check_measurable(theorem, measure, _OWNER)
+    judge = Judge(theorem, measure, owner=_OWNER)
     if theorem.kind != "upper bound":
         raise ParameterError(
             f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
@@ -114,23 +114,16 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
-        from fedtheory.verdict import Measured, mean_confidence_interval
-
+        if not judge.bound_at(values).valid:  # outside the hypotheses: never measured
+            return Measurement(math.nan, values)
         if replicates is None:
-            out = measure(**values)
-            # a Measured carries the magnitude of its computation (its rounding floor)
-            scale = abs(float(out.scale)) if isinstance(out, Measured) else 0.0
-            measured = float(np.asarray(out.value if isinstance(out, Measured) else out, float))
-            return Measurement(measured, values, magnitude=max(abs(measured), scale))
-
-        samples = np.asarray(measure(**values, replicates=replicates, seed=seed), dtype=float)
-        if samples.shape != (replicates,):
-            raise ParameterError(
-                f"The 'measure' parameter of {_OWNER} must return an array [{replicates}] "
-                f"(one value per replicate). Got shape {samples.shape} instead."
-            )
-        mean, low, high = mean_confidence_interval(samples, 0.95)
-        return Measurement(mean, values, (low, high), float(np.abs(samples).max()))
+            j = judge(values, judge.measure_at(values))
+        else:
+            drawn = judge.measure_at(values, replicates=replicates, seed=seed)
+            j = judge(values, samples=drawn, shape=(replicates,))
+        # the magnitude of the computation where the measurement gave it (else 0: the
+        # family's judge reads it off the parameters and the bound's terms)
+        return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
 
     shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
         f", {k} = {v}" for k, v in fixed.items()
@@ -142,7 +135,13 @@ def theorem_family(
         lambda ints: reals,
         evaluate,
         monte_carlo=replicates is not None,
-        tightness=tightness,
+        tightness=tightness
+        if tightness is not None
+        else (
+            "no closed form for the worst case is known"
+            if supremum is None
+            else f"proved supremum of measured / bound: {supremum:g}"
+        ),
         supremum=supremum,
     )
 

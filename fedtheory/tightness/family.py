@@ -15,16 +15,16 @@ constants (:meth:`Family.measure`), so a family whose theorem is replaced
 (``dataclasses.replace(family, theorem=mine)``) judges ``mine``. A point where a hypothesis of
 the theorem fails is *not valid*: it is never a counterexample.
 
-The decision at a point is the verdict rule of the report
-(:func:`fedtheory.verdict.upper_bound_outcome`): a counterexample needs the lower confidence
-limit (the exact value for a deterministic measurement) above the bound plus the slack
-(``floor``, the rounding floor :func:`fedtheory.verdict.rounding_floor` of the magnitudes
-that entered the computation, plus ``BOUND_RTOL`` times the bound); the bound holds when
-the upper limit is within the slack; otherwise inconclusive.
+The decision at a point is the one judge's (:class:`fedtheory.bounds.judgement.Judge`, the
+rule of the report): a counterexample needs the lower confidence limit (the exact value for
+a deterministic measurement) above the bound plus the slack (the rounding floor of the
+magnitudes that entered the computation, plus ``BOUND_RTOL`` times the bound); the bound
+holds when the upper limit is within the slack; otherwise inconclusive.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,15 +32,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from fedtheory.bounds.base import Theorem
+from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
-from fedtheory.verdict import (
-    ROUNDING_ULPS,
-    Verdict,
-    format_ratio,
-    rounding_floor,
-    upper_bound_outcome,
-)
+from fedtheory.verdict import Verdict
 
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
 
@@ -87,36 +82,23 @@ class Measurement:
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    r"""One instance: the measured quantity next to the bound of the family's theorem.
+class Evaluation(Judgement):
+    r"""One instance: the measured quantity next to the bound of the family's theorem, as
+    judged by :class:`fedtheory.bounds.judgement.Judge` (rounding floor, rule, validity).
 
-    :attr:`ratio` divides the *upper* confidence limit by the bound (the exact value for a
-    deterministic measurement); :attr:`outcome` applies
-    :func:`fedtheory.verdict.upper_bound_outcome`; ``valid`` is false where a hypothesis of
-    the theorem fails (then no outcome is a counterexample)."""
+    What the search adds: :attr:`ratio` divides the *upper* confidence limit by the bound
+    (the exact value for a deterministic measurement); :attr:`score`, what it maximises;
+    :attr:`outcome` is never *violated* where a hypothesis of the theorem fails (``valid``
+    false: no counterexample there); ``failure`` says where and how the measurement failed
+    (it raised, or returned a non-number or a non-finite value): such a point is recorded,
+    never a counterexample, and the search goes on."""
 
-    measured: float
-    bound: float
-    constants: Mapping[str, float] = field(default_factory=dict)
-    interval: tuple[float, float] | None = None  # 95% CI of a Monte-Carlo mean
-    valid: bool = True
-    magnitude: float = 0.0
+    failure: str = ""
 
     @property
-    def low(self) -> float:
-        return self.measured if self.interval is None else self.interval[0]
-
-    @property
-    def high(self) -> float:
-        return self.measured if self.interval is None else self.interval[1]
-
-    @property
-    def floor(self) -> float:
-        """Rounding floor of the comparison (:func:`fedtheory.verdict.rounding_floor`), at
-        least that many smallest normal floats (below them, values underflow: 5e-324 over a
-        bound of 0 is rounding)."""
-        underflow = ROUNDING_ULPS * float(np.finfo(float).smallest_normal)
-        return max(rounding_floor(self.measured, self.bound, self.magnitude), underflow)
+    def constants(self) -> Mapping[str, float]:
+        """The instance's constants (every parameter of the theorem)."""
+        return self.values
 
     @property
     def ratio(self) -> float:
@@ -125,11 +107,6 @@ class Evaluation:
         if self.bound > 0:
             return float(self.high / self.bound)
         return math.inf if self.high > self.floor else 0.0
-
-    def ratio_text(self) -> str:
-        """The ratio for people (:func:`fedtheory.verdict.format_ratio`: ``1 + 2.1e-09``
-        near 1, so that a rounding-level excess is seen as one)."""
-        return format_ratio(self.high, self.bound)
 
     @property
     def score(self) -> float:
@@ -146,18 +123,10 @@ class Evaluation:
 
     @property
     def outcome(self) -> Verdict:
-        """*holds*, *violated* (a counterexample) or *inconclusive*
-        (:func:`fedtheory.verdict.upper_bound_outcome`, with the rounding floor); never
-        *violated* outside the hypotheses."""
-        if np.isnan([self.low, self.high, self.bound]).any():
-            return Verdict.INCONCLUSIVE
-        verdict = upper_bound_outcome(self.low, self.high, self.bound, floor=self.floor)
+        """*holds*, *violated* (a counterexample) or *inconclusive* (the judge's outcome);
+        never *violated* outside the hypotheses."""
+        verdict = super().outcome
         return Verdict.INCONCLUSIVE if verdict is Verdict.VIOLATED and not self.valid else verdict
-
-    @property
-    def violated(self) -> bool:
-        """A counterexample: valid, and the lower limit above the bound plus the slack."""
-        return self.outcome is Verdict.VIOLATED
 
     @property
     def attained(self) -> bool:
@@ -191,6 +160,7 @@ class Evaluation:
             "floor": self.floor,
             "interval": None if self.interval is None else list(self.interval),
             "constants": dict(self.constants),
+            "failure": self.failure,
         }
 
 
@@ -295,7 +265,15 @@ class Family:
     def measure(self, integers: Mapping[str, int], reals, seed: int = 0) -> Evaluation:
         """Measure the family at a point and evaluate its theorem there (bound times
         ``scale``); a failed hypothesis gives an evaluation that is not ``valid``."""
-        m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+        judge = Judge(self.theorem, scale=self.scale, owner="Family.measure")
+        try:
+            m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+        except MeasureError as err:  # the user's measurement failed here: recorded
+            return self._failed(judge, err.instance, f"{err.function}: {err.error}")
+        except Exception as err:  # noqa: BLE001 -- the family's own evaluate (a user's code)
+            name = getattr(self.evaluate, "__qualname__", "evaluate")
+            at = self.describe(integers, reals)
+            return self._failed(judge, at, f"{name}: {type(err).__name__}: {err}")
         if not isinstance(m, Measurement):
             raise ParameterError(
                 f"The 'evaluate' parameter of Family must return a Measurement. Got "
@@ -308,17 +286,26 @@ class Family:
                 f"measured constants ({', '.join(m.constants)}). Got {self.theorem.title} "
                 f"needing {missing} instead."
             )
-        values = {p: m.constants[p] for p in self.theorem.parameters}
-        result = self.theorem.evaluate(strict=False, **values)
-        terms = [float(np.max(np.abs(v))) for v in result.terms.values()]
-        return Evaluation(
-            float(m.measured),
-            float(result.total) * self.scale,
-            dict(m.constants),
-            m.interval,
-            bool(result.valid),
-            max([m.magnitude, *terms], key=abs),
-        )
+        if math.isnan(m.measured) and not judge.bound_at(m.constants).valid:
+            return self._failed(judge, m.constants, "")  # outside: not measured
+        try:
+            judged = judge(m.constants, m.measured, interval=m.interval, magnitude=m.magnitude)
+        except MeasureError as err:  # NaN or inf: recorded, the search goes on
+            name = getattr(self.evaluate, "__qualname__", "evaluate")
+            return self._failed(judge, m.constants, f"{name}: {err.error}")
+        fields = {f.name: getattr(judged, f.name) for f in dataclasses.fields(Judgement)}
+        return Evaluation(**{**fields, "values": dict(m.constants)})
+
+    def _failed(self, judge, at: Mapping, failure: str) -> Evaluation:
+        """A point not measured: outside the hypotheses (``failure`` empty) or where the
+        measurement failed (what failed, and how)."""
+        try:
+            result = judge.bound_at(at)
+            bound, valid = float(np.max(result.total)), bool(result.valid)
+        except (KeyError, ParameterError):  # the instance does not give the parameters
+            bound, valid = math.nan, False
+        where = f" at {dict(at)}" if failure else ""
+        return Evaluation(math.nan, bound, dict(at), valid=valid, failure=failure + where)
 
     def describe(self, integers: Mapping[str, int], reals) -> dict:
         """The instance in the paper's symbols (``instance``), else integers and reals."""

@@ -58,7 +58,12 @@ from fedtheory.verdict.intervals import (
     mean_intervals,
     replicates_needed,
 )
-from fedtheory.verdict.outcomes import equivalence_outcome, upper_bound_outcome
+from fedtheory.verdict.outcomes import (
+    equivalence_outcome,
+    near,
+    upper_bound_outcome,
+    within_bound,
+)
 from fedtheory.verdict.rounding import BOUND_RTOL, ROUNDING_ULPS, Measured, rounding_floor
 from fedtheory.verdict.rows import LOOSE_RATIO, Comparison, Verdict, format_ratio
 from fedtheory.verdict.statements import (
@@ -96,8 +101,10 @@ __all__ = [
     "mean_confidence_interval",
     "mean_difference",
     "mean_intervals",
+    "near",
     "replicate_until_decided",
     "replicates_needed",
     "rounding_floor",
     "upper_bound_outcome",
+    "within_bound",
 ]

@@ -11,12 +11,14 @@ from fedtheory.verdict.rounding import BOUND_RTOL
 from fedtheory.verdict.rows import Verdict
 
 
-def upper_bound_outcome(low, high, bound, *, floor: float = 0.0) -> Verdict:
+def upper_bound_outcome(
+    low, high, bound, *, floor: float = 0.0, rtol: float = BOUND_RTOL
+) -> Verdict:
     r"""The verdict of ``X <= bound`` from an interval ``[low, high]`` of ``X`` (a
     confidence interval of a mean, or ``low == high`` = a deterministic value):
     *holds* when ``high <= bound + slack``, *violated* when ``low > bound + slack``,
     else *inconclusive*; the slack is ``floor`` (rounding, :func:`rounding_floor`) plus
-    :data:`BOUND_RTOL` ``|bound|``.
+    ``rtol`` ``|bound|`` (:data:`BOUND_RTOL` by default).
 
     Examples
     --------
@@ -27,20 +29,49 @@ def upper_bound_outcome(low, high, bound, *, floor: float = 0.0) -> Verdict:
     low, high, bound = (check_real(v, n, owner) for v, n in ((low, "low"), (high, "high"),
                                                              (bound, "bound")))  # fmt: skip
     floor = check_real(floor, "floor", owner, low=0.0)
-    code = int(_upper_codes(np.array(low), np.array(high), np.array(bound), floor))
+    rtol = check_real(rtol, "rtol", owner, low=0.0)
+    code = int(_upper_codes(np.array(low), np.array(high), np.array(bound), floor, rtol))
     return _CODES[code]
 
 
 _CODES = (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.VIOLATED)
 
 
-def _slack(bound: np.ndarray, floor) -> np.ndarray:
-    return np.asarray(floor, dtype=float) + BOUND_RTOL * np.abs(bound)
+def _slack(bound: np.ndarray, floor, rtol=BOUND_RTOL) -> np.ndarray:
+    return np.asarray(floor, dtype=float) + rtol * np.abs(bound)
 
 
-def _upper_codes(low, high, bound, floor) -> np.ndarray:
+def within_bound(value, bound, *, floor=0.0, rtol: float = BOUND_RTOL) -> np.ndarray:
+    r"""Where ``value <= bound + floor + rtol |bound|`` (arrays broadcast; NaN is never
+    within): the one comparison behind every upper-bound outcome
+    (:func:`upper_bound_outcome`, the rows of :mod:`fedtheory.verdict.statements`,
+    :func:`fedtheory.testing.assert_upper_bound`).
+
+    Examples
+    --------
+    >>> within_bound([0.5, 1.0 + 1e-12, 1.1], 1.0).tolist()
+    [True, True, False]
+    """
+    value, bound = np.asarray(value, dtype=float), np.asarray(bound, dtype=float)
+    return value <= bound + _slack(bound, floor, rtol)
+
+
+def near(value, predicted, *, rtol: float, atol=0.0) -> np.ndarray:
+    r"""Where ``|value - predicted| <= atol + rtol |predicted|`` (arrays broadcast; NaN is
+    never near): the comparison of a deterministic exact statement.
+
+    Examples
+    --------
+    >>> near([1.0, 1.1], 1.0, rtol=1e-9).tolist()
+    [True, False]
+    """
+    value, predicted = np.asarray(value, dtype=float), np.asarray(predicted, dtype=float)
+    return np.abs(value - predicted) <= atol + rtol * np.abs(predicted)
+
+
+def _upper_codes(low, high, bound, floor, rtol=BOUND_RTOL) -> np.ndarray:
     """0 holds, 1 inconclusive, 2 violated, at every point."""
-    edge = bound + _slack(bound, floor)
+    edge = bound + _slack(bound, floor, rtol)
     return np.where(high <= edge, 0, np.where(low > edge, 2, 1))
 
 

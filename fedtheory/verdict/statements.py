@@ -22,7 +22,10 @@ from fedtheory.verdict.outcomes import (
     _ratios,
     _slack,
     _upper_codes,
+    near,
+    within_bound,
 )
+from fedtheory.verdict.rounding import BOUND_RTOL
 from fedtheory.verdict.rows import Comparison, Verdict, format_ratio
 
 
@@ -54,19 +57,20 @@ def compare_upper_bound(
     *,
     assumptions_hold: bool = True,
     floor=0.0,
+    rtol: float = BOUND_RTOL,
 ) -> Comparison:
     """Deterministic ``measured <= bound + floor`` checked at every point of broadcastable
     arrays (``floor``: rounding, from the magnitudes of the computation,
-    :func:`rounding_floor`; :data:`BOUND_RTOL` ``|bound|`` is added). The row reports the
-    worst point (largest ratio measured/bound, a failing point first) and says when the
-    verdict rests on the floor."""
+    :func:`rounding_floor`; ``rtol`` ``|bound|`` is added, :data:`BOUND_RTOL` by default).
+    The row reports the worst point (largest ratio measured/bound, a failing point first)
+    and says when the verdict rests on the floor."""
     m, b, fl = np.broadcast_arrays(*(np.asarray(v, float) for v in (measured, bound, floor)))
     if np.any(fl < 0) or np.any(np.isnan(fl)):
         raise ParameterError(
             f"The 'floor' parameter of compare_upper_bound must be >= 0. Got {floor!r} instead."
         )
-    slack = _slack(b, fl)
-    ok_at = m <= b + slack
+    slack = _slack(b, fl, rtol)
+    ok_at = within_bound(m, b, floor=fl, rtol=rtol)
     ok = bool(np.all(ok_at))
     ratio = _ratios(m, b)
     score = ratio if ok else np.where(ok_at, -np.inf, np.nan_to_num(ratio, nan=np.inf))
@@ -254,7 +258,7 @@ def compare_equal(
     checked at every point; the row reports the point of largest deviation."""
     m, p = np.broadcast_arrays(np.asarray(measured, float), np.asarray(predicted, float))
     dev = np.abs(m - p)
-    ok = bool(np.all(dev <= atol + rtol * np.abs(p)))
+    ok = bool(np.all(near(m, p, rtol=rtol, atol=atol)))
     i = np.unravel_index(np.argmax(dev), dev.shape)
     verdict = Verdict.HOLDS if ok else Verdict.VIOLATED
     detail = (

@@ -1,8 +1,8 @@
 r"""Every statement of ``validation/ERRATA.md`` re-checked.
 
-Each erratum of :mod:`fedtheory.bounds.errata` is recomputed on its instance; the row shows
+Each erratum of :mod:`fedtheory.validation.errata` is recomputed on its instance; the row shows
 the two numbers its finding compares (measured vs bound, with the finding's relation), its
-class (``errata.CLASSES``) and what a reader should do. Its verdict (*confirmed* = the
+class (``CLASSES``) and what a reader should do. Its verdict (*confirmed* = the
 finding holds on the instance, *refuted* = it does not, *inconclusive*) is compared with the
 verdict and class recorded in ``ERRATA.md``: the row is *reproduced* when the recomputation
 gives what ``ERRATA.md`` records, *violated* when it no longer does. An erratum row never
@@ -17,14 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.bounds import errata
 from fedtheory.validation import plots
+from fedtheory.validation.errata.cafed import cafed_lambda_estimator_limit
+from fedtheory.validation.errata.catalogue import ERRATA
+from fedtheory.validation.errata.e3cs import e3cs_static_regret
+from fedtheory.validation.errata.record import CLASSES, Erratum
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
 NAME = "errata"
 TABLE_ANCHOR = "errata-by-class"
-ERRATA_MD = Path(__file__).resolve().parent / "ERRATA.md"
+ERRATA_MD = Path(__file__).resolve().parent.parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}
 
 
@@ -51,12 +54,12 @@ def settings(size: Size) -> dict:
     }
 
 
-def _run(s: dict) -> list[errata.Erratum]:
+def _run(s: dict) -> list[Erratum]:
     out = []
-    for check in errata.ERRATA:
-        if check is errata.cafed_lambda_estimator_limit:
+    for check in ERRATA:
+        if check is cafed_lambda_estimator_limit:
             out.append(check(rounds=s["lambda_rounds"]))
-        elif check is errata.e3cs_static_regret:
+        elif check is e3cs_static_regret:
             out.append(check(rounds=s["regret_rounds"]))
         else:
             out.append(check())
@@ -141,11 +144,11 @@ def _reproduces(code) -> str:
 
 def table_rows(data) -> list[tuple[str, ...]]:
     """The report's errata table: one row per erratum, grouped by class in the order of
-    ``errata.CLASSES`` (a class added there appears without a change here); "fedtheory
+    ``CLASSES`` (a class added there appears without a change here); "fedtheory
     reproduces this finding" is *yes* when the recomputation confirms it, *no (refuted)* or
     *no (inconclusive)* otherwise; the last column says whether ERRATA.md records the same
     verdict and class."""
-    order = {c: i for i, c in enumerate(errata.CLASSES)}
+    order = {c: i for i, c in enumerate(CLASSES)}
     rows = []
     for i in sorted(
         range(data["key"].size), key=lambda i: (order.get(str(data["kind"][i]), len(order)), i)
@@ -166,8 +169,8 @@ def table_rows(data) -> list[tuple[str, ...]]:
 
 
 def class_counts(data) -> dict[str, int]:
-    """How many errata of each class (``errata.CLASSES`` order, empty classes included)."""
-    return {c: int(np.sum(data["kind"] == c)) for c in errata.CLASSES}
+    """How many errata of each class (``CLASSES`` order, empty classes included)."""
+    return {c: int(np.sum(data["kind"] == c)) for c in CLASSES}
 
 
 def plot(data, s, fig):
@@ -209,7 +212,7 @@ register(
     Check(
         NAME,
         "Errata of the papers, re-checked",
-        "validation/ERRATA.md, via fedtheory.bounds.errata",
+        "validation/ERRATA.md, via fedtheory.validation.errata",
         settings,
         compute,
         judge,

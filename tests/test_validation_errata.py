@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory.availability.sampling import successive_inclusion_probabilities
-from fedtheory.bounds import errata
 from fedtheory.testing.strategies import simplex
+from fedtheory.validation import errata
 from tests.conftest import assert_tight, assert_upper_bound
 
 RELATION = {">": operator.gt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
@@ -143,8 +143,8 @@ def test_chi_square_is_not_convex_in_q_on_the_spec_chord():
 @given(simplex(2), simplex(2), simplex(2), st.floats(0.05, 0.95), st.floats(0.05, 0.95))
 def test_chi_square_in_q_is_convex_on_segments_for_two_clients(alpha, qa, qb, pi1, pi2):
     pi = np.array([pi1, pi2])
-    ends = [errata._chi2_of_q(q, alpha, pi) for q in (qa, qb)]
-    assert_upper_bound(errata._chi2_of_q((qa + qb) / 2, alpha, pi), sum(ends) / 2, rtol=1e-7)
+    ends = [errata.cafed._chi2_of_q(q, alpha, pi) for q in (qa, qb)]
+    assert_upper_bound(errata.cafed._chi2_of_q((qa + qb) / 2, alpha, pi), sum(ends) / 2, rtol=1e-7)
 
 
 def test_record_is_frozen():
@@ -190,7 +190,7 @@ def test_errata_md_lists_every_check_with_its_command():
     text = (Path(__file__).parents[1] / "validation" / "ERRATA.md").read_text()
     for check in errata.ERRATA:
         assert f"errata.{check.__name__}()" in text
-    assert "python -m fedtheory.bounds.errata" in text
+    assert "python -m fedtheory.validation.errata" in text
 
 
 def test_step23_fails_exactly_while_the_min_in_J_t_binds():

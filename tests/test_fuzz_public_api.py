@@ -1,0 +1,307 @@
+"""A hostile fuzz of the public API generated from the declared constraints
+(:mod:`fedtheory.constraints`).
+
+Every public callable of the public packages is discovered (not listed by hand): the
+functions and classes of every module of ``fedtheory`` but the command line and the
+registered validations, and the public methods of those classes. A callable with
+declared parameters is fed, one parameter at a time, every hostile value its constraint
+declares (None, empty and ragged arrays, NaN or inf inside vectors, complex numbers,
+numbers written as strings, bools, ``2**70``, out-of-range values, ...): each must be
+refused with a fedtheory error, before any work, within :data:`CALL_SECONDS`. It is
+then fed the constraint's edge values that may be valid (``1e308``, the smallest
+denormal, the largest size): each is refused or gives finite numbers. The valid call a
+value is put into comes from the contract table (``test_public_api_contract.CONTRACT``) or
+is generated from the declaration's examples.
+
+A public callable that declares nothing must be in :data:`UNDECLARED_FILE` (the callables
+still checked by hand, a list that may only shrink) or take no input; a new public
+callable without a declaration fails :func:`test_every_public_callable_declares_its_parameters`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import math
+import pkgutil
+import signal
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pytest
+import torch
+
+import fedtheory
+from fedtheory.budget import ENV, TIME_ENV
+from fedtheory.constraints import Constraint, Instance, constraints_of
+from fedtheory.errors import FedTheoryError
+from fedtheory.optim import WeightInstance
+from tests.test_public_api_contract import CONTRACT
+
+UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
+"""The public callables whose parameters are still checked by hand, one ``module:name`` a
+line: a callable that gains a declaration must leave it."""
+
+CALL_SECONDS = 10
+"""A call that has not returned after this long counts as a hang (a budget refusal is
+immediate; a valid small call takes milliseconds)."""
+
+PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.validation", "fedtheory.constraints",
+                    "fedtheory.params")  # fmt: skip
+"""Not library API to fuzz: the command line (its own tests), the registered validations
+(but for the bring-your-own-theorem builder ``fedtheory.validation.custom``) and the
+checking machinery itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
+
+DEPRECATED_PATHS = ("fedtheory.bounds.errata",)
+"""Old import paths kept one release with a DeprecationWarning: their callables are fuzzed
+at their new home."""
+
+
+def _modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(fedtheory.__path__, "fedtheory."):
+        parts = info.name.split(".")
+        if any(p.startswith("_") for p in parts):
+            continue
+        if info.name.startswith(PRIVATE_PACKAGES) and info.name != "fedtheory.validation.custom":
+            continue
+        if info.name in DEPRECATED_PATHS:
+            continue
+        names.append(info.name)
+    return names
+
+
+def _takes_input(obj: Any) -> bool:
+    """Whether a callable takes arguments to check: records (NamedTuples), errors,
+    protocols and argument-free functions do not."""
+    if inspect.isclass(obj):
+        if issubclass(obj, BaseException) or Protocol in obj.__mro__[1:]:
+            return False
+        if issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            return False
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return True
+    return any(p not in ("self", "cls") for p in params)
+
+
+def discover() -> dict[str, Any]:
+    """``module:name`` (``module:Class.method`` for methods) -> the public callable."""
+    found = {}
+    for module_name in _modules():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            try:  # a module kept under its old path for one release is not API
+                module = importlib.import_module(module_name)
+                names = getattr(module, "__all__", None) or [
+                    n for n, v in vars(module).items() if not n.startswith("_")
+                ]
+            except DeprecationWarning:
+                continue
+        for name in names:
+            obj = getattr(module, name, None)
+            if obj is None or not callable(obj) or inspect.ismodule(obj):
+                continue
+            if getattr(obj, "__module__", module_name) != module_name:
+                continue  # re-exported: keyed by its own module
+            found[f"{module_name}:{name}"] = obj
+            if not inspect.isclass(obj):
+                continue
+            for attr, raw in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
+                    found[f"{module_name}:{name}.{attr}"] = getattr(obj, attr)
+    return {k: v for k, v in found.items() if _takes_input(v)}
+
+
+PUBLIC = discover()
+
+
+def _declared(obj: Any) -> dict[str, Constraint] | None:
+    return constraints_of(obj)
+
+
+def test_every_public_callable_declares_its_parameters():
+    undeclared = set(UNDECLARED_FILE.read_text().split())
+    missing = {k for k, v in PUBLIC.items() if _declared(v) is None} - undeclared
+    assert not missing, (
+        f"public callables without declared parameters: {sorted(missing)}; declare them with "
+        "fedtheory.constraints.declare (docs/ARCHITECTURE.md, 'A new public function')"
+    )
+    stale = {k for k in undeclared if k not in PUBLIC or _declared(PUBLIC[k]) is not None}
+    assert not stale, f"remove from {UNDECLARED_FILE.name} (declared or gone): {sorted(stale)}"
+
+
+# --- generated fuzz ----------------------------------------------------------------------
+class Hang(Exception):
+    """A call ran past CALL_SECONDS."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int):
+    def stop(signum, frame):
+        raise Hang
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _pool() -> list[Any]:
+    """Valid objects to draw an ``Instance`` parameter or a method's ``self`` from: the
+    contract's valid arguments and the objects its valid calls build."""
+    objects = []
+    for case in CONTRACT.values():
+        objects += list(case.valid.values())
+        if inspect.isclass(case.call):
+            with contextlib.suppress(Exception):
+                objects.append(case.call(**case.valid))
+    return objects
+
+
+EXTRA_INSTANCES = [
+    WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
+]
+"""Valid objects of classes outside the contract table."""
+POOL = _pool() + EXTRA_INSTANCES
+
+
+def _instance_of(kind: type) -> Any:
+    for obj in POOL:
+        if isinstance(obj, kind):
+            return obj
+    raise LookupError(kind)
+
+
+def _owner_class(key: str) -> type | None:
+    module, _, name = key.partition(":")
+    if "." not in name:
+        return None
+    return getattr(importlib.import_module(module), name.split(".")[0])
+
+
+def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
+    """``(callable, valid keyword arguments)`` for a declared callable: the contract's
+    valid call, else one generated from the declaration (``LookupError`` if none)."""
+    if key in CONTRACT:
+        return CONTRACT[key].call, dict(CONTRACT[key].valid)
+    call = obj
+    owner = _owner_class(key)
+    if owner is not None and inspect.isfunction(inspect.getattr_static(owner, key.split(".")[-1])):
+        call = getattr(_instance_of(owner), key.split(".")[-1])  # a method: bind an instance
+    constraints = _declared(obj)
+    args: dict[str, Any] = {"self": getattr(call, "__self__", None)}
+    kwargs = {}
+    for name, p in inspect.signature(call).parameters.items():
+        if name in constraints:
+            c = constraints[name]
+            value = _instance_of(c.kind) if isinstance(c, Instance) else c.example(args)
+        elif p.default is not inspect.Parameter.empty:
+            continue
+        else:
+            raise LookupError(f"{key}: no valid value for the undeclared '{name}'")
+        args[name] = kwargs[name] = value
+    return call, kwargs
+
+
+def _finite(result: Any, depth: int = 0) -> bool:
+    if isinstance(result, float | np.floating):
+        return math.isfinite(result)
+    if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
+        return bool(np.isfinite(result).all())
+    if isinstance(result, torch.Tensor) and result.is_floating_point():
+        return bool(torch.isfinite(result).all())
+    if depth < 3 and isinstance(result, tuple | list):
+        return all(_finite(v, depth + 1) for v in result[:20])
+    if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
+        return all(_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
+    return True
+
+
+ASSERTIONS = "fedtheory.testing.assertions:"
+"""The property-test assertions: an AssertionError is their verdict, not a raw error."""
+OVERFLOW_BY_DESIGN = {
+    "fedtheory.problems.quadratic:QuadraticProblem.grad": "the simulator's inner loop: an "
+    "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
+    "after the round (DivergenceError naming the round), not refused here",
+}
+"""Callables that may return inf from finite input of huge magnitude (never from hostile
+input, which they refuse), each with the reason."""
+
+
+def _outcome(key: str, call, kwargs: dict, must_refuse: bool) -> str:
+    """``refused``, ``ok`` (accepted, finite), ``raw`` (an exception fedtheory did not mean),
+    ``silent`` (a hostile value accepted), ``nan`` (a non-finite result) or ``hang``."""
+    try:
+        with _time_limit(CALL_SECONDS):
+            result = call(**kwargs)
+    except FedTheoryError:
+        return "refused"
+    except AssertionError:
+        return "refused" if key.startswith(ASSERTIONS) else "raw"
+    except Hang:
+        return "hang"
+    except Exception:  # noqa: BLE001 - counted as raw, shown in the failure
+        return "raw"
+    if must_refuse:
+        return "silent"
+    return "ok" if _finite(result) or key in OVERFLOW_BY_DESIGN else "nan"
+
+
+def fuzz(key: str, obj: Any) -> list[tuple[str, str, str]]:
+    """``(parameter, value label, outcome)`` of every generated call to one callable."""
+    call, valid = baseline(key, obj)
+    rows = []
+    for name, constraint in _declared(obj).items():
+        for label, value in constraint.hostile():
+            rows.append((name, label, _outcome(key, call, {**valid, name: value}, True)))
+        for label, value in constraint.edges(valid.get(name)):
+            rows.append((name, label, _outcome(key, call, {**valid, name: value}, False)))
+    return rows
+
+
+DECLARED = sorted(k for k, v in PUBLIC.items() if _declared(v) is not None)
+BAD = ("raw", "silent", "nan", "hang")
+
+
+@pytest.fixture(autouse=True)
+def budgets(monkeypatch):
+    """At most 1 GiB and 60 s of estimated work per call, whatever the machine."""
+    monkeypatch.setenv(ENV, "1G")
+    monkeypatch.setenv(TIME_ENV, "60")
+
+
+def test_generated_fuzz_of_every_declared_callable(capsys):
+    """0 raw exceptions, 0 silent accepts, 0 non-finite results, 0 hangs; prints a summary."""
+    totals: Counter = Counter()
+    failures = []
+    for key in DECLARED:
+        for name, label, outcome in fuzz(key, PUBLIC[key]):
+            totals[outcome] += 1
+            if outcome in BAD:
+                failures.append(f"{key}({name}={label}): {outcome}")
+    with capsys.disabled():
+        print(
+            f"\nfuzz: {len(DECLARED)} declared of {len(PUBLIC)} public callables, "
+            f"{sum(totals.values())} calls: "
+            + ", ".join(f"{totals[k]} {k}" for k in ("refused", "ok", *BAD))
+        )
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("key", DECLARED)
+def test_every_declared_callable_has_a_valid_call(key):
+    """The fuzz's valid call runs (else a hostile value could be refused for another
+    reason than its own)."""
+    call, valid = baseline(key, PUBLIC[key])
+    call(**valid)
