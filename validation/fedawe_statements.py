@@ -470,16 +470,29 @@ def lemma5_plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     k = len(s["lr_fraction"])
     steps = np.array(s["steps"], float)
+    exact = np.asarray(data["exact"], dtype=float)
+    positive = exact[exact > 0]
+    floor = 10.0 ** (np.floor(np.log10(positive.min())) - 1) if positive.size else 1e-12
     for j, frac in enumerate(s["lr_fraction"]):
-        ax.plot(steps, data["exact"][j::k], **plots.series(j), label=f"exact, c = {frac:g}")
+        ax.plot(plots.dodge(steps, j, k, log=True, width=0.03), plots.floored(exact[j::k], floor),
+                **plots.series(j), label=f"exact, c = {frac:g}")  # fmt: skip
         ax.plot(steps, data["bound"][j::k], **{**plots.series(j, filled=False), "linestyle": ":"},
                 label=f"Lemma 5 bound, c = {frac:g}")  # fmt: skip
     ax.set(xscale="log", yscale="log", xlabel="local steps $s$",
            ylabel="squared gradient drift (gradient units$^2$)",
            title=r"Lemma 5 at $\eta_l=c/(4sL)$")  # fmt: skip
     plots.log_ticks(ax, steps)
+    plots.mark_floor(ax, floor, what="exact 0")
     plots.legend(ax, ncols=2)
-    return None
+    zero = sorted({int(v) for v in np.repeat(steps, k)[exact == 0]})
+    return (
+        f"The exact drift is 0 at s = {', '.join(map(str, zero))} (the sum over r < s then "
+        f"holds only its r = 0 term, which is 0), drawn on the {floor:g} floor; the exact "
+        "values of the two step sizes are shifted slightly along s so that neither hides the "
+        "other."
+        if zero
+        else None
+    )
 
 
 # --- Lemma 4 on random populations, through the user's path (theorem_check) ---------------
