@@ -43,6 +43,7 @@ from itertools import combinations
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
@@ -101,6 +102,11 @@ def _drawn(line: Line2D) -> bool:
     return bool(xy.size and np.isfinite(xy).all(axis=1).any())
 
 
+def _hollow(line: Line2D) -> bool:
+    """Markers without fill: a filled marker under them still shows."""
+    return str(line.get_markerfacecolor()).lower() == "none"
+
+
 def _has_line(line: Line2D) -> bool:
     return line.get_linestyle() not in ("None", "none", "", " ")
 
@@ -121,7 +127,8 @@ def _marks(line: Line2D, xy: np.ndarray) -> np.ndarray:
 
 
 def _hidden_series(ax: Axes) -> list[Defect]:
-    lines = [line for line in ax.get_lines() if _drawn(line)]
+    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer) for cap in c[1]}
+    lines = [line for line in ax.get_lines() if _drawn(line) and id(line) not in caps]
     scale = ax.figure.dpi / 72.0  # pixels per point
     paths = [ax.transData.transform(np.asarray(line.get_xydata(), dtype=float)) for line in lines]
     defects = []
@@ -138,8 +145,9 @@ def _hidden_series(ax: Axes) -> list[Defect]:
             np.min(np.hypot(*(upper_marks - m).T), initial=np.inf) > COINCIDE_PT * scale
             for m in lower_marks
         )
-        line_shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
-        if not (separate or line_shows):
+        shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
+        shows |= bool(len(lower_marks)) and _hollow(upper) and not _hollow(lower)
+        if not (separate or shows):
             defects.append(
                 Defect(
                     "hidden series",
