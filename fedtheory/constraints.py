@@ -408,7 +408,7 @@ class Array(Constraint):
         if not (np.isfinite(a).all() and inside):
             return None
         if self.integer:
-            if np.any(a != np.round(a)):
+            if np.any(a != np.round(a)) or np.abs(a).max(initial=0.0) >= 2.0**63:
                 return None
             a = a.astype(np.int64)
         return self._finish(a)
@@ -677,14 +677,19 @@ def declare(**constraints: Constraint) -> Callable:
         if unknown:  # a typo in a declaration fails at import
             raise TypeError(f"{fn.__qualname__} has no parameter {sorted(unknown)}")
         owner = _owner(fn)
+        method = next(iter(signature.parameters), None) == "self"
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             values = bound.arguments
+            where = owner
+            if method:  # the instance's own class: Bernoulli.sample, not the base class's
+                cls = type(values["self"]).__name__
+                where = cls if fn.__name__ == "__init__" else f"{cls}.{fn.__name__}"
             for name, constraint in constraints.items():
-                values[name] = constraint.check(values[name], name, owner, values)
+                values[name] = constraint.check(values[name], name, where, values)
             return fn(*bound.args, **bound.kwargs)
 
         checked.__constraints__ = dict(constraints)

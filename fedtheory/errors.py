@@ -21,6 +21,7 @@ class ExitStatus(IntEnum):
     VIOLATED = 1  # a counterexample, or a row violated
     BAD_INPUT = 2  # a ParameterError: an unknown name, a bad argument, a file that is not Python
     USER_FUNCTION_FAILED = 3  # the user's function raised or returned no finite numbers
+    INTERNAL_ERROR = 70  # any command: an unexpected error, a bug (EX_SOFTWARE of sysexits.h)
 
 
 class FedTheoryError(Exception):

@@ -56,10 +56,6 @@ PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.validation", "fedtheory.constrai
 (but for the bring-your-own-theorem builder ``fedtheory.validation.custom``) and the
 checking machinery itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
 
-DEPRECATED_PATHS = ("fedtheory.bounds.errata",)
-"""Old import paths kept one release with a DeprecationWarning: their callables are fuzzed
-at their new home."""
-
 
 def _modules() -> list[str]:
     names = []
@@ -68,8 +64,6 @@ def _modules() -> list[str]:
         if any(p.startswith("_") for p in parts):
             continue
         if info.name.startswith(PRIVATE_PACKAGES) and info.name != "fedtheory.validation.custom":
-            continue
-        if info.name in DEPRECATED_PATHS:
             continue
         names.append(info.name)
     return names
@@ -96,7 +90,7 @@ def discover() -> dict[str, Any]:
     for module_name in _modules():
         with warnings.catch_warnings():
             warnings.simplefilter("error", DeprecationWarning)
-            try:  # a module kept under its old path for one release is not API
+            try:  # an old path kept one release (a DeprecationWarning): fuzzed at its new home
                 module = importlib.import_module(module_name)
                 names = getattr(module, "__all__", None) or [
                     n for n, v in vars(module).items() if not n.startswith("_")

@@ -280,3 +280,33 @@ def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_li
     assert "Statements: 8 holds" in report
     assert "Empirical findings" not in report and "errata" not in report
     assert "not reproduced at this scale" not in report
+
+
+_MC_FILE = """
+import numpy as np
+import sympy as sp
+from fedtheory.bounds import Condition, Theorem
+from fedtheory.tightness import register, theorem_family
+
+q = sp.Symbol("q", positive=True)
+MEAN = Theorem("user.mc_file", title="Bernoulli mean", reference="r", kind="upper bound",
+               terms={"q": q}, conditions=[Condition("q <= 1", q, "<=", sp.Integer(1))])
+
+def measure(*, q, replicates, seed):
+    return (np.random.default_rng(seed).random(replicates) < q).astype(float)
+
+register(theorem_family(MEAN, measure, replicates=2000, ranges={"q": (0.1, 0.9)},
+                        supremum=1.0))
+"""
+
+
+def test_a_monte_carlo_family_prints_one_worst_ratio_line_and_its_proved_supremum(tmp_path, capsys):
+    path = tmp_path / "mc.py"
+    path.write_text(_MC_FILE)
+    argv = ["tightness", "user.mc_file", "--module", str(path), "--budget", "30",
+            "--out", str(tmp_path / "mc.json")]  # fmt: skip
+    assert main(argv) == ExitStatus.HOLDS
+    out = capsys.readouterr().out
+    assert sum(line.startswith("worst ratio") for line in out.splitlines()) == 1
+    assert "known: proved supremum of measured / bound: 1" in out
+    assert "no closed form" not in out

@@ -579,6 +579,15 @@ CONTRACT |= {
     _m(f"{ER}.cafed", "cafed_code_oracle_minima"): Case(
         errata.cafed_code_oracle_minima, {}, ("clients", STRING), ("clients", 1)
     ),
+    _m(f"{ER}.cafed_experiments", "cafed_table1_gap"): Case(
+        errata.cafed_table1_gap, {}, ("cafed", STRING), ("cafed", 101.0)
+    ),
+    _m(f"{ER}.cafed_experiments", "cafed_code_population"): Case(
+        errata.cafed_code_population, {}, ("num_clients", STRING), ("num_clients", 4)
+    ),
+    _m(f"{ER}.cafed_experiments", "cafed_code_optimiser"): Case(
+        errata.cafed_code_optimiser, {}, ("lr", STRING), ("lr", 2.0)
+    ),
     _m(f"{ER}.e3cs", "e3cs_successive_sampling"): Case(
         errata.e3cs_successive_sampling, {}, ("p", STRING), ("p", [1.5, 0.5])
     ),
@@ -1096,6 +1105,12 @@ CONTRACT |= {
         ("w0", STRING),
         ("mask", np.ones((2, 4), dtype=bool)),
     ),  # fmt: skip
+    _m(f"{SM}.reference", "reference_loop"): Case(
+        sim_reference.reference_loop,
+        {"algorithm": FedAvg},
+        ("algorithm", STRING),
+        ("algorithm", int),
+    ),
     _m(f"{SM}.reference", "fedau_omega"): Case(
         sim_reference.fedau_omega,
         {"mask": np.ones((2, 3), dtype=bool), "cutoff": 3},

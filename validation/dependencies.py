@@ -15,8 +15,8 @@ unchanged. That code is found statically:
    nothing;
 3. each module counted by its syntax tree without docstrings (comments, blank lines and
    formatting never reach the tree), in the root module without the check's own
-   ``judge``, ``plot`` and ``notes`` functions, plus the files beside it that it names
-   (``ERRATA.md`` for the errata check).
+   ``judge``, ``plot`` and ``notes`` functions, plus the files it names in its package's
+   folders (``ERRATA.md`` for the errata check).
 
 So editing a verdict rule, a figure or a docstring re-judges and re-plots from the stored
 data, and editing anything ``compute`` may run recomputes. A module without a source file
@@ -124,7 +124,10 @@ def _roots(compute: Callable) -> set[str]:
 
 @functools.cache
 def _source(name: str) -> Path | None:
-    """The source file of module ``name`` (``None`` without one)."""
+    """The source file of module ``name`` (``None`` without one, or without a module: code
+    run by ``exec`` or a doctest has ``__module__`` None)."""
+    if not name:
+        return None
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.find_spec(name)
@@ -222,12 +225,20 @@ def _module_digest(name: str, skipped: tuple[str, ...] = ()) -> str:
     for function, dump in parsed.body:
         if not function or function not in skipped:
             h.update(dump.encode())
-    folder = _source(name).parent
-    beside = sorted(p for p in folder.iterdir() if p.name in parsed.strings and p.suffix != ".py")
-    for path in beside:
-        if path.is_file():
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in _named_files(_source(name).parent, parsed.strings):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
+
+
+def _named_files(folder: Path, names: frozenset[str]) -> list[Path]:
+    """Files (not Python sources) named in ``names`` in ``folder`` and the package folders
+    above it (``validation/errata/check.py`` reads ``validation/ERRATA.md``)."""
+    found = []
+    while True:
+        found += sorted(p for p in folder.iterdir() if p.name in names and p.suffix != ".py")
+        if not (folder.parent / "__init__.py").is_file():
+            return [p for p in found if p.is_file()]
+        folder = folder.parent
 
 
 def clear_cache() -> None:

@@ -66,7 +66,8 @@ def _tightness(args) -> int:
         )
     print(f"  instance: {format_values(result.worst_instance)}")
     print(f"  constants: {format_values(_constants(worst))}")
-    print(f"{result.summary()}")
+    if result.supremum is not None or result.attained:  # else it repeats the worst ratio
+        print(result.summary())
     for line in result.point_lines():
         print(line)
     print(f"known: {result.tightness}")

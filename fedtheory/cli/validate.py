@@ -62,9 +62,14 @@ def _validate(args) -> int:
         print(f"fedtheory: a check of {', '.join(args.module)} failed: "
               f"{type(err).__name__}: {err}", file=sys.stderr)  # fmt: skip
         return ExitStatus.USER_FUNCTION_FAILED
-    violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
-    print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
-    return ExitStatus.VIOLATED if args.fail_on_violated and violated else ExitStatus.HOLDS
+    rows = [r for o in outcomes for r in o.rows]
+    violated = sum(r.verdict.value == "violated" for r in rows)
+    explained = violated - sum(r.unexplained_violation for r in rows)
+    note = f", {explained} the evidence of catalogued errata" if explained else ""
+    print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated{note})")
+    failing = violated if args.strict else violated - explained
+    gate = args.fail_on_violated or args.strict
+    return ExitStatus.VIOLATED if gate and failing else ExitStatus.HOLDS
 
 
 def add_executor_arguments(parser, what: str) -> None:
@@ -104,8 +109,14 @@ def add_parsers(sub) -> None:
     v.add_argument(
         "--fail-on-violated",
         action="store_true",
-        help="exit with status 1 when a verdict row is violated (for CI jobs; 2: bad input, "
-        "3: a --module check's function failed)",
+        help="exit with status 1 when a verdict row is violated and no catalogued erratum "
+        "explains it (for CI jobs; 2: bad input, 3: a --module check's function failed)",
+    )
+    v.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 when any verdict row is violated, the evidence of "
+        "catalogued errata included",
     )
     mode = v.add_mutually_exclusive_group()
     mode.add_argument(
