@@ -217,7 +217,7 @@ def _legend_texts(legend: Legend) -> list[Defect]:
     defects += [
         Defect("legend", where, f"{text!r} repeats {m.group(1)!r}")
         for text in texts
-        if (m := re.search(r"(\([^()]+\)).*\1", text))
+        if (m := re.search(r"(\([^()]+\))\s*\1", text))
     ]
     return defects
 
