@@ -166,7 +166,7 @@ def _name(line: Line2D) -> str:
 def _log_ticks(ax: Axes) -> list[Defect]:
     defects = []
     for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-        if axis.get_scale() != "log" or not axis.get_visible():
+        if axis.get_scale() != "log" or not axis.get_visible() or not ax.axison:
             continue
         ticks = axis._update_ticks()  # the ticks drawn (inside the view), labels formatted
         labelled = [
@@ -231,7 +231,9 @@ def _texts(fig: Figure | SubFigure) -> list[Text]:
             found.append(getattr(fig, attr))
     for ax in fig.axes:
         found += [ax.title, ax._left_title, ax._right_title, *ax.texts]
-        for axis in (ax.xaxis, ax.yaxis):
+        for axis in (ax.xaxis, ax.yaxis) if ax.axison else ():  # axis("off") draws none
+            if not axis.get_visible():
+                continue
             found += [axis.label, axis.offsetText]
             for tick in axis._update_ticks():
                 found += [tick.label1, tick.label2]
