@@ -302,6 +302,7 @@ def plot(data, s, fig):
         ylabel=r"$\min_t\|x_t-x^*\|^2$ (squared model units)",
         title="FedLaAvg on Example 1: bound vs exact worst case",
     )
+    plots.log_labels(ax1)
     plots.legend(ax1)
     t = data["rounds"]
     ax2.plot(t, data["fedavg"], **plots.series(0), label="FedAvg, exact worst case")
@@ -314,6 +315,7 @@ def plot(data, s, fig):
         ylabel=r"$\|x_T-x^*\|^2$ (squared model units)",
         title=rf"Example 1, $\gamma={s['gamma']:g}$, $t_1={s['t1']}$, $t_2={s['t2']}$",
     )
+    plots.log_labels(ax2)
     plots.legend(ax2)
     return (
         "Left: one point per grid entry (blocks in brackets); the replayed instance's open "
