@@ -189,36 +189,42 @@ class Real(Constraint):
 
 
 class Integer(Constraint):
-    """An integer in ``[low, high]`` (never a float such as ``2.0``, never a bool)."""
+    """An integer in ``[low, high]`` (never a float such as ``2.0``, never a bool); an end
+    may be another parameter (``"num_clients"``), its attribute (``"self.num_clients"``) or
+    an array's dimension (``"success[1]"``)."""
 
     def __init__(self, low=None, high=None, *, none=False):
         self.low, self.high, self.none = low, high, none
 
+    def _ends(self, args) -> tuple[int | None, int | None]:
+        return _dimension(self.low, args), _dimension(self.high, args)
+
     def describe(self, args):
-        return f"an integer in {interval(self.low, self.high, low_open=False, high_open=False)}"
+        low, high = self._ends(args)
+        return f"an integer in {interval(low, high, low_open=False, high_open=False)}"
 
     def convert(self, value, args):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
             return None
-        k = int(value)
-        ok = (self.low is None or k >= self.low) and (self.high is None or k <= self.high)
-        return k if ok else None
+        k, (low, high) = int(value), self._ends(args)
+        return k if (low is None or k >= low) and (high is None or k <= high) else None
 
     def hostile(self):
         out = [*super().hostile(), ("float", 2.5), ("nan", math.nan), ("string", "2"),
                ("bool", True), ("complex", 2j)]  # fmt: skip
-        if self.low is not None:
+        if isinstance(self.low, int):
             out.append(("below", self.low - 1))
-        if self.high is not None:
+        if isinstance(self.high, int):
             out.append(("above", self.high + 1))
         return out
 
     def example(self, args):
-        return self.low if self.low is not None else 0
+        low = self._ends(args)[0]
+        return low if low is not None else 0
 
     def edges(self, valid):
-        return [(f"{k} {v}", v) for k, v in (("lowest", self.low), ("highest", self.high))
-                if v is not None]  # fmt: skip
+        ends = (("lowest", self.low), ("highest", self.high))
+        return [(f"{k} {v}", v) for k, v in ends if isinstance(v, int)]
 
 
 class Size(Integer):
@@ -332,12 +338,13 @@ class Array(Constraint):
     requires whole numbers (returned as int64, never truncated); ``broadcast`` names a
     parameter (checked before) whose shape this one must broadcast with; ``like`` names one
     whose shape this one must have, unless it is a scalar (then broadcast to that shape:
-    never a silent broadcast of a mismatched length)."""
+    never a silent broadcast of a mismatched length). ``finite=False`` lets NaN and inf
+    through (a simulator's inner step, whose caller reports a diverging run)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
                  high_open=False, min_size=1, integer=False, broadcast=None, like=None,
-                 none=False):  # fmt: skip
-        self.broadcast, self.like = broadcast, like
+                 finite=True, none=False):  # fmt: skip
+        self.broadcast, self.like, self.finite = broadcast, like, finite
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
@@ -368,7 +375,8 @@ class Array(Constraint):
             what += f", at least {self.min_size} entries"
         e = self.entries
         where = interval(e.low, e.high, low_open=e.low_open, high_open=e.high_open)
-        return f"{what}, finite, with entries in {where}" + self._extra()
+        finite = ", finite," if self.finite else ""
+        return f"{what}{finite} with entries in {where}" + self._extra()
 
     def _extra(self) -> str:
         return ""
@@ -404,8 +412,9 @@ class Array(Constraint):
                 return None
             a = np.broadcast_to(a, like).copy()
         e = self.entries
-        inside = a.size == 0 or all(e._inside(x) for x in (a.min(), a.max()))
-        if not (np.isfinite(a).all() and inside):
+        kept = a[np.isfinite(a)] if not self.finite else a
+        inside = kept.size == 0 or all(e._inside(x) for x in (kept.min(), kept.max()))
+        if not ((not self.finite or np.isfinite(a).all()) and inside):
             return None
         if self.integer:
             if np.any(a != np.round(a)) or np.abs(a).max(initial=0.0) >= 2.0**63:
@@ -418,9 +427,11 @@ class Array(Constraint):
 
     def hostile(self):
         lead = [[0.5], [0.5, 0.5]]
-        bad = [*super().hostile(), ("empty", []), ("ragged", lead), ("nan inside", [0.5, math.nan]),
-               ("inf inside", [0.5, math.inf]), ("complex", np.array([0.5 + 1j, 0.5])),
-               ("strings", ["0.5", "0.5"]), ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
+        bad = [*super().hostile(), ("empty", []), ("ragged", lead),
+               ("complex", np.array([0.5 + 1j, 0.5])), ("strings", ["0.5", "0.5"]),
+               ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
+        if self.finite:
+            bad += [("nan inside", [0.5, math.nan]), ("inf inside", [0.5, math.inf])]
         return bad
 
     def edges(self, valid):
@@ -527,8 +538,8 @@ class Tensor(Array):
     def hostile(self):
         import torch
 
-        return [*super().hostile(), ("array", np.zeros(2)),
-                ("nan tensor", torch.tensor([0.5, math.nan], dtype=torch.float64))]  # fmt: skip
+        nan = [("nan tensor", torch.tensor([0.5, math.nan], dtype=torch.float64))]
+        return [*super().hostile(), ("array", np.zeros(2)), *(nan if self.finite else [])]
 
     def example(self, args):
         import torch

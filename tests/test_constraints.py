@@ -106,6 +106,11 @@ def test_sizes_relative_to_other_parameters():
         f(2, np.zeros((3, 3)), np.zeros(3))
     with pytest.raises(ParameterError, match=r"'v' parameter of f must be .* shape \(3,\)"):
         f(2, np.zeros((2, 3)), np.zeros(4))
+    g = declare(x=Array(ndim=2), k=Integer(1, "x[1]"))(lambda x, k: k)
+    assert g(np.zeros((2, 3)), 3) == 3
+    with pytest.raises(ParameterError, match=r"'k' parameter of <lambda> must be an integer in "
+                       r"\[1, 3\]\. Got 4 \(int\) instead"):  # fmt: skip
+        g(np.zeros((2, 3)), 4)
 
 
 def test_none_only_where_declared_and_options_exact():

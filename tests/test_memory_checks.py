@@ -119,3 +119,15 @@ def test_the_memory_budget_reads_the_process_limits(kind, monkeypatch):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "TwoStateMarkov.sample would need about" in done.stdout
     assert "more than the available memory" in done.stdout
+
+
+def test_a_simulation_estimated_above_the_time_limit_is_refused_before_round_0(monkeypatch):
+    from fedtheory.sim import AverageAll, FedAvg, simulate
+
+    monkeypatch.setenv(ENV, "1T")
+    monkeypatch.delenv(TIME_ENV, raising=False)
+    algorithm = FedAvg(AverageAll(), local_steps=5, lr=0.1)
+    what = r"\(100000000 rounds x 2 replicates x 4 clients x 2 dimensions x 5 local steps\)"
+    with pytest.raises(ParameterError, match=r"simulate would take at least about .* " + what):
+        simulate(QuadraticProblem.random(4, 2), Bernoulli(np.full(4, 0.5)), algorithm,
+                 rounds=10**8, replicates=2)  # fmt: skip

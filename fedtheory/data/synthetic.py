@@ -22,12 +22,14 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Bool, Integer, Real, Size, declare
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.params import check_bool, check_real, check_seed, check_size
 
 __all__ = ["cafed_clustered", "gaussian_linear"]
 
 
+@declare(num_clients=Size(), dim=Size(), samples=Size(), hetero=Real(0.0, 1.0),
+         random_groups=Bool(), seed=Integer(0))  # fmt: skip
 def cafed_clustered(
     num_clients: int = 24,
     dim: int = 10,
@@ -64,16 +66,12 @@ def cafed_clustered(
     >>> ds.features.shape, ds.groups.tolist()
     ((4, 5, 3), [0, 0, 1, 1])
     """
-    owner = "cafed_clustered"
-    n = check_size(num_clients, "num_clients", owner)
-    d = check_size(dim, "dim", owner)
-    m = check_size(samples, "samples", owner)
+    owner, n, d, m, h = "cafed_clustered", num_clients, dim, samples, hetero
     check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
                 fixes="fewer clients, samples or dimensions")  # fmt: skip
-    h = check_real(hetero, "hetero", owner, low=0.0, high=1.0)
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     w_star = gen.standard_normal(d)
-    if check_bool(random_groups, "random_groups", owner):
+    if random_groups:
         groups = (gen.random(n) < 0.5).astype(np.int64)
     else:
         groups = (np.arange(n) >= n // 2).astype(np.int64)
@@ -84,6 +82,8 @@ def cafed_clustered(
     return FederatedDataset(x, y, np.full(n, m, dtype=np.int64), None, groups)
 
 
+@declare(num_clients=Size(), dim=Size(), samples=Size(), heterogeneity=Real(0.0, 1e6),
+         noise=Real(0.0, 1e6), seed=Integer(0))  # fmt: skip
 def gaussian_linear(
     num_clients: int,
     dim: int,
@@ -100,15 +100,11 @@ def gaussian_linear(
     >>> gaussian_linear(3, 2, 4, seed=0).features.shape
     (3, 4, 2)
     """
-    owner = "gaussian_linear"
-    n = check_size(num_clients, "num_clients", owner)
-    d = check_size(dim, "dim", owner)
-    m = check_size(samples, "samples", owner)
+    owner, n, d, m = "gaussian_linear", num_clients, dim, samples
     check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
                 fixes="fewer clients, samples or dimensions")  # fmt: skip
-    s = check_real(heterogeneity, "heterogeneity", owner, low=0.0, high=1e6)
-    sd = check_real(noise, "noise", owner, low=0.0, high=1e6)
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    s, sd = heterogeneity, noise
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     w_k = gen.standard_normal(d) + s * gen.standard_normal((n, d))  # [N, d]
     x = gen.standard_normal((n, m, d))
     y = np.einsum("nsd,nd->ns", x, w_k) + sd * gen.standard_normal((n, m))

@@ -21,16 +21,14 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Generator, Indices, Tensor, declare
+from fedtheory.constraints import Generator, Indices, Integer, Real, Size, Tensor, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
     check_instance,
     check_real,
-    check_seed,
     check_simplex,
-    check_size,
 )
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.base import check_points
@@ -93,13 +91,19 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     # -- builders ---------------------------------------------------------------------
     @classmethod
+    @declare(e1=Real(), e2=Real())
     def example1(cls, e1: float, e2: float) -> QuadraticProblem:
         r"""FedLaAvg Example 1: :math:`f_i(x)=(x-e_i)^2`, i.e. :math:`A_i=2`, :math:`c_i=e_i`."""
-        e1 = check_real(e1, "e1", "QuadraticProblem.example1")
-        e2 = check_real(e2, "e2", "QuadraticProblem.example1")
         return cls(np.full((2, 1, 1), 2.0), np.array([[e1], [e2]]))
 
     @classmethod
+    @declare(
+        num_clients=Size(),
+        dim=Size(),
+        mu=Real(0.0, low_open=True),
+        spread=Real(0.0),
+        seed=Integer(0),
+    )
     def random(
         cls,
         num_clients: int,
@@ -114,29 +118,31 @@ class QuadraticProblem(QuadraticConstantsMixin):
     ) -> QuadraticProblem:
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
         rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
-        owner = "QuadraticProblem.random"
-        n = check_size(num_clients, "num_clients", owner)
-        d = check_size(dim, "dim", owner)
+        owner, n, d = "QuadraticProblem.random", num_clients, dim
         check_bytes(8 * n * d * (3 * d + 2), owner, what=f"{n} matrices [{d}, {d}] and rotations",
                     fixes="fewer clients or dimensions")  # fmt: skip
         check_seconds(seconds(matrices=3 * n, flops=20 * n * d**3), owner,
                       what=f"{n} factorisations of [{d}, {d}] matrices",
                       fixes="fewer clients or dimensions")  # fmt: skip
-        mu = check_real(mu, "mu", owner, low=0.0, low_open=True)
-        L = check_real(L, "L", owner, low=mu)
-        spread = check_real(spread, "spread", owner, low=0.0)
+        L = check_real(L, "L", owner, low=mu)  # a range relative to mu
         if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
             raise ParameterError(
                 f"The 'L' parameter of {owner} must equal mu = {mu:g} for one client in one "
                 f"dimension (a single eigenvalue). Got {L:g} instead."
             )
-        rng = np.random.default_rng(check_seed(seed, owner))
+        rng = np.random.default_rng(seed)
         eig = rng.uniform(mu, L, size=(n, d))
         eig.flat[0], eig.flat[-1] = mu, L
         q, _ = np.linalg.qr(rng.standard_normal((n, d, d)))
         A = np.einsum("nij,nj,nkj->nik", q, eig, q)
         A = 0.5 * (A + np.swapaxes(A, 1, 2))
-        c = spread * rng.standard_normal((n, d))
+        with np.errstate(over="ignore"):  # reported below, naming spread
+            c = spread * rng.standard_normal((n, d))
+        if not np.isfinite(c).all():
+            raise ParameterError(
+                f"The 'spread' parameter of {owner} must be small enough for the minimisers "
+                f"c_k ~ N(0, spread^2 I) to be finite (they overflow). Got {spread:g} instead."
+            )
         return cls(A, c, alpha=alpha, noise_std=noise_std)
 
     # -- exact quantities ---------------------------------------------------------------
@@ -207,7 +213,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     # -- gradients for the simulator ----------------------------------------------------
     @declare(
-        w=Tensor(dtype="floating", shape=(None, "self.dim")),
+        w=Tensor(
+            dtype="floating", shape=(None, "self.dim"), finite=False
+        ),  # a diverging run: simulate reports it
         clients=Indices("self.num_clients", shape=("w[0]",)),
         generator=Generator(none=True),
     )

@@ -18,7 +18,7 @@ import torch
 
 from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.budget import check_bytes
+from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.device import check_device
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.params import (
@@ -233,6 +233,11 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
         max_memory,
         owner,
     )
+    steps = getattr(algorithm, "local_steps", 1)  # local steps of every client in a round
+    check_seconds(seconds(rounds=rounds * (1 + steps), cells=replicates * rounds * n * problem.dim
+                          * steps), owner, what=f"{rounds} rounds x {replicates} replicates x "
+                  f"{n} clients x {problem.dim} dimensions x {steps} local steps",
+                  fixes="fewer rounds, replicates or clients")  # fmt: skip
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
