@@ -4,7 +4,7 @@ For FedAvg (E local steps, uniform weights over participants) on N smooth strong
 clients (mu = 0.5, L = 1, eta = 0.1, ||grad f_i(x*)||^2 <= 0.1, ||x0 - x*||^2 <= 1),
 worst ||x_T - x*||^2, each row solves the PEP as ``worst_case`` does by default (clients
 found interchangeable reduced to one representative and their mean,
-``fedtheory.pep.symmetry``) and, where a reduction applied, again with
+``fedtheory.pep._symmetry``) and, where a reduction applied, again with
 ``use_symmetry=False`` (the full PEP), in the same run. It prints the Gram matrix
 dimension and the number of scalar constraints the solver receives (reduced / full), the
 solver and status, both values, and the wall-clock seconds of building + solving each. Rows

@@ -56,7 +56,8 @@ def test_coinciding_series_with_markers_at_other_points_are_visible():
 def test_a_hidden_unlabelled_reference_line_is_found():
     with plots.style():
         fig, ax = _clean()
-        ax.plot(T, 4.0 / np.sqrt(T), ":", color="0.5")  # the bound again, dotted, not in legend
+        for color in plots.COLORS[:2]:  # two dotted bounds at the same level, not in legend
+            ax.axhline(2.0, ls=":", color=color)
         plots.legend(ax)
     assert _kinds(fig) == ["hidden series"]
 
@@ -106,12 +107,24 @@ def test_a_legend_cut_at_the_edge_is_found():
     assert "outside canvas" in _kinds(fig)
 
 
-QUICK_OWNED_ELSEWHERE = {"cafed-appf", "fedawe-table2"}
-"""Figures being redrawn with their validations' rewrite (findings of a paper's table)."""
+BEING_REDRAWN = {
+    "cafed-appf": "redrawn with the rewrite of CA-Fed App. F as a finding",
+    "fedawe-table2": "redrawn with the rewrite of FedAWE Table 2 as a finding",
+    "fedawe-lemma4-populations": "the generic theorem_check figure, redrawn with its judge",
+}
+"""Figures whose rewrite is under way elsewhere: reported (xfail), not yet required."""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(CHECKS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=BEING_REDRAWN[n], strict=False))
+        if n in BEING_REDRAWN
+        else n
+        for n in CHECKS
+    ],
+)
 def test_every_figure_of_the_quick_report_passes_the_lint(name, tmp_path):
     """The figure the quick report draws for ``name``, from the quick size's data."""
     check = CHECKS[name]

@@ -1,4 +1,4 @@
-"""Client symmetry in performance estimation (fedtheory.pep.symmetry): the reduced PEP has the
+"""Client symmetry in performance estimation (fedtheory.pep._symmetry): the reduced PEP has the
 full PEP's value wherever both solve, the groups come from the masks, weights and
 aggregation, and a grouping that the computation contradicts falls back to the full PEP."""
 
@@ -17,9 +17,9 @@ from fedtheory.pep import (  # noqa: E402
     Quadratic,
     SmoothNonconvex,
     SmoothStronglyConvex,
-    symmetry,
     worst_case,
 )
+from fedtheory.pep import _symmetry as symmetry  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg, FedLaAvg  # noqa: E402
 from tests.test_pep import ETA, MU, ZETA2, L, pep_equal  # noqa: E402
@@ -128,7 +128,7 @@ def test_the_stacked_program_has_pepits_own_value():
     from PEPit import PEP
     from PEPit.functions import SmoothStronglyConvexFunction
 
-    from fedtheory.pep import program
+    from fedtheory.pep import _program as program
 
     values = []
     for stacked in (False, True):

@@ -276,6 +276,7 @@ def plot(data, s, fig):
     )
     for ax in (ax0, ax1, ax2):
         plots.log_ticks(ax, T)
+        plots.log_labels(ax)
         plots.legend(ax, ncols=1)
     return (
         f"Left: the measured error of each of the {n} chains on its own scale, so that the 95% "

@@ -60,6 +60,11 @@ from fedtheory.verdict import AUTO_START, adaptive_looks, replicate_until_decide
 __all__ = ["load_checks", "theorem_check"]
 
 _OWNER = "theorem_check"
+SAME_BOUND = 1e-3
+"""Bound curves of two series equal within this relative difference are drawn once, named
+for both (on the figure they would lie on one path)."""
+LOG_SPAN = 1e3
+"""The figure's vertical axis is logarithmic when the values span this factor or more."""
 MAX_REPLICATES = {"tiny": 4096, "quick": 32768, "full": 262144}
 """Default cap of ``replicates="auto"`` at each size."""
 
@@ -371,6 +376,7 @@ def theorem_check(
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = centre / data["bound"]
         keys = list(dict.fromkeys(tuple(inst[k] for k in gkeys) for inst in insts))
+        bounds: dict[tuple, tuple] = {}  # one bound curve per distinct curve, named for all
         for j, key in enumerate(keys):  # one series per combination of the other parameters
             idx = [i for i, inst in enumerate(insts) if tuple(inst[k] for k in gkeys) == key]
             idx = np.array(sorted(idx, key=lambda i: xs[i]))  # joined in order of x
@@ -382,15 +388,27 @@ def theorem_check(
                              label=f"{measured}, mean and 95% CI{tag}")  # fmt: skip
             else:
                 ax1.plot(xs[idx], centre[idx], **look, label=f"{measured}{tag}")
-            ax1.plot(xs[idx], data["bound"][idx], **{**look, "linestyle": "--"},
-                     markerfacecolor="none", label=f"bound{tag}")  # fmt: skip
+            b = data["bound"][idx]
+            same = next((c for c in bounds if c[0] == tuple(xs[idx])
+                         and np.allclose(c[1], b, rtol=SAME_BOUND, atol=0.0)), None)  # fmt: skip
+            if same is not None:  # the same bound for another series: drawn once, named for both
+                line, tags = bounds[same]
+                tags.append(tag.strip(" ()"))
+                exact = all(np.array_equal(c[1], b) for c in bounds if bounds[c][0] is line)
+                within = "" if exact else f"; equal within {SAME_BOUND:.1%}"
+                line.set_label(f"bound ({' and '.join(tags)}{within})")
+            else:
+                (line,) = ax1.plot(xs[idx], b, **{**look, "linestyle": "--"},
+                                   markerfacecolor="none", label=f"bound{tag}")  # fmt: skip
+                bounds[(tuple(xs[idx]), tuple(b))] = (line, [tag.strip(" ()")])
             ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
         if outside.any():
             ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
                      linestyle="none", label="outside the hypotheses")  # fmt: skip
-        if np.all(centre > 0) and np.all(data["bound"] > 0):
-            ax1.set_yscale("log")
+        shown = np.concatenate([centre, data["bound"]])
+        if np.all(shown > 0) and shown.max() >= LOG_SPAN * shown.min():
+            ax1.set_yscale("log")  # three decades or more: three labelled ticks at least
         ax1.set(xlabel=xlabel, ylabel=measured, title=f"{theorem.title}: bound and measured")
         legend(ax1)
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")

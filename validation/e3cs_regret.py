@@ -127,9 +127,11 @@ def plot(data, s, fig):
             plots.dodge(cs, i, len(VARIANTS), log=False, width=0.04), ci[:, 0], yerr=yerr,
             **plots.series(i, line=False), label=f"measured, {_math(label)}",
         )  # fmt: skip
-    for i, (label, _, _) in enumerate(VARIANTS):  # each variant's bound in its own style
-        ax1.plot(cs, data["bound"][i], **plots.series(i, marker=False),
-                 label=f"bound, {_math(label)}")  # fmt: skip
+    bounds = {i: data["bound"][i] for i in range(len(VARIANTS))}
+    for group in plots.coinciding(bounds, rtol=1e-12):  # equal bounds drawn once, named together
+        names = " = ".join(_math(VARIANTS[i][0]) for i in group)
+        ax1.plot(cs, bounds[group[0]], **plots.series(group[0], marker=False),
+                 label=f"bound, {names}")  # fmt: skip
     ax1.set(
         yscale="log",
         xlabel=r"quota factor $c$ ($\sigma=ck/K$, dimensionless)",
@@ -171,8 +173,7 @@ def plot(data, s, fig):
         "bound (line of the same colour and style). "
         + "".join(
             f"The bounds of {VARIANTS[i][0]} and {VARIANTS[j][0]} coincide (same inequality, "
-            "same eta: the sampler does not enter it); both lines are drawn, one over the "
-            "other. "
+            "same eta: the sampler does not enter it); one line is drawn, named by both. "
             for i, j in shared
         )
         + "Successive sampling is the paper's own sampler (Sec. IV-C), although its "

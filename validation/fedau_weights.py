@@ -281,6 +281,7 @@ def plot(data, s, fig):
         title=f"FedAU weight error, cutoff $K={s['cutoff']}$ (mean, 95% CI)",
     )
     plots.log_ticks(ax1, T)
+    plots.log_labels(ax1)
     plots.legend(ax1)
     p = _probabilities(s)
     for c, K in enumerate(s["moment_cutoffs"]):
@@ -294,6 +295,7 @@ def plot(data, s, fig):
         ylabel=r"$\mathbb{E}[\min(G,K)]$ (rounds)",
         title="Cut-off geometric interval: mean",
     )
+    plots.log_labels(ax3)
     plots.legend(ax3)
     ci, yerr = plots.confidence_bars(data["final_error"])  # [A, 3], [2, A]
     x = np.arange(len(ALGORITHMS))

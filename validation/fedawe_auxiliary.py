@@ -145,7 +145,7 @@ def plot(data, s, fig):
         err = np.maximum(data[f"{d}_error"], 1e-18)  # exact zeros drawn at the floor
         ax.plot(t, err, **plots.series(i, points=t.size), label=NAMES[d])
     ax.axhline(EXACT_RTOL, **plots.REFERENCE, label="tolerance")
-    ax.set(yscale="log", xlabel="round $t+1$",
+    ax.set(yscale="log", xlabel="round $t+1$ (rounds)",
            ylabel=r"$\max|z^{t+1}-\mathrm{(7)/(8)}|\,/\max(1,|z|)$ (relative)",
            title="FedAWE auxiliary sequence: (7)/(8) against Definition 1")  # fmt: skip
     plots.legend(ax)

@@ -40,6 +40,8 @@ from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, compare_upper_bound
 
 DYNAMICS = ("stationary", "staircase")
+VISIBLY_EQUAL = 0.01
+"""Measured means within this relative difference are one line on the figure's log axis."""
 
 
 def settings(size: Size) -> dict:
@@ -229,18 +231,34 @@ def notes(data, s):
 def plot(data, s, fig):
     axes = plots.panels(fig, len(DYNAMICS))
     T = np.array(s["horizons"], float)
+    keys = ("theorem1", "corollary2", "corollary3")
+    short = {k: THEOREMS[k][0].title.split(" (")[0].removeprefix("FedAWE ") for k in keys}
+    close = []
     for ax, d in zip(axes, DYNAMICS, strict=True):
-        for i, key in enumerate(("theorem1", "corollary2", "corollary3")):
-            ax.plot(T, data[f"{d}_{key}"].mean(axis=0), **plots.series(i),
-                    label=f"{THEOREMS[key][0].title.split(' (')[0]}: measured")  # fmt: skip
+        measured = {k: data[f"{d}_{k}"].mean(axis=0) for k in keys}
+        for group in plots.coinciding(measured, rtol=VISIBLY_EQUAL):
+            i = keys.index(group[0])
+            ax.plot(T, measured[group[0]], **plots.series(i),
+                    label=f"{' and '.join(short[k] for k in group)}: measured")  # fmt: skip
+            if len(group) > 1:
+                values = np.array([measured[k] for k in group])
+                close.append((d, group, float(np.max(np.ptp(values, 0) / np.min(values, 0)))))
+        for i, k in enumerate(keys):
             dotted = {**plots.series(i, filled=False), "linestyle": ":"}
-            ax.plot(T, data[f"{d}_{key}_bound"], **dotted, label="bound")
+            ax.plot(T, data[f"{d}_{k}_bound"], **dotted, label=f"{short[k]}: bound")
         ax.set(xscale="log", yscale="log", xlabel="horizon $T$ (rounds)",
                ylabel="averaged squared norm (model units)",
                title=f"{NAMES[d]} dynamics")  # fmt: skip
         plots.log_ticks(ax, T)
         plots.legend(ax, ncols=2)
-    return "Hollow markers on dotted lines: the bounds, orders of magnitude above the runs."
+    same = "; ".join(
+        f"{NAMES[d]}: {' and '.join(short[k] for k in g)} measured within {100 * r:.2g}% of "
+        "each other, drawn as one series"
+        for d, g, r in close
+    )
+    return "Hollow markers on dotted lines: the bounds, orders of magnitude above the runs." + (
+        f" {same}." if same else ""
+    )
 
 
 register(

@@ -122,13 +122,31 @@ def plot(data, s, fig):
     ax1.set(xlabel="$(p_1, p_2)$", ylabel="limit of $E[x^t]$ (model units)",
             title="Example 1: FedAvg's limits")  # fmt: skip
     plots.legend(ax1, ncols=2)
-    ax2.plot(xs, data["bias_active"], **plots.series(0), label="FedAvg over active: bias")
-    ax2.plot(xs, data["fedawe_error"], **plots.series(2), label="FedAWE: |mean - x*|")
+    # the instances are categories: markers only, no line joining them; log axis with a floor
+    both = np.concatenate([data["bias_active"], data["fedawe_error"]])
+    positive = both[both > 0]
+    floor = 10.0 ** (np.floor(np.log10(positive.min())) - 1) if positive.size else 1e-12
+    ax2.plot(
+        xs - 0.06,
+        plots.floored(data["bias_active"], floor),
+        **plots.series(0, line=False),
+        label="FedAvg over active: bias of its limit",
+    )
+    ax2.plot(xs + 0.06, plots.floored(data["fedawe_error"], floor), **plots.series(2, line=False),
+             label=r"FedAWE: $|\mathrm{mean} - x^\star|$ (last rounds)")  # fmt: skip
     ax2.set_xticks(xs, labels)
-    ax2.set(xlabel="$(p_1, p_2)$", ylabel="distance to $x^\\star$ (model units)",
-            yscale="symlog", title="Bias against FedAWE")  # fmt: skip
+    ax2.set(xlabel="$(p_1, p_2)$", ylabel=r"distance to $x^\star$ (model units)",
+            yscale="log", title="Bias against FedAWE")  # fmt: skip
+    if np.any(both <= 0):
+        plots.mark_floor(ax2, floor, what="0")
+    plots.log_labels(ax2)
     plots.legend(ax2)
-    return "Hollow large markers: closed forms; filled markers with bars: measured means."
+    return (
+        "Each (p1, p2) is a separate instance (no line joins them). Left: hollow large "
+        "markers: closed forms; filled markers with bars: measured means. Right: distances "
+        "to x* on a log axis"
+        + (f"; values below {floor:g} are drawn on that floor." if np.any(both <= 0) else ".")
+    )
 
 
 register(

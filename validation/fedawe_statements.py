@@ -128,24 +128,33 @@ def lemma2_judge(data, s):
 
 
 def lemma2_plot(data, s, fig):
-    ax1, ax2 = plots.panels(fig, 2)
-    for i, d in enumerate(DYNAMICS):
-        worst = data[f"{d}_first"].max(axis=1)  # [T] worst client
-        ax1.plot(worst, **plots.series(i, points=worst.size), label=f"{NAMES[d]}: max_i exact")
-        ax1.axhline(data[f"{d}_bound1"], color=plots.series(i)["color"], ls=":", lw=1)
-        sq = data[f"{d}_second"].max(axis=1)
-        ax2.plot(sq, **plots.series(i, points=sq.size), label=f"{NAMES[d]}: max_i exact")
-        ax2.axhline(data[f"{d}_bound2"], color=plots.series(i)["color"], ls=":", lw=1)
-    ax1.set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[t-\tau_i(t)]$ (rounds)",
-            yscale="log", title=r"Lemma 2, first moment (dotted: $1/\delta$)")  # fmt: skip
-    ax2.set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[(t-\tau_i(t))^2]$ (rounds$^2$)",
-            yscale="log", title=r"Lemma 2, second moment (dotted: $2/\delta^2$)")  # fmt: skip
-    plots.legend(ax1, ncols=2)
-    plots.legend(ax2, ncols=2)
+    axes = plots.panels(fig, 2)
+    what = (("first", "bound1", r"$1/\delta$"), ("second", "bound2", r"$2/\delta^2$"))
+    for ax, (moment, bound, formula) in zip(axes, what, strict=True):
+        for i, d in enumerate(DYNAMICS):
+            worst = data[f"{d}_{moment}"].max(axis=1)  # [T] worst client
+            ax.plot(worst, **plots.series(i, points=worst.size),
+                    label=f"{NAMES[d]} (exact)")  # fmt: skip
+        bounds = {d: data[f"{d}_{bound}"] for d in DYNAMICS}
+        for group in plots.coinciding(bounds):
+            i = DYNAMICS.index(group[0])
+            assumed = "" if data[f"{group[0]}_delta"] > 0 else " (at smallest $p>0$)"
+            ax.axhline(bounds[group[0]], color=plots.COLORS[i], ls=":", lw=1.2,
+                       label=f"{formula} $= {float(bounds[group[0]]):.3g}$, "
+                       f"{', '.join(NAMES[d] for d in group)}{assumed}")  # fmt: skip
+    axes[0].set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[t-\tau_i(t)]$ (rounds)",
+                yscale="log", title=r"Lemma 2, first moment (dotted: $1/\delta$)")  # fmt: skip
+    axes[1].set(xlabel="round $t$", ylabel=r"$\max_i\mathbb{E}[(t-\tau_i(t))^2]$ (rounds$^2$)",
+                yscale="log", title=r"Lemma 2, second moment (dotted: $2/\delta^2$)")  # fmt: skip
+    for ax in axes:
+        plots.log_labels(ax)
+        plots.legend(ax, ncols=2)
     return (
-        "Exact moments of the worst client per round; the dotted line of each colour is the "
-        "bound (for the interleaved sine, at the smallest positive probability: Assumption 1 "
-        "fails there). Sampled means agree with the exact values (verdict rows)."
+        "Exact moments of the worst client per round; the dotted lines are the bounds, in the "
+        "colour of the first dynamics they belong to and named in the legend with every "
+        "dynamics sharing that delta (for the interleaved sine, at the smallest positive "
+        "probability: Assumption 1 fails there). Sampled means agree with the exact values "
+        "(verdict rows)."
     )
 
 
@@ -198,17 +207,39 @@ def prop1_judge(data, s):
     ]
 
 
+def _largest(values: np.ndarray) -> float:
+    """The entry of largest magnitude (signed)."""
+    return float(values[np.argmax(np.abs(values))])
+
+
 def prop1_plot(data, s, fig):
-    (ax,) = plots.panels(fig, 1)
+    ax1, ax2 = plots.panels(fig, 2)
+    n = len(DYNAMICS)
+    worst = 0.0
     for i, d in enumerate(DYNAMICS):
-        ax.plot(data[f"{d}_predicted"], data[f"{d}_measured"], **plots.series(i, line=False),
-                label=NAMES[d], alpha=0.5)  # fmt: skip
-    top = max(float(data[f"{d}_predicted"].max()) for d in DYNAMICS)
-    ax.plot([1, top], [1, top], **plots.REFERENCE, label="identity $=R$")
-    ax.set(xlabel="round count $R$ (rounds)", ylabel="sum of echo factors (rounds)",
-           title="Proposition 1 on FedAWE runs")  # fmt: skip
-    plots.legend(ax, ncols=3)
-    return "Every active pair lies on the identity line (the four dynamics' markers overlap)."
+        R, measured = data[f"{d}_predicted"], data[f"{d}_measured"]
+        residual = measured - R  # [active pairs] 0 when the identity holds
+        worst = max(worst, float(np.max(np.abs(residual), initial=0.0)))
+        rounds, count = np.unique(R, return_counts=True)
+        ax1.plot(plots.dodge(rounds, i, n, log=False, width=0.6),
+                 [_largest(residual[R == r]) for r in rounds],
+                 **plots.series(i, line=False, points=rounds.size), label=NAMES[d])  # fmt: skip
+        ax2.plot(rounds, count, **plots.series(i, points=rounds.size), label=NAMES[d])
+    span = max(worst, 1.0)
+    ax1.set(ylim=(-span, span), xlabel="round count $R$ (rounds)",
+            ylabel=r"residual: sum of echo factors $-\ R$ (rounds)",
+            title="Proposition 1: residual at every round (0: identity exact)")  # fmt: skip
+    ax2.set(xlabel="round count $R$ (rounds)", ylabel="active (replicate, client) pairs checked",
+            title="Pairs checked per round, by dynamics")  # fmt: skip
+    plots.legend(ax1, ncols=2)
+    plots.legend(ax2, ncols=2)
+    total = sum(int(data[f"{d}_predicted"].size) for d in DYNAMICS)
+    return (
+        f"Left: the residual of largest magnitude over the active pairs of each round, for "
+        "each dynamics "
+        f"(points shifted slightly along R so that none hides another); the largest |residual| "
+        f"over all {total} pairs is {worst:g} rounds. Right: how many pairs each round checks."
+    )
 
 
 # --- Lemma 4 and Lemma 1 -----------------------------------------------------------------
@@ -289,25 +320,79 @@ def lemma4_judge(data, s):
     return rows
 
 
+RHO_FLOOR = 1e-12
+"""Spectral gaps :math:`1-\rho` below this are drawn on it (an exact :math:`\rho=1`)."""
+
+
 def lemma4_plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     xs = np.arange(len(DYNAMICS))
-    rho = [float(data[f"{d}_rho"]) for d in DYNAMICS]
-    bound = [float(data[f"{d}_lemma4"]) for d in DYNAMICS]
-    ax1.plot(xs, rho, **plots.series(0, line=False), label=r"exact $\rho$")
-    ax1.plot(xs, bound, **plots.series(1, line=False), label="Lemma 4 bound")
+    gap = np.array([1.0 - float(data[f"{d}_rho"]) for d in DYNAMICS])  # exact 1 - rho
+    floor = np.array([1.0 - float(data[f"{d}_lemma4"]) for d in DYNAMICS])  # Lemma 4's gap
+    ax1.plot(
+        xs - 0.08,
+        plots.floored(gap, RHO_FLOOR),
+        **plots.series(0, line=False),
+        label=r"exact spectral gap $1-\rho$",
+    )
+    ax1.plot(
+        xs + 0.08,
+        plots.floored(floor, RHO_FLOOR),
+        **plots.series(1, line=False),
+        label=r"Lemma 4's guaranteed gap $\delta^4(1-(1-\delta)^m)^2/8$",
+    )
     ax1.set_xticks(xs, [NAMES[d] for d in DYNAMICS])
-    ax1.set(ylabel=r"$\rho$ (dimensionless)", title="Lemma 4: exact $\\rho$ and the bound")
-    plots.legend(ax1, ncols=2)
+    ax1.set(
+        yscale="log",
+        ylabel=r"$1-\rho$ (dimensionless)",
+        title=r"Lemma 4 ($\rho\leq$ bound $\Leftrightarrow$ gap above the guarantee)",
+    )
+    plots.mark_floor(ax1, RHO_FLOOR, what=r"$\rho=1$")
+    plots.legend(ax1)
     t = np.arange(1, s["depth"] + 1)
-    for i, d in enumerate(DYNAMICS):
-        mean = data[f"{d}_consensus"].mean(axis=0)
-        ax2.plot(t, mean, **plots.series(i, line=False), label=f"{NAMES[d]}: measured")
-        ax2.plot(t, data[f"{d}_lemma1"], **plots.series(i, marker=False), label=r"$\rho^t\|B\|^2$")
-    ax2.set(xlabel="$t$ (rounds)", ylabel=r"$\mathbb{E}\|B(\prod W-J)\|_F^2$ (model units$^2$)",
-            yscale="log", title="Lemma 1")  # fmt: skip
+    measured = {NAMES[d]: data[f"{d}_consensus"].mean(axis=0) for d in DYNAMICS}
+    bounds = {NAMES[d]: data[f"{d}_lemma1"] for d in DYNAMICS}
+    for i, group in enumerate(plots.coinciding(measured)):
+        ax2.plot(
+            t,
+            measured[group[0]],
+            **plots.series(i, line=False),
+            label=f"measured: {' = '.join(group)}",
+        )
+    rho = {NAMES[d]: float(data[f"{d}_rho"]) for d in DYNAMICS}
+    for j, group in enumerate(plots.coinciding(bounds)):
+        ax2.plot(
+            t,
+            bounds[group[0]],
+            **plots.series(j + 3, marker=False),
+            label=rf"$\rho^t\|B\|_F^2$, $\rho={rho[group[0]]:.4g}$: {', '.join(group)}",
+        )
+    ax2.set(
+        xlabel="$t$ (rounds)",
+        ylabel=r"$\mathbb{E}\|B(\prod W-J)\|_F^2$ (model units$^2$)",
+        yscale="log",
+        title="Lemma 1: measured (markers) and its bound (lines)",
+    )
+    plots.log_labels(ax2)
     plots.legend(ax2, ncols=2)
-    return "Left: markers at the same height coincide only if the bound is attained (it is not)."
+    attained = [NAMES[d] for d, g, f in zip(DYNAMICS, gap, floor, strict=True) if g <= f]
+    return (
+        "Left: a dynamics satisfies Lemma 4 when its exact gap (circle) lies above the "
+        "guaranteed one (square); gaps below "
+        f"{RHO_FLOOR:g} are drawn on that floor. "
+        + (
+            f"Bound attained (rho equal to it): {', '.join(attained)}"
+            + (
+                " (delta = 0 there: Lemma 4's assumption fails and its bound is taken as 1)."
+                if any(float(data[f"{d}_delta"]) == 0 for d in DYNAMICS)
+                else "."
+            )
+            if attained
+            else "The bound is attained by no dynamics."
+        )
+        + " Right: dynamics whose measured values (or exact rho) are equal share one series, "
+        "named by all of them."
+    )
 
 
 # --- Lemma 5 -----------------------------------------------------------------------------
@@ -385,16 +470,29 @@ def lemma5_plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     k = len(s["lr_fraction"])
     steps = np.array(s["steps"], float)
+    exact = np.asarray(data["exact"], dtype=float)
+    positive = exact[exact > 0]
+    floor = 10.0 ** (np.floor(np.log10(positive.min())) - 1) if positive.size else 1e-12
     for j, frac in enumerate(s["lr_fraction"]):
-        ax.plot(steps, data["exact"][j::k], **plots.series(j), label=f"exact, c = {frac:g}")
+        ax.plot(plots.dodge(steps, j, k, log=True, width=0.03), plots.floored(exact[j::k], floor),
+                **plots.series(j), label=f"exact, c = {frac:g}")  # fmt: skip
         ax.plot(steps, data["bound"][j::k], **{**plots.series(j, filled=False), "linestyle": ":"},
                 label=f"Lemma 5 bound, c = {frac:g}")  # fmt: skip
     ax.set(xscale="log", yscale="log", xlabel="local steps $s$",
            ylabel="squared gradient drift (gradient units$^2$)",
            title=r"Lemma 5 at $\eta_l=c/(4sL)$")  # fmt: skip
     plots.log_ticks(ax, steps)
+    plots.mark_floor(ax, floor, what="exact 0")
     plots.legend(ax, ncols=2)
-    return None
+    zero = sorted({int(v) for v in np.repeat(steps, k)[exact == 0]})
+    return (
+        f"The exact drift is 0 at s = {', '.join(map(str, zero))} (the sum over r < s then "
+        f"holds only its r = 0 term, which is 0), drawn on the {floor:g} floor; the exact "
+        "values of the two step sizes are shifted slightly along s so that neither hides the "
+        "other."
+        if zero
+        else None
+    )
 
 
 # --- Lemma 4 on random populations, through the user's path (theorem_check) ---------------

@@ -5,9 +5,11 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
 
 ``hidden series``
     two series of a panel drawn on the same path (every point within :data:`COINCIDE_PT`
-    points of the other's on the canvas) where the upper one's markers cover the lower
-    one's: a reader sees one series. Coinciding series are drawn once, named together,
-    or kept apart by markers at other points (``plots.series(i, points=...)``).
+    points of the other's on the canvas) where the upper one covers the lower one: its line
+    over the lower's line and its markers over the lower's markers. A reader sees one
+    series. Coinciding series are drawn once and named together, kept apart by markers at
+    other points (``plots.series(i, points=...)``), or drawn as a line under markers only
+    (a closed form under measured points).
 ``legend``
     a legend entry whose text repeats another entry of the same legend (``bound``,
     ``bound``), a label repeating a parenthesised part (``(bound) (bound)``), or an
@@ -41,6 +43,7 @@ from itertools import combinations
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
@@ -93,16 +96,19 @@ def _drawn(line: Line2D) -> bool:
     """``line`` draws something: visible, with a line or markers, and a finite point."""
     if not line.get_visible() or line.get_alpha() == 0:
         return False
-    if line.get_linestyle() in ("None", "none", "", " ") and line.get_marker() in (
-        "None",
-        "none",
-        "",
-        " ",
-        None,
-    ):
+    if not _has_line(line) and line.get_marker() in ("None", "none", "", " ", None):
         return False
     xy = np.asarray(line.get_xydata(), dtype=float)
     return bool(xy.size and np.isfinite(xy).all(axis=1).any())
+
+
+def _hollow(line: Line2D) -> bool:
+    """Markers without fill: a filled marker under them still shows."""
+    return str(line.get_markerfacecolor()).lower() == "none"
+
+
+def _has_line(line: Line2D) -> bool:
+    return line.get_linestyle() not in ("None", "none", "", " ")
 
 
 def _marks(line: Line2D, xy: np.ndarray) -> np.ndarray:
@@ -121,7 +127,8 @@ def _marks(line: Line2D, xy: np.ndarray) -> np.ndarray:
 
 
 def _hidden_series(ax: Axes) -> list[Defect]:
-    lines = [line for line in ax.get_lines() if _drawn(line)]
+    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer) for cap in c[1]}
+    lines = [line for line in ax.get_lines() if _drawn(line) and id(line) not in caps]
     scale = ax.figure.dpi / 72.0  # pixels per point
     paths = [ax.transData.transform(np.asarray(line.get_xydata(), dtype=float)) for line in lines]
     defects = []
@@ -138,7 +145,9 @@ def _hidden_series(ax: Axes) -> list[Defect]:
             np.min(np.hypot(*(upper_marks - m).T), initial=np.inf) > COINCIDE_PT * scale
             for m in lower_marks
         )
-        if not separate:
+        shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
+        shows |= bool(len(lower_marks)) and _hollow(upper) and not _hollow(lower)
+        if not (separate or shows):
             defects.append(
                 Defect(
                     "hidden series",
@@ -157,7 +166,7 @@ def _name(line: Line2D) -> str:
 def _log_ticks(ax: Axes) -> list[Defect]:
     defects = []
     for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-        if axis.get_scale() != "log" or not axis.get_visible():
+        if axis.get_scale() != "log" or not axis.get_visible() or not ax.axison:
             continue
         ticks = axis._update_ticks()  # the ticks drawn (inside the view), labels formatted
         labelled = [
@@ -208,7 +217,7 @@ def _legend_texts(legend: Legend) -> list[Defect]:
     defects += [
         Defect("legend", where, f"{text!r} repeats {m.group(1)!r}")
         for text in texts
-        if (m := re.search(r"(\([^()]+\)).*\1", text))
+        if (m := re.search(r"(\([^()]+\))\s*\1", text))
     ]
     return defects
 
@@ -222,7 +231,9 @@ def _texts(fig: Figure | SubFigure) -> list[Text]:
             found.append(getattr(fig, attr))
     for ax in fig.axes:
         found += [ax.title, ax._left_title, ax._right_title, *ax.texts]
-        for axis in (ax.xaxis, ax.yaxis):
+        for axis in (ax.xaxis, ax.yaxis) if ax.axison else ():  # axis("off") draws none
+            if not axis.get_visible():
+                continue
             found += [axis.label, axis.offsetText]
             for tick in axis._update_ticks():
                 found += [tick.label1, tick.label2]

@@ -138,8 +138,11 @@ def plot(data, s, fig):
         for j, name in enumerate(ALGORITHMS):
             ax.plot(t, data["curves"][i, j], **plots.series(j, points=t.size),
                     label=f"{name} (median)")  # fmt: skip
+        mean, yerr = plots.confidence_bars(data["final"][i, [ALGORITHMS.index("FedAvg")]])
+        ax.errorbar([t[-1]], mean[:, 0], yerr=yerr, color="black", marker="_", markersize=12,
+                    linestyle="none", label="FedAvg final: mean, 95% CI")  # fmt: skip
         ax.axhline(data["fedavg_lower_limit"][i], **plots.REFERENCE, ls="--",
-                   label="FedAvg final error, lower 95% limit")  # fmt: skip
+                   label="FedAvg final: lower 95% limit")  # fmt: skip
         ax.set(
             yscale="log",
             xlabel="round $t$",
@@ -164,6 +167,7 @@ def plot(data, s, fig):
         ylabel=r"$\eta_g^t$-weighted, squared-gradient units",
         title="FedAvg mismatch $\\Omega^t$\n(mean, 95% CI)",
     )
+    plots.log_labels(ax_m)
     plots.legend(ax_m)
     final = data["curves"][..., t.size // 2 :]  # [P, A, T/2] second half of the run
     close = [
@@ -179,7 +183,9 @@ def plot(data, s, fig):
     )
     return (
         "Error curves: median over replicates on one error scale; markers every few rounds, "
-        "shifted per algorithm. "
+        "shifted per algorithm. The bar at the last round is FedAvg's mean final error with "
+        "its 95% confidence interval, the dashed line that interval's lower limit (the bound "
+        "of the verdict rows); a median curve can end below it where the errors are skewed. "
         + "".join(
             f"{pair} reach the same error level: their curves coincide (within 5%) over the "
             "second half of every run. "

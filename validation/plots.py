@@ -3,7 +3,8 @@ r"""One plotting style for every figure of fedtheory (validations, notebooks, RE
 Rules it implements: every series visible in black and white (colour, marker and
 line style all differ between series, :func:`series`); legends outside the data (one below
 each panel, :func:`panels` + :func:`legend`); ticks of a short log axis at the data's grid
-with plain labels (:func:`log_ticks`); values below a stated floor drawn on the floor and
+with plain labels (:func:`log_ticks`), a short log axis labelled at 1-2-5
+(:func:`log_labels`); values below a stated floor drawn on the floor and
 labelled :math:`\le` floor (:func:`floored`); symbols in mathtext; PNG at
 :data:`PNG_DPI` dpi plus SVG beside it (:func:`save`).
 
@@ -131,6 +132,50 @@ def log_ticks(ax: Axes, values: Iterable[float], *, axis: str = "x") -> None:
     target.set_major_locator(FixedLocator(values))
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     target.set_minor_formatter(NullFormatter())
+
+
+def log_labels(ax: Axes, *, axis: str = "y") -> None:
+    """Label a short log ``axis`` (its current limits spanning under three decades) at 1, 2
+    and 5 times each power of ten (at every digit where that gives fewer than three), so that
+    at least three ticks carry a value; a longer axis keeps matplotlib's labelled decades.
+    Call it once the data and limits are set."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    low, high = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    low, high = sorted((low, high))
+    if low <= 0 or np.log10(high / low) >= 3:
+        return
+    decades = 10.0 ** np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+    for subs in ((1.0, 2.0, 5.0), np.arange(1.0, 10.0)):  # 1-2-5, else every digit
+        values = np.outer(decades, subs).ravel()
+        values = values[(values >= low) & (values <= high)]
+        if values.size >= 3:
+            break
+    target.set_major_locator(FixedLocator(values))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def coinciding(values: dict[str, np.ndarray], *, rtol: float = 1e-9) -> list[list[str]]:
+    """The names of ``values`` grouped by equal arrays (to ``rtol``), in order: draw each
+    group once, named by all its members (``" = ".join(group)``), so that no series lies
+    hidden under another with the same data."""
+    groups: list[list[str]] = []
+    for name, v in values.items():
+        v = np.asarray(v, dtype=float)
+        same = next(
+            (
+                g
+                for g in groups
+                if np.shape(values[g[0]]) == v.shape
+                and np.allclose(values[g[0]], v, rtol=rtol, atol=0.0, equal_nan=True)
+            ),
+            None,
+        )
+        if same is None:
+            groups.append([name])
+        else:
+            same.append(name)
+    return groups
 
 
 def floored(values: np.ndarray, floor: float) -> np.ndarray:

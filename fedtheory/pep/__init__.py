@@ -4,7 +4,9 @@ For a deterministic method of :mod:`fedtheory.sim` (FedAvg with the papers' weig
 MIFA, FedLaAvg) under a participation pattern, :func:`worst_case` solves the PEP
 (Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017) with PEPit over a class of client
 functions, reports the certificate's checks, and :func:`replay` runs the attaining instance
-in the simulator. PEPit is the optional extra ``fedtheory[pep]``.
+in the simulator. Interchangeable clients are reduced to one representative and their mean
+(:mod:`fedtheory.pep._symmetry`), which gives the same value with a PEP whose size does not
+grow with them. PEPit is the optional extra ``fedtheory[pep]``.
 """
 
 from fedtheory.pep.catalogue import exact_worst_case_for

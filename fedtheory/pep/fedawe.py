@@ -18,7 +18,8 @@ convention, :math:`W^{(t)}=I` in the proof of Lemma 4). The authors' clipped upd
 :math:`x_i^t`, their mean :math:`\bar x^t` (Corollaries 2-3) and the auxiliary models of
 Definition 1 (6), :math:`z_i^t=x_i^t-\eta_l\eta_gs(t-\tau_i(t)-1)\nabla F_i(x_i^{\tau_i(t)+1})`
 (Theorem 1, Lemma 6; :math:`x_i^{\tau_i(t)+1}=x_i^t` since an inactive client keeps its
-model), with the gradients the method already evaluated.
+model), with the gradients the method already evaluated; :func:`measure` computes the same
+criteria on a simulator run, which is how :func:`fedtheory.pep.replay` replays them.
 """
 
 from __future__ import annotations
@@ -150,3 +151,30 @@ def statement_terms(criterion: str, traj: Trajectory, F) -> list:
             bar = average(pts)
             terms.append((1 / len(pts)) * _sum([(p - bar) ** 2 for p in pts]))
     return [(1 / T) * _sum(terms)]
+
+
+def measure(criterion: str, algorithm, problem, mask: np.ndarray, x0: np.ndarray) -> float:
+    """The same criterion as :func:`statement_terms` on a run of the simulator's FedAWE
+    (``algorithm.init``/``step``, one replicate) on ``problem`` from ``x0 [d]`` under
+    ``mask [T, N]``: the replay of a worst case measured by a FedAWE statement."""
+    T, n = mask.shape
+    state = algorithm.init(problem, torch.as_tensor(np.asarray(x0, float))[None].clone())
+    xs, taus = [], []
+    for t in range(T):
+        xs.append(state.x[0].numpy().copy())  # [N, d] x_i^t
+        taus.append(state.tau[0].numpy().copy())
+        state = algorithm.step(
+            problem, state, torch.from_numpy(np.asarray(mask[t : t + 1], bool)), t
+        )
+    x = np.stack(xs)  # [T, N, d]
+    if criterion in ("fedawe_zbar", "fedawe_consensus_z"):
+        clients = torch.arange(n).repeat(T)
+        g = problem.grad(torch.as_tensor(x.reshape(-1, x.shape[-1])), clients).numpy()
+        gap = np.arange(T)[:, None] - np.stack(taus)  # [T, N] t - tau_i(t)
+        eta = float(algorithm.client_lr(0)) * float(algorithm.server_rate(0))
+        x = x - eta * algorithm.local_steps * (gap - 1)[..., None] * g.reshape(x.shape)
+    bar = x.mean(axis=1)  # [T, d]
+    if criterion in ("fedawe_zbar", "fedawe_xbar"):
+        full = np.einsum("n,tnd->td", problem.alpha, problem.client_grads(bar))
+        return float(np.mean(np.sum(full**2, -1)))
+    return float(np.mean(np.sum((x - bar[:, None]) ** 2, -1)))

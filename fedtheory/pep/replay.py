@@ -31,7 +31,7 @@ import numpy as np
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance
-from fedtheory.pep import criteria
+from fedtheory.pep import criteria, fedawe
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.solve import PepResult
 
@@ -122,8 +122,12 @@ def _run(result: PepResult, problem, x_star, fit_residual: float) -> Replay:
     inst = result.instance
     part, algorithm = result.inputs["participation"], result.inputs["algorithm"]
     total = 0.0
+    criterion = result.inputs["criterion"]
     for mask, p in zip(part.masks, part.probs, strict=True):
+        if criterion in criteria.FEDAWE:  # the statements' sequences: client models, z
+            total += p * fedawe.measure(criterion, algorithm, problem, mask, inst.x0)
+            continue
         record = simulate(problem, TraceReplay(mask), algorithm, rounds=part.rounds, w0=inst.x0)
         models = record.iterates[0]  # [T+1, d]
-        total += p * criteria.value(result.inputs["criterion"], models, x_star, problem)
+        total += p * criteria.value(criterion, models, x_star, problem)
     return Replay(float(total), float(result.value), fit_residual, problem)

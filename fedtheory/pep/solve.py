@@ -19,7 +19,8 @@ import numpy as np
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_choice, check_instance, check_simplex
-from fedtheory.pep import criteria, methods, symmetry
+from fedtheory.pep import _symmetry as symmetry
+from fedtheory.pep import criteria, methods
 from fedtheory.pep._pepit import pepit
 from fedtheory.pep.certificate import Certificate, check
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
@@ -142,7 +143,7 @@ def worst_case(
 
     With ``use_symmetry`` (default), clients found interchangeable (same weight, same
     participation and aggregation weights under every mask) are reduced to one
-    representative and their mean (:mod:`fedtheory.pep.symmetry`): the same value with a
+    representative and their mean (:mod:`fedtheory.pep._symmetry`): the same value with a
     program whose size does not grow with the group's size. ``setting["symmetry"]`` says
     which groups were used, or why the full PEP was solved.
 
@@ -253,7 +254,7 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model) -> PepResu
     value; no solution at all is *failed*."""
     from PEPit.point import Point
 
-    from fedtheory.pep import program
+    from fedtheory.pep import _program as program
 
     blocks = None if model is None else model.blocks()
     messages, start, rejected = [], time.perf_counter(), None

@@ -65,8 +65,8 @@ def _tolerance(value: float, default: float, name: str) -> str:
 
 
 @declare(
-    measured=Array(min_size=0),  # no point: the assertion holds (a property test's empty case)
-    bound=Array(min_size=0, broadcast="measured"),
+    measured=Array(min_size=0),  # no points: nothing to assert, as np.all([])
+    bound=Array(broadcast="measured", min_size=0),
     rtol=Real(0.0, 1.0),
     atol=Array(low=0.0, broadcast="measured"),
 )
@@ -110,7 +110,7 @@ def assert_upper_bound(measured, bound, *, rtol: float = BOUND_RTOL, atol=0.0) -
 
 @declare(
     measured=Array(min_size=0),
-    expected=Array(min_size=0, broadcast="measured"),
+    expected=Array(broadcast="measured", min_size=0),
     rtol=Real(0.0, 1.0),
     atol=Real(0.0),
 )

@@ -103,7 +103,7 @@ def _random_row(
     where = "" if size == 1 else f" at point {i} of {size} (Bonferroni: {ci.level:.4g} each)"
     low, high = float(ci.low[i]), float(ci.high[i])
     detail = (
-        f"mean over {ci.replicates} replicates{where}, family-wise {100 * confidence:.3g}% "
+        f"mean over {ci.replicates} replicates{where}, family-wise {_percent(confidence)}% "
         f"{ci.name} CI [{low:.4g}, {high:.4g}]{judged}"
     ) + _outside_note(verdict, assumptions_hold)
     return Comparison(
@@ -116,6 +116,12 @@ def _random_row(
         detail,
         (low, high),
     )
+
+
+def _percent(confidence: float) -> str:
+    """``confidence`` in percent to 3 digits, more where that would read 100 (99.99%)."""
+    text = f"{100 * confidence:.3g}"
+    return text if text != "100" else f"{100 * confidence:.6g}"
 
 
 def _intervals(samples, target, confidence, kind, support, seed, owner):

@@ -174,29 +174,42 @@ def class_counts(data) -> dict[str, int]:
 
 
 def plot(data, s, fig):
+    """A table, one row per erratum: its class, the verdict ``ERRATA.md`` records, the
+    verdict recomputed now, and whether they agree (a disagreement in bold on orange)."""
     (ax,) = plots.panels(fig, 1)
-    y = np.arange(data["key"].size)
-    names = {v: k for k, v in CODES.items()}
-    for c, column in enumerate(("recorded", "recomputed")):
-        for i, code in enumerate(CODES.values()):
-            rows = y[data[column] == code]
-            ax.plot(np.full(rows.size, c), rows, **plots.series(i, line=False), markersize=9,
-                    label=names[code] if c == 0 else None)  # fmt: skip
-    for row, (a, b) in enumerate(zip(data["recorded"], data["recomputed"], strict=True)):
-        ax.text(2, row, "agree" if a == b else "DIFFER", va="center", ha="center",
-                color="black" if a == b else plots.COLORS[1])  # fmt: skip
-    ax.set_yticks(y, [str(k) for k in data["key"]])
-    ax.set_xticks(
-        [0, 1, 2], ["recorded in\nERRATA.md", "recomputed\nnow", "recorded vs\nrecomputed"]
+    ax.axis("off")
+    word = {v: k for k, v in CODES.items()}
+    agree = data["recorded"] == data["recomputed"]
+    cells = [
+        [str(k), str(c), word[float(a)], word[float(b)], "agree" if same else "DIFFER"]
+        for k, c, a, b, same in zip(
+            data["key"], data["kind"], data["recorded"], data["recomputed"], agree, strict=True
+        )
+    ]
+    table = ax.table(
+        cellText=cells,
+        colLabels=["erratum", "class", "recorded in ERRATA.md", "recomputed now", "verdicts"],
+        colWidths=[0.3, 0.34, 0.13, 0.13, 0.1],
+        loc="upper center",
+        cellLoc="left",
     )
-    ax.set(xlim=(-0.5, 2.6), title="Verdict on each suspected error (confirmed = the paper's "
-           "statement fails on the instance)")  # fmt: skip
-    ax.invert_yaxis()
-    ax.grid(False)
-    plots.legend(ax, ncols=len(CODES), title="verdict")
-    agree = int(np.sum(data["recorded"] == data["recomputed"]))
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    table.scale(1.0, 1.3 * 18 / max(len(cells), 18))  # rows fill the panel
+    for (row, _), cell in table.get_celld().items():
+        cell.set_edgecolor("0.8")
+        if row == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("0.92")
+        elif not agree[row - 1]:
+            cell.set_facecolor("#fbd9c4")
+            cell.set_text_props(weight="bold")
+    ax.set_title(
+        "Verdict on each suspected error: recorded and recomputed (confirmed = the paper's "
+        "statement fails on the instance)"
+    )
     return (
-        f"{agree} of {data['key'].size} recorded verdicts are reproduced by the "
+        f"{int(np.sum(agree))} of {data['key'].size} recorded verdicts are reproduced by the "
         "recomputation; what each recomputation found is listed under Observations."
     )
 

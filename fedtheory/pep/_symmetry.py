@@ -25,8 +25,10 @@ therefore keeps, per group, one PEPit function (client :math:`m=1`, evaluated at
 :math:`\bar y_r+c\,\delta^y_r` with gradient :math:`\bar u_r+c\,\delta_r`,
 :math:`c=\sqrt{1-1/k}`, the only interpolation conditions it needs), the mean and deviation
 leaves, and equality constraints making every deviation orthogonal to every invariant leaf
-and to other groups' deviations. Its value is the full PEP's: its size no longer grows with
-:math:`k`.
+and to other groups' deviations (:mod:`fedtheory.pep._program` turns them into a
+block-diagonal Gram matrix). Its value is the full PEP's, and its size does not grow with
+:math:`k`: for FedAvg with full participation, :math:`T=6`, :math:`E=4`, the Gram matrix is
+:math:`51\times51` for :math:`N=3` and :math:`N=4` (full PEP: 76 and 101).
 
 Every vector of the method is a :class:`Vector` (invariant part plus the members'
 deviations); the server models must come out invariant, which checks the grouping on the

@@ -11,7 +11,7 @@ LMI one equality block), which is the same program.
 ``blocks`` (lists of leaf indices) declares :math:`G=\operatorname{diag}(G_1,\dots)` up to
 a permutation, :math:`G_b\succeq0`: the Gram entries between blocks are zero by
 construction. An equality constraint that fixes exactly one such entry to zero (the
-orthogonality constraints of :mod:`fedtheory.pep.symmetry`) is then satisfied identically
+orthogonality constraints of :mod:`fedtheory.pep._symmetry`) is then satisfied identically
 and is not sent; its multiplier is the one that cancels that entry in the worst-case proof
 (an equality's multiplier is free), so PEPit's proof and the certificate's checks
 (:mod:`fedtheory.pep.certificate`) are those of the problem as PEPit wrote it.
@@ -52,6 +52,7 @@ class StackedWrapper(CvxpyWrapper):
         self.scalar_rows = 0  # scalar constraints the solver receives
 
     def set_main_variables(self) -> None:
+        """The value vector :math:`F` and one symmetric variable per Gram block."""
         import cvxpy as cp
 
         n = Point.counter
@@ -67,9 +68,11 @@ class StackedWrapper(CvxpyWrapper):
         self._psd = [g >> 0 for g in self.Gb]
 
     def send_constraint_to_solver(self, constraint) -> None:
+        """Keep ``constraint`` for :meth:`generate_problem` (stacked there)."""
         self._list_of_constraints_sent_to_solver.append(constraint)
 
     def send_lmi_constraint_to_solver(self, psd_matrix) -> None:
+        """Keep the LMI ``psd_matrix`` for :meth:`generate_problem`."""
         self._list_of_constraints_sent_to_solver.append(psd_matrix)
 
     def _structural(self, constraint) -> tuple | None:
@@ -84,27 +87,24 @@ class StackedWrapper(CvxpyWrapper):
 
     def _rows(self, expressions):
         """Sparse ``[m, len(block)^2]`` per block, ``[m, |F|]`` and constants ``[m]``."""
-        nb = len(self.block_index)
-        coo = [([], [], []) for _ in range(nb)]
-        fr, fc, fv, const = [], [], [], np.zeros(len(expressions))
+        m = len(expressions)
+        gr, gi, gj, gw, fr, fc, fv, const = [], [], [], [], [], [], [], np.zeros(m)
         for r, e in enumerate(expressions):
             gram, values, const[r] = _terms(e)
             for i, j, w in gram:
-                (bi, pi), (bj, pj) = self.where[i], self.where[j]
-                if bi != bj:
-                    continue  # a zero entry of G
-                size = len(self.block_index[bi])
-                rows, cols, vals = coo[bi]
-                rows += [r, r]
-                cols += [pi + size * pj, pj + size * pi]  # vec is column-major
-                vals += [w / 2, w / 2]
+                gr.append(r), gi.append(i), gj.append(j), gw.append(w / 2)
             for k, w in values:
                 fr.append(r), fc.append(k), fv.append(w)
-        m = len(expressions)
-        mats = [
-            sp.csr_matrix((v, (r, c)), shape=(m, len(idx) ** 2))
-            for (r, c, v), idx in zip(coo, self.block_index, strict=True)
-        ]
+        gr, gw = np.asarray(gr, int), np.asarray(gw, float)
+        (bi, pi), (bj, pj) = self.where[np.asarray(gi, int)].T, self.where[np.asarray(gj, int)].T
+        mats = []
+        for b, idx in enumerate(self.block_index):
+            keep = (bi == b) & (bj == b)  # entries between blocks are zeros of G
+            size, rows, w = len(idx), gr[keep], gw[keep]
+            cols = np.concatenate([pi[keep] + size * pj[keep], pj[keep] + size * pi[keep]])
+            # vec is column-major; W is symmetrised
+            mat = sp.csr_matrix((np.tile(w, 2), (np.tile(rows, 2), cols)), shape=(m, size**2))
+            mats.append(mat)
         return mats, sp.csr_matrix((fv, (fr, fc)), shape=(m, Expression.counter)), const
 
     def _affine(self, expressions):
@@ -118,6 +118,8 @@ class StackedWrapper(CvxpyWrapper):
         return out
 
     def generate_problem(self, objective):
+        """The cvxpy problem: maximise ``objective`` subject to the stacked constraints,
+        every :math:`G_b\\succeq0` and every LMI."""
         import cvxpy as cp
 
         scalar = [c for c in self._list_of_constraints_sent_to_solver if isinstance(c, Constraint)]
@@ -148,6 +150,7 @@ class StackedWrapper(CvxpyWrapper):
         return self.prob
 
     def solve(self, **kwargs):
+        """Solve (``kwargs`` go to ``cvxpy.Problem.solve``); ``(status, solver, value)``."""
         self.prob.solve(**kwargs)
         self.solver_name = self.prob.solver_stats.solver_name
         n = Point.counter
