@@ -427,7 +427,7 @@ class Array(Constraint):
 
     def hostile(self):
         lead = [[0.5], [0.5, 0.5]]
-        bad = [*super().hostile(), ("empty", []), ("ragged", lead),
+        bad = [*super().hostile(), *([("empty", [])] if self.min_size else []), ("ragged", lead),
                ("complex", np.array([0.5 + 1j, 0.5])), ("strings", ["0.5", "0.5"]),
                ("scalar string", "0.5"), ("bool", True)]  # fmt: skip
         if self.finite:
