@@ -56,6 +56,7 @@ __all__ = [
     "Probabilities",
     "Real",
     "Size",
+    "StochasticMatrix",
     "Tensor",
     "Text",
     "constraints_of",
@@ -329,12 +330,14 @@ class Array(Constraint):
     any, a parameter's name or ``"w[1]"``, a dimension of another array), at least
     ``min_size`` entries, every entry finite and in the interval; ``integer=True`` also
     requires whole numbers (returned as int64, never truncated); ``broadcast`` names a
-    parameter (checked before) whose shape this one must broadcast with."""
+    parameter (checked before) whose shape this one must broadcast with; ``like`` names one
+    whose shape this one must have, unless it is a scalar (then broadcast to that shape:
+    never a silent broadcast of a mismatched length)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
-                 high_open=False, min_size=1, integer=False, broadcast=None,
+                 high_open=False, min_size=1, integer=False, broadcast=None, like=None,
                  none=False):  # fmt: skip
-        self.broadcast = broadcast
+        self.broadcast, self.like = broadcast, like
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
@@ -356,9 +359,11 @@ class Array(Constraint):
         elif self.ndim is not None:
             what += f" with {self.ndim} dimension(s)"
         if self.broadcast is not None:
-            what += (
-                f" broadcasting with '{self.broadcast}' {tuple(np.shape(args.get(self.broadcast)))}"
-            )
+            other = tuple(np.shape(args.get(self.broadcast)))
+            what += f" broadcasting with '{self.broadcast}' {other}"
+        if self.like is not None:
+            like = tuple(np.shape(args.get(self.like)))
+            what = f"a scalar or {what} of shape {like} like '{self.like}'"
         if self.min_size > 1:
             what += f", at least {self.min_size} entries"
         e = self.entries
@@ -393,12 +398,17 @@ class Array(Constraint):
                 return None
         if self.broadcast is not None:
             np.broadcast_shapes(a.shape, np.shape(args.get(self.broadcast)))  # else ValueError
+        if self.like is not None:
+            like = tuple(np.shape(args.get(self.like)))
+            if a.ndim and a.shape != like:
+                return None
+            a = np.broadcast_to(a, like).copy()
         e = self.entries
         inside = a.size == 0 or all(e._inside(x) for x in (a.min(), a.max()))
         if not (np.isfinite(a).all() and inside):
             return None
         if self.integer:
-            if np.any(a != np.round(a)):
+            if np.any(a != np.round(a)) or np.abs(a).max(initial=0.0) >= 2.0**63:
                 return None
             a = a.astype(np.int64)
         return self._finish(a)
@@ -425,6 +435,32 @@ class Array(Constraint):
         shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
         value = self.entries.example(args)
         return np.full(shape, math.ceil(value) if self.integer else value)
+
+
+class StochasticMatrix(Array):
+    """A square matrix with entries in [0, 1] and rows summing to one (a Markov chain's
+    transition matrix)."""
+
+    def __init__(self, *, none: bool = False):
+        super().__init__(ndim=2, low=0.0, high=1.0, none=none)
+
+    def _extra(self):
+        return ", square, with row sums equal to 1"
+
+    def _finish(self, a):
+        square = a.shape[0] == a.shape[1]
+        rows = np.abs(a.sum(axis=1) - 1.0) <= STOCHASTIC_ATOL * a.shape[0]
+        return a if square and rows.all() else None
+
+    def hostile(self):
+        return [*super().hostile(), ("not square", [[0.5, 0.5]]),
+                ("rows not summing to 1", [[0.5, 0.6], [0.5, 0.5]])]  # fmt: skip
+
+    def edges(self, valid):
+        return [("identity", np.eye(2))]
+
+    def example(self, args):
+        return np.array([[0.9, 0.1], [0.3, 0.7]])
 
 
 class Probabilities(Array):
@@ -641,14 +677,19 @@ def declare(**constraints: Constraint) -> Callable:
         if unknown:  # a typo in a declaration fails at import
             raise TypeError(f"{fn.__qualname__} has no parameter {sorted(unknown)}")
         owner = _owner(fn)
+        method = next(iter(signature.parameters), None) == "self"
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             values = bound.arguments
+            where = owner
+            if method:  # the instance's own class: Bernoulli.sample, not the base class's
+                cls = type(values["self"]).__name__
+                where = cls if fn.__name__ == "__init__" else f"{cls}.{fn.__name__}"
             for name, constraint in constraints.items():
-                values[name] = constraint.check(values[name], name, owner, values)
+                values[name] = constraint.check(values[name], name, where, values)
             return fn(*bound.args, **bound.kwargs)
 
         checked.__constraints__ = dict(constraints)

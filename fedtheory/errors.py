@@ -10,6 +10,19 @@ Two kinds of failure are kept apart on purpose:
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Exit statuses of the checks a CI job runs (``fedtheory tightness``, ``fedtheory
+    validate --module``, :func:`fedtheory.testing.exit_status`)."""
+
+    HOLDS = 0  # no counterexample, no row violated
+    VIOLATED = 1  # a counterexample, or a row violated
+    BAD_INPUT = 2  # a ParameterError: an unknown name, a bad argument, a file that is not Python
+    USER_FUNCTION_FAILED = 3  # the user's function raised or returned no finite numbers
+    INTERNAL_ERROR = 70  # any command: an unexpected error, a bug (EX_SOFTWARE of sysexits.h)
+
 
 class FedTheoryError(Exception):
     """Base class of every error fedtheory raises on purpose."""

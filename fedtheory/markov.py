@@ -28,16 +28,18 @@ from functools import reduce
 
 import numpy as np
 
-from fedtheory.constraints import Array, declare
+from fedtheory.constraints import (
+    Array,
+    Integer,
+    Real,
+    Size,
+    StochasticMatrix,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
-    MAX_SIZE,
-    check_array,
-    check_int,
-    check_like,
-    check_real,
     check_stochastic_matrix,
-    check_str,
 )
 
 __all__ = [
@@ -100,20 +102,20 @@ class MixingConstants:
         )
 
 
+@declare(pi=Array(low=0.0, high=1.0, low_open=True, high_open=True))
 def lambda_feasible_range(pi) -> tuple[np.ndarray, np.ndarray]:
     r"""Feasible :math:`[\lambda_{\min},1]` for stationary probability ``pi`` in (0, 1)."""
-    pi = check_array(
-        pi, "pi", "lambda_feasible_range", low=0.0, high=1.0, low_open=True, high_open=True
-    )
     return 1.0 - 1.0 / np.maximum(pi, 1.0 - pi), np.ones_like(pi)
 
 
+@declare(
+    pi=Array(low=0.0, high=1.0, low_open=True, high_open=True),
+    lam=Array(low=-1.0, high=1.0, broadcast="pi"),
+    owner=Text(),
+)
 def two_state_transitions(pi, lam, owner: str = "two_state_transitions"):
     r"""Return ``(p_on_on, p_off_on)`` of two-state chains with stationary ``pi`` and second
     eigenvalue ``lam`` (arrays broadcast together). Infeasible pairs raise, never clip."""
-    owner = check_str(owner, "owner", "two_state_transitions")
-    pi = check_array(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    lam = check_array(lam, "lam", owner, low=-1.0, high=1.0)
     pi, lam = np.broadcast_arrays(pi, lam)
     low, _ = lambda_feasible_range(pi)
     bad = lam < low - 1e-12
@@ -144,6 +146,9 @@ def two_state_parameters(p_on_on, p_off_on) -> tuple[np.ndarray, np.ndarray]:
     return c / (1.0 - a + c), a - c
 
 
+@declare(
+    p=Array(low=0.0, high=1.0, low_open=True, high_open=True), off_on=Real(0.0, 1.0, low_open=True)
+)
 def fedau_two_state(p, off_on: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     r"""``(p_on_on, p_off_on)`` of FedAU's Markov participation (the FedAU authors' code,
     ``markov-a``).
@@ -160,15 +165,17 @@ def fedau_two_state(p, off_on: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     off_on : float
         The off-to-on probability :math:`a` in (0, 1].
     """
-    owner = "fedau_two_state"
-    p = check_array(p, "p", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    a = check_real(off_on, "off_on", owner, low=0.0, high=1.0, low_open=True)
+    a = off_on
     capped = a * (1.0 - p) > p  # b > 1, tested without forming 1/p (a denormal p)
     a_eff = np.where(capped, p / (1.0 - p), a)  # a / b
     b_eff = np.where(capped, 1.0, a * (1.0 - p) / np.where(capped, 1.0, p))
     return 1.0 - b_eff, a_eff
 
 
+@declare(
+    pi=Array(low=0.0, high=1.0, low_open=True, high_open=True),
+    lam=Array(low=-1.0, high=1.0, broadcast="pi"),
+)
 def two_state_matrix(pi, lam) -> np.ndarray:
     r"""Transition matrices ``[..., 2, 2]`` (states off, on) of two-state chains in CA-Fed's
     :math:`(\pi,\lambda)` form: ``[[b, 1-b], [1-a, a]]``."""
@@ -201,15 +208,13 @@ def kron_chain(matrices) -> np.ndarray:
     return reduce(np.kron, mats)
 
 
+@declare(P=StochasticMatrix(), name=Text(), owner=Text())
 def check_primitive_chain(P, name: str = "P", owner: str = "check_primitive_chain") -> np.ndarray:
     r"""Return ``P`` after checking it is stochastic, irreducible and aperiodic.
 
     Uses Wielandt's theorem: a non-negative :math:`n\times n` matrix is primitive iff
     :math:`A^{(n-1)^2+1}>0` entrywise, checked on the zero pattern by repeated squaring.
     """
-    owner = check_str(owner, "owner", "check_primitive_chain")
-    name = check_str(name, "name", "check_primitive_chain")
-    P = check_stochastic_matrix(P, name, owner)
     pattern = P > 0
     n, power = P.shape[0], 1
     while power < (n - 1) ** 2 + 1 and not pattern.all():  # a positive power stays positive
@@ -224,6 +229,7 @@ def check_primitive_chain(P, name: str = "P", owner: str = "check_primitive_chai
     return P
 
 
+@declare(P=StochasticMatrix())
 def stationary_distribution(P) -> np.ndarray:
     r"""Stationary law :math:`\pi` (``[n]``) of an irreducible aperiodic chain:
     the solution of :math:`\pi^\top P=\pi^\top`, :math:`\mathbf 1^\top\pi=1` (exact up to
@@ -240,6 +246,7 @@ def _stationary(P: np.ndarray) -> np.ndarray:
     return np.clip(pi, 0.0, None) / np.clip(pi, 0.0, None).sum()  # rounding only
 
 
+@declare(P=StochasticMatrix())
 def second_eigenvalue_modulus(P) -> float:
     r""":math:`\lambda_2(P)`, the second largest eigenvalue modulus: the spectral radius of
     :math:`P-\mathbf 1\pi^\top` (whose spectrum is that of :math:`P` with one eigenvalue 1
@@ -252,12 +259,19 @@ def _lambda2(P: np.ndarray, pi: np.ndarray) -> float:
     return float(np.max(np.abs(np.linalg.eigvals(P - np.outer(np.ones(len(pi)), pi)))))
 
 
+@declare(P=StochasticMatrix())
 def mixing_rate(P) -> float:
     r""":math:`\lambda(P)=(1+\lambda_2(P))/2` of CA-Fed (§III, below eq. (5))."""
     P = check_primitive_chain(P, "P", "mixing_rate")
     return (1.0 + _lambda2(P, _stationary(P))) / 2.0
 
 
+@declare(
+    P=StochasticMatrix(),
+    rate=Real(0.0, 1.0, high_open=True, none=True),
+    T_P=Integer(0),
+    max_horizon=Size(),
+)
 def mixing_constants(
     P, *, rate: float | None = None, T_P: int = 0, max_horizon: int = MAX_HORIZON
 ) -> MixingConstants:
@@ -296,8 +310,6 @@ def mixing_constants(
     """
     owner = "mixing_constants"
     P = check_primitive_chain(P, "P", owner)
-    T_P = check_int(T_P, "T_P", owner, low=0)
-    max_horizon = check_int(max_horizon, "max_horizon", owner, low=1, high=MAX_SIZE)
     if T_P > max_horizon:  # the rounds before T_P are looped over
         raise ParameterError(
             f"The 'T_P' parameter of {owner} must be at most max_horizon = {max_horizon}. "
@@ -329,7 +341,7 @@ def mixing_constants(
 def _check_rate(rate: float | None, lambda2: float, owner: str) -> float:
     if rate is None:
         return (1.0 + lambda2) / 2.0
-    lam = check_real(rate, "rate", owner, low=0.0, high=1.0, high_open=True)
+    lam = rate
     if lam <= lambda2:
         raise ParameterError(
             f"The 'rate' parameter of {owner} must be in (lambda2, 1) = ({lambda2:.6g}, 1). "
@@ -338,6 +350,11 @@ def _check_rate(rate: float | None, lambda2: float, owner: str) -> float:
     return lam
 
 
+@declare(
+    pi=Real(0.0, 1.0, low_open=True, high_open=True),
+    lam=Real(-1.0, 1.0, low_open=True, high_open=True),
+    rate=Real(0.0, 1.0, high_open=True, none=True),
+)
 def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = None):
     r"""Closed-form :math:`C_P,T_P` of a two-state chain with stationary ``pi`` and second
     eigenvalue ``lam`` (derived; tight).
@@ -348,14 +365,17 @@ def two_state_mixing_constants(pi: float, lam: float, *, rate: float | None = No
     (attained at :math:`t=0`) with :math:`T_P=0`.
     """
     owner = "two_state_mixing_constants"
-    pi = check_real(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    lam = check_real(lam, "lam", owner, low=-1.0, high=1.0, low_open=True, high_open=True)
     two_state_transitions(pi, lam, owner)  # feasibility of (pi, lam)
     lambda2 = abs(lam)
     lam_rate = _check_rate(rate, lambda2, owner)
     return MixingConstants(lambda2, lam_rate, max(pi, 1.0 - pi), 0, True, "two-state closed form")
 
 
+@declare(
+    pi=Array(ndim=1, low=0.0, high=1.0, low_open=True, high_open=True),
+    lam=Array(low=-1.0, high=1.0, low_open=True, high_open=True, like="pi"),
+    rate=Real(0.0, 1.0, high_open=True, none=True),
+)
 def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingConstants:
     r"""Closed-form :math:`C_P,T_P` for independent two-state chains
     :math:`P=\bigotimes_kP_k` (derived; an upper bound on the smallest
@@ -374,11 +394,6 @@ def product_mixing_constants(pi, lam, *, rate: float | None = None) -> MixingCon
     :math:`\lambda^{-t}` crosses :math:`S`. So :math:`C_P\le\sum_kc_k\le N` (a simpler bound).
     """
     owner = "product_mixing_constants"
-    pi = check_array(
-        pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True, min_size=1
-    )
-    lam = check_array(lam, "lam", owner, low=-1.0, high=1.0, low_open=True, high_open=True)
-    lam = check_like(lam, pi.shape, "lam", owner, like="pi")
     two_state_transitions(pi, lam, owner)
     lambda2 = float(np.abs(lam).max())
     lam_rate = _check_rate(rate, lambda2, owner)

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from fedtheory.bounds import fedau
+from fedtheory.bounds import divergences, fedau
 from fedtheory.bounds.symbols import NOTATION
 from fedtheory.errors import HypothesisViolation
-from fedtheory.testing.strategies import probabilities
+from fedtheory.testing.strategies import probabilities, simplex
 from tests.conftest import assert_tight, assert_upper_bound
 
 
@@ -114,6 +114,13 @@ def test_K_equal_one_gives_weight_one_and_tight_bias(p, rounds):
     assert_tight(exact, (1 - p) ** 2)  # omega_t = 1 at every round
     bias = fedau.theorem3_per_round.evaluate(p=p, K_cut=1, t=rounds).terms["bias"]
     assert_tight(bias, (1 - p) ** 2)
+
+
+@given(simplex(5), st.lists(st.floats(0.05, 1.0), min_size=5, max_size=5))
+def test_fedau_and_cafed_effective_weights_are_one_quantity(omega, p):
+    """FedAU Theorem 1's weights omega_n p_n / P are CA-Fed (4)'s pi_k q_k / pi^T q."""
+    assert_tight(fedau.effective_weights(omega, p), divergences.effective_weights(omega, p),
+                 rtol=1e-12)  # fmt: skip
 
 
 @given(st.lists(st.floats(0.02, 1.0), min_size=2, max_size=6))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.cli import DEBUG_ENV, EXTRAS, INTERNAL_ERROR, main
-from fedtheory.errors import ParameterError
+from fedtheory.cli import DEBUG_ENV, EXTRAS, main
+from fedtheory.errors import ExitStatus, ParameterError
 from fedtheory.sweep import executor
 
 if sys.version_info >= (3, 11):
@@ -65,7 +65,7 @@ def test_an_unexpected_error_is_one_internal_error_line_with_its_own_status(
         raise TypeError("'FutureCancelledError' object is not subscriptable")
 
     monkeypatch.setattr(runner, "_run", bug)
-    assert main(["sweep", str(_theorem_config(tmp_path))]) == INTERNAL_ERROR == 70
+    assert main(["sweep", str(_theorem_config(tmp_path))]) == ExitStatus.INTERNAL_ERROR == 70
     line = _one_line(capsys)
     assert line.startswith("fedtheory: internal error: TypeError") and "please report" in line
     assert "--debug" in line and DEBUG_ENV in line
@@ -84,7 +84,7 @@ def test_a_renamed_keyword_is_accepted_with_its_deprecation_warning(capsys):
 def test_a_missing_optional_dependency_names_its_extra(tmp_path, capsys, monkeypatch):
     from fedtheory.sweep import targets
 
-    def missing(path):
+    def missing(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'distributed'", name="distributed")
 
     monkeypatch.setattr(targets, "load_config", missing)
@@ -135,7 +135,7 @@ def test_an_oversized_grid_is_refused_before_the_validations_are_imported(tmp_pa
     )
     code = textwrap.dedent(f"""
         import sys
-        from fedtheory.errors import ParameterError
+        from fedtheory.errors import ExitStatus, ParameterError
         from fedtheory.sweep.targets import load_config
         try:
             load_config({str(config)!r})

@@ -174,7 +174,7 @@ def test_theorem_check_derives_the_constants_from_each_instance_and_groups_serie
     fig = Figure()
     check.plot(outcome.data, check.settings("tiny"), fig)
     labels = fig.axes[1].get_legend_handles_labels()[1]
-    assert {"measured / bound, d=1", "measured / bound, d=2"} <= set(labels)
+    assert {"measured / bound (d=1)", "measured / bound (d=2)"} <= set(labels)
     with pytest.raises(ParameterError, match="'group' parameter of theorem_check"):
         theorem_check(cafed.theorem1, cafed_error, name="g", instances=instances,
                       constants=cafed_constants, group="nope")  # fmt: skip

@@ -18,7 +18,8 @@ from fedtheory.availability.nonstationary import class_probabilities
 from fedtheory.bounds import NOT_CHECKABLE, fedawe
 from fedtheory.cli import main
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import AverageParticipating, FedAvg, FedAWE, reference, simulate
+from fedtheory.sim import AverageParticipating, FedAvg, FedAWE, simulate
+from fedtheory.sim import fedawe as fedawe_module
 from fedtheory.testing import theorem_values
 from fedtheory.tightness import FAMILIES
 from fedtheory.verdict import rounding_floor
@@ -287,7 +288,7 @@ def test_fast_path_equals_the_plain_loop_with_client_models_and_last_rounds(alg)
         iterates.append(state.w)
     iterates = torch.stack(iterates, 1).numpy()
     for r in range(reps):
-        w, x, tau = reference._fedawe_loop(PROB, alg, mask[r].numpy(), W0, lambda t: None)
+        w, x, tau = fedawe_module._plain_loop(PROB, alg, mask[r].numpy(), W0, lambda t: None)
         assert_tight(iterates[r], np.array(w), rtol=1e-12, atol=1e-14)
         assert_tight(state.x[r].numpy(), x, rtol=1e-12, atol=1e-14)
         assert np.array_equal(state.tau[r].numpy(), tau)

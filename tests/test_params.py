@@ -24,7 +24,7 @@ BAD_CALLS = [
     (lambda: TwoStateMarkov([0.5, math.nan], 0.0), "'pi'", "(0, 1)"),
     (lambda: TwoStateMarkov([0.9, 0.5], -0.5), "'lam'", "1 - 1/max(pi, 1-pi)"),
     (lambda: TwoStateMarkov("abc", 0.0), "'pi'", "real numbers"),
-    (lambda: AlternatingBlocks(0, 1), "'t1'", "[1, inf)"),
+    (lambda: AlternatingBlocks(0, 1), "'t1'", "[1, 2147483647]"),
     (lambda: AlternatingBlocks(1.5, 1), "'t1'", "integer"),
     (lambda: AlternatingBlocks(1, 1, group1=[0, 2]), "'group1'", "boolean"),
     (lambda: QuadraticProblem(np.full((2, 1, 1), -1.0), np.zeros((2, 1))), "'A'", "positive"),

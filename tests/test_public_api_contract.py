@@ -579,6 +579,15 @@ CONTRACT |= {
     _m(f"{ER}.cafed", "cafed_code_oracle_minima"): Case(
         errata.cafed_code_oracle_minima, {}, ("clients", STRING), ("clients", 1)
     ),
+    _m(f"{ER}.cafed_experiments", "cafed_table1_gap"): Case(
+        errata.cafed_table1_gap, {}, ("cafed", STRING), ("cafed", 101.0)
+    ),
+    _m(f"{ER}.cafed_experiments", "cafed_code_population"): Case(
+        errata.cafed_code_population, {}, ("num_clients", STRING), ("num_clients", 4)
+    ),
+    _m(f"{ER}.cafed_experiments", "cafed_code_optimiser"): Case(
+        errata.cafed_code_optimiser, {}, ("lr", STRING), ("lr", 2.0)
+    ),
     _m(f"{ER}.e3cs", "e3cs_successive_sampling"): Case(
         errata.e3cs_successive_sampling, {}, ("p", STRING), ("p", [1.5, 0.5])
     ),
@@ -1096,6 +1105,12 @@ CONTRACT |= {
         ("w0", STRING),
         ("mask", np.ones((2, 4), dtype=bool)),
     ),  # fmt: skip
+    _m(f"{SM}.reference", "reference_loop"): Case(
+        sim_reference.reference_loop,
+        {"algorithm": FedAvg},
+        ("algorithm", STRING),
+        ("algorithm", int),
+    ),
     _m(f"{SM}.reference", "fedau_omega"): Case(
         sim_reference.fedau_omega,
         {"mask": np.ones((2, 3), dtype=bool), "cutoff": 3},
@@ -1209,6 +1224,7 @@ EXEMPT: dict[str, str] = {
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
+    _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
@@ -1234,6 +1250,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{ER}.catalogue", "markdown_entry"): "formats an erratum check for ERRATA.md",
     _m(f"{ER}.catalogue", "main"): "command-line entry point (argparse validates argv)",
     _m(f"{BD}.judgement", "Judgement"): RECORD,
+    _m("fedtheory.testing.gate", "exit_status"): "its one input is a check to run; a "
+    "non-callable is refused (tests/test_exit_codes.py)",
     _m(f"{BD}.judgement", "MeasureError"): "an error class (raised, never called by users)",
     _m(f"{BD}.fedau", "Corollary4Choices"): RECORD,
     _m(f"{BD}.mimic", "ObjectiveMismatch"): RECORD,

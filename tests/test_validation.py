@@ -41,6 +41,7 @@ from fedtheory.verdict import (
     compare_mean_equal,
     compare_mean_upper_bound,
     compare_upper_bound,
+    evidence_of,
     mean_difference,
 )
 
@@ -120,7 +121,11 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name, tmp
     for before, after in zip(rows, broken, strict=True):
         expected = {Verdict.OUTSIDE: Verdict.OUTSIDE}.get(before.verdict, Verdict.VIOLATED)
         if before.verdict in FINDINGS and name != "errata":  # an ordering, baseline moved away
-            expected = Verdict.REVERSED
+            # reversed, unless a material set-up difference is open: then not reproduced
+            expected = Verdict.NOT_REPRODUCED if after.setup_differs else Verdict.REVERSED
+            if after.setup_differs:
+                assert "the set-up differs materially" in after.detail, after
+                assert after.verdict_text.startswith("not reproduced (set-up differs: ")
         assert after.verdict is expected, (before, after)
     _check_figure(check, data, s, rows, tmp_path)
 
@@ -430,3 +435,29 @@ def test_cli_sizes_are_the_registry_sizes():
     from fedtheory.validation.registry import SIZES
 
     assert CLI_SIZES == SIZES
+
+
+@pytest.mark.parametrize(
+    ("rows", "flags", "status"),
+    [
+        ("erratum", ["--fail-on-violated"], 0),  # the evidence of a catalogued erratum
+        ("erratum", ["--strict"], 1),  # --strict: every violated row fails
+        ("planted", ["--fail-on-violated"], 1),  # a violation no erratum explains
+        ("planted", [], 0),  # no gate asked for
+    ],
+)
+def test_cli_gate_fails_on_violations_no_catalogued_erratum_explains(
+    rows, flags, status, capsys, tmp_path, monkeypatch
+):
+    violated = Comparison("claim", "ref", "<=", 2.0, 1.0, Verdict.VIOLATED)
+    row = evidence_of("e3cs.sampler", violated) if rows == "erratum" else violated
+    outcome = runner.Outcome(CHECKS["example1-fedavg"], {}, [row], {}, False, tmp_path, 0.0)
+    monkeypatch.setattr(runner, "run", lambda *args, **kwargs: [outcome])
+    args = ["validate", "--check", "example1-fedavg", "--size", "tiny", "--out", str(tmp_path)]
+    assert main([*args, *flags]) == status
+    printed = capsys.readouterr().out
+    assert "1 violated" in printed
+    assert ("the evidence of catalogued errata" in printed) is (rows == "erratum")
+    assert row.verdict_text.startswith("violated") and row.unexplained_violation is (
+        rows == "planted"
+    )

@@ -42,9 +42,19 @@ def test_upper_bound_outcome_accepts_rounding_up_to_the_floor_only():
 
 @pytest.mark.parametrize(
     ("low", "high", "verdict"),
-    [(0.99, 1.01, H), (0.9, 1.01, I), (1.01, 1.2, V), (0.8, 0.99, V)],
+    [
+        (0.99, 1.01, H),
+        (0.9, 1.01, I),
+        (1.06, 1.2, V),
+        (0.8, 0.94, V),
+        (1.01, 1.2, I),
+        (0.8, 0.99, I),
+        (1.01, 1.04, H),
+    ],  # fmt: skip
 )
 def test_equivalence_outcome_is_two_one_sided_tests(low, high, verdict):
+    """The printed margin is the rule: violated only outside predicted +- margin, holds
+    inside it (an interval excluding the prediction but inside the band holds)."""
     assert equivalence_outcome(low, high, 1.0, 0.05) is verdict
 
 

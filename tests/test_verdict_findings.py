@@ -10,8 +10,10 @@ from scipy import stats
 from fedtheory.errors import ParameterError
 from fedtheory.verdict import (
     MIN_DATA_SEEDS,
+    FindingSpec,
     Verdict,
     compare_finding,
+    compare_findings,
     distinct_runs,
     finding_difference,
 )
@@ -118,3 +120,60 @@ def test_findings_page_examples_run():
     assert blocks
     for code in blocks:
         exec(compile(code, str(page), "exec"), {})
+
+
+def test_a_planted_material_difference_keeps_a_reversed_ordering_from_reversing():
+    x0, y = _draws(1)
+    diff = finding_difference(x0, y)
+    x = x0 + 3 * diff.detectable  # clearly the opposite ordering
+    assert compare_finding("X < Y", "ref", x, y).verdict is Verdict.REVERSED
+    row = compare_finding("X < Y", "ref", x, y, differs=("optimiser: momentum not modelled",))
+    assert row.verdict is Verdict.NOT_REPRODUCED
+    assert row.verdict_text == "not reproduced (set-up differs: optimiser)"
+    assert row.setup_differs == ("optimiser: momentum not modelled",)
+    assert "the set-up differs materially" in row.detail
+    assert row.as_dict()["setup_differs"] == "optimiser: momentum not modelled"
+    # a reproduced ordering stays reproduced, with its open differences listed
+    good = compare_finding("X < Y", "ref", x0 - 3 * diff.detectable, y, differs=("data: x",))
+    assert good.verdict is Verdict.REPRODUCED and good.verdict_text == "reproduced"
+
+
+def test_holm_judges_each_row_at_its_rank_level():
+    """Rows significant at 5% alone but not after Holm's correction are not reproduced; the
+    corrected interval is wider and its detectable difference larger."""
+    x0, y = _draws(1)
+    diff = finding_difference(x0, y)
+    half = diff.high - diff.difference
+    strong = x0 - 6 * diff.detectable  # reproduced at any level used here
+    borderline = x0 - 1.3 * half  # its 95% interval excludes 0, narrowly
+    alone = compare_finding("X < Y", "ref", borderline, y)
+    assert alone.verdict is Verdict.REPRODUCED
+    specs = [FindingSpec(f"row {k}", "ref", s, y) for k, s in
+             enumerate((strong, borderline, x0, x0 + 0.1))]  # fmt: skip
+    rows = compare_findings(specs)
+    assert rows[0].verdict is Verdict.REPRODUCED
+    assert rows[1].verdict is Verdict.NOT_REPRODUCED  # p < 0.05 but above 0.05 / 3
+    assert "Holm over 4 rows" in rows[1].detail
+    p = stats.ttest_1samp(finding_difference(borderline, y).per_draw, 0.0).pvalue
+    assert 0.05 / 3 < p < 0.05
+    wide = finding_difference(borderline, y, confidence=1 - 0.05 / 3)
+    assert wide.detectable > finding_difference(borderline, y).detectable
+    assert f"{wide.detectable:.4g}" in rows[1].detail
+
+
+def test_holm_step_down_stops_at_the_first_row_that_fails():
+    """Two identical rows with 0.025 < p < 0.05: the first (level 0.025) fails, so the second
+    is not significant either, although its own level 0.05 would pass it."""
+    x0, y = _draws(2)
+    diff = finding_difference(x0, y)
+    x = x0 - 1.1 * (diff.high - diff.difference)
+    p = stats.ttest_1samp(finding_difference(x, y).per_draw, 0.0).pvalue
+    assert 0.025 < p < 0.05
+    assert compare_finding("X < Y", "ref", x, y).verdict is Verdict.REPRODUCED
+    rows = compare_findings([FindingSpec("a", "ref", x, y), FindingSpec("b", "ref", x, y)])
+    assert [r.verdict for r in rows] == [Verdict.NOT_REPRODUCED] * 2
+    assert "an earlier rank was not significant" in rows[1].detail
+    with pytest.raises(ParameterError, match="'specs' parameter of compare_findings"):
+        compare_findings([])
+    with pytest.raises(ParameterError, match="'differs' parameter of compare_finding"):
+        compare_finding("X < Y", "ref", x0, y, differs="data")

@@ -53,7 +53,7 @@ from fedtheory.bounds.judgement import Judge
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_seed, check_str
 from fedtheory.validation import registry
-from fedtheory.validation.plots import confidence_bars, legend, panels
+from fedtheory.validation.plots import confidence_bars, legend, panels, series
 from fedtheory.validation.registry import SIZES, Check
 from fedtheory.verdict import AUTO_START, adaptive_looks, replicate_until_decided
 
@@ -122,6 +122,19 @@ def _code_digest(theorem, *functions) -> str:
         ),  # fmt: skip
     ]
     return hashlib.sha256("\n".join([*statement, *sources]).encode()).hexdigest()[:16]
+
+
+def _layout(insts: list[dict], x: str | None, group: str | None) -> tuple:
+    """The figure's horizontal key and series keys: ``x`` (default: the first key whose
+    numeric value varies across the instances; none: the instance's index) and ``group``
+    (default: every other key that varies), so that instances of different parameter values
+    are never joined into one line."""
+    common = [k for k in insts[0] if all(k in inst for inst in insts)]
+    varying = [k for k in common if len({json.dumps(inst[k]) for inst in insts}) > 1]
+    numeric = [k for k in varying if all(isinstance(inst[k], (int, float)) for inst in insts)]
+    xkey = x if x is not None else (numeric[0] if numeric else None)
+    gkeys = [group] if group is not None else [k for k in varying if k != xkey]
+    return xkey, gkeys
 
 
 def _label(instance: dict, keys) -> str:
@@ -344,8 +357,10 @@ def theorem_check(
     def plot(data, s, fig):
         ax1, ax2 = panels(fig, 2)  # each legend under its panel (the report's style)
         insts = s["instances"]
-        xs = np.array([inst[x] for inst in insts] if x else np.arange(len(insts)), dtype=float)
-        xlabel = x if x else "instance"
+        xkey, gkeys = _layout(insts, x, group)
+        xs = np.array([inst[xkey] for inst in insts] if xkey else np.arange(len(insts)),
+                      dtype=float)  # fmt: skip
+        xlabel = xkey or "instance"
         measured_values = data["measured"]  # [I, R], NaN-padded
         many = measured_values.shape[1] > 1
         if many:
@@ -355,33 +370,38 @@ def theorem_check(
             centre = measured_values[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = centre / data["bound"]
-        keys = [None] if group is None else list(dict.fromkeys(inst[group] for inst in insts))
-        for j, key in enumerate(keys):  # one series per value of `group`
-            idx = np.array(
-                [i for i, inst in enumerate(insts) if group is None or inst[group] == key]
-            )
-            tag = "" if group is None else f", {group}={key}"
-            marker = "osD^v<>ph*"[j % 10]
+        keys = list(dict.fromkeys(tuple(inst[k] for k in gkeys) for inst in insts))
+        for j, key in enumerate(keys):  # one series per combination of the other parameters
+            idx = [i for i, inst in enumerate(insts) if tuple(inst[k] for k in gkeys) == key]
+            idx = np.array(sorted(idx, key=lambda i: xs[i]))  # joined in order of x
+            tag = _label(dict(zip(gkeys, key, strict=True)), gkeys)
+            tag = f" ({tag})" if tag else ""
+            look = series(j)
             if many:
-                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], fmt=f"{marker}-", capsize=4,
-                             label=f"{measured} (mean, 95% CI{tag})")  # fmt: skip
+                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], capsize=4, **look,
+                             label=f"{measured}, mean and 95% CI{tag}")  # fmt: skip
             else:
-                ax1.plot(xs[idx], centre[idx], f"{marker}-", label=f"{measured}{tag}")
-            ax1.plot(xs[idx], data["bound"][idx], f"{marker}--", mfc="none",
-                     label=f"{theorem.title} (bound{tag})")  # fmt: skip
-            ax2.plot(xs[idx], ratio[idx], f"{marker}-", label=f"measured / bound{tag}")
+                ax1.plot(xs[idx], centre[idx], **look, label=f"{measured}{tag}")
+            ax1.plot(xs[idx], data["bound"][idx], **{**look, "linestyle": "--"},
+                     markerfacecolor="none", label=f"bound{tag}")  # fmt: skip
+            ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
         if outside.any():
             ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
-                     label="outside the hypotheses")  # fmt: skip
+                     linestyle="none", label="outside the hypotheses")  # fmt: skip
         if np.all(centre > 0) and np.all(data["bound"] > 0):
             ax1.set_yscale("log")
-        ax1.set(xlabel=xlabel, ylabel=f"{measured} (units of the quantity)",
-                title=f"{theorem.title}: bound and measured")  # fmt: skip
+        ax1.set(xlabel=xlabel, ylabel=measured, title=f"{theorem.title}: bound and measured")
         legend(ax1)
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
-        ax2.set(xlabel=xlabel, ylabel="measured / bound (dimensionless)", title="Tightness")
+        ax2.set(xlabel=xlabel, ylabel="measured / bound", title="Tightness")
         legend(ax2)
+        per = f", one series per {', '.join(gkeys)}" if gkeys else ""
+        what = "mean with its 95% confidence interval" if many else "measured value"
+        return (
+            f"{theorem.title}: the {what} (solid) and the bound (dashed, hollow markers) "
+            f"against {xlabel}{per}; right: their ratio."
+        )
 
     return Check(
         name,

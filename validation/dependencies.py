@@ -124,7 +124,10 @@ def _roots(compute: Callable) -> set[str]:
 
 @functools.cache
 def _source(name: str) -> Path | None:
-    """The source file of module ``name`` (``None`` without one)."""
+    """The source file of module ``name`` (``None`` without one, or without a module: code
+    run by ``exec`` or a doctest has ``__module__`` None)."""
+    if not name:
+        return None
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.find_spec(name)

@@ -41,7 +41,8 @@ from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
 
 EXACT_RTOL = 1e-12
-"""Relative tolerance (times max(1, |z|)) of the exact identities: float64 rounding over a run."""
+"""Relative tolerance (times ``max(1, |z|)``) of the exact identities: float64 rounding
+over a run."""
 
 
 def settings(size: Size) -> dict:

@@ -12,18 +12,29 @@ simulator.
 * FedAvg on Example 1 (Yan et al. 2020, Example 1, App. C eq. (16)-(19)): the exact worst
   case of :math:`\|x_T-x^*\|^2` at period ends is at least the paper's trajectory from
   :math:`x_0=x^*`, :math:`(X_B-x^*)^2(1-\rho^k)^2`, so it plateaus; FedLaAvg's decreases.
+* FedAWE's Theorem 1 and Corollary 2 at :math:`\sigma=0` (Xiang et al. 2024, §6.3, App. G,
+  H.1; :func:`fedtheory.pep.catalogue.fedawe_statement`): the exact worst case of each left
+  side over :math:`L`-smooth convex clients (Assumption 4 imposed where the PEP evaluates,
+  an upper bound on that subclass's worst case), in exact expectation over every mask of
+  the paper's dynamics (full participation, stationary, staircase, sine; few clients and
+  rounds), against the bound at the same constants (step sizes on the boundary of (11)).
+  The measured side is the largest value of a few shared-curvature quadratics inside the
+  hypotheses (:math:`F(\bar x^0)-F^*=\Delta`, :math:`\beta^2=0`,
+  :math:`\zeta^2` as assumed), run in the simulator on every mask and weighted by its
+  probability: search :math:`\le` exact :math:`\le` bound.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from fedtheory.validation import plots
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_upper_bound
 
 REPLAY_RTOL = 1e-5
-"""A verified PEP value is exact up to this times max(1, |value|) (the certificate's
+"""A verified PEP value is exact up to this times ``max(1, |value|)`` (the certificate's
 acceptance threshold, ``fedtheory.pep.solve.CHECK_RTOL``): the replay's tolerance and the
 floor of the comparisons with a PEP value."""
 
@@ -35,7 +46,71 @@ def settings(size: Size) -> dict:
         "full": [[1, 1, 4], [2, 1, 6], [3, 1, 8], [2, 2, 12], [5, 1, 18], [9, 1, 24]],
     }[size]
     periods = {"tiny": [1, 2, 4], "quick": [1, 2, 4, 6], "full": [1, 2, 4, 6, 8]}[size]
-    return {"grid": grid, "x0": 3.0, "t1": 2, "t2": 1, "gamma": 0.1, "periods": periods}
+    laws = {
+        "tiny": [["full", 2, 2], ["stationary", 2, 2]],
+        "quick": [["full", 2, 4], ["stationary", 2, 2], ["staircase", 2, 2], ["sine", 2, 2]],
+        "full": [["full", 2, 6], ["stationary", 2, 3], ["staircase", 2, 3], ["sine", 2, 3],
+                 ["stationary", 3, 2]],
+    }[size]  # fmt: skip
+    return {"grid": grid, "x0": 3.0, "t1": 2, "t2": 1, "gamma": 0.1, "periods": periods,
+            "fedawe_laws": laws, "fedawe_p": [0.5, 0.8, 0.65], "fedawe_search": 4}  # fmt: skip
+
+
+def fedawe_probabilities(dynamics: str, m: int, T: int, p) -> np.ndarray:
+    """:math:`p_i^t` ``[T, m]`` of the paper's dynamics (§7, App. J.3) on base probabilities
+    ``p[:m]``, periods 2 (staircase) and 4 (sine) so that a few rounds see them change;
+    ``"full"``: every client always available."""
+    from fedtheory.availability import NonStationary
+
+    if dynamics == "full":
+        return np.ones((T, m))
+    period = {"stationary": 20, "staircase": 2, "sine": 4}[dynamics]
+    proc = NonStationary(np.asarray(p[:m], float), dynamics=dynamics, period=period)
+    return proc.probabilities(np.arange(T))
+
+
+def fedawe_search(criterion: str, probabilities, c: dict, *, count: int, seed: int) -> float:
+    r"""The largest expected criterion over ``count`` quadratics
+    :math:`F_i(x)=\frac12(x-u_i)^\top A(x-u_i)` with :math:`A=\mathrm{diag}(L,L/2)`,
+    :math:`\frac1m\sum_i\|A(u_i-\bar u)\|^2=\zeta^2` and :math:`F(x_0)-F^*=\Delta`
+    (inside the statements' hypotheses, :math:`\beta^2=0`), each run by the simulator's
+    FedAWE on every mask of the law (replicates), weighted by the masks' probabilities. The
+    first instance puts :math:`x_0-\bar u` on the top eigenvector; the others draw
+    directions from ``seed``."""
+    from fedtheory import rng
+    from fedtheory.pep import Participation
+    from fedtheory.problems import QuadraticProblem
+    from fedtheory.sim import FedAWE
+    from fedtheory.validation.fedawe_statements import staleness
+
+    part = Participation.independent(probabilities)
+    masks = torch.as_tensor(part.masks)  # [K, T, m]
+    K, T, m = masks.shape
+    A = np.diag([c["L"], c["L"] / 2])
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
+    alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
+    best = 0.0
+    for k in range(count):
+        e = np.array([1.0, 0.0]) if k == 0 else gen.standard_normal(2)
+        spread = gen.standard_normal((m, 2))
+        spread -= spread.mean(axis=0)
+        spread *= np.sqrt(c["zeta2"] / np.mean(np.sum((spread @ A) ** 2, -1)))
+        u = spread  # ubar = 0
+        x0 = e * np.sqrt(2 * c["F_gap"] / (e @ A @ e))
+        problem = QuadraticProblem(np.broadcast_to(A, (m, 2, 2)), u)
+        state = alg.init(problem, torch.as_tensor(x0).expand(K, -1).clone())
+        x = [state.x.numpy()]
+        for t in range(T):
+            state = alg.step(problem, state, masks[:, t], t)
+            x.append(state.x.numpy())
+        x = np.stack(x, axis=1)[:, :T]  # [K, T, m, d] client models x_i^t
+        if criterion == "fedawe_zbar":
+            gap = staleness(part.masks)[..., None]
+            grads = (x - u) @ A
+            x = x - c["eta_l"] * c["eta_g"] * c["s"] * (gap - 1) * grads  # z_i^t
+        value = np.sum((x.mean(axis=2) @ A) ** 2, -1).mean(axis=1)  # [K] (1/T) sum_t
+        best = max(best, float(part.probs @ value))
+    return best
 
 
 def compute(s: dict) -> dict[str, np.ndarray]:
@@ -44,6 +119,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         EXAMPLE1,
         example1_plateau,
         example1_setting,
+        fedawe_statement,
         fedlaavg_theorem4,
     )
     from fedtheory.pep.replay import replay
@@ -79,6 +155,23 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     out["trajectory"] = [v for _, v in plateau]
     out["limit"] = [g for g, _ in plateau]
     out["rounds"] = rounds
+    for criterion in ("fedawe_zbar", "fedawe_xbar"):
+        cols: dict[str, list] = {k: [] for k in ("exact", "bound", "search", "accuracy")}
+        for dynamics, m, T in s["fedawe_laws"]:
+            p = fedawe_probabilities(dynamics, m, T, s["fedawe_p"])
+            result, bound, c = fedawe_statement(criterion, p)
+            if not result.ok:
+                raise RuntimeError(
+                    f"PEP of FedAWE {criterion} ({dynamics}, m={m}, T={T}): {result}"
+                )
+            cols["exact"].append(result.value)
+            cols["bound"].append(bound)
+            cols["accuracy"].append(result.certificate.error)
+            cols["search"].append(
+                fedawe_search(criterion, p, c, count=s["fedawe_search"], seed=len(cols["search"]))
+            )
+        for k, v in cols.items():
+            out[f"{criterion}_{k}"] = v
     for key in ("exact", "fedavg"):  # what a verified PEP value is certified to
         out[f"{key}_accuracy"] = [REPLAY_RTOL * max(1.0, abs(v)) for v in out[key]]
     return {k: np.asarray(v, float) for k, v in out.items()}
@@ -112,12 +205,62 @@ def judge(data, s):
             data["fedavg"],
             floor=float(np.max(data["fedavg_accuracy"])),
         ),
+        *fedawe_judge(data, s),
     ]
+
+
+FEDAWE_ROWS = {
+    "fedawe_zbar": ("Theorem 1", "(1/T) sum_t E||grad F(zbar^t)||^2"),
+    "fedawe_xbar": ("Corollary 2", "(1/T) sum_t E||grad F(xbar^t)||^2"),
+}
+
+
+def _laws(s) -> str:
+    return ", ".join(f"{d} (m={m}, T={T})" for d, m, T in s["fedawe_laws"])
+
+
+def fedawe_judge(data, s):
+    from fedtheory.bounds import fedawe
+
+    rows = []
+    for criterion, (name, lhs) in FEDAWE_ROWS.items():
+        ref = getattr(fedawe, {"Theorem 1": "theorem1", "Corollary 2": "corollary2"}[name])
+        floor = float(np.max(data[f"{criterion}_accuracy"]))
+        rows += [
+            compare_upper_bound(
+                f"FedAWE {name} at sigma = 0: exact worst case of {lhs} (PEP, L-smooth convex "
+                f"clients, every mask enumerated) <= the bound, laws {_laws(s)}",
+                ref.reference, data[f"{criterion}_exact"], data[f"{criterion}_bound"],
+                floor=floor,
+            ),
+            compare_upper_bound(
+                f"FedAWE {name}: the largest of {s['fedawe_search']} quadratics inside the "
+                "hypotheses (simulator, exact expectation over the masks) <= the exact worst "
+                "case",
+                ref.reference, data[f"{criterion}_search"], data[f"{criterion}_exact"],
+                floor=floor,
+            ),
+        ]  # fmt: skip
+    return rows
+
+
+def fedawe_notes(data, s) -> list[str]:
+    out = []
+    for criterion, (name, _) in FEDAWE_ROWS.items():
+        ex = data[f"{criterion}_exact"]
+        out.append(
+            f"FedAWE {name} over {_laws(s)}: bound / exact worst case "
+            + ", ".join(f"{r:.4g}" for r in data[f"{criterion}_bound"] / ex)
+            + "; measured / exact "
+            + ", ".join(f"{r:.4g}" for r in data[f"{criterion}_search"] / ex)
+        )
+    return out
 
 
 def notes(data, s) -> list[str]:
     ratio = data["bound"] / data["exact"]
     return [
+        *fedawe_notes(data, s),
         f"bound / exact worst case of FedLaAvg Theorem 4 over (t1, t2, T) = {s['grid']}: "
         + ", ".join(f"{r:.4g}" for r in ratio),
         f"exact worst cases at period ends T = {[int(t) for t in data['rounds']]}: FedAvg "
@@ -167,14 +310,19 @@ register(
     Check(
         "pep-exact",
         "Bounds against exact worst cases (performance estimation)",
-        "FedLaAvg's Theorem 4 on Example 1 and FedAvg's Example 1 limit against the exact "
-        "worst case over the statement's function class (PEP, Drori & Teboulle 2014; "
-        "Taylor, Hendrickx & Glineur 2017)",
+        "FedLaAvg's Theorem 4 on Example 1, FedAvg's Example 1 limit and FedAWE's Theorem 1 "
+        "and Corollary 2 (sigma = 0) against the exact worst case over the statement's "
+        "function class (PEP, Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017)",
         settings,
         compute,
         judge,
         plot,
-        bounds=("bound", "exact", "fedavg"),  # "exact": the prediction of the replay row
+        bounds=(
+            "bound",
+            "exact",
+            "fedavg",
+            *(f"{c}_{k}" for c in FEDAWE_ROWS for k in ("bound", "exact")),
+        ),  # fmt: skip
         notes=notes,
     )
 )

@@ -52,6 +52,7 @@ class Check:
     plot: Callable[[Data, dict, Figure], str | None]
     bounds: tuple[str, ...] = ()
     notes: Callable[[Data, dict], list[str]] | None = None  # observations without a verdict
+    setups: Callable[[Data, dict], list] | None = None  # a finding's set-up tables (SetUp)
     module: str = ""  # the user's file that registers it (``fedtheory validate --module``)
     sweep: Callable[[dict, int], dict] | None = None  # one point of a sweep
     sweep_check: Callable[[dict], None] | None = None  # refuses a point before any work

@@ -67,6 +67,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
+from fedtheory.validation.setups import SETUP_HEADER
 from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
@@ -292,7 +293,7 @@ def _measured(r: Comparison) -> str:
 
 def _verdict_text(r: Comparison) -> str:
     """The verdict as the report prints it; a loose *holds* says so."""
-    return f"**{r.verdict.value}**" + (" (loose)" if r.loose else "")
+    return f"**{r.verdict_text}**" + (" (loose)" if r.loose else "")
 
 
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
@@ -316,10 +317,18 @@ ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
 
+def _papers(outcomes: list[Outcome]) -> bool:
+    """Whether the report holds a validation of the papers (not only the user's own
+    ``theorem_check`` checks, whose report leaves out the papers' findings and errata)."""
+    return any(o.check.compute.__module__ != "fedtheory.validation.custom" for o in outcomes)
+
+
 def _counts(outcomes: list[Outcome]) -> str:
     """The header's counts: statement verdicts and empirical-finding outcomes, the errata
     apart (they are findings about the papers, listed by class in their own table)."""
-    rows = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    every = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    rows = [r for r in every if getattr(r, "source", "paper") == "paper"]
+    ours = [r for r in every if getattr(r, "source", "paper") != "paper"]
     loose = sum(r.loose for r in rows)
     statements = ", ".join(
         f"{sum(r.verdict is v for r in rows)} {v.value}"
@@ -327,7 +336,14 @@ def _counts(outcomes: list[Outcome]) -> str:
         for v in STATEMENT_VERDICTS
     )
     findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
-    text = f"Statements: {statements}. Empirical findings of the papers: {findings}."
+    text = f"Statements: {statements}."
+    if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
+        text += f" Empirical findings of the papers: {findings}."
+    if ours:
+        counts = ", ".join(
+            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+        )
+        text += f" Comparisons between algorithms that no paper states: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -413,11 +429,15 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             "(the row says how many replicates would decide it); `==` *holds* when the "
             "interval lies inside the stated equivalence margin around the prediction. "
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
-            'row neither confirms nor refutes it. "not reproduced at this scale": a paper\'s '
-            "empirical ordering (`<` rows, e.g. a table's ranking) that the measurement "
-            "neither reproduces nor contradicts by a significant difference larger than the "
-            "smallest one the comparison detects (80% power at the measured spread; numbers "
-            "in the row's detail)."
+            "row neither confirms nor refutes it."
+            + (
+                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
+                "a table's ranking) that the measurement neither reproduces nor contradicts by "
+                "a significant difference larger than the smallest one the comparison detects "
+                "(80% power at the measured spread; numbers in the row's detail)."
+                if _papers(outcomes)
+                else ""
+            )
         ),
         Heading("Contents", anchor="contents"),
         Bullets(
@@ -426,7 +446,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             + ("[Environment](#environment)",)
         ),
         Heading("Verdicts", anchor="verdicts"),
-        Paragraph("Each row links to its section; the errata have a table of their own."),
+        Paragraph(
+            "Each row links to its section"
+            + (
+                "; the errata have a table of their own."
+                if any(o.check.name == errata.NAME for o in outcomes)
+                else "."
+            )
+        ),
         Table(
             HEADER,
             tuple(row for o in outcomes if o.check.name != errata.NAME for row in _verdict_rows(o)),
@@ -459,6 +486,18 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             *(
                 [Bullets(tuple(lines))]
                 if (lines := _tightest_lines(o, tight) if c.name != "tightness" else [])
+                else []
+            ),
+            *(
+                [
+                    block
+                    for setup in setups
+                    for block in (
+                        Paragraph(setup.title()),
+                        Table(SETUP_HEADER, tuple(setup.table_rows())),
+                    )
+                ]
+                if (setups := c.setups(o.data, o.settings) if c.setups else [])
                 else []
             ),
             *(
@@ -545,6 +584,7 @@ CSV_COLUMNS = (
     "bound",
     "ratio",
     "verdict",
+    "setup_differs",
     "detail",
 )
 """Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict."""
@@ -556,7 +596,8 @@ def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
     for name, rows in validations:
         for r in rows:
             low, high = r["interval"] if r["interval"] is not None else (None, None)
-            records.append({"validation": name, **r, "ci_low": low, "ci_high": high})
+            records.append({"validation": name, "setup_differs": "", **r, "ci_low": low,
+                            "ci_high": high})  # fmt: skip
     return [{k: rec[k] for k in CSV_COLUMNS} for rec in records]
 
 

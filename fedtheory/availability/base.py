@@ -16,14 +16,20 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import Integer, Size, declare
 from fedtheory.device import check_device
-from fedtheory.params import check_int, check_seed, check_size
+from fedtheory.params import check_seed
 
 
 def population_rng(seed: int) -> np.random.Generator:
     """Generator for a population's fixed parameters (periods, correlations, ...), drawn once
     when a process is built; independent of the per-round sampling streams."""
     return rng.numpy_rng(check_seed(seed, "population_rng"), 0, rng.POPULATION)
+
+
+WINDOW = dict(rounds=Size(), replicates=Integer(1), seed=Integer(0), start=Integer(0))
+"""The declared window of a sample: rounds ``start .. start+rounds-1`` of ``replicates``
+independent runs from ``seed``."""
 
 
 class AvailabilityProcess(ABC):
@@ -40,6 +46,7 @@ class AvailabilityProcess(ABC):
     def _sample(self, rounds: int, replicates: int, seed: int, start: int) -> np.ndarray:
         """Boolean array ``[R, T, N]`` for rounds ``start .. start+rounds-1``."""
 
+    @declare(**WINDOW)
     def sample(
         self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0, device=None
     ) -> torch.Tensor:
@@ -53,8 +60,8 @@ class AvailabilityProcess(ABC):
         (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`), and the rounds and cells against
         the time budget (``FEDTHEORY_MAX_SECONDS``), before anything is drawn."""
         owner = f"{type(self).__name__}.sample"
-        args = self._check_window(owner, rounds, replicates, seed, start)
-        r, t, n = args[1], args[0], self.num_clients
+        args = rounds, replicates, seed, start
+        r, t, n = replicates, rounds, self.num_clients
         check_bytes(r * t * n + 8 * t * n + 16 * r * n, owner,
                     what=f"a mask [{r}, {t}, {n}] and its draws",
                     fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
@@ -71,17 +78,6 @@ class AvailabilityProcess(ABC):
     ) -> torch.Tensor:
         """``_sample`` on ``device``; processes that can draw there override this."""
         return torch.from_numpy(self._sample(rounds, replicates, seed, start)).to(device)
-
-    @staticmethod
-    def _check_window(
-        owner: str, rounds: int, replicates: int, seed: int, start: int
-    ) -> tuple[int, int, int, int]:
-        """The checked ``(rounds, replicates, seed, start)`` of a call to ``owner``."""
-        rounds = check_size(rounds, "rounds", owner)
-        replicates = check_int(replicates, "replicates", owner, low=1)
-        seed = check_seed(seed, owner)
-        start = check_int(start, "start", owner, low=0)
-        return rounds, replicates, seed, start
 
     def _draw_below_on(
         self, prob: torch.Tensor, replicates: int, seed: int, start: int, device: torch.device

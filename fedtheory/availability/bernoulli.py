@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.constraints import Array, declare
 from fedtheory.device import PerDevice
-from fedtheory.params import check_array
 
 
 class Bernoulli(AvailabilityProcess):
@@ -29,8 +29,9 @@ class Bernoulli(AvailabilityProcess):
     [[1, 0], [1, 0], [1, 0]]
     """
 
+    @declare(p=Array(ndim=1, low=0.0, high=1.0))
     def __init__(self, p) -> None:
-        self.p = check_array(p, "p", "Bernoulli", ndim=1, low=0.0, high=1.0)
+        self.p = p
         self.num_clients = self.p.size
         self._p = PerDevice(torch.from_numpy(self.p))
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.params import check_array, check_size
+from fedtheory.constraints import Array, Size, declare
 
 
 class Cyclic(AvailabilityProcess):
@@ -41,10 +41,9 @@ class Cyclic(AvailabilityProcess):
     ([2, 1], [2, 3], [0.5, 0.25])
     """
 
+    @declare(p=Array(ndim=1, low=0.0, high=1.0), period=Size(2))
     def __init__(self, p, *, period: int = 100) -> None:
-        owner = "Cyclic"
-        self.p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
-        self.period = check_size(period, "period", owner, low=2)
+        self.p, self.period = p, period
         self.on = np.maximum(1, np.round(self.period * self.p)).astype(np.int64)  # [N]
         self.off = np.maximum(1, self.period - self.on)  # [N]
         self.num_clients = self.p.size

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.constraints import Array, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_like
 
 
 class Diurnal(AvailabilityProcess):
@@ -39,11 +39,15 @@ class Diurnal(AvailabilityProcess):
     [[0.5, 0.5], [1.0, 0.0], [0.5, 0.5], [0.0, 1.0]]
     """
 
+    @declare(
+        mean=Array(ndim=1, low=0.0, high=1.0),
+        amplitude=Array(low=0.0, like="mean"),
+        period=Size(2),
+        phase=Array(like="mean"),
+    )
     def __init__(self, mean, amplitude, *, period: int = 24, phase=0.0) -> None:
         owner = "Diurnal"
-        self.mean = check_array(mean, "mean", owner, ndim=1, low=0.0, high=1.0, min_size=1)
-        amp = check_array(amplitude, "amplitude", owner, low=0.0)
-        amp = check_like(amp, self.mean.shape, "amplitude", owner, like="mean")
+        self.mean, amp = mean, amplitude
         bad = (self.mean - amp < 0.0) | (self.mean + amp > 1.0)
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
@@ -52,10 +56,7 @@ class Diurnal(AvailabilityProcess):
                 f"[0, {min(self.mean[k], 1 - self.mean[k]):g}] for client {k}. "
                 f"Got {amp[k]:g} instead."
             )
-        self.amplitude = amp.copy()
-        phase = check_array(phase, "phase", owner)
-        self.phase = check_like(phase, self.mean.shape, "phase", owner, like="mean")
-        self.period = check_int(period, "period", owner, low=2)
+        self.amplitude, self.phase, self.period = amp, phase, period
         self.num_clients = self.mean.size
 
     @property

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess, population_rng
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_seed
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Integer, Real, Size, declare
+from fedtheory.params import MAX_SIZE
 
 
 class BoundedDropout(AvailabilityProcess):
@@ -39,36 +40,27 @@ class BoundedDropout(AvailabilityProcess):
     [[1, 1], [1, 0], [1, 0], [1, 1]]
     """
 
+    @declare(tau=Array(ndim=1, low=0.0, high=MAX_SIZE, integer=True))
     def __init__(self, tau) -> None:
-        owner = "BoundedDropout"
-        tau = check_array(tau, "tau", owner, ndim=1, low=0.0)
-        if tau.size == 0 or np.any(tau != np.round(tau)):
-            raise ParameterError(
-                f"The 'tau' parameter of {owner} must be a non-empty array of integers in "
-                f"[0, inf). Got {tau} instead."
-            )
-        self.tau = tau.astype(np.int64)
+        self.tau = tau
         self.num_clients = self.tau.size
 
     @classmethod
+    @declare(num_clients=Size(), tau_max=Size(), seed=Integer(0))
     def uniform(cls, num_clients: int, tau_max: int, *, seed: int = 0) -> BoundedDropout:
         r"""MimiC paper: :math:`\tau_i` uniform in :math:`\{1,\dots,\tau_{\max}\}`."""
-        owner = "BoundedDropout.uniform"
-        n = check_int(num_clients, "num_clients", owner, low=1)
-        tau_max = check_int(tau_max, "tau_max", owner, low=1)
-        return cls(population_rng(check_seed(seed, owner)).integers(1, tau_max + 1, n))
+        _check_clients(num_clients, "BoundedDropout.uniform")
+        return cls(population_rng(seed).integers(1, tau_max + 1, num_clients))
 
     @classmethod
+    @declare(num_clients=Size(), tau_max=Size(), scale=Real(0.0, low_open=True), seed=Integer(0))
     def half_normal(
         cls, num_clients: int, tau_max: int, *, scale: float = 3.0, seed: int = 0
     ) -> BoundedDropout:
         r"""MimiC code: :math:`\tau_i=\min(\mathrm{round}(|Z_i|),\tau_{\max})`,
         :math:`Z_i\sim\mathcal N(0,\text{scale}^2)`."""
-        owner = "BoundedDropout.half_normal"
-        n = check_int(num_clients, "num_clients", owner, low=1)
-        tau_max = check_int(tau_max, "tau_max", owner, low=1)
-        scale = check_real(scale, "scale", owner, low=0.0, low_open=True)
-        z = np.abs(population_rng(check_seed(seed, owner)).normal(0.0, scale, n))
+        _check_clients(num_clients, "BoundedDropout.half_normal")
+        z = np.abs(population_rng(seed).normal(0.0, scale, num_clients))
         return cls(np.minimum(np.round(z), tau_max))
 
     @property
@@ -82,3 +74,9 @@ class BoundedDropout(AvailabilityProcess):
 
     def __repr__(self) -> str:
         return f"BoundedDropout(N={self.num_clients}, tau_max={self.tau.max()})"
+
+
+def _check_clients(num_clients: int, owner: str) -> None:
+    """The drawn delays and their copies (about 32 bytes a client) fit the memory budget."""
+    check_bytes(32 * num_clients, owner, what=f"delays of {num_clients} clients",
+                fixes="fewer clients")  # fmt: skip

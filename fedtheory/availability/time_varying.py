@@ -20,12 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory import rng
-from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.availability.base import WINDOW, AvailabilityProcess
 from fedtheory.availability.sampling import (
     capped_inclusion_probabilities,
     successive_sample,
     systematic_sample,
 )
+from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_choice, check_int, check_real
 
@@ -85,15 +87,19 @@ class TimeVaryingParticipation(AvailabilityProcess):
     def _weights(self, generator: np.random.Generator, replicates: int) -> np.ndarray:
         return generator.uniform(self.low, self.high, (replicates, self.num_clients))
 
+    @declare(**WINDOW)
     def inclusion_probabilities(
         self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
     ) -> np.ndarray:
         r"""Conditional inclusion probabilities ``[R, T, N]`` of the exact sampler given each
         round's weights, :math:`\min(1,c\,w^t_i)` (the weights of the rounds ``sample``
         draws with the same arguments)."""
-        rounds, replicates, seed, start = self._check_window(
-            "TimeVaryingParticipation.inclusion_probabilities", rounds, replicates, seed, start
-        )
+        owner, n = "TimeVaryingParticipation.inclusion_probabilities", self.num_clients
+        what = f"an array [{replicates}, {rounds}, {n}]"
+        check_bytes(8 * replicates * rounds * n, owner, what=what,
+                    fixes="fewer rounds or replicates")  # fmt: skip
+        check_seconds(seconds(rounds=rounds, cells=replicates * rounds * n), owner,
+                      what=f"{rounds} rounds", fixes="fewer rounds")  # fmt: skip
         out = np.empty((replicates, rounds, self.num_clients))
         for i, t in enumerate(range(start, start + rounds)):
             w = self._weights(rng.numpy_rng(seed, t, rng.AVAILABILITY), replicates)

@@ -8,6 +8,8 @@ import warnings
 
 
 def __getattr__(name: str):
+    if name.startswith("__"):  # module attributes (__all__, __path__): not forwarded
+        raise AttributeError(name)
     from fedtheory.validation import errata  # deprecated path: the one upward import
 
     warnings.warn(

@@ -170,7 +170,10 @@ def effective_weights(omega_n, p_n) -> np.ndarray:
     r"""FedAU Theorem 1 (informal; exact at convergence): with time-constant weights
     :math:`\omega_n` and :math:`\mathbb I_t^n\sim\mathrm{Bern}(p_n)`, Algorithm 1 minimises
     :math:`h=\sum_n\frac{\omega_np_n}PF_n`, :math:`P=\sum_n\omega_np_n`. Returns the weights
-    ``[N]`` of :math:`h`; :math:`\omega_n=1/p_n` gives the uniform target :math:`1/N`."""
+    ``[N]`` of :math:`h`; :math:`\omega_n=1/p_n` gives the uniform target :math:`1/N`.
+    One meaning with CA-Fed (4)'s :func:`fedtheory.bounds.divergences.effective_weights`
+    (:math:`q=\omega`, :math:`\pi=p`: the weight of each client in the objective the
+    algorithm minimises; tested equal), here as FedAU Theorem 1's statement."""
     owner = "fedau.effective_weights"
     w = check_array(omega_n, "omega_n", owner, ndim=1, low=0.0)
     q = check_array(p_n, "p_n", owner, shape=w.shape, low=0.0, high=1.0, low_open=True)

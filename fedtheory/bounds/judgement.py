@@ -374,6 +374,34 @@ class Judge:
         """The measurement's name as errors print it."""
         return getattr(self.measure, "__qualname__", None) or repr(self.measure)
 
+    def bound_at(self, values: Mapping):
+        """The theorem at ``values`` (its parameters; extra keys ignored), terms and total
+        times ``scale``: a :class:`~fedtheory.bounds.BoundResult` (``valid`` false where a
+        hypothesis fails)."""
+        result = self.theorem.evaluate(
+            strict=False, **{p: values[p] for p in self.theorem.parameters}
+        )
+        if self.scale == 1.0:
+            return result
+        terms = {k: np.asarray(v) * self.scale for k, v in result.terms.items()}
+        return replace(result, terms=terms, total=np.asarray(result.total) * self.scale)
+
+    def measure_at(self, values: Mapping, **extra):
+        """``measure(**values, **extra)``; whatever it raises (a ``DivergenceError`` of the
+        simulator, any error of the user's code) becomes a :class:`MeasureError` naming the
+        function, the instance and the error."""
+        try:
+            return self.measure(**values, **extra)
+        except (KeyboardInterrupt, MeasureError):
+            raise
+        except Exception as err:  # noqa: BLE001 -- the user's code: any failure is reported
+            error = f"{type(err).__name__}: {err}"
+            raise MeasureError(
+                f"The 'measure' parameter of {self.owner} must not raise. Got {error} from "
+                f"{self.name} at {dict(values)} instead.",
+                function=self.name, instance=values, error=error,
+            ) from err  # fmt: skip
+
     def __call__(
         self,
         values: Mapping,
@@ -402,9 +430,9 @@ class Judge:
                 f"{missing}) instead."
             )
         params = {p: values[p] for p in th.parameters}
-        result = th.evaluate(strict=False, **params)
-        bound = np.asarray(result.total, dtype=float) * self.scale
-        terms = _largest(*result.terms.values()) * self.scale
+        result = self.bound_at(params)
+        bound = np.asarray(result.total, dtype=float)
+        terms = _largest(*result.terms.values())
         if (measured is NOTHING) == (samples is NOTHING):
             raise ParameterError(
                 f"The 'measured' parameter of {self.owner} must be given, or 'samples', not "

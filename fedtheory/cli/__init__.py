@@ -6,8 +6,9 @@ Every failure ends in one line on stderr, ``fedtheory: ...``: exit status 2 for 
 (a :class:`~fedtheory.errors.ParameterError`, a theorem's hypothesis, a locked output
 folder), 130 for Ctrl-C (after writing what finished), 1 for a failure fedtheory names (a
 lost cluster, a missing optional dependency, named with the extra that installs it), and
-:data:`INTERNAL_ERROR` (70, ``EX_SOFTWARE`` of ``sysexits.h``) for an unexpected error,
-``fedtheory: internal error: ... please report it`` -- a bug, never the user's input.
+:attr:`~fedtheory.errors.ExitStatus.INTERNAL_ERROR` (70, ``EX_SOFTWARE`` of ``sysexits.h``)
+for an unexpected error, ``fedtheory: internal error: ... please report it`` -- a bug,
+never the user's input.
 ``--debug`` or the environment variable ``FEDTHEORY_DEBUG=1`` shows the traceback instead.
 """
 
@@ -22,11 +23,6 @@ from fedtheory import __version__
 from fedtheory.cli import catalogue, pep, sweep, theorem, tightness, validate
 
 COMMANDS = (catalogue, theorem, validate, tightness, sweep, pep)
-
-INTERNAL_ERROR = 70
-"""Exit status of an unexpected error (a bug): ``EX_SOFTWARE`` of ``sysexits.h``, apart from
-bad input (2), a named failure (1), the outcomes of ``validate`` and ``tightness`` (0-3)
-and Ctrl-C (130)."""
 
 DEBUG_ENV = "FEDTHEORY_DEBUG"
 """Environment variable: set to anything but ``0`` or empty to get tracebacks."""
@@ -81,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """The command's handler, its failures as one line (module docstring)."""
-    from fedtheory.errors import FedTheoryError, HypothesisViolation, ParameterError
+    from fedtheory.errors import ExitStatus, FedTheoryError, HypothesisViolation, ParameterError
     from fedtheory.io import FolderLockedError
 
     if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
@@ -106,5 +102,5 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(
             f"internal error: {type(err).__name__}: {err}; this is a bug in fedtheory, please "
             f"report it with the command and its traceback{hint}",
-            INTERNAL_ERROR,
+            ExitStatus.INTERNAL_ERROR,
         )

@@ -5,17 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
-def _value(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    return str(v)
-
-
-def _fmt(values) -> str:
-    return ", ".join(f"{k}={_value(v)}" for k, v in values.items())
+from fedtheory.errors import ExitStatus
 
 
 def _constants(point) -> dict:
@@ -44,15 +34,21 @@ def _family(args):
 def _tightness(args) -> int:
     from fedtheory.errors import ParameterError
     from fedtheory.tightness import search
+    from fedtheory.tightness.engine import format_values
 
     try:
         family = _family(args)
         if family is None:
-            return 2
+            return ExitStatus.BAD_INPUT
         result = search(family, budget=args.budget, seed=args.seed)
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_INPUT
+    except Exception as err:  # noqa: BLE001 -- the user's file raised while it was imported
+        if not args.module:
+            raise
+        print(f"fedtheory: {args.module} failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return ExitStatus.USER_FUNCTION_FAILED
     worst = result.worst
     scale = "" if args.scale == 1.0 else f" x {args.scale:g} (deliberately changed bound)"
     print(f"{result.title}{scale}: {result.reference}")
@@ -68,25 +64,24 @@ def _tightness(args) -> int:
         print(
             f"  re-measured with independent replicates: ratio {result.confirmation.ratio_text()}"
         )
-    print(f"  instance: {_fmt(result.worst_instance)}")
-    print(f"  constants: {_fmt(_constants(worst))}")
-    print(f"{result.summary()}")
+    print(f"  instance: {format_values(result.worst_instance)}")
+    print(f"  constants: {format_values(_constants(worst))}")
+    if result.supremum is not None or result.attained:  # else it repeats the worst ratio
+        print(result.summary())
+    for line in result.point_lines():
+        print(line)
     print(f"known: {result.tightness}")
     cex = result.counterexample
-    if cex is None:
-        print("no counterexample: the bound held at every instance evaluated")
-    else:
-        c = cex.evaluation
-        print(
-            f"COUNTEREXAMPLE (shrunk): measured {c.measured:.6g} > bound {c.bound:.6g} "
-            f"(ratio {c.ratio_text()}): {c.excess()}"
-        )
-        print(f"  instance: {_fmt(result.counterexample_instance)}")
-        print(f"  constants: {_fmt(_constants(cex))}")
+    for line in result.counterexample_lines() or [
+        "no counterexample: the bound held at every instance evaluated"
+    ]:
+        print(line)
     suffix = "" if args.scale == 1.0 else f"-x{args.scale:g}"
     out = Path(args.out) if args.out else Path("results", "tightness", f"{args.key}{suffix}.json")
     print(f"saved: {result.save(out)} (replay: fedtheory.tightness.reproduce)")
-    return 0 if cex is None else 1
+    if cex is not None:
+        return ExitStatus.VIOLATED
+    return ExitStatus.USER_FUNCTION_FAILED if result.failures else ExitStatus.HOLDS
 
 
 DEFAULT_BUDGET = 400  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
@@ -96,7 +91,8 @@ def add_parsers(sub) -> None:
     t = sub.add_parser(
         "tightness",
         help="search for the instance maximising measured / bound of an upper bound "
-        "(exit 1 on a counterexample)",
+        "(exit 0: no counterexample, 1: counterexample, 2: bad input, 3: your function "
+        "failed at some points)",
     )
     t.add_argument("key", help="family key, e.g. cafed.theorem1 (or one --module registers)")
     t.add_argument(

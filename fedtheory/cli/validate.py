@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fedtheory.errors import ExitStatus
+
 SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a test checks)
 
 
 def _validate(args) -> int:
-    from fedtheory.errors import ParameterError
+    from fedtheory.bounds.judgement import MeasureError
+    from fedtheory.errors import FedTheoryError, ParameterError
     from fedtheory.sweep.executor import open_executor
     from fedtheory.validation import CHECKS, load_checks
     from fedtheory.validation.runner import Interrupted, run
@@ -20,7 +23,10 @@ def _validate(args) -> int:
             added += load_checks(module)
         except (ParameterError, KeyError) as err:  # KeyError: a name registered twice
             print(f"fedtheory: {module}: {err}", file=sys.stderr)
-            return 2
+            return ExitStatus.BAD_INPUT
+        except Exception as err:  # noqa: BLE001 -- the user's file raised while imported
+            print(f"fedtheory: {module} failed: {type(err).__name__}: {err}", file=sys.stderr)
+            return ExitStatus.USER_FUNCTION_FAILED
     names = args.check or added or list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
     if unknown:
@@ -41,15 +47,29 @@ def _validate(args) -> int:
                 progress=lambda msg: print(msg, file=sys.stderr, flush=True),
                 executor=executor,
             )
+    except MeasureError as err:  # the user's measurement returned no finite numbers
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return ExitStatus.USER_FUNCTION_FAILED
     except ParameterError as err:  # e.g. an output folder that cannot be written
         print(f"fedtheory: {err}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_INPUT
     except Interrupted as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 130
-    violated = sum(r.verdict.value == "violated" for o in outcomes for r in o.rows)
-    print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated)")
-    return 1 if args.fail_on_violated and violated else 0
+    except Exception as err:  # noqa: BLE001 -- a check of the user's file raised
+        if not args.module or FedTheoryError in type(err).__mro__:
+            raise
+        print(f"fedtheory: a check of {', '.join(args.module)} failed: "
+              f"{type(err).__name__}: {err}", file=sys.stderr)  # fmt: skip
+        return ExitStatus.USER_FUNCTION_FAILED
+    rows = [r for o in outcomes for r in o.rows]
+    violated = sum(r.verdict.value == "violated" for r in rows)
+    explained = violated - sum(r.unexplained_violation for r in rows)
+    note = f", {explained} the evidence of catalogued errata" if explained else ""
+    print(f"report: {out / 'report.md'} and {out / 'report.html'}  ({violated} violated{note})")
+    failing = violated if args.strict else violated - explained
+    gate = args.fail_on_violated or args.strict
+    return ExitStatus.VIOLATED if gate and failing else ExitStatus.HOLDS
 
 
 def add_executor_arguments(parser, what: str) -> None:
@@ -89,7 +109,14 @@ def add_parsers(sub) -> None:
     v.add_argument(
         "--fail-on-violated",
         action="store_true",
-        help="exit with status 1 when a verdict row is violated (for CI jobs)",
+        help="exit with status 1 when a verdict row is violated and no catalogued erratum "
+        "explains it (for CI jobs; 2: bad input, 3: a --module check's function failed)",
+    )
+    v.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 when any verdict row is violated, the evidence of "
+        "catalogued errata included",
     )
     mode = v.add_mutually_exclusive_group()
     mode.add_argument(

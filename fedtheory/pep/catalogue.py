@@ -16,6 +16,15 @@ r"""Catalogue statements about deterministic methods, written as PEPs.
   :math:`x_{kP}-x^*=(X_B-x^*)(1-\rho^k)`, :math:`\rho=(1-2\gamma)^{t_1+t_2}`, a value the
   exact worst case of :math:`\|x_{kP}-x^*\|^2` must reach: FedAvg's worst case plateaus
   at a positive level while FedLaAvg's decreases.
+* FedAWE's Theorem 1 and Corollary 2 at :math:`\sigma=0` (Xiang et al. 2024, §6.3 and
+  App. G, H.1; catalogue ``fedawe.theorem1``, ``fedawe.corollary2``): FedAWE
+  (:mod:`fedtheory.pep.fedawe`) with :math:`\eta_g=1` and :math:`\eta_l` on the boundary of
+  (11), :math:`m` clients available independently with probabilities :math:`p_i^t` (every
+  mask enumerated, the expectation exact), :math:`F(\bar x^0)-F^*\le\Delta`, Assumption 4
+  with :math:`\beta^2=0`; criterion the statement's left side. The PEP ranges over
+  :math:`L`-smooth *convex* clients (a subclass of the statements' :math:`L`-smooth class,
+  where the gap condition is exact) with Assumption 4 imposed at :math:`x^*` and the server
+  models (``relaxed``): its value bounds the worst case over that subclass from above.
 """
 
 from __future__ import annotations
@@ -79,6 +88,73 @@ def example1_plateau(*, t1: int, t2: int, periods: int, gamma: float) -> tuple[f
     rho = (1 - 2 * gamma) ** (t1 + t2)
     gap2 = (float(limit) - 0.5) ** 2
     return gap2, gap2 * (1 - rho**k) ** 2
+
+
+FEDAWE_STATEMENTS = {"fedawe_zbar": "theorem1", "fedawe_xbar": "corollary2"}
+r"""PEP criterion of each FedAWE statement compared with its exact worst case (the left
+sides of Theorem 1 and Corollary 2; Corollary 3's and Lemma 6's consensus errors are of
+order :math:`(\eta_l\eta_g)^2\approx10^{-8}` at (11)'s step sizes, below the solver's
+resolution)."""
+
+
+def fedawe_constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float = 0.1,
+                     Delta: float = 1.0) -> dict:  # fmt: skip
+    r"""The statements' constants for availability probabilities ``probabilities [T, m]``
+    (:math:`\delta,\delta_{\max}` their extremes, :math:`\rho` the exact
+    :func:`fedtheory.bounds.fedawe.mixing_rho`), :math:`\sigma^2=\beta^2=0`,
+    :math:`\eta_g=1` and :math:`\eta_l` the largest value both conditions (11) allow."""
+    from fedtheory.bounds import fedawe
+    from fedtheory.params import check_array
+
+    owner = "fedawe_constants"
+    p = check_array(probabilities, "probabilities", owner, ndim=2, low=0.0, high=1.0)
+    c = {
+        "delta": float(p.min()),
+        "delta_max": float(p.max()),
+        "rho": float(fedawe.mixing_rho(p).max()),
+        "m": p.shape[1],
+        "s": check_size(s, "s", owner),
+        "L": check_real(L, "L", owner, low=0.0, low_open=True),
+        "sigma2": 0.0,
+        "beta2": 0.0,
+        "zeta2": check_real(zeta2, "zeta2", owner, low=0.0),
+        "F_gap": check_real(Delta, "Delta", owner, low=0.0, low_open=True),
+        "T": p.shape[0],
+        "eta_g": 1.0,
+    }
+    limits = [
+        thm.evaluate(**{k: c[k] for k in thm.parameters}).total
+        for thm in (fedawe.conditions11_eta_product, fedawe.conditions11_eta_l)
+    ]
+    return {**c, "eta_l": float(min(limits))}
+
+
+def fedawe_statement(criterion: str, probabilities, **constants) -> tuple[PepResult, float, dict]:
+    """Exact worst case (module docstring) of FedAWE's statement measured by ``criterion``
+    (a key of :data:`FEDAWE_STATEMENTS`) under independent availability
+    ``probabilities [T, m]``, the statement's bound at the same constants, and the
+    constants (:func:`fedawe_constants`)."""
+    from fedtheory.bounds import fedawe
+    from fedtheory.params import check_choice
+    from fedtheory.pep.classes import SmoothConvex
+    from fedtheory.pep.heterogeneity import Dissimilarity
+    from fedtheory.sim import FedAWE
+
+    check_choice(criterion, tuple(FEDAWE_STATEMENTS), "criterion", "fedawe_statement")
+    c = fedawe_constants(probabilities, **constants)
+    alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
+    result = worst_case(
+        alg,
+        SmoothConvex(c["L"]),
+        Participation.independent(probabilities),
+        initial=Initial(c["F_gap"], "gap"),
+        heterogeneity=Dissimilarity(c["beta2"], c["zeta2"]),
+        criterion=criterion,
+        solvers=("CLARABEL-TIGHT", "CLARABEL", "SCS"),
+    )
+    thm = getattr(fedawe, FEDAWE_STATEMENTS[criterion])
+    bound = thm.evaluate(**{k: c[k] for k in thm.parameters}).total
+    return result, float(bound), c
 
 
 def exact_worst_case_for(family_key: str, instance: dict) -> float | None:

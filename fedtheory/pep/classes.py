@@ -72,12 +72,13 @@ class Quadratic:
 @dataclass(frozen=True)
 class SmoothNonconvex:
     r""":math:`L`-smooth (possibly non-convex) functions; only gradient-norm criteria and a
-    function-value initial condition make sense, and no replay is offered."""
+    function-value initial condition make sense; replayed through the interpolant of
+    :math:`h=f+\tfrac L2\|\cdot\|^2` (:mod:`fedtheory.pep.interpolation`)."""
 
     L: float
     name = "smooth non-convex"
     convex = False
-    replayable = False
+    replayable = True
 
     def __post_init__(self) -> None:
         check_real(self.L, "L", type(self).__name__, low=0.0, low_open=True)

@@ -2,27 +2,45 @@ r"""Performance criteria of the final or best server model.
 
 ``distance`` :math:`\|x_T-x^*\|^2`; ``gap`` :math:`F(x_T)-F^*`; ``min_gap``
 :math:`\min_{0\le t\le T}F(x_t)-F^*`; ``min_grad_norm``
-:math:`\min_{0\le t\le T}\|\nabla F(x_t)\|^2` (the non-convex criterion). Under a
-distribution of masks the criterion is the expectation over masks of the per-mask value.
+:math:`\min_{0\le t\le T}\|\nabla F(x_t)\|^2` (the non-convex criterion); for FedAWE
+only, the left sides of its statements (:func:`fedtheory.pep.fedawe.statement_terms`):
+``fedawe_zbar`` (Theorem 1), ``fedawe_xbar`` (Corollary 2), ``fedawe_consensus_x``
+(Corollary 3), ``fedawe_consensus_z`` (Lemma 6). Under a distribution of masks the
+criterion is the expectation over masks of the per-mask value.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm")
+from fedtheory.errors import ParameterError
+from fedtheory.pep import fedawe
+
+FEDAWE = ("fedawe_zbar", "fedawe_xbar", "fedawe_consensus_x", "fedawe_consensus_z")
+CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm", *FEDAWE)
 CONVEX_ONLY = ("distance", "gap", "min_gap")
 DESCRIPTION = {
     "distance": "||x_T - x*||^2",
     "gap": "F(x_T) - F*",
     "min_gap": "min_{t<=T} F(x_t) - F*",
     "min_grad_norm": "min_{t<=T} ||grad F(x_t)||^2",
+    "fedawe_zbar": "(1/T) sum_{t<T} ||grad F(zbar^t)||^2",
+    "fedawe_xbar": "(1/T) sum_{t<T} ||grad F(xbar^t)||^2",
+    "fedawe_consensus_x": "(1/T) sum_{t<T} (1/m) sum_i ||x_i^t - xbar^t||^2",
+    "fedawe_consensus_z": "(1/T) sum_{t<T} (1/m) sum_i ||z_i^t - zbar^t||^2",
 }
 
 
 def terms(criterion: str, models, xs, F) -> list:
     """The PEPit expressions whose minimum is the criterion on one trajectory
     ``models`` (:math:`x_0..x_T`)."""
+    if criterion in FEDAWE:
+        if not isinstance(models, fedawe.Trajectory):
+            raise ParameterError(
+                f"The 'criterion' parameter of worst_case must be one of {CRITERIA[:4]} for "
+                f"this algorithm ({criterion!r} is a FedAWE statement). Got {criterion!r} instead."
+            )
+        return fedawe.statement_terms(criterion, models, F)
     if criterion == "distance":
         return [(models[-1] - xs) ** 2]
     if criterion == "gap":

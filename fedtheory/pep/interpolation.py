@@ -15,6 +15,13 @@ an :math:`L'`-smooth convex function equal to :math:`h_k` at :math:`x_k` with gr
 :math:`s_k`, and :math:`\nabla h(x)=L'(x-\sum_k\lambda^\star_kz_k)` (a small QP over the
 simplex, solved with Clarabel at tight tolerances). Then :math:`f=h+\tfrac\mu2\|\cdot\|^2` is
 in :math:`\mathcal F_{\mu,L}` and matches the data.
+
+**Smooth non-convex clients** are the case :math:`\mu=-L`: :math:`f` is :math:`L`-smooth iff
+:math:`h=f+\tfrac L2\|\cdot\|^2` is convex and :math:`2L`-smooth (the curvature of :math:`f`
+lies in :math:`[-L,L]`), which is how the interpolation conditions of :math:`L`-smooth
+functions are obtained (Taylor, Hendrickx & Glineur 2017, Theorem 3.10, used by PEPit's
+``SmoothFunction``). The same construction with :math:`\mu=-L`, :math:`L'=2L` interpolates
+the PEP's data by an :math:`L`-smooth function.
 """
 
 from __future__ import annotations
@@ -45,29 +52,57 @@ class _Conjugate:
         objective = self.Lp / 2 * cp.sum_squares(self.x - self.z.T @ self.lam) + a @ self.lam
         self.problem = cp.Problem(cp.Minimize(objective), [cp.sum(self.lam) == 1])
 
+    def _objective(self, x: np.ndarray, lam: np.ndarray) -> float:
+        return self.Lp / 2 * float(np.sum((x - self.z.T @ lam) ** 2)) + float(self.a @ lam)
+
+    def _polish(self, x: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        r"""The exact minimiser on the solver's support :math:`S` (the KKT system of
+        :math:`\min_{\lambda_S}\tfrac{L'}2\|x-Z_S^\top\lambda_S\|^2+a_S^\top\lambda_S`,
+        :math:`\mathbf 1^\top\lambda_S=1`, least squares where :math:`Z_S` is affinely
+        dependent), kept when it is feasible and no worse. The solver's tolerance bounds the
+        objective's error; the point :math:`\sum_k\lambda_kz_k`, hence the gradient, is only
+        accurate to about its square root without this step."""
+        support = np.flatnonzero(lam > 1e-7 * lam.max())
+        while support.size:
+            Z, k = self.z[support], support.size
+            kkt = np.zeros((k + 1, k + 1))
+            kkt[:k, :k] = self.Lp * Z @ Z.T
+            kkt[:k, k] = kkt[k, :k] = 1.0
+            rhs = np.concatenate([self.Lp * Z @ x - self.a[support], [1.0]])
+            sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:k]
+            if np.all(sol >= 0):
+                polished = np.zeros_like(lam)
+                polished[support] = sol
+                better = self._objective(x, polished) <= self._objective(x, lam) + 1e-15
+                return polished if better else lam
+            support = np.delete(support, np.argmin(sol))  # the optimum lies on a face
+        return lam
+
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """:math:`(f(x), \\nabla f(x))`."""
+        r""":math:`(f(x), \nabla f(x))`."""
         self.x.value = x
         self.problem.solve(solver="CLARABEL", **SOLVER_OPTIONS)
         # "optimal_inaccurate" happens where the QP is degenerate (several lambda give the
         # same point); what the replay claims is checked on its result, the criterion's value
         if self.problem.status not in ("optimal", "optimal_inaccurate"):
             raise RuntimeError(f"interpolant: cvxpy status {self.problem.status!r} at x = {x}")
-        p = self.z.T @ self.lam.value
-        value = self.Lp / 2 * float(np.sum((x - p) ** 2)) + float(self.a @ self.lam.value)
+        lam = self._polish(x, np.clip(self.lam.value, 0.0, None))
+        p = self.z.T @ lam
+        value = self._objective(x, lam)
         return value + 0.5 * self.mu * float(x @ x), self.Lp * (x - p) + self.mu * x
 
 
 class InterpolatedProblem:
     r"""Federated problem whose clients interpolate the PEP's data (``points, grads,
-    values``: ``N x [P_i, d]``) in :math:`\mathcal F_{\mu,L}`, weights ``alpha [N]``,
+    values``: ``N x [P_i, d]``) in :math:`\mathcal F_{\mu,L}` (``mu=-L``: :math:`L`-smooth,
+    possibly non-convex), weights ``alpha [N]``,
     minimiser ``x_star [d]`` (where :math:`\sum_i\alpha_i\nabla f_i=0` by construction)."""
 
     def __init__(self, points, grads, values, *, mu: float, L: float, alpha, x_star) -> None:
-        if not L > mu >= 0:
+        if not (L > mu >= 0 or mu == -L):
             raise ParameterError(
-                f"The 'mu' parameter of InterpolatedProblem must be in [0, L={L:g}). "
-                f"Got {mu!r} instead."
+                f"The 'mu' parameter of InterpolatedProblem must be in [0, L={L:g}) or -L "
+                f"(smooth non-convex clients). Got {mu!r} instead."
             )
         self.clients = [
             _Conjugate(x, g, f, mu, L) for x, g, f in zip(points, grads, values, strict=True)

@@ -13,7 +13,9 @@ Every participating client runs :math:`E` local gradient steps from the server m
 * :class:`~fedtheory.sim.MIFA`: :math:`x_{t+1}=x_t+\eta_s\frac1N\sum_iu_i` with
   :math:`u_i` the latest update of client :math:`i` (0 before it first participates);
 * :class:`~fedtheory.sim.FedLaAvg`: the same average, refreshed only by the :math:`K`
-  available clients absent longest (the simulator's ``absent_longest``).
+  available clients absent longest (the simulator's ``absent_longest``);
+* :class:`~fedtheory.sim.FedAWE`: client models, echoed innovations and implicit gossip
+  among the active clients (:mod:`fedtheory.pep.fedawe`).
 
 The server projection of CA-Fed (3) (``radius``) is not expressible and refused.
 """
@@ -24,12 +26,14 @@ import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
+from fedtheory.pep import fedawe
 from fedtheory.sim.aggregation import StatefulAggregator
 from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim.fedawe import FedAWE
 from fedtheory.sim.fedlaavg import FedLaAvg, absent_longest
 from fedtheory.sim.mifa import MIFA
 
-SUPPORTED = (FedAvg, MIFA, FedLaAvg)
+SUPPORTED = (FedAvg, MIFA, FedLaAvg, FedAWE)
 
 
 def check_method(algorithm: object, owner: str) -> None:
@@ -46,6 +50,8 @@ def check_method(algorithm: object, owner: str) -> None:
             f"The 'algorithm' parameter of {owner} must have radius=None (a projection is not "
             f"expressible in a PEP). Got radius={algorithm.radius!r} instead."
         )
+    if isinstance(algorithm, FedAWE):
+        fedawe.check(algorithm, owner)
 
 
 def fedavg_weights(aggregator, mask: np.ndarray) -> np.ndarray:
@@ -79,7 +85,10 @@ def participants(algorithm, mask: np.ndarray) -> np.ndarray:
 
 def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
-    functions ``fs`` under ``mask [T, N]``."""
+    functions ``fs`` under ``mask [T, N]`` (for FedAWE a :class:`fedawe.Trajectory`, which
+    also holds the client and auxiliary models)."""
+    if isinstance(algorithm, FedAWE):
+        return fedawe.run(algorithm, fs, x0, mask)
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
     n = len(fs)

@@ -97,6 +97,30 @@ class Participation:
         keep = probs > 0
         return cls(masks[keep], probs[keep] / probs[keep].sum())
 
+    @classmethod
+    def independent(cls, probabilities) -> Participation:
+        r"""Client :math:`i` active in round :math:`t` with probability
+        ``probabilities[t, i]`` = :math:`p_i^t`, independently (FedAWE's Assumption 1 with
+        non-stationary :math:`p_i^t`, e.g. ``NonStationary.probabilities(T)``), all
+        :math:`2^{NT}` masks enumerated exactly (:math:`NT\le12`)."""
+        owner = "Participation.independent"
+        p = np.asarray(probabilities, float)
+        if p.ndim != 2 or p.size < 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+            raise ParameterError(
+                f"The 'probabilities' parameter of {owner} must be a 2-d array [T, N] of "
+                f"probabilities in [0, 1]. Got {probabilities!r} instead."
+            )
+        if p.size > 12:
+            raise ParameterError(
+                f"The 'probabilities' parameter of {owner} must have T * N <= 12 entries (2^(NT) "
+                f"masks are enumerated). Got shape {p.shape} instead."
+            )
+        cells = np.array(list(itertools.product((False, True), repeat=p.size)))
+        masks = cells.reshape(-1, *p.shape)
+        probs = np.prod(np.where(masks, p, 1 - p), axis=(1, 2))
+        keep = probs > 0
+        return cls(masks[keep], probs[keep] / probs[keep].sum())
+
     @property
     def rounds(self) -> int:
         return self.masks.shape[1]

@@ -16,7 +16,11 @@ For :math:`\mathcal F_{\mu,L}` (and the smooth convex class) the clients are the
 interpolating functions of Taylor, Hendrickx & Glineur 2017
 (:class:`~fedtheory.pep.interpolation.InterpolatedProblem`, gradients by a small QP per
 query) and :math:`x^*` is the PEP's, where their weighted gradients vanish by construction.
-The non-convex class is not replayed.
+The smooth non-convex class is replayed the same way, through the interpolant with
+:math:`\mu=-L` (:mod:`fedtheory.pep.interpolation`), with :math:`x^*` the PEP's stationary
+point; its PEP is ``relaxed`` (the initial gap imposed at the evaluated points), so the
+replayed clients reproduce the PEP's iterates and criterion, while their
+:math:`F(x_0)-\inf F` may exceed the PEP's :math:`\Delta`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_instance
 from fedtheory.pep import criteria
-from fedtheory.pep.classes import Isotropic, Quadratic, SmoothStronglyConvex
+from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.solve import PepResult
 
 
@@ -77,21 +81,22 @@ def replay(result: PepResult) -> Replay:
 
     check_instance(result, PepResult, "result", "replay")
     fclass = result.inputs.get("fclass")
-    if not result.ok or not isinstance(fclass, (Quadratic, Isotropic, SmoothStronglyConvex)):
+    classes = (Quadratic, Isotropic, SmoothStronglyConvex, SmoothNonconvex)
+    if not result.ok or not isinstance(fclass, classes):
         raise ParameterError(
-            "The 'result' parameter of replay must be a verified PEP of a convex class "
-            f"(quadratic, isotropic, smooth strongly convex). Got status {result.status!r}, "
-            f"class {fclass} instead."
+            "The 'result' parameter of replay must be a verified PEP of a replayable class "
+            "(quadratic, isotropic, smooth strongly convex, smooth non-convex). Got status "
+            f"{result.status!r}, class {fclass} instead."
         )
     inst = result.instance
-    if isinstance(fclass, SmoothStronglyConvex):
+    if isinstance(fclass, (SmoothStronglyConvex, SmoothNonconvex)):
         from fedtheory.pep.interpolation import InterpolatedProblem
 
         problem = InterpolatedProblem(
             inst.points,
             inst.grads,
             inst.values,
-            mu=fclass.mu,
+            mu=-fclass.L if isinstance(fclass, SmoothNonconvex) else fclass.mu,
             L=fclass.L,
             alpha=result.inputs["alpha"],
             x_star=inst.x_star,

@@ -88,6 +88,7 @@ Baselines (the official ``clients_sampler.py``; with oracle :math:`\pi`):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -110,6 +111,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.optimizer import TrainingState
+from fedtheory.sim.reference import local_update, reference_loop, server_update
 
 __all__ = [
     "LOSSES",
@@ -506,3 +508,106 @@ class F3astWeights:
 
     def __repr__(self) -> str:
         return f"F3astWeights(N={self.alpha.numel()}, clients={self.clients})"
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+def _cafed_proxy(q, pi_hat, gap, alpha, bias_coef):
+    """CA-Fed (18): <F_hat - F_hat^*, pi ~. q> + kappa_bar^2 Gamma_hat' d_TV^2(alpha, pi ~. q)."""
+    n = len(q)
+    mass = sum(pi_hat[k] * q[k] for k in range(n))
+    if mass == 0:
+        return math.nan
+    p_eff = [pi_hat[k] * q[k] / mass for k in range(n)]
+    tv = 0.5 * sum(abs(alpha[k] - p_eff[k]) for k in range(n))
+    return sum(gap[k] * p_eff[k] for k in range(n)) + bias_coef * tv**2
+
+
+def _cafed_estimates(alg: CaFed, history, t):
+    """(pi_hat, lam_hat) per client after the availability rows ``history`` (rounds 0..t)."""
+    n = len(alg.alpha)
+    if alg.prior is None:
+        return list(alg.pi), list(alg.lam)
+    pi_hat, lam_hat = [0.0] * n, [0.0] * n
+    for k in range(n):
+        seq = [bool(row[k]) for row in history]
+        on = sum(seq)
+        pairs = list(zip(seq[:-1], seq[1:], strict=True))
+        n11 = sum(a and b for a, b in pairs)
+        n10 = sum(a and not b for a, b in pairs)
+        n00 = sum(not a and not b for a, b in pairs)
+        n01 = sum(not a and b for a, b in pairs)
+        if alg.variant == "code":  # the code's BayesianActivityEstimator
+            h, p, lam = alg.prior.horizon, alg.pi[k], alg.lam[k]
+            n00 += not seq[0]  # its initial active set is empty
+            pi_hat[k] = (on + p * h) / (t + 1 + h)
+            a = (n11 + (p + lam - lam * p) * h) / (t + 1 + h)
+            b = (n00 + (1 - p + lam * p) * h) / (t + 1 + h)
+        else:
+            p = alg.prior
+            pi_hat[k] = (on + p.on) / (t + 1 + p.on + p.off)
+            a = (n11 + p.stay_on) / (n11 + n10 + p.stay_on + p.leave_on)
+            b = (n00 + p.stay_off) / (n00 + n01 + p.stay_off + p.leave_off)
+        lam_hat[k] = a + b - 1
+    return pi_hat, lam_hat
+
+
+@reference_loop(CaFed)
+def _reference(problem, alg: CaFed, mask, w, gen):
+    """CA-Fed, Algorithm 1 of Rodio et al. 2023 (or the authors' code, ``alg.variant``),
+    line by line for one replicate."""
+    n = mask.shape[1]
+    alpha = alg.alpha
+    code = alg.variant == "code"
+    running_min = not code and alg.initial_minimum == "first"  # else F_hat^* fixed (0 or F^*)
+    beta = alg.beta if not code else 1 - alg.smoothness
+    loss_hat, loss_min, started = np.zeros(n), np.zeros(n), False
+    if code:
+        loss_min = np.array(problem.client_optima()[1], float)
+    out = [w]
+    for t, m in enumerate(mask):
+        active = [k for k in range(n) if m[k]]
+        if alg.losses == "exact":
+            losses = problem.client_losses(w)
+        else:  # one mini-batch per active client (section IV-A)
+            losses = np.zeros(n)
+            for k in active:
+                point, client = torch.from_numpy(w)[None], torch.tensor([k])
+                losses[k] = float(
+                    problem.batch_losses(point, client, gen(t), batch_size=alg.loss_batch)[0]
+                )
+        if not started and active:  # first observation: unseen clients get the mean loss
+            mean = sum(losses[k] for k in active) / len(active)
+            for k in range(n):
+                loss_hat[k] = losses[k] if m[k] else mean
+                if running_min:
+                    loss_min[k] = loss_hat[k]
+            started = True
+        elif started:
+            for k in active:  # (15); the code's s F_hat + (1 - s) F is beta = 1 - s
+                loss_hat[k] = (1 - beta) * loss_hat[k] + beta * losses[k]
+            if running_min:
+                for k in range(n):
+                    loss_min[k] = min(loss_min[k], loss_hat[k])
+        pi_hat, lam_hat = _cafed_estimates(alg, mask[: t + 1], t)
+        gap = [loss_hat[k] - loss_min[k] for k in range(n)]
+        gamma = max(gap)  # (17)
+
+        q = [alpha[k] / pi_hat[k] for k in range(n)]
+        by_lambda = sorted(range(n), key=lambda k: abs(lam_hat[k]), reverse=True)
+        by_pi = sorted(range(n), key=lambda k: pi_hat[k])
+        for order in (by_lambda, by_pi):  # get(), twice
+            eps = _cafed_proxy(q, pi_hat, gap, alpha, alg.trade_off * gamma)
+            for k in order:
+                trial = list(q)
+                trial[k] = 0.0
+                eps_trial = _cafed_proxy(trial, pi_hat, gap, alpha, alg.trade_off * gamma)
+                drop = eps - eps_trial
+                if math.isfinite(eps_trial) and (drop > alg.tau if alg.strict else drop >= alg.tau):
+                    q, eps = trial, eps_trial
+        v = np.zeros_like(w)
+        for k in active:
+            if q[k] > 0:
+                v += q[k] * local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out

@@ -16,14 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.device import to_device
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import StatefulAggregator
+from fedtheory.sim.aggregation import FedAU, StatefulAggregator
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.optimizer import TrainingState
+from fedtheory.sim.reference import fedau_omega, local_update, reference_loop, server_update
 
 
 class FedAvgState(NamedTuple):
@@ -100,3 +102,21 @@ class FedAvg(LocalTraining):
             q, agg_state = agg.weights(state.aggregator, mask), agg.update(state.aggregator, mask)
         w_next, opt = self.trained_round(problem, w, q, mask, t, generator, state.optimizer)
         return FedAvgState(w_next, agg_state, q, mask, opt)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+@reference_loop(FedAvg)
+def _reference(problem, alg: FedAvg, mask, w, gen):
+    """FedAvg as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""
+    if isinstance(alg.aggregator, FedAU):
+        weights = mask * fedau_omega(mask, alg.aggregator.cutoff) / mask.shape[1]
+    else:
+        weights = np.stack([alg.aggregator(torch.from_numpy(m[None]))[0].numpy() for m in mask])
+    out = [w]
+    for t, m in enumerate(mask):
+        v = np.zeros_like(w)
+        for k in np.flatnonzero(m):
+            v += weights[t, k] * local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out

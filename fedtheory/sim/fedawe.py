@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.params import check_choice, check_real
@@ -38,6 +39,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.reference import local_update, reference_loop
 from fedtheory.sim.schedules import Schedule
 
 VARIANTS = ("paper", "code")
@@ -147,3 +149,42 @@ class FedAWE(LocalTraining):
         tau = state.tau.clone()
         tau[rep, cli] = t
         return FedAWEState(w_next, x, tau, mask, echo)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+def _plain_loop(problem, alg: FedAWE, mask, w, gen):
+    """FedAWE, Algorithm 1 of Xiang et al. 2024 (``alg.variant="code"``: the authors' rate
+    and clipped aggregated update), line by line for one replicate: the server models
+    ``[T+1]`` and the final client models ``[N, d]`` and last active rounds ``[N]``."""
+    n = mask.shape[1]
+    x = [w.copy() for _ in range(n)]  # line 2: x_i^0 = x^0, tau_i(0) = -1
+    tau = [-1] * n
+    out = [w]
+    for t, m in enumerate(mask):
+        active = [i for i in range(n) if m[i]]
+        if not active:  # nobody reports: W = I, every model and tau_i stays
+            out.append(w)
+            continue
+        sent, echoed = np.zeros_like(w), np.zeros_like(w)
+        for i in active:  # lines 4-13
+            g = -local_update(problem, alg, x[i], i, t, gen(t))  # G_i^t = x_i^t - x_i^(t,s)
+            sent += x[i] / len(active)
+            echoed += (t - tau[i]) * g / len(active)
+        if alg.clip is not None:
+            norm = np.linalg.norm(echoed)
+            if norm > alg.clip:
+                echoed = echoed * (alg.clip / norm)
+        w = sent - alg.server_rate(t) * echoed  # line 15: mean of x_i^t - eta_g (t-tau) G
+        if alg.radius is not None and np.linalg.norm(w) > alg.radius:
+            w = w * (alg.radius / np.linalg.norm(w))
+        for i in active:  # lines 16-21
+            x[i] = w.copy()
+            tau[i] = t
+        out.append(w)
+    return out, np.array(x), np.array(tau)
+
+
+@reference_loop(FedAWE)
+def _reference(problem, alg: FedAWE, mask, w, gen):
+    """FedAWE's plain loop (:func:`_plain_loop`): the server models ``[T+1]``."""
+    return _plain_loop(problem, alg, mask, w, gen)[0]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.errors import ParameterError
@@ -25,6 +26,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_mask
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.reference import local_update, reference_loop, server_update
 
 
 def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tensor:
@@ -85,3 +87,20 @@ class FedLaAvg(LocalTraining):
         table, _ = refresh(state.table, rep, cli, delta)
         last = torch.where(chosen, t, state.last)
         return FedLaAvgState(self.server_update(state.w, table.mean, t), table, last, chosen)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+@reference_loop(FedLaAvg)
+def _reference(problem, alg: FedLaAvg, mask, w, gen):
+    """FedLaAvg as written: one replicate, one client at a time (the plain loop)."""
+    latest = np.zeros((mask.shape[1], w.size))
+    last = np.full(mask.shape[1], -1)
+    out = [w]
+    for t, m in enumerate(mask):
+        available = sorted(np.flatnonzero(m), key=lambda i: last[i])  # stable sort
+        for k in available[: alg.clients_per_round]:
+            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+            last[k] = t
+        w = server_update(alg, w, latest.mean(axis=0), t)
+        out.append(w)
+    return out

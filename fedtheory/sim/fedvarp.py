@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.params import check_bool
@@ -22,6 +23,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.reference import local_update, reference_loop, server_update
 
 
 class FedVARPState(NamedTuple):
@@ -64,3 +66,23 @@ class FedVARP(LocalTraining):
         if self.skip_empty_rounds:
             v = torch.where(count > 0, v, 0.0)
         return FedVARPState(self.server_update(state.w, v, t), table, mask)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+@reference_loop(FedVARP)
+def _reference(problem, alg: FedVARP, mask, w, gen):
+    """FedVARP as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""
+    latest = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        v = latest.mean(axis=0)
+        active = np.flatnonzero(m)
+        if active.size == 0 and alg.skip_empty_rounds:
+            v = np.zeros_like(w)
+        for k in active:
+            delta = local_update(problem, alg, w, k, t, gen(t))
+            v = v + (delta - latest[k]) / active.size
+            latest[k] = delta
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out

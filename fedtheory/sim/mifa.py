@@ -13,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.reference import local_update, reference_loop, server_update
 
 
 class MIFAState(NamedTuple):
@@ -48,3 +50,17 @@ class MIFA(LocalTraining):
         rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
         table, _ = refresh(state.table, rep, cli, delta)
         return MIFAState(self.server_update(state.w, table.mean, t), table, mask)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+@reference_loop(MIFA)
+def _reference(problem, alg: MIFA, mask, w, gen):
+    """MIFA as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""
+    latest = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        for k in np.flatnonzero(m):
+            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+        w = server_update(alg, w, latest.mean(axis=0), t)
+        out.append(w)
+    return out

@@ -24,11 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
 from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.reference import local_update, reference_loop, server_update
 
 
 class MimiCState(NamedTuple):
@@ -64,3 +66,22 @@ class MimiC(LocalTraining):
         v = _sum_per_replicate(q * corrected, rep, cli, tuple(mask.shape))  # [R, d]
         correction = state.correction.index_put((rep, cli), v[rep] - delta)
         return MimiCState(self.server_update(state.w, v, t), correction, mask)
+
+
+# --- the plain loop (one replicate, one client at a time) --------------------
+@reference_loop(MimiC)
+def _reference(problem, alg: MimiC, mask, w, gen):
+    """MimiC as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""
+    correction = np.zeros((mask.shape[1], w.size))
+    out = [w]
+    for t, m in enumerate(mask):
+        active = np.flatnonzero(m)
+        deltas = {k: local_update(problem, alg, w, k, t, gen(t)) for k in active}
+        v = np.zeros_like(w)
+        for k in active:
+            v += (deltas[k] + correction[k]) / active.size
+        for k in active:
+            correction[k] = v - deltas[k]
+        w = server_update(alg, w, v, t)
+        out.append(w)
+    return out

@@ -12,6 +12,8 @@ r"""Property testing of theorem statements: the kit the project's own tests use.
 - :func:`check_theorem` -- a property test of a theorem against what it bounds (a
   measurement may return :class:`fedtheory.verdict.Measured` with the magnitude of its
   computation: a bound of 0 met by rounding then holds);
+- :func:`exit_status` -- the exit status of a check for a CI job (0 holds, 1 violated, 2
+  bad input, 3 the user's function failed);
 - :mod:`~fedtheory.testing.profiles` -- hypothesis profiles ``ci`` (derandomised),
   ``dev`` and ``thorough``.
 
@@ -35,6 +37,7 @@ from fedtheory.testing.assertions import (
     assert_near_zero,
     assert_upper_bound,
 )
+from fedtheory.testing.gate import exit_status
 from fedtheory.testing.profiles import DEFAULT_PROFILE, PROFILES, register_profiles
 from fedtheory.testing.theorems import TheoremCheck, check_theorem, theorem_values
 
@@ -49,6 +52,7 @@ __all__ = [
     "assert_near_zero",
     "assert_upper_bound",
     "check_theorem",
+    "exit_status",
     "register_profiles",
     "strategies",
     "theorem_values",

@@ -20,6 +20,7 @@ Boxes: a parameter's domain intersected with ``ranges[name]`` or, by default, wi
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 from collections.abc import Callable, Mapping
@@ -33,11 +34,27 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_real, interval
+from fedtheory.params import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_real,
+    check_seed,
+    interval,
+)
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
-from fedtheory.verdict import Verdict, format_ratio
+from fedtheory.verdict import AUTO_START, Verdict, format_ratio
 
-__all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR", "TheoremCheck", "check_theorem", "theorem_values"]
+__all__ = [
+    "DEFAULT_BOX",
+    "DEFAULT_MAX_REPLICATES",
+    "DEFAULT_SEARCH_BUDGET",
+    "DEFAULT_SEARCH_REPLICATES",
+    "POSITIVE_FLOOR",
+    "TheoremCheck",
+    "check_theorem",
+    "theorem_values",
+]
 
 DEFAULT_BOX = 100.0
 """Reals are drawn in ``[-10, 10]`` (unbounded) or ``[low, low + DEFAULT_BOX]`` (bounded
@@ -45,6 +62,14 @@ below); integers in ``[low, low + DEFAULT_BOX]``."""
 POSITIVE_FLOOR = 1e-6
 """Smallest value drawn for a parameter that must be positive (``(0, ...)``), so that terms
 such as ``1/x`` stay finite."""
+
+DEFAULT_MAX_REPLICATES = 4096
+"""Cap of ``check_theorem(..., replicates="auto")``."""
+DEFAULT_SEARCH_BUDGET = 400
+"""Evaluations of the tightness search that :func:`check_theorem` runs after its examples
+(the default budget of :func:`fedtheory.tightness.search`)."""
+DEFAULT_SEARCH_REPLICATES = 1024
+"""Replicates per point of that search for ``replicates="auto"``."""
 
 _RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -356,18 +381,52 @@ def _ratio_text(ratio: float) -> str:
 
 @dataclass(frozen=True)
 class TheoremCheck:
-    """Outcome of :func:`check_theorem` (the check raised nothing: the statement held)."""
+    """Outcome of :func:`check_theorem` (it raised nothing: no example and no search point
+    was *violated*).
+
+    ``inconclusive`` lists the Monte-Carlo examples whose interval contained the bound, each
+    ``{"values": ..., "replicates": n, "needed": m, "detail": ...}`` (``needed``: the
+    replicates that would decide it at the measured spread, None when the mean equals the
+    bound); ``search`` is the search run after the examples (None when not run) and
+    ``search_note`` why it was not."""
 
     theorem: str
     examples: int  # values drawn and checked
     worst_ratio: float  # largest measured / bound (upper bound) or |measured/expected - 1|
     worst_values: dict  # the values where it was attained
+    inconclusive: tuple = ()
+    search: object = None  # fedtheory.tightness.SearchResult
+    search_note: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """``"holds"``, or ``"inconclusive"`` when some Monte-Carlo example was."""
+        return "inconclusive" if self.inconclusive else "holds"
 
     def __repr__(self) -> str:
-        return (
-            f"TheoremCheck({self.theorem}: {self.examples} examples, worst ratio "
-            f"{_ratio_text(self.worst_ratio)} at {self.worst_values})"
-        )
+        if math.isfinite(self.worst_ratio):
+            ratio = f", worst ratio {_ratio_text(self.worst_ratio)} at {self.worst_values}"
+        elif self.examples:  # every bound within the rounding floor of 0, met within it
+            ratio = ", no ratio: every bound was 0 (up to rounding) and met within rounding"
+        else:
+            ratio = ""
+        text = f"TheoremCheck({self.theorem}: {self.examples} examples{ratio}"
+        if self.inconclusive:
+            first = self.inconclusive[0]
+            need = first["needed"]
+            text += (
+                f"; {len(self.inconclusive)} inconclusive (first at {first['values']}: "
+                + ("the mean equals the bound" if need is None else f"about {need} replicates")
+                + f" would decide it, have {first['replicates']})"
+            )
+        if self.search is not None:
+            text += (
+                f"; search: {self.search.evaluations} evaluations, "
+                f"{self.search.summary()}, no counterexample"
+            )
+        elif self.search_note:
+            text += f"; {self.search_note}"
+        return text + ")"
 
 
 def check_theorem(
@@ -381,6 +440,14 @@ def check_theorem(
     settings: hypothesis_settings | None = None,
     constants: Callable[..., Mapping] | None = None,
     instances=None,
+    replicates: int | str | None = None,
+    max_replicates: int = DEFAULT_MAX_REPLICATES,
+    margin: float | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    fail_on_inconclusive: bool = False,
+    search=True,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
 ) -> TheoremCheck:
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
 
@@ -407,10 +474,36 @@ def check_theorem(
     (an instance where a hypothesis fails is skipped); ``ranges`` and ``fixed`` then do not
     apply.
 
+    **Monte-Carlo claims.** With ``replicates`` (an int >= 2, or ``"auto"``),
+    ``measure(**values, replicates=R, seed=s) -> [R]`` returns i.i.d. replicates of a random
+    quantity whose *mean* the theorem bounds (``s`` a pure function of ``seed`` and the
+    values, so a replayed example draws the same replicates). Each example is judged by the
+    rule of the validations: *holds* when the upper confidence limit of the mean is at most
+    the bound, *violated* when the lower one is above it, else *inconclusive*, with the
+    replicates that would decide it; ``"auto"`` adds replicates in doubling looks up to
+    ``max_replicates`` until decided (:func:`fedtheory.verdict.replicate_until_decided`).
+    The intervals are Bonferroni-corrected over the examples (``max_examples`` of the
+    settings) and the looks, so ``confidence`` is family-wise: a true claim is refuted with
+    probability at most ``1 - confidence``. Only *violated* fails; *inconclusive* examples
+    are listed in the result, and fail with ``fail_on_inconclusive=True``. ``margin``: the
+    equivalence margin of an exact statement on a mean.
+
+    **The search after the examples.** With ``search=True`` (default) an upper bound is
+    then searched by the tightness search (:func:`fedtheory.tightness.search`, seeded
+    draws, CMA-ES, integer moves, Nelder-Mead; ``search_budget`` evaluations, seed
+    ``seed``) over :func:`fedtheory.tightness.theorem_family` of the same theorem, measure,
+    ``ranges``, ``fixed`` and ``replicates`` (``"auto"`` searches with
+    ``DEFAULT_SEARCH_REPLICATES``), so whether a false bound is caught does not depend on
+    the profile's luck; a counterexample is shrunk (small sizes, short decimals) and raised
+    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, pass
+    the family to search instead (``search=dataclasses.replace(FAMILIES[key],
+    theorem=mine)``); ``search=False`` skips it.
+
     Returns
     -------
     TheoremCheck
-        Number of examples and the worst ratio seen, with its values.
+        Number of examples and the worst ratio seen, with its values; the inconclusive
+        examples; the search's result.
 
     Examples
     --------
@@ -444,12 +537,13 @@ def check_theorem(
     TheoremCheck(...)
     """
     from fedtheory.bounds.judgement import Judge
+    from fedtheory.verdict import adaptive_looks, replicate_until_decided
 
     owner = "check_theorem"
     upper = getattr(theorem, "kind", None) == "upper bound"
     rtol = (BOUND_RTOL if upper else TIGHT_RTOL) if rtol is None else rtol
     atol = (0.0 if upper else ZERO_ATOL) if atol is None else atol
-    judge = Judge(theorem, measure, rtol=rtol, atol=atol, owner=owner)
+    Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner)  # checks them
     if settings is not None:
         check_instance(settings, hypothesis_settings, "settings", owner)
     if (constants is None) != (instances is None):
@@ -469,32 +563,19 @@ def check_theorem(
                 f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
                 f"instances say where to look). Got {ranges or fixed!r} instead."
             )
+    if replicates is not None and replicates != "auto":
+        replicates = check_int(replicates, "replicates", owner, low=2)
+    cap = check_int(max_replicates, "max_replicates", owner, low=AUTO_START)
+    confidence = check_real(confidence, "confidence", owner, low=0.0, high=1.0,
+                            low_open=True, high_open=True)  # fmt: skip
+    seed = check_seed(seed, owner)
+    fail_on_inconclusive = check_bool(fail_on_inconclusive, "fail_on_inconclusive", owner)
+    family = _search_family(theorem, measure, search, constants, ranges, fixed, replicates,
+                            owner)  # fmt: skip
+    search_budget = check_int(search_budget, "search_budget", owner, low=3)
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
         instances
     )  # fmt: skip
-    seen = {"examples": 0, "ratio": -math.inf, "values": {}}
-
-    def one(values):
-        where = f"{theorem.title} at {_complete(values)}"
-        if constants is not None:
-            where += f" (constants {dict(constants(**values))})"
-        j = judge(values if constants is None else dict(constants(**values)),
-                  measure(**values), where=where)  # fmt: skip
-        assume(j.valid)  # derived constants outside the hypotheses: not an example
-        worst = j.ratio
-        if math.isfinite(worst):
-            target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
-        seen["examples"] += 1
-        if worst > seen["ratio"]:
-            seen["ratio"], seen["values"] = worst, dict(values)
-        if j.outcome is Verdict.VIOLATED:
-            what = "upper bound violated" if upper else "equality fails"
-            row = j.row()
-            raise AssertionError(
-                f"{where}: {what}: measured {row.measured:.10g}, bound {row.bound:.10g}; "
-                f"{row.detail}"
-            )
-
     if settings is None:  # the active profile, without a deadline (measurements take time)
         settings = hypothesis_settings(
             deadline=None,
@@ -503,5 +584,117 @@ def check_theorem(
                 HealthCheck.too_slow,
             ],
         )
-    settings(given(strategy)(one))()
-    return TheoremCheck(theorem.key, seen["examples"], seen["ratio"], seen["values"])
+    # Monte Carlo: Bonferroni over the examples (and over the looks of "auto")
+    level = 1.0 - (1.0 - confidence) / max(1, settings.max_examples)
+    looks, look_level = adaptive_looks(cap, confidence=level) if replicates == "auto" else (
+        [], level
+    )  # fmt: skip
+    judge = Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner,
+                  confidence=look_level)  # fmt: skip
+    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": []}
+
+    def judged(values, params, where):
+        if replicates is None:
+            return judge(params, judge.measure_at(values), where=where)
+
+        def draw(batch, size):
+            out = judge.measure_at(values, replicates=size,
+                                   seed=_example_seed(seed, values, batch))  # fmt: skip
+            return judge(params, samples=out, where=where, shape=(size,)).samples
+
+        if replicates != "auto":
+            return judge(params, samples=draw(0, replicates), where=where)
+        _, samples = replicate_until_decided(
+            draw, lambda x, _: judge(params, samples=x).row(), cap=cap, confidence=level
+        )
+        return judge(params, samples=samples, where=where)
+
+    def one(values):
+        where = f"{theorem.title} at {_complete(values)}"
+        if constants is not None:
+            where += f" (constants {dict(constants(**values))})"
+        j = judged(values, values if constants is None else dict(constants(**values)), where)
+        assume(j.valid)  # derived constants outside the hypotheses: not an example
+        worst = j.ratio
+        if math.isfinite(worst):
+            target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
+        seen["examples"] += 1
+        if worst > seen["ratio"]:
+            seen["ratio"], seen["values"] = worst, dict(values)
+        row = j.row()
+        if j.outcome is Verdict.VIOLATED or (
+            fail_on_inconclusive and j.outcome is Verdict.INCONCLUSIVE
+        ):
+            what = "upper bound violated" if upper else "equality fails"
+            if j.outcome is Verdict.INCONCLUSIVE:
+                what = "inconclusive (fail_on_inconclusive)"
+            raise AssertionError(
+                f"{where}: {what}: measured {row.measured:.10g}, bound {row.bound:.10g}; "
+                f"{row.detail}"
+            )
+        if j.outcome is Verdict.INCONCLUSIVE and j.samples is not None:
+            entry = {"values": dict(values), "replicates": len(j.samples),
+                     "needed": j.needed(), "detail": row.detail}  # fmt: skip
+            if entry not in seen["inconclusive"]:
+                seen["inconclusive"].append(entry)
+
+    # one failure, the first shrunk: an ExceptionGroup of several would hide the verdict
+    hypothesis_settings(settings, report_multiple_bugs=False)(given(strategy)(one))()
+    result, note = None, "search: not run (search=False)" if search is False else ""
+    if family is None and search is not False:
+        note = (
+            "search: not run (an exact statement)" if not upper
+            else "search: not run (give search=Family to search instances)"
+        )  # fmt: skip
+    if family is not None:
+        from fedtheory.tightness import search as run_search
+
+        result = run_search(family, budget=search_budget, seed=seed)
+        if result.counterexample is not None and replicates is not None and search is True:
+            # judged like one more example (Bonferroni level, the examples' replicates)
+            at = dict(result.counterexample.evaluation.constants)
+            again = judged(at, at, f"{theorem.title} at {_complete(at)}")
+            if again.outcome is not Verdict.VIOLATED:
+                note = (
+                    f"search: its counterexample at {at} was not confirmed by an independent "
+                    f"measurement at the examples' confidence ({again.outcome.value})"
+                )
+                return TheoremCheck(theorem.key, seen["examples"], seen["ratio"],
+                                    seen["values"], tuple(seen["inconclusive"]), None,
+                                    note)  # fmt: skip
+        if result.counterexample is not None:
+            lines = "\n".join(result.counterexample_lines())
+            raise AssertionError(
+                f"{theorem.title}: upper bound violated at a point of the search after "
+                f"{seen['examples']} examples passed ({result.evaluations} evaluations, "
+                f"seed {seed}):\n{lines}"
+            )
+    return TheoremCheck(theorem.key, seen["examples"], seen["ratio"], seen["values"],
+                        tuple(seen["inconclusive"]), result, note)  # fmt: skip
+
+
+def _example_seed(seed: int, values: Mapping, batch: int) -> int:
+    """The replicates' seed of an example: a pure function of ``seed``, the values and the
+    batch (a replayed or shrunk example draws the same replicates)."""
+    digest = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in values.items())).encode())
+    words = np.frombuffer(digest.digest()[:8], dtype=np.uint32)
+    return int(np.random.SeedSequence([seed, *words.tolist(), batch]).generate_state(1)[0])
+
+
+def _search_family(theorem, measure, search, constants, ranges, fixed, replicates, owner):
+    """The family searched after the examples (None: no search), module docstring."""
+    from fedtheory.tightness import Family, theorem_family
+
+    if search is False:
+        return None
+    if isinstance(search, Family):
+        return search
+    if search is not True:
+        raise ParameterError(
+            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
+            f"{search!r} instead."
+        )
+    if constants is not None or theorem.kind != "upper bound":
+        return None
+    reps = DEFAULT_SEARCH_REPLICATES if replicates == "auto" else replicates
+    return theorem_family(theorem, measure, ranges=ranges, fixed=fixed, replicates=reps)

@@ -22,6 +22,7 @@ family with it, so that a saved search names the file and replays from it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -40,7 +41,7 @@ def theorem_family(
     fixed: Mapping | None = None,
     replicates: int | None = None,
     description: str | None = None,
-    tightness: str = "no closed form for the worst case is known",
+    tightness: str | None = None,
     supremum: float | None = None,
 ) -> Family:
     r"""A tightness family over ``theorem``'s own parameters.
@@ -65,8 +66,9 @@ def theorem_family(
         Monte-Carlo replicates per point (at least 2); ``None``: ``measure`` is exact.
     description : str, optional
         The instances and what is measured (default: the boxes).
-    tightness : str
-        What is proved about the worst ratio.
+    tightness : str, optional
+        What is proved about the worst ratio (default: the proved ``supremum`` when given,
+        else that no closed form for the worst case is known).
     supremum : float, optional
         The proved supremum of measured / bound, if one is proved.
 
@@ -112,10 +114,12 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
+        if not judge.bound_at(values).valid:  # outside the hypotheses: never measured
+            return Measurement(math.nan, values)
         if replicates is None:
-            j = judge(values, measure(**values))
+            j = judge(values, judge.measure_at(values))
         else:
-            drawn = measure(**values, replicates=replicates, seed=seed)
+            drawn = judge.measure_at(values, replicates=replicates, seed=seed)
             j = judge(values, samples=drawn, shape=(replicates,))
         # the magnitude of the computation where the measurement gave it (else 0: the
         # family's judge reads it off the parameters and the bound's terms)
@@ -131,7 +135,13 @@ def theorem_family(
         lambda ints: reals,
         evaluate,
         monte_carlo=replicates is not None,
-        tightness=tightness,
+        tightness=tightness
+        if tightness is not None
+        else (
+            "no closed form for the worst case is known"
+            if supremum is None
+            else f"proved supremum of measured / bound: {supremum:g}"
+        ),
         supremum=supremum,
     )
 

@@ -124,6 +124,8 @@ class SearchResult:
     worst_instance: Mapping  # the worst instance in the paper's symbols
     counterexample_instance: Mapping | None
     module: str | None = None  # the user file that registered the family
+    failures: tuple[str, ...] = ()  # where and how the measurement failed (recorded points)
+    outside: int = 0  # points outside the theorem's hypotheses (never measured)
 
     @property
     def ratio(self) -> float:
@@ -152,6 +154,37 @@ class SearchResult:
             )
         return text + ("; attained" if self.attained else "")
 
+    def point_lines(self) -> list[str]:
+        """What was not measured, when anything was: the points outside the hypotheses (and
+        their rate) and those where the measurement failed (the first of them in full)."""
+        lines = []
+        if self.outside:
+            lines.append(
+                f"outside the hypotheses: {self.outside} of {self.evaluations} points "
+                f"({100 * self.outside / self.evaluations:.0f}%), not measured"
+            )
+        if self.failures:
+            lines.append(
+                f"the measurement failed at {len(self.failures)} of {self.evaluations} points "
+                f"(recorded; the search went on); first: {self.failures[0]}"
+            )
+        return lines
+
+    def counterexample_lines(self) -> list[str]:
+        """The counterexample as the CLI prints it: measured, bound, ratio and excess, the
+        instance in the paper's symbols and its constants (``[]`` without one)."""
+        cex = self.counterexample
+        if cex is None:
+            return []
+        c = cex.evaluation
+        constants = {k: v for k, v in c.constants.items() if k not in cex.integers}
+        return [
+            f"COUNTEREXAMPLE (shrunk): measured {c.measured:.6g} > bound {c.bound:.6g} "
+            f"(ratio {c.ratio_text()}): {c.excess()}",
+            f"  instance: {format_values(self.counterexample_instance)}",
+            f"  constants: {format_values(constants)}",
+        ]
+
     def as_dict(self) -> dict:
         from fedtheory.sim.record import library_versions
 
@@ -177,6 +210,8 @@ class SearchResult:
             "confirmation": None if self.confirmation is None else self.confirmation.as_dict(),
             "counterexample": point(self.counterexample, self.counterexample_instance),
             "module": self.module,
+            "failures": list(self.failures),
+            "outside": self.outside,
             "versions": library_versions(),
             "code": source_digest(),
         }
@@ -186,6 +221,19 @@ class SearchResult:
         path = Path(path)
         atomic_write_text(path, json.dumps(self.as_dict(), indent=2))
         return path
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
+
+
+def format_values(values: Mapping) -> str:
+    """``name=value, ...`` with floats to 6 significant digits (an instance, constants)."""
+    return ", ".join(f"{k}={_value(v)}" for k, v in values.items())
 
 
 @cache
@@ -635,6 +683,8 @@ def search(
         if found is None
         else family.describe(found.integers, found.vector()),
         module=family.module,
+        failures=tuple(p.evaluation.failure for p in record.points if p.evaluation.failure),
+        outside=sum(not p.evaluation.valid and not p.evaluation.failure for p in record.points),
     )
 
 

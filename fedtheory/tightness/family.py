@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from fedtheory.bounds.base import Theorem
-from fedtheory.bounds.judgement import Judge, Judgement
+from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
 from fedtheory.verdict import Verdict
@@ -89,7 +89,11 @@ class Evaluation(Judgement):
     What the search adds: :attr:`ratio` divides the *upper* confidence limit by the bound
     (the exact value for a deterministic measurement); :attr:`score`, what it maximises;
     :attr:`outcome` is never *violated* where a hypothesis of the theorem fails (``valid``
-    false: no counterexample there)."""
+    false: no counterexample there); ``failure`` says where and how the measurement failed
+    (it raised, or returned a non-number or a non-finite value): such a point is recorded,
+    never a counterexample, and the search goes on."""
+
+    failure: str = ""
 
     @property
     def constants(self) -> Mapping[str, float]:
@@ -156,6 +160,7 @@ class Evaluation(Judgement):
             "floor": self.floor,
             "interval": None if self.interval is None else list(self.interval),
             "constants": dict(self.constants),
+            "failure": self.failure,
         }
 
 
@@ -260,7 +265,15 @@ class Family:
     def measure(self, integers: Mapping[str, int], reals, seed: int = 0) -> Evaluation:
         """Measure the family at a point and evaluate its theorem there (bound times
         ``scale``); a failed hypothesis gives an evaluation that is not ``valid``."""
-        m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+        judge = Judge(self.theorem, scale=self.scale, owner="Family.measure")
+        try:
+            m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+        except MeasureError as err:  # the user's measurement failed here: recorded
+            return self._failed(judge, err.instance, f"{err.function}: {err.error}")
+        except Exception as err:  # noqa: BLE001 -- the family's own evaluate (a user's code)
+            name = getattr(self.evaluate, "__qualname__", "evaluate")
+            at = self.describe(integers, reals)
+            return self._failed(judge, at, f"{name}: {type(err).__name__}: {err}")
         if not isinstance(m, Measurement):
             raise ParameterError(
                 f"The 'evaluate' parameter of Family must return a Measurement. Got "
@@ -273,11 +286,26 @@ class Family:
                 f"measured constants ({', '.join(m.constants)}). Got {self.theorem.title} "
                 f"needing {missing} instead."
             )
-        judged = Judge(self.theorem, scale=self.scale, owner="Family.measure")(
-            m.constants, m.measured, interval=m.interval, magnitude=m.magnitude
-        )
+        if math.isnan(m.measured) and not judge.bound_at(m.constants).valid:
+            return self._failed(judge, m.constants, "")  # outside: not measured
+        try:
+            judged = judge(m.constants, m.measured, interval=m.interval, magnitude=m.magnitude)
+        except MeasureError as err:  # NaN or inf: recorded, the search goes on
+            name = getattr(self.evaluate, "__qualname__", "evaluate")
+            return self._failed(judge, m.constants, f"{name}: {err.error}")
         fields = {f.name: getattr(judged, f.name) for f in dataclasses.fields(Judgement)}
         return Evaluation(**{**fields, "values": dict(m.constants)})
+
+    def _failed(self, judge, at: Mapping, failure: str) -> Evaluation:
+        """A point not measured: outside the hypotheses (``failure`` empty) or where the
+        measurement failed (what failed, and how)."""
+        try:
+            result = judge.bound_at(at)
+            bound, valid = float(np.max(result.total)), bool(result.valid)
+        except (KeyError, ParameterError):  # the instance does not give the parameters
+            bound, valid = math.nan, False
+        where = f" at {dict(at)}" if failure else ""
+        return Evaluation(math.nan, bound, dict(at), valid=valid, failure=failure + where)
 
     def describe(self, integers: Mapping[str, int], reals) -> dict:
         """The instance in the paper's symbols (``instance``), else integers and reals."""

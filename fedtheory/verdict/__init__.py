@@ -44,8 +44,10 @@ from fedtheory.verdict.findings import (
     DETECTION_POWER,
     MIN_DATA_SEEDS,
     FindingDifference,
+    FindingSpec,
     MeanDifference,
     compare_finding,
+    compare_findings,
     distinct_runs,
     finding_difference,
     mean_difference,
@@ -65,7 +67,14 @@ from fedtheory.verdict.outcomes import (
     within_bound,
 )
 from fedtheory.verdict.rounding import BOUND_RTOL, ROUNDING_ULPS, Measured, rounding_floor
-from fedtheory.verdict.rows import LOOSE_RATIO, Comparison, Verdict, format_ratio
+from fedtheory.verdict.rows import (
+    LOOSE_RATIO,
+    Comparison,
+    Verdict,
+    algorithm_comparison,
+    evidence_of,
+    format_ratio,
+)
 from fedtheory.verdict.statements import (
     compare_equal,
     compare_mean_equal,
@@ -90,7 +99,11 @@ __all__ = [
     "Verdict",
     "adaptive_looks",
     "compare_equal",
+    "FindingSpec",
+    "algorithm_comparison",
+    "evidence_of",
     "compare_finding",
+    "compare_findings",
     "compare_mean_equal",
     "compare_mean_upper_bound",
     "compare_upper_bound",

@@ -3,7 +3,7 @@ data draws, *reproduced*, *reversed* or *not reproduced at this scale*, never *v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -161,6 +161,7 @@ def compare_finding(
     relation: str = "<",
     confidence: float = 0.95,
     power: float = DETECTION_POWER,
+    differs: tuple[str, ...] = (),
 ) -> Comparison:
     r"""A paper's empirical finding :math:`E[X]<E[Y]` (``relation="<"``) or
     :math:`E[X]>E[Y]` (``">"``), e.g. an ordering of methods in a table, from
@@ -170,9 +171,12 @@ def compare_finding(
 
     * *reproduced* -- the interval lies on the finding's side of 0;
     * *reversed* -- it lies on the opposite side, the measured difference exceeds the
-      smallest difference detected with probability ``power``, and there are at least
-      :data:`MIN_DATA_SEEDS` draws;
-    * *not reproduced* -- otherwise; the detail gives the numbers.
+      smallest difference detected with probability ``power``, there are at least
+      :data:`MIN_DATA_SEEDS` draws, and no material set-up difference is open (``differs``,
+      ``"aspect: reason"`` strings: where the run differs materially from the set-up the
+      paper or its authors' code ran);
+    * *not reproduced* -- otherwise, shown as *not reproduced (set-up differs: ...)* when
+      ``differs`` is not empty; the detail gives the numbers.
 
     Never *violated*: a table's ordering on other instances is evidence about whether the
     finding generalises, not a statement to refute. The row reports the mean of ``X`` (its
@@ -182,13 +186,15 @@ def compare_finding(
             f"The 'relation' parameter of compare_finding must be '<' or '>'. Got {relation!r} "
             "instead."
         )
+    differs = _check_differs(differs, "compare_finding")
     diff = finding_difference(samples, baseline, confidence=confidence, power=power)
     sign = 1.0 if relation == "<" else -1.0  # the finding says sign * (X - Y) < 0
     low, high = sorted((sign * diff.low, sign * diff.high))
     draws = diff.per_draw.size
+    reversed_here = low > 0 and sign * diff.difference > diff.detectable
     if high < 0:
         verdict = Verdict.REPRODUCED
-    elif low > 0 and sign * diff.difference > diff.detectable and draws >= MIN_DATA_SEEDS:
+    elif reversed_here and draws >= MIN_DATA_SEEDS and not differs:
         verdict = Verdict.REVERSED
     else:
         verdict = Verdict.NOT_REPRODUCED
@@ -197,20 +203,96 @@ def compare_finding(
     mean, x_low, x_high = mean_confidence_interval(per_draw_x, confidence)
     detail = (
         f"{draws} data draws x {diff.replicates[0]} vs {diff.replicates[1]} run seeds; "
-        f"difference of means {diff.difference:.4g}, {diff.confidence:.0%} CI over the draws "
+        f"difference of means {diff.difference:.4g}, {100 * diff.confidence:.3g}% CI over the "
+        f"draws "
         f"[{diff.low:.4g}, {diff.high:.4g}] (Student-t, {draws - 1} df); per draw "
         + ", ".join(f"{v:+.3g}" for v in diff.per_draw)
         + f"; smallest difference detected with {diff.power:.0%} power at this spread: "
         f"{diff.detectable:.4g}"
     )
     if low > 0 and verdict is Verdict.NOT_REPRODUCED:
-        why = (
-            "not larger than the detectable difference"
-            if draws >= MIN_DATA_SEEDS
-            else f"fewer than {MIN_DATA_SEEDS} data draws"
-        )
+        if draws < MIN_DATA_SEEDS:
+            why = f"fewer than {MIN_DATA_SEEDS} data draws"
+        elif not reversed_here:
+            why = "not larger than the detectable difference"
+        else:
+            why = "the set-up differs materially from the paper's"
         detail += f"; the opposite ordering is significant but {why}"
+    if differs:
+        detail += "; open set-up differences: " + "; ".join(differs)
     baseline_mean = float(np.asarray(baseline, dtype=float).mean())
     return Comparison(
-        claim, reference, relation, mean, baseline_mean, verdict, detail, (x_low, x_high)
+        claim, reference, relation, mean, baseline_mean, verdict, detail, (x_low, x_high),
+        differs,
+    )  # fmt: skip
+
+
+def _check_differs(differs, owner: str) -> tuple[str, ...]:
+    if isinstance(differs, str) or not all(isinstance(d, str) and d for d in differs):
+        raise ParameterError(
+            f"The 'differs' parameter of {owner} must be a sequence of non-empty strings "
+            f"('aspect: reason'). Got {differs!r} instead."
+        )
+    return tuple(differs)
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    """One row of a table of findings for :func:`compare_findings` (the arguments of
+    :func:`compare_finding`)."""
+
+    claim: str
+    reference: str
+    samples: object  # [S, R_X]
+    baseline: object  # [S, R_Y]
+    relation: str = "<"
+    differs: tuple[str, ...] = ()
+
+
+def compare_findings(
+    specs, *, confidence: float = 0.95, power: float = DETECTION_POWER
+) -> list[Comparison]:
+    r"""The rows of one table of findings, with Holm's correction over the table.
+
+    Each row's two-sided p-value :math:`p_i` (Student-t test of the per-draw differences,
+    :math:`S-1` df) is ranked; the row of rank :math:`j=0,1,\dots` (smallest p first) is
+    judged by :func:`compare_finding` at confidence :math:`1-a/(m-j)` with :math:`a=1-`
+    ``confidence`` and :math:`m` rows -- its interval and its detectable difference are the
+    corrected ones -- and is significant only if every row ranked before it is (Holm's
+    step-down). The family-wise error of calling any row *reproduced* or *reversed* wrongly
+    is at most :math:`a`. The detail names the corrected level."""
+    owner = "compare_findings"
+    specs = list(specs)
+    if not specs or not all(isinstance(s, FindingSpec) for s in specs):
+        raise ParameterError(
+            f"The 'specs' parameter of {owner} must be a non-empty sequence of FindingSpec. "
+            f"Got {specs!r} instead."
+        )
+    a = 1.0 - check_real(
+        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
     )
+    m = len(specs)
+    p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    rows: list[Comparison | None] = [None] * m
+    stepping = True  # Holm: stop rejecting at the first rank that fails
+    for j, i in enumerate(np.argsort(p, kind="stable")):
+        level = a / (m - j)
+        stepping = stepping and p[i] <= level
+        s = specs[i]
+        row = compare_finding(s.claim, s.reference, s.samples, s.baseline, relation=s.relation,
+                              confidence=1.0 - level, power=power, differs=s.differs)  # fmt: skip
+        note = f"; Holm over {m} rows: rank {j + 1}, level {level:.3g}, p = {p[i]:.3g}"
+        if not stepping and row.verdict is not Verdict.NOT_REPRODUCED:
+            note += " (an earlier rank was not significant: not reproduced)"
+            row = replace(row, verdict=Verdict.NOT_REPRODUCED)
+        rows[i] = replace(row, detail=row.detail + note)
+    return rows
+
+
+def _p_value(samples, baseline) -> float:
+    """Two-sided p-value of the per-draw differences' mean being 0 (1 when they are all
+    equal)."""
+    d = finding_difference(samples, baseline).per_draw
+    if np.all(d == d[0]):
+        return 0.0 if d[0] != 0 else 1.0
+    return float(stats.ttest_1samp(d, 0.0).pvalue)

@@ -79,8 +79,11 @@ def equivalence_outcome(low, high, predicted, margin) -> Verdict:
     r"""The verdict of the exact statement ``E[X] == predicted`` from a confidence interval
     ``[low, high]`` of :math:`E[X]` and an equivalence margin :math:`M \ge 0` (two one-sided
     tests): *holds* when ``[low, high]`` lies inside ``[predicted - M, predicted + M]``,
-    *violated* when it excludes ``predicted``, else *inconclusive*. With a two-sided
-    interval at level :math:`1-a`, each one-sided test is at level :math:`a/2`.
+    *violated* when it lies entirely outside that band (the deviation exceeds the printed
+    margin significantly; with :math:`M=0`, when it excludes ``predicted``), else
+    *inconclusive*. The margin is the rule: a deviation smaller than :math:`M` is never
+    *violated*, whatever the number of replicates. With a two-sided interval at level
+    :math:`1-a`, each one-sided test is at level :math:`a/2`.
 
     Examples
     --------
@@ -96,7 +99,8 @@ def equivalence_outcome(low, high, predicted, margin) -> Verdict:
 
 def _equivalence_codes(low, high, predicted, margin) -> np.ndarray:
     inside = (low >= predicted - margin) & (high <= predicted + margin)
-    excludes = (high < predicted) | (low > predicted)
+    band = np.maximum(margin, 0.0)  # no margin stated (-inf): the prediction itself
+    excludes = (high < predicted - band) | (low > predicted + band)
     return np.where(excludes, 2, np.where(inside, 0, 1))
 
 

@@ -3,7 +3,7 @@ prints their ratio."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 LOOSE_RATIO = 1e-2
@@ -53,6 +53,26 @@ class Comparison:
     verdict: Verdict
     detail: str = ""
     interval: tuple[float, float] | None = None  # confidence interval of a random measured
+    setup_differs: tuple[str, ...] = ()  # a finding's open material set-up differences
+    source: str = "paper"  # "paper": a paper states it; "comparison": an ordering of
+    # algorithms that no paper states (counted apart from the papers' statements)
+    erratum: str = ""  # key of the catalogued erratum this row is the evidence of
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as printed: a finding not reproduced because its set-up differs says
+        *not reproduced (set-up differs: aspect; aspect)*."""
+        if self.setup_differs and self.verdict is Verdict.NOT_REPRODUCED:
+            names = "; ".join(d.split(":")[0] for d in self.setup_differs)
+            return f"not reproduced (set-up differs: {names})"
+        if self.erratum and self.verdict is Verdict.VIOLATED:
+            return f"violated (evidence of erratum {self.erratum})"
+        return self.verdict.value
+
+    @property
+    def unexplained_violation(self) -> bool:
+        """*violated* and not the evidence of a catalogued erratum (what a CI gate fails on)."""
+        return self.verdict is Verdict.VIOLATED and not self.erratum
 
     @property
     def ratio(self) -> float:
@@ -81,4 +101,19 @@ class Comparison:
         d["verdict"] = self.verdict.value
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
+        d["setup_differs"] = "; ".join(self.setup_differs)
+        d["source"] = self.source
         return d
+
+
+def algorithm_comparison(row: Comparison) -> Comparison:
+    """``row`` marked as a comparison between algorithms that no paper states: the report
+    counts it apart from the papers' statements."""
+    return replace(row, source="comparison")
+
+
+def evidence_of(erratum: str, row: Comparison) -> Comparison:
+    """``row`` labelled as the evidence of the catalogued erratum ``erratum`` (its key in
+    ``validation/ERRATA.md``): a *violated* verdict there is the erratum, shown as such, and
+    ``fedtheory validate --fail-on-violated`` does not fail on it (``--strict`` does)."""
+    return replace(row, erratum=erratum)

@@ -199,8 +199,9 @@ def compare_mean_equal(
 ) -> Comparison:
     r"""``E[X] == predicted`` from i.i.d. replicates ``samples [n, ...]`` by two one-sided
     tests (:func:`equivalence_outcome`): *holds* when the interval lies inside
-    ``predicted ± margin`` at every point, *violated* when it excludes the prediction at
-    some point, else *inconclusive*. ``margin`` (broadcast against the points, ``>= 0``) is
+    ``predicted ± margin`` at every point, *violated* when it lies outside
+    ``predicted ± margin`` at some point (the printed margin is the rule), else
+    *inconclusive*. ``margin`` (broadcast against the points, ``>= 0``) is
     the stated equivalence margin, printed in the row; without one (``None``) the statement
     cannot hold: a row whose interval contains the prediction is *inconclusive*.
     Intervals as in :func:`compare_mean_upper_bound` (Bonferroni over the points)."""
@@ -226,7 +227,7 @@ def compare_mean_equal(
     if verdict is Verdict.HOLDS:
         judged = f"; holds: inside the prediction ± margin ({stated})"
     elif verdict is Verdict.VIOLATED:
-        judged = f"; violated: the interval excludes the prediction ({stated})"
+        judged = f"; violated: the interval lies outside the prediction ± margin ({stated})"
     else:
         args = (ci.replicates, ci.mean[i], ci.low[i], ci.high[i])
         decide = [replicates_needed(*args, p[i])]

@@ -22,6 +22,11 @@ from fedtheory.validation.errata.cafed import (
     cafed_upsilon_uses_w_star,
     cafed_water_filling_needs_equal_A,
 )
+from fedtheory.validation.errata.cafed_experiments import (
+    cafed_code_optimiser,
+    cafed_code_population,
+    cafed_table1_gap,
+)
 from fedtheory.validation.errata.e3cs import (
     e3cs_fact8,
     e3cs_static_regret,
@@ -44,6 +49,9 @@ ERRATA: tuple[Callable[[], Erratum], ...] = (
     cafed_lambda_estimator_limit,
     cafed_code_oracle_minima,
     cafed_proof_step23,
+    cafed_table1_gap,
+    cafed_code_population,
+    cafed_code_optimiser,
     e3cs_fact8,
     e3cs_successive_sampling,
     e3cs_static_regret,

@@ -188,7 +188,8 @@ class E3CS:
 
 
 class _Stateless:
-    """Shared ``init``/``update`` of selectors without memory."""
+    """Shared ``init``/``select``/``update`` of selectors without memory: a subclass gives
+    ``_select(replicates, num_clients, generator, losses) -> Selection``."""
 
     needs_losses = False
     k: int
@@ -197,6 +198,17 @@ class _Stateless:
         owner = f"{type(self).__name__}.init"
         num_clients = _check_num_clients(num_clients, self.k, owner)
         return StatelessState(check_int(replicates, "replicates", owner, low=1), num_clients)
+
+    def select(
+        self,
+        state: StatelessState,
+        t: int,
+        generator: np.random.Generator | None = None,
+        *,
+        losses: torch.Tensor | None = None,
+    ) -> Selection:
+        """The clients of round ``t`` (the same rule every round)."""
+        return self._select(state.replicates, state.num_clients, generator, losses)
 
     def update(
         self, state: StatelessState, t: int, selection: Selection, success: torch.Tensor
@@ -227,15 +239,8 @@ class FedCS(_Stateless):
         check_int(num_clients, "num_clients", "FedCS.init", low=self.rho.size, high=self.rho.size)
         return super().init(replicates, num_clients)
 
-    def select(
-        self,
-        state: StatelessState,
-        t: int,
-        generator: np.random.Generator | None = None,
-        *,
-        losses: torch.Tensor | None = None,
-    ) -> Selection:
-        chosen = self._chosen.expand(state.replicates, -1)
+    def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:
+        chosen = self._chosen.expand(reps, -1)
         return Selection(chosen, chosen.to(torch.float64))
 
     def __repr__(self) -> str:
@@ -259,15 +264,7 @@ class RandomSelection(_Stateless):
         self.k = _check_k(k, "RandomSelection")
         self.name = check_str(name, "name", "RandomSelection")
 
-    def select(
-        self,
-        state: StatelessState,
-        t: int,
-        generator: np.random.Generator | None = None,
-        *,
-        losses: torch.Tensor | None = None,
-    ) -> Selection:
-        reps, num_clients = state
+    def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:
         chosen = _uniform_subset(reps, num_clients, self.k, generator)
         return Selection(
             chosen, torch.full((reps, num_clients), self.k / num_clients, dtype=torch.float64)
@@ -297,15 +294,7 @@ class PowD(_Stateless):
         check_int(num_clients, "num_clients", "PowD.init", low=self.d)
         return super().init(replicates, num_clients)
 
-    def select(
-        self,
-        state: StatelessState,
-        t: int,
-        generator: np.random.Generator | None = None,
-        *,
-        losses: torch.Tensor | None = None,
-    ) -> Selection:
-        reps, num_clients = state
+    def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:
         check_tensor(losses, "losses", "PowD.select")
         candidates = _uniform_subset(reps, num_clients, self.d, generator)
         score = torch.where(candidates, losses.to(torch.float64), -torch.inf)  # [R, K]

@@ -1,0 +1,66 @@
+r"""F3AST (Ribero et al. 2022) estimating the availability online, as FedAWE's experiments run
+it (Xiang et al. 2024, App. J.2: "We set :math:`\beta=0.001` for F3AST").
+
+Every client keeps an estimate :math:`r_k` of its availability, updated each round with the
+round's participation :math:`r_k\leftarrow(1-\beta)r_k+\beta\,\mathbb 1_{k\in A_t}`; among the
+active clients the ``clients`` with the largest :math:`\alpha_k^2/r_k^2` are aggregated with
+weights :math:`\alpha_k/r_k` (:func:`fedtheory.sim.cafed.f3ast_weights`, the same selection
+with the updated estimate in place of the oracle :math:`\pi_k`). Neither paper gives
+:math:`r_k`'s starting value: ``initial`` (default 1/2) is a named option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from fedtheory.params import check_int, check_real, check_simplex
+from fedtheory.sim.cafed import f3ast_weights
+
+
+class F3astOnlineState(NamedTuple):
+    rate: torch.Tensor  # [R, N] float64 availability estimates r_k before this round
+
+
+@dataclass(frozen=True)
+class F3astOnline:
+    r"""F3AST with online availability estimates (module docstring): a
+    :class:`~fedtheory.sim.aggregation.StatefulAggregator` for
+    :class:`~fedtheory.sim.FedAvg`.
+
+    Examples
+    --------
+    >>> agg = F3astOnline(np.full(4, 0.25), clients=2)
+    >>> state = agg.init(1, 4)
+    >>> agg.weights(state, torch.tensor([[True, True, False, True]])).count_nonzero().item()
+    2
+    """
+
+    alpha: np.ndarray
+    clients: int
+    beta: float = 1e-3
+    initial: float = 0.5
+    name: str = "f3ast[online]"
+
+    def __post_init__(self) -> None:
+        owner = "F3astOnline"
+        object.__setattr__(self, "alpha", check_simplex(self.alpha, "alpha", owner))
+        check_int(self.clients, "clients", owner, low=1)
+        check_real(self.beta, "beta", owner, low=0.0, high=1.0, low_open=True)
+        check_real(self.initial, "initial", owner, low=0.0, high=1.0, low_open=True)
+
+    def init(self, replicates: int, num_clients: int) -> F3astOnlineState:
+        rate = torch.full((replicates, num_clients), self.initial, dtype=torch.float64)
+        return F3astOnlineState(rate)
+
+    def weights(self, state: F3astOnlineState, mask: torch.Tensor) -> torch.Tensor:
+        """Weights ``[R, N]`` of round ``t`` from the estimates updated with ``mask``."""
+        alpha = torch.from_numpy(self.alpha).to(mask.device)
+        rate = state.rate.to(mask.device)
+        return f3ast_weights(mask, alpha, rate, clients=self.clients, beta_r=self.beta)
+
+    def update(self, state: F3astOnlineState, mask: torch.Tensor) -> F3astOnlineState:
+        return F3astOnlineState((1 - self.beta) * state.rate + self.beta * mask.to(torch.float64))

@@ -1,0 +1,55 @@
+r"""Exit statuses for a CI job that runs a property check.
+
+:func:`exit_status` runs a check (:func:`fedtheory.testing.check_theorem`, or anything that
+raises ``AssertionError`` on a refutation) and maps its outcome to the statuses of
+``fedtheory tightness`` and ``fedtheory validate --module``
+(:class:`fedtheory.errors.ExitStatus`):
+
+* ``0`` -- no example and no search point was *violated* (inconclusive Monte-Carlo examples
+  are in the message; ``fail_on_inconclusive=True`` turns them into ``1``);
+* ``1`` -- a counterexample: the check raised ``AssertionError``;
+* ``2`` -- bad input: a :class:`~fedtheory.errors.ParameterError` (a bad argument of the
+  check);
+* ``3`` -- the user's function failed: it raised, or returned a non-number or a non-finite
+  value (:class:`fedtheory.bounds.judgement.MeasureError`).
+
+A script for CI::
+
+    import sys
+    from functools import partial
+    from fedtheory.testing import check_theorem, exit_status
+
+    status, message = exit_status(partial(check_theorem, my_theorem, my_measure))
+    print(message)
+    sys.exit(status)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fedtheory.errors import ExitStatus, ParameterError
+
+__all__ = ["exit_status"]
+
+
+def exit_status(check: Callable[[], object]) -> tuple[ExitStatus, str]:
+    """Run ``check()`` and return its exit status (module docstring) and what to print:
+    the result's ``repr``, or the error's message. Any other exception propagates (a bug, not
+    an outcome)."""
+    from fedtheory.bounds.judgement import MeasureError
+
+    if not callable(check):
+        raise ParameterError(
+            f"The 'check' parameter of exit_status must be callable (e.g. functools.partial("
+            f"check_theorem, theorem, measure)). Got {check!r} instead."
+        )
+    try:
+        result = check()
+    except AssertionError as err:
+        return ExitStatus.VIOLATED, f"violated: {err}"
+    except MeasureError as err:
+        return ExitStatus.USER_FUNCTION_FAILED, f"your function failed: {err}"
+    except ParameterError as err:
+        return ExitStatus.BAD_INPUT, f"bad input: {err}"
+    return ExitStatus.HOLDS, repr(result)

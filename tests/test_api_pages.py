@@ -1,0 +1,50 @@
+"""Every public module is on an API page: each module of ``fedtheory/`` and ``validation/``
+whose name has no leading underscore appears in an ``automodule`` directive of
+docs/api/*.md, so a new module (a new paper's included) cannot be left out of the reference."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = {"fedtheory": ROOT / "fedtheory", "fedtheory.validation": ROOT / "validation"}
+NOT_REFERENCE = {
+    "fedtheory": "the package root (its version; the API index introduces the packages)",
+    "fedtheory.__main__": "`python -m fedtheory`: the command line",
+    "fedtheory.validation.errata.__main__": "`python -m fedtheory.validation.errata`",
+    "fedtheory.bounds.errata": "deprecated forwarding module (fedtheory.validation.errata)",
+    **{
+        f"fedtheory.cli{m}": "command-line handlers: `fedtheory --help` and the guide pages"
+        for m in ("", ".catalogue", ".pep", ".sweep", ".theorem", ".tightness", ".validate")
+    },
+}
+"""Modules without an API section, and why."""
+
+
+def public_modules() -> set[str]:
+    names = set()
+    for prefix, folder in TREES.items():
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            if any(p.startswith("_") and p != "__main__" for p in parts):
+                continue
+            names.add(".".join((prefix, *parts)))
+    return names
+
+
+def documented() -> set[str]:
+    text = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "api").glob("*.md"))
+    return set(re.findall(r"^\.\. automodule:: ([\w.]+)", text, flags=re.M))
+
+
+def test_every_public_module_is_on_an_api_page():
+    missing = sorted(public_modules() - documented() - set(NOT_REFERENCE))
+    assert not missing, f"add an automodule section to docs/api/*.md for {missing}"
+
+
+def test_every_api_section_names_an_existing_module():
+    stale = sorted(documented() - public_modules())
+    assert not stale, f"docs/api/*.md documents modules that do not exist: {stale}"

@@ -1,0 +1,312 @@
+"""A researcher's own claims through the one judge: Monte-Carlo claims in ``check_theorem``
+(never *violated* when true, *violated* when false, *inconclusive* reported), a rounding
+floor for plain floats, the search after the examples (CA-Fed Theorem 1 halved refuted
+under every profile), a search that survives the user's function, and the exit statuses a
+CI job reads."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from fedtheory.bounds import Condition, Theorem, cafed
+from fedtheory.bounds.judgement import WITHIN_ROUNDING, MeasureError, judge
+from fedtheory.cli import main
+from fedtheory.errors import DivergenceError, ExitStatus
+from fedtheory.testing import check_theorem, exit_status, strategies
+from fedtheory.testing.profiles import register_profiles
+from fedtheory.tightness import FAMILIES, search, theorem_family
+from fedtheory.verdict import Verdict
+
+q = sp.Symbol("q", positive=True)
+BERNOULLI = [Condition("q <= 1", q, "<=", sp.Integer(1))]
+TRUE_MEAN = Theorem(
+    "user.bernoulli_mean", title="Bernoulli mean", reference="E[X] = q for X ~ B(q)",
+    kind="upper bound", terms={"q": q}, conditions=BERNOULLI,
+)  # fmt: skip
+FALSE_MEAN = Theorem(
+    "user.bernoulli_half", title="Bernoulli mean halved", reference="false on purpose",
+    kind="upper bound", terms={"q": q / 2}, conditions=BERNOULLI,
+)  # fmt: skip
+
+
+def bernoulli(*, q, replicates, seed):
+    """``replicates`` draws of a Bernoulli(q) outcome: its mean *equals* the bound q, so the
+    interval straddles it at every instance."""
+    return (np.random.default_rng(seed).random(replicates) < q).astype(float)
+
+
+FEW = settings(max_examples=25, derandomize=True, deadline=None)
+
+
+# --- 1. Monte-Carlo claims -------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("replicates", [400, "auto"])
+def test_a_true_monte_carlo_claim_whose_mean_straddles_the_bound_is_never_violated(
+    seed, replicates
+):
+    result = check_theorem(TRUE_MEAN, bernoulli, replicates=replicates, ranges={"q": (0.2, 0.8)},
+                           settings=FEW, seed=seed, search_budget=60)  # fmt: skip
+    assert result.examples >= 25
+    assert result.outcome == "inconclusive" and result.inconclusive  # reported, not failed
+    first = result.inconclusive[0]
+    assert first["replicates"] >= 400 and "inconclusive" in first["detail"]
+    assert "inconclusive" in repr(result) and "would decide it" in repr(result)
+
+
+def test_a_false_monte_carlo_claim_is_violated_and_inconclusive_can_fail():
+    with pytest.raises(AssertionError, match="Bernoulli mean halved at .*upper bound violated"):
+        check_theorem(FALSE_MEAN, bernoulli, replicates="auto", ranges={"q": (0.2, 0.8)},
+                      settings=FEW)  # fmt: skip
+    with pytest.raises(AssertionError, match=r"inconclusive \(fail_on_inconclusive\)"):
+        check_theorem(TRUE_MEAN, bernoulli, replicates=200, ranges={"q": (0.2, 0.8)},
+                      settings=FEW, fail_on_inconclusive=True)  # fmt: skip
+
+
+# --- 2. the rounding floor of a plain float --------------------------------------------------
+h, T, D0 = sp.symbols("h T D0", positive=True)
+GD = Theorem(
+    "user.gd_rate", title="GD contraction", reference="||x_T - x*||^2 <= (1-h)^{2T} D0",
+    kind="upper bound", terms={"contraction": (1 - h) ** (2 * T) * D0},
+    conditions=[Condition("eta mu <= 1", h, "<=", sp.Integer(1))],
+)  # fmt: skip
+
+
+def test_a_plain_float_just_above_a_zero_bound_is_within_rounding_never_violated():
+    at = {"h": 1.0, "T": 5.0, "D0": 2.0}  # the bound is exactly 0
+    floor_met = judge(GD, at, 7.7e-34)  # rounding of x_T - x* at eta mu = 1
+    assert floor_met.outcome is Verdict.HOLDS and "holds within rounding" in floor_met.row().detail
+    unsure = judge(GD, at, 1e-12)  # above 64 eps * 5, below 1024 times that
+    assert unsure.outcome is Verdict.INCONCLUSIVE and WITHIN_ROUNDING in unsure.row().detail
+    assert judge(GD, at, 1e-6).outcome is Verdict.VIOLATED  # a real excess
+    with pytest.raises(MeasureError, match="finite numbers. Got 1 NaN or inf"):
+        judge(GD, at, float("nan"))
+
+
+# --- 3. the search after the examples --------------------------------------------------------
+HALVED = Theorem(
+    "user.cafed.theorem1_half", title="CA-Fed Theorem 1 / 2", reference="false on purpose",
+    kind="upper bound", terms={k: e / 2 for k, e in cafed.theorem1.terms.items()},
+    conditions=list(cafed.theorem1.conditions),
+)  # fmt: skip
+
+
+@st.composite
+def _cafed_instances(draw):
+    """Quadratic problems with kappa in [1, 50], weights p and any point w."""
+    problem = draw(strategies.quadratic_problems(max_clients=3, max_dim=2, kappa=(1.0, 50.0)))
+    p = draw(strategies.simplex(problem.num_clients))
+    w = draw(st.lists(st.floats(-2, 2), min_size=problem.dim, max_size=problem.dim))
+    return {"problem": problem, "w": w, "p": p}
+
+
+def _gap(problem, w, p):
+    return problem.loss(w) - problem.optimum()[1]
+
+
+def _constants(problem, w, p):
+    return cafed.decomposition_constants(problem, w, p).as_kwargs()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("profile", ["ci", "dev"])
+def test_cafed_theorem1_halved_is_refuted_under_every_profile_and_seed(profile, seed):
+    register_profiles()
+    family = replace(FAMILIES["cafed.theorem1"], theorem=HALVED)  # the catalogue's instances
+    with pytest.raises(AssertionError, match="CA-Fed Theorem 1 / 2"):
+        check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
+                      settings=settings(settings.get_profile(profile), max_examples=30),
+                      seed=seed, search=family)  # fmt: skip
+
+
+def test_the_search_runs_after_the_examples_and_is_reported():
+    def distance(*, h, T, D0):
+        return (1 - h) ** (2 * T) * D0 * 0.5
+
+    result = check_theorem(GD, distance, ranges={"T": (1, 20), "D0": (0.1, 5.0)},
+                           settings=FEW, search_budget=40)  # fmt: skip
+    assert result.search is not None and result.search.counterexample is None
+    assert "search: " in repr(result)
+    skipped = check_theorem(GD, distance, ranges={"T": (1, 20)}, settings=FEW, search=False)
+    assert skipped.search is None and "search=False" in repr(skipped)
+
+
+# --- 4. a search that survives the user's function -------------------------------------------
+def test_a_measure_that_raises_at_some_points_leaves_the_search_running_and_counted():
+    called = []
+
+    def fragile(*, h, T, D0):
+        called.append(h)
+        if h > 0.8:
+            raise DivergenceError("gd", 3, 0, "the model w")
+        if h < 0.05:
+            return float("inf")
+        return (1 - h) ** (2 * T) * D0
+
+    family = theorem_family(GD, fragile, ranges={"h": (1e-3, 3.0), "T": (1, 10)})
+    result = search(family, budget=80, seed=0)
+    assert result.counterexample is None
+    assert result.failures and all("fragile" in f for f in result.failures)
+    assert any("DivergenceError" in f for f in result.failures)
+    assert result.outside > 0 and max(called) <= 1.0  # never called outside eta mu <= 1
+    lines = "\n".join(result.point_lines())
+    assert "outside the hypotheses" in lines and "the measurement failed at" in lines
+    with pytest.raises(MeasureError, match="must not raise. Got DivergenceError"):
+        check_theorem(GD, fragile, ranges={"h": (0.85, 1.0)}, settings=FEW, search=False)
+
+
+# --- 5. exit statuses -------------------------------------------------------------------------
+_FILE = """
+import sympy as sp
+from fedtheory.bounds import Condition, Theorem
+from fedtheory.tightness import register, theorem_family
+
+h, T, D0 = sp.symbols("h T D0", positive=True)
+GD = Theorem("user.gd_file", title="GD", reference="textbook", kind="upper bound",
+             terms={{"c": (1 - h) ** (2 * T) * D0}},
+             conditions=[Condition("eta mu <= 1", h, "<=", sp.Integer(1))])
+
+def measure(*, h, T, D0):
+    {body}
+
+register(theorem_family(GD, measure, ranges={{"T": (1, 10), "D0": (0.1, 4.0)}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "body, status",
+    [
+        ("return (1 - h) ** (2 * T) * D0", ExitStatus.HOLDS),
+        ("return 2 * (1 - h) ** (2 * T) * D0 + 0.1", ExitStatus.VIOLATED),
+        ("return float('nan') if h > 0.5 else (1 - h) ** (2 * T) * D0",
+         ExitStatus.USER_FUNCTION_FAILED),
+    ],
+    ids=["true", "false", "nan"],
+)  # fmt: skip
+def test_tightness_exit_statuses(body, status, tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(_FILE.format(body=body))
+    out = str(tmp_path / "out.json")
+    argv = ["tightness", "user.gd_file", "--module", str(path), "--budget", "40", "--out", out]
+    assert main(argv) == status
+    assert main(["tightness", "nope", "--module", str(path)]) == ExitStatus.BAD_INPUT
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('my bug')\n")
+    assert main(["tightness", "x", "--module", str(broken)]) == ExitStatus.USER_FUNCTION_FAILED
+    assert "my bug" in capsys.readouterr().err
+
+
+_CHECKS = """
+import sympy as sp
+from fedtheory.bounds import Theorem
+from fedtheory.validation import register, theorem_check
+
+x = sp.Symbol("x", positive=True)
+BOUND = Theorem("user.x_file", title="x", reference="r", kind="upper bound", terms={{"x": x}})
+register(theorem_check(BOUND, lambda *, x: {value}, name="{name}", instances=[{{"x": 1.0}}]))
+"""
+
+
+@pytest.mark.parametrize(
+    "value, status",
+    [("0.5", ExitStatus.HOLDS), ("2.0", ExitStatus.VIOLATED),
+     ("float('inf')", ExitStatus.USER_FUNCTION_FAILED)],
+    ids=["holds", "violated", "inf"],
+)  # fmt: skip
+def test_validate_module_exit_statuses(value, status, tmp_path):
+    path = tmp_path / f"checks_{status.value}.py"
+    path.write_text(_CHECKS.format(value=value, name=f"exit-{status.value}"))
+    argv = ["validate", "--module", str(path), "--size", "tiny", "--fail-on-violated",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == status
+    text = tmp_path / "bad.txt"
+    text.write_text("")
+    assert main(["validate", "--module", str(text)]) == ExitStatus.BAD_INPUT
+
+
+def test_exit_status_of_the_property_check_helpers():
+    def run(measure, **kw):
+        return exit_status(partial(check_theorem, GD, measure, ranges={"T": (1, 10)},
+                                   settings=FEW, search_budget=20, **kw))  # fmt: skip
+
+    def true(*, h, T, D0):
+        return (1 - h) ** (2 * T) * D0
+
+    def false(*, h, T, D0):
+        return 2 * (1 - h) ** (2 * T) * D0 + 0.1
+
+    def text(*, h, T, D0):
+        return "0.5"
+
+    assert run(true)[0] == ExitStatus.HOLDS
+    assert run(false)[0] == ExitStatus.VIOLATED
+    assert run(text)[0] == ExitStatus.USER_FUNCTION_FAILED
+    assert run(true, rtol=-1.0)[0] == ExitStatus.BAD_INPUT
+
+
+# --- 6. the generic figure of a user's check -------------------------------------------------
+def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_lint(tmp_path):
+    from matplotlib.figure import Figure
+
+    from fedtheory.validation import figure_lint, plots, theorem_check
+    from fedtheory.validation.runner import run
+
+    def distance(*, h, T, D0):
+        return (1 - h) ** (2 * T) * D0 / (1 + h * T)
+
+    instances = [{"T": t, "h": hv, "D0": 2.0} for hv in (0.1, 0.3) for t in (1, 4, 2, 8)]
+    check = theorem_check(GD, distance, name="gd-figure", instances=instances,
+                          measured="||x_T - x*||^2")  # fmt: skip
+    (outcome,) = run([check], tmp_path, size="tiny", progress=lambda m: None)
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        caption = check.plot(outcome.data, check.settings("tiny"), fig)
+        assert figure_lint.lint(fig) == []
+    left, right = fig.axes
+    assert left.get_xlabel() == "T" and left.get_ylabel() == "||x_T - x*||^2"
+    labels = left.get_legend_handles_labels()[1]
+    assert labels == ["||x_T - x*||^2 (h=0.1)", "bound (h=0.1)", "||x_T - x*||^2 (h=0.3)",
+                      "bound (h=0.3)"]  # fmt: skip
+    xs = left.lines[0].get_xdata()
+    assert list(xs) == sorted(xs)  # joined in order of T, never zig-zag
+    assert "one series per h" in caption
+    report = (tmp_path / "report.md").read_text()  # the user's own report: no papers' text
+    assert "Statements: 8 holds" in report
+    assert "Empirical findings" not in report and "errata" not in report
+    assert "not reproduced at this scale" not in report
+
+
+_MC_FILE = """
+import numpy as np
+import sympy as sp
+from fedtheory.bounds import Condition, Theorem
+from fedtheory.tightness import register, theorem_family
+
+q = sp.Symbol("q", positive=True)
+MEAN = Theorem("user.mc_file", title="Bernoulli mean", reference="r", kind="upper bound",
+               terms={"q": q}, conditions=[Condition("q <= 1", q, "<=", sp.Integer(1))])
+
+def measure(*, q, replicates, seed):
+    return (np.random.default_rng(seed).random(replicates) < q).astype(float)
+
+register(theorem_family(MEAN, measure, replicates=2000, ranges={"q": (0.1, 0.9)},
+                        supremum=1.0))
+"""
+
+
+def test_a_monte_carlo_family_prints_one_worst_ratio_line_and_its_proved_supremum(tmp_path, capsys):
+    path = tmp_path / "mc.py"
+    path.write_text(_MC_FILE)
+    argv = ["tightness", "user.mc_file", "--module", str(path), "--budget", "30",
+            "--out", str(tmp_path / "mc.json")]  # fmt: skip
+    assert main(argv) == ExitStatus.HOLDS
+    out = capsys.readouterr().out
+    assert sum(line.startswith("worst ratio") for line in out.splitlines()) == 1
+    assert "known: proved supremum of measured / bound: 1" in out
+    assert "no closed form" not in out
