@@ -561,8 +561,8 @@ class Indices(Tensor):
     """An int64 tensor of indices in ``[0, count)`` (``count``: a number, a parameter or an
     attribute such as ``"self.num_clients"``) with the declared shape."""
 
-    def __init__(self, count: int | str, *, shape=None, none: bool = False):
-        super().__init__(dtype="int64", shape=shape, low=0, none=none)
+    def __init__(self, count: int | str, *, shape=None, none: bool = False, min_size: int = 1):
+        super().__init__(dtype="int64", shape=shape, low=0, none=none, min_size=min_size)
         self.count = count
 
     def describe(self, args):

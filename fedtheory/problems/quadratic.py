@@ -213,10 +213,10 @@ class QuadraticProblem(QuadraticConstantsMixin):
 
     # -- gradients for the simulator ----------------------------------------------------
     @declare(
-        w=Tensor(
-            dtype="floating", shape=(None, "self.dim"), finite=False
-        ),  # a diverging run: simulate reports it
-        clients=Indices("self.num_clients", shape=("w[0]",)),
+        # finite=False: a diverging run reaches here and simulate reports it; min_size=0:
+        # a round in which no client is available has no (point, client) pair
+        w=Tensor(dtype="floating", shape=(None, "self.dim"), finite=False, min_size=0),
+        clients=Indices("self.num_clients", shape=("w[0]",), min_size=0),
         generator=Generator(none=True),
     )
     def grad(

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_mapping, check_str
+from fedtheory.params import check_int, check_mapping, check_real, check_str
 from fedtheory.tightness.family import Family, Integer, Measurement, Real, scaled
 
 _OWNER = "theorem_family"
@@ -125,6 +125,8 @@ def theorem_family(
         # family's judge reads it off the parameters and the bound's terms)
         return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
 
+    if supremum is not None:
+        supremum = check_real(supremum, "supremum", _OWNER, low=0.0, low_open=True)
     shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
         f", {k} = {v}" for k, v in fixed.items()
     )
