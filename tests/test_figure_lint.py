@@ -107,24 +107,8 @@ def test_a_legend_cut_at_the_edge_is_found():
     assert "outside canvas" in _kinds(fig)
 
 
-BEING_REDRAWN = {
-    "cafed-appf": "redrawn with the rewrite of CA-Fed App. F as a finding",
-    "fedawe-table2": "redrawn with the rewrite of FedAWE Table 2 as a finding",
-    "fedawe-lemma4-populations": "the generic theorem_check figure, redrawn with its judge",
-}
-"""Figures whose rewrite is under way elsewhere: reported (xfail), not yet required."""
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=BEING_REDRAWN[n], strict=False))
-        if n in BEING_REDRAWN
-        else n
-        for n in CHECKS
-    ],
-)
+@pytest.mark.parametrize("name", list(CHECKS))
 def test_every_figure_of_the_quick_report_passes_the_lint(name, tmp_path):
     """The figure the quick report draws for ``name``, from the quick size's data."""
     check = CHECKS[name]

@@ -282,6 +282,27 @@ def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_li
     assert "not reproduced at this scale" not in report
 
 
+def test_series_with_the_same_bound_share_one_bound_line_named_in_legend_and_caption(tmp_path):
+    from matplotlib.figure import Figure
+
+    from fedtheory.validation import figure_lint, plots, theorem_check
+    from fedtheory.validation.runner import run
+
+    def shrunk(*, h, T, D0, c):  # the bound does not depend on c: one bound curve per c
+        return c * (1 - h) ** (2 * T) * D0
+
+    instances = [{"T": t, "h": 0.1, "D0": 2.0, "c": c} for c in (0.5, 0.25) for t in (1, 2, 4)]
+    check = theorem_check(GD, shrunk, name="gd-shared", instances=instances, x="T")
+    (outcome,) = run([check], tmp_path, size="tiny", progress=lambda m: None)
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        caption = check.plot(outcome.data, check.settings("tiny"), fig)
+        assert figure_lint.lint(fig) == []
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["measured (c=0.5)", "bound (c=0.5 and c=0.25)", "measured (c=0.25)"]
+    assert "share one bound line" in caption
+
+
 _MC_FILE = """
 import numpy as np
 import sympy as sp

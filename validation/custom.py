@@ -416,9 +416,15 @@ def theorem_check(
         legend(ax2)
         per = f", one series per {', '.join(gkeys)}" if gkeys else ""
         what = "mean with its 95% confidence interval" if many else "measured value"
+        shared = (
+            f" Series whose bounds are equal within {SAME_BOUND:.1%} share one bound line, "
+            "named for all of them."
+            if any(len(tags) > 1 for _, tags in bounds.values())
+            else ""
+        )
         return (
             f"{theorem.title}: the {what} (solid) and the bound (dashed, hollow markers) "
-            f"against {xlabel}{per}; right: their ratio."
+            f"against {xlabel}{per}; right: their ratio.{shared}"
         )
 
     return Check(
