@@ -398,8 +398,8 @@ def theorem_check(
                 within = "" if exact else f"; equal within {SAME_BOUND:.1%}"
                 line.set_label(f"bound ({' and '.join(tags)}{within})")
             else:
-                (line,) = ax1.plot(xs[idx], b, **{**look, "linestyle": "--"},
-                                   markerfacecolor="none", label=f"bound{tag}")  # fmt: skip
+                hollow = {**look, "linestyle": "--", "markerfacecolor": "none"}  # past the
+                (line,) = ax1.plot(xs[idx], b, **hollow, label=f"bound{tag}")  # palette: hollow
                 bounds[(tuple(xs[idx]), tuple(b))] = (line, [tag.strip(" ()")])
             ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
