@@ -12,7 +12,7 @@ from functools import partial
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
 from fedtheory.bounds import Condition, Theorem, cafed
@@ -22,6 +22,7 @@ from fedtheory.errors import DivergenceError, ExitStatus
 from fedtheory.testing import check_theorem, exit_status, strategies
 from fedtheory.testing.profiles import register_profiles
 from fedtheory.tightness import FAMILIES, search, theorem_family
+from fedtheory.tightness.drawn import DRAWS, strategy_family
 from fedtheory.verdict import Verdict
 
 q = sp.Symbol("q", positive=True)
@@ -116,13 +117,43 @@ def _constants(problem, w, p):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("profile", ["ci", "dev"])
-def test_cafed_theorem1_halved_is_refuted_under_every_profile_and_seed(profile, seed):
-    register_profiles()
-    family = replace(FAMILIES["cafed.theorem1"], theorem=HALVED)  # the catalogue's instances
+def test_cafed_theorem1_halved_is_refuted_from_the_strategy_alone_under_every_profile_and_seed(
+    profile, seed
+):
+    register_profiles()  # no family given: the search runs over the strategy's own choices
     with pytest.raises(AssertionError, match="CA-Fed Theorem 1 / 2"):
         check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
-                      settings=settings(settings.get_profile(profile), max_examples=30),
-                      seed=seed, search=family)  # fmt: skip
+                      settings=settings(settings.get_profile(profile), max_examples=30,
+                                        database=None), seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_search_over_the_strategy_refutes_the_halved_bound_that_the_examples_pass(seed):
+    family = strategy_family(HALVED, _gap, _cafed_instances(), _constants, seed=seed)
+    assert family.integers[0].high + 1 == DRAWS  # the draws, smallest first
+    result = search(family, budget=400, seed=seed)
+    assert result.counterexample is not None and result.counterexample.ratio > 1
+    assert "QuadraticProblem(A=" in "\n".join(result.counterexample_lines())
+    # the examples alone pass where they never draw kappa = 1: the search reaches it
+    with pytest.raises(AssertionError, match="at a point of the search after 3 examples"):
+        check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
+                      settings=settings(FEW, max_examples=3, phases=[Phase.generate],
+                                        database=None), seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", ["ci", "dev"])
+def test_the_true_cafed_theorem1_passes_the_search_over_the_strategy(profile):
+    register_profiles()
+    result = check_theorem(cafed.theorem1, _gap, instances=_cafed_instances(),
+                           constants=_constants, seed=0,
+                           settings=settings(settings.get_profile(profile), max_examples=30,
+                                             database=None))  # fmt: skip
+    assert result.search is not None and result.search.counterexample is None
+    assert result.search.evaluations >= 400 and result.search.ratio <= 1
+    family = replace(FAMILIES["cafed.theorem1"], theorem=HALVED)  # a family still may be given
+    with pytest.raises(AssertionError, match="CA-Fed Theorem 1 / 2"):
+        check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
+                      settings=settings(FEW, max_examples=3), search=family)  # fmt: skip
 
 
 def test_the_search_runs_after_the_examples_and_is_reported():

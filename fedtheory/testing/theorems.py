@@ -32,6 +32,7 @@ import sympy as sp
 from hypothesis import HealthCheck, assume, given, target
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -495,9 +496,13 @@ def check_theorem(
     ``ranges``, ``fixed`` and ``replicates`` (``"auto"`` searches with
     ``DEFAULT_SEARCH_REPLICATES``), so whether a false bound is caught does not depend on
     the profile's luck; a counterexample is shrunk (small sizes, short decimals) and raised
-    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, pass
-    the family to search instead (``search=dataclasses.replace(FAMILIES[key],
-    theorem=mine)``); ``search=False`` skips it.
+    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, the
+    search runs over the strategy's own choices
+    (:func:`fedtheory.tightness.drawn.strategy_family`: the bounded float choices of
+    :data:`~fedtheory.tightness.drawn.DRAWS` drawn choice sequences and of the worst
+    example, the strategy replayed at every point), no family needed; a family written for
+    the instances may be given instead (``search=dataclasses.replace(FAMILIES[key],
+    theorem=mine)``). ``search=False`` skips the search.
 
     Returns
     -------
@@ -570,8 +575,13 @@ def check_theorem(
                             low_open=True, high_open=True)  # fmt: skip
     seed = check_seed(seed, owner)
     fail_on_inconclusive = check_bool(fail_on_inconclusive, "fail_on_inconclusive", owner)
-    family = _search_family(theorem, measure, search, constants, ranges, fixed, replicates,
-                            owner)  # fmt: skip
+    from fedtheory.tightness import Family
+
+    if search is not True and search is not False and not isinstance(search, Family):
+        raise ParameterError(
+            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
+            f"{search!r} instead."
+        )
     search_budget = check_int(search_budget, "search_budget", owner, low=3)
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
         instances
@@ -591,7 +601,7 @@ def check_theorem(
     )  # fmt: skip
     judge = Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner,
                   confidence=look_level)  # fmt: skip
-    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": []}
+    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": [], "choices": None}
 
     def judged(values, params, where):
         if replicates is None:
@@ -621,6 +631,8 @@ def check_theorem(
         seen["examples"] += 1
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
+            if constants is not None:  # where the search over the instances starts too
+                seen["choices"] = current_build_context().data.choices
         row = j.row()
         if j.outcome is Verdict.VIOLATED or (
             fail_on_inconclusive and j.outcome is Verdict.INCONCLUSIVE
@@ -641,11 +653,12 @@ def check_theorem(
     # one failure, the first shrunk: an ExceptionGroup of several would hide the verdict
     hypothesis_settings(settings, report_multiple_bugs=False)(given(strategy)(one))()
     result, note = None, "search: not run (search=False)" if search is False else ""
-    if family is None and search is not False:
-        note = (
-            "search: not run (an exact statement)" if not upper
-            else "search: not run (give search=Family to search instances)"
-        )  # fmt: skip
+    family = None
+    if search is not False and not upper:
+        note = "search: not run (an exact statement)"
+    elif search is not False:
+        family = _search_family(theorem, measure, search, constants, instances, ranges, fixed,
+                                replicates, seed, seen["choices"])  # fmt: skip
     if family is not None:
         from fedtheory.tightness import search as run_search
 
@@ -681,20 +694,19 @@ def _example_seed(seed: int, values: Mapping, batch: int) -> int:
     return int(np.random.SeedSequence([seed, *words.tolist(), batch]).generate_state(1)[0])
 
 
-def _search_family(theorem, measure, search, constants, ranges, fixed, replicates, owner):
-    """The family searched after the examples (None: no search), module docstring."""
+def _search_family(
+    theorem, measure, search, constants, instances, ranges, fixed, replicates, seed, start
+):
+    """The family searched after the examples: ``search`` when a Family; over the drawn
+    instances (:func:`fedtheory.tightness.drawn.strategy_family`, from the worst example's
+    choices ``start`` too) with ``instances``; else over the theorem's parameters."""
     from fedtheory.tightness import Family, theorem_family
+    from fedtheory.tightness.drawn import strategy_family
 
-    if search is False:
-        return None
     if isinstance(search, Family):
         return search
-    if search is not True:
-        raise ParameterError(
-            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
-            f"{search!r} instead."
-        )
-    if constants is not None or theorem.kind != "upper bound":
-        return None
     reps = DEFAULT_SEARCH_REPLICATES if replicates == "auto" else replicates
+    if constants is not None:
+        return strategy_family(theorem, measure, instances, constants, replicates=reps,
+                               seed=seed, starts=[start] if start is not None else [])  # fmt: skip
     return theorem_family(theorem, measure, ranges=ranges, fixed=fixed, replicates=reps)
