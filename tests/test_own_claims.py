@@ -261,6 +261,66 @@ def test_validate_module_exit_statuses(value, status, tmp_path):
     assert main(["validate", "--module", str(text)]) == ExitStatus.BAD_INPUT
 
 
+_RAISES_IN_CONSTANTS = """
+import sympy as sp
+from fedtheory.bounds import Theorem
+from fedtheory.validation import register, theorem_check
+
+x = sp.Symbol("x", positive=True)
+BOUND = Theorem("user.x_raises", title="x", reference="r", kind="upper bound", terms={"x": x})
+
+def constants(*, x):
+    return {"x": x / 0}
+
+register(theorem_check(BOUND, lambda *, x: x, name="exit-raises", instances=[{"x": 1.0}],
+                       constants=constants))
+"""
+
+
+def _internal_bug(*args, **kwargs):
+    raise RuntimeError("a bug inside fedtheory")
+
+
+def test_validate_module_status_3_only_when_the_users_code_raised(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "raises.py"
+    path.write_text(_RAISES_IN_CONSTANTS)
+    argv = ["validate", "--module", str(path), "--size", "tiny", "--out", str(tmp_path / "o")]
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "raises.py:10 in constants: ZeroDivisionError" in capsys.readouterr().err
+    healthy = tmp_path / "healthy.py"  # the same file without the user's bug
+    healthy.write_text(_RAISES_IN_CONSTANTS.replace("x / 0", "x").replace("exit-raises", "ok"))
+    monkeypatch.setattr("fedtheory.validation.runner.run", _internal_bug)
+    argv = ["validate", "--module", str(healthy), "--size", "tiny", "--out", str(tmp_path / "p")]
+    assert main(argv) == ExitStatus.INTERNAL_ERROR
+    assert "internal error: RuntimeError: a bug inside fedtheory" in capsys.readouterr().err
+
+
+def test_tightness_module_status_3_only_when_the_users_code_raised(tmp_path, capsys, monkeypatch):
+    body = "return (1 - h) ** (2 * T) * D0"
+    path = tmp_path / "reals.py"  # the user's own family, whose reals(...) raise
+    path.write_text(_FILE.format(body=body).replace("register(", "FAMILY = (") + (
+        "from dataclasses import replace\n"
+        "def reals(ints):\n"
+        "    raise ValueError('my reals')\n"
+        "register(replace(FAMILY, reals=reals))\n"
+    ))  # fmt: skip
+    argv = ["tightness", "user.gd_file", "--module", str(path), "--budget", "20",
+            "--out", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "in reals: ValueError: my reals" in capsys.readouterr().err
+    typo = tmp_path / "typo.py"
+    typo.write_text("def measure(:\n")
+    argv[3] = str(typo)
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "typo.py:1: SyntaxError" in capsys.readouterr().err
+    good = tmp_path / "good.py"
+    good.write_text(_FILE.format(body=body))
+    monkeypatch.setattr("fedtheory.tightness.engine.search", _internal_bug)
+    argv[3] = str(good)
+    assert main(argv) == ExitStatus.INTERNAL_ERROR
+    assert "internal error: RuntimeError: a bug inside fedtheory" in capsys.readouterr().err
+
+
 def test_exit_status_of_the_property_check_helpers():
     def run(measure, **kw):
         return exit_status(partial(check_theorem, GD, measure, ranges={"T": (1, 10)},
