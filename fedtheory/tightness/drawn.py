@@ -35,11 +35,15 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from hypothesis.strategies import SearchStrategy
+
+from fedtheory.bounds.base import Theorem
+from fedtheory.constraints import Function, Instance, declare
+from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
 
-__all__ = ["DRAWS", "choices_of", "strategy_family"]
+__all__ = ["DRAWS", "strategy_family"]
 
 DRAWS = 8
 """Choice sequences drawn by :func:`strategy_family` (besides the ``starts`` given)."""
@@ -68,11 +72,6 @@ def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None
     return value, tuple(data.nodes)
 
 
-def choices_of(strategy, choices: Sequence) -> bool:
-    """Whether ``strategy`` replays ``choices`` (a recorded example) to a value."""
-    return _replay(strategy, choices)[0] is not None
-
-
 def _box(node) -> tuple[float, float] | None:
     """The finite box of a float choice, None for any other (held fixed)."""
     if node.type != "float" or node.was_forced:
@@ -93,6 +92,15 @@ def _size(nodes) -> tuple:
     return len(nodes), sum(min(v, 10**6) for v in ints)
 
 
+@declare(
+    theorem=Instance(Theorem),
+    measure=Function(),
+    instances=Instance(SearchStrategy),
+    constants=Function(),
+    replicates=IntegerIn(2, none=True),
+    seed=IntegerIn(0),
+    draws=IntegerIn(1, 1000),
+)
 def strategy_family(
     theorem,
     measure: Callable,
@@ -144,8 +152,6 @@ def strategy_family(
     >>> search(family, budget=40, seed=0).counterexample is None
     True
     """
-    from hypothesis import strategies as st
-
     from fedtheory.bounds.judgement import Judge
     from fedtheory.testing.theorems import _complete
 
@@ -155,20 +161,14 @@ def strategy_family(
             f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
             f"{theorem.key!r} of kind {theorem.kind!r} instead."
         )
-    if not isinstance(instances, st.SearchStrategy):
-        raise ParameterError(
-            f"The 'instances' parameter of {_OWNER} must be a hypothesis strategy of keyword "
-            f"dictionaries. Got {instances!r} instead."
-        )
-    if not callable(constants):
-        raise ParameterError(
-            f"The 'constants' parameter of {_OWNER} must be callable. Got {constants!r} instead."
-        )
     derive = Judge(theorem, constants, owner=_OWNER)  # its failures are the user's, recorded
-    if replicates is not None:
-        replicates = check_int(replicates, "replicates", _OWNER, low=2)
-    seed = check_seed(seed, _OWNER)
-    draws = check_int(draws, "draws", _OWNER, low=1, high=1000)
+    if not isinstance(starts, (list, tuple)) or not all(
+        isinstance(c, (list, tuple)) for c in starts
+    ):
+        raise ParameterError(
+            f"The 'starts' parameter of {_OWNER} must be a list of choice sequences (tuples "
+            f"of a recorded example's choices). Got {starts!r} instead."
+        )
     drawn = {}
     for k in range(draws):
         _, nodes = _replay(instances, None, random.Random(seed * 7919 + k))
