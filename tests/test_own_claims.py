@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from fedtheory.bounds import Condition, Theorem, cafed
 from fedtheory.bounds.judgement import WITHIN_ROUNDING, MeasureError, judge
 from fedtheory.cli import main
 from fedtheory.errors import DivergenceError, ExitStatus
+from fedtheory.io import import_file
 from fedtheory.testing import check_theorem, exit_status, strategies
 from fedtheory.testing.profiles import register_profiles
 from fedtheory.tightness import FAMILIES, search, theorem_family
@@ -166,6 +168,31 @@ def test_the_search_runs_after_the_examples_and_is_reported():
     assert "search: " in repr(result)
     skipped = check_theorem(GD, distance, ranges={"T": (1, 20)}, settings=FEW, search=False)
     assert skipped.search is None and "search=False" in repr(skipped)
+
+
+# --- 3b. a bound broken only in a narrow region (examples/narrow_region.py) ------------------
+NARROW_FILE = import_file(Path(__file__).resolve().parents[1] / "examples" / "narrow_region.py",
+                          "test_own_claims", "narrow_region_")  # fmt: skip
+NARROW, UNIT = NARROW_FILE.NARROW, NARROW_FILE.UNIT
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("width", [1e-3, 1e-6, 1e-8])
+def test_a_bound_broken_only_in_a_narrow_disc_is_refuted_by_the_default_check(width, seed):
+    few = settings(FEW, database=None)
+    passed = check_theorem(NARROW, NARROW_FILE.cone(width), ranges=UNIT, settings=few, search=False)
+    assert passed.worst_ratio < 1  # the examples alone never land in the disc
+    with pytest.raises(AssertionError, match="at a point of the search after 25 examples"):
+        check_theorem(NARROW, NARROW_FILE.cone(width), ranges=UNIT, settings=few, seed=seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_violation_flat_around_it_is_found_by_sampling_when_it_is_wide_enough(seed):
+    """The limit: where the ratio gives no slope towards the region, only the search's
+    draws can land in it (docs/guide/your-claim.md gives the measured rates)."""
+    with pytest.raises(AssertionError, match="broken near one point"):
+        check_theorem(NARROW, NARROW_FILE.needle(0.1), ranges=UNIT,
+                      settings=settings(FEW, database=None), seed=seed)  # fmt: skip
 
 
 # --- 4. a search that survives the user's function -------------------------------------------
