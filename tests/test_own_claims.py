@@ -72,6 +72,28 @@ def test_a_false_monte_carlo_claim_is_violated_and_inconclusive_can_fail():
                       settings=FEW, fail_on_inconclusive=True)  # fmt: skip
 
 
+def test_a_monte_carlo_claim_on_drawn_instances_is_searched_and_confirmed_at_the_instance():
+    drawn = st.fixed_dictionaries({"prob": st.floats(0.2, 0.8)})  # constants: q = prob
+
+    def rate(prob):
+        return {"q": prob}
+
+    def fair(*, prob, replicates, seed):
+        return bernoulli(q=prob, replicates=replicates, seed=seed)
+
+    def high_end(*, prob, replicates, seed):  # mean 1.2 q > q above q = 0.75, q / 2 below
+        return fair(prob=prob * 1.2 if prob > 0.75 else prob / 2, replicates=replicates,
+                    seed=seed)  # fmt: skip
+
+    few = settings(FEW, max_examples=1, database=None)  # q = 0.2 holds: the search finds it
+    with pytest.raises(AssertionError, match="search after 1 examples(.|\n)*instance: prob="):
+        check_theorem(TRUE_MEAN, high_end, replicates=2000, instances=drawn, constants=rate,
+                      settings=few)  # fmt: skip
+    held = check_theorem(TRUE_MEAN, fair, replicates=400, instances=drawn, constants=rate,
+                         settings=few, search_budget=40)  # fmt: skip
+    assert held.search is not None and held.search.counterexample is None
+
+
 # --- 2. the rounding floor of a plain float --------------------------------------------------
 h, T, D0 = sp.symbols("h T D0", positive=True)
 GD = Theorem(

@@ -32,7 +32,6 @@ import sympy as sp
 from hypothesis import HealthCheck, assume, given, target
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from hypothesis.control import current_build_context
 
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
@@ -356,18 +355,25 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     return _values(theorem, fixed, boxes)
 
 
+def rebuildable(value):
+    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
+    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
+    ``repr`` omits them), an array as a list, anything else as is."""
+    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
+        return (
+            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
+            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
+            f"noise_std={value.noise_std!r})"
+        )
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
 def _complete(values: Mapping) -> str:
-    """``values`` as text that rebuilds them: a quadratic problem is written as the
-    constructor call with its curvatures ``A``, client minimisers ``c`` and weights (its
-    one-line ``repr`` omits them)."""
+    """``values`` as text that rebuilds them (:func:`rebuildable`)."""
 
     def show(v) -> str:
-        if all(hasattr(v, a) for a in ("A", "c", "alpha", "noise_std")):
-            return (
-                f"{type(v).__name__}(A={np.asarray(v.A).tolist()}, c={np.asarray(v.c).tolist()}, "
-                f"alpha={np.asarray(v.alpha).tolist()}, noise_std={v.noise_std!r})"
-            )
-        return repr(v)
+        v = rebuildable(v)
+        return v if isinstance(v, str) and v.endswith(")") else repr(v)
 
     return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in values.items()) + "}"
 
@@ -499,8 +505,8 @@ def check_theorem(
     in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, the
     search runs over the strategy's own choices
     (:func:`fedtheory.tightness.drawn.strategy_family`: the bounded float choices of
-    :data:`~fedtheory.tightness.drawn.DRAWS` drawn choice sequences and of the worst
-    example, the strategy replayed at every point), no family needed; a family written for
+    :data:`~fedtheory.tightness.drawn.DRAWS` choice sequences drawn with ``seed``, the
+    strategy replayed at every point), no family needed; a family written for
     the instances may be given instead (``search=dataclasses.replace(FAMILIES[key],
     theorem=mine)``). ``search=False`` skips the search.
 
@@ -601,7 +607,7 @@ def check_theorem(
     )  # fmt: skip
     judge = Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner,
                   confidence=look_level)  # fmt: skip
-    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": [], "choices": None}
+    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": []}
 
     def judged(values, params, where):
         if replicates is None:
@@ -631,8 +637,6 @@ def check_theorem(
         seen["examples"] += 1
         if worst > seen["ratio"]:
             seen["ratio"], seen["values"] = worst, dict(values)
-            if constants is not None:  # where the search over the instances starts too
-                seen["choices"] = current_build_context().data.choices
         row = j.row()
         if j.outcome is Verdict.VIOLATED or (
             fail_on_inconclusive and j.outcome is Verdict.INCONCLUSIVE
@@ -658,15 +662,18 @@ def check_theorem(
         note = "search: not run (an exact statement)"
     elif search is not False:
         family = _search_family(theorem, measure, search, constants, instances, ranges, fixed,
-                                replicates, seed, seen["choices"])  # fmt: skip
+                                replicates, seed)  # fmt: skip
     if family is not None:
         from fedtheory.tightness import search as run_search
 
         result = run_search(family, budget=search_budget, seed=seed)
         if result.counterexample is not None and replicates is not None and search is True:
             # judged like one more example (Bonferroni level, the examples' replicates)
-            at = dict(result.counterexample.evaluation.constants)
-            again = judged(at, at, f"{theorem.title} at {_complete(at)}")
+            cex = result.counterexample
+            at = dict(cex.evaluation.constants)
+            rebuild = getattr(family.evaluate, "instance_at", None)  # a drawn instance
+            values = at if rebuild is None else rebuild(cex.integers, cex.vector())
+            again = judged(values, at, f"{theorem.title} at {_complete(values)}")
             if again.outcome is not Verdict.VIOLATED:
                 note = (
                     f"search: its counterexample at {at} was not confirmed by an independent "
@@ -694,12 +701,11 @@ def _example_seed(seed: int, values: Mapping, batch: int) -> int:
     return int(np.random.SeedSequence([seed, *words.tolist(), batch]).generate_state(1)[0])
 
 
-def _search_family(
-    theorem, measure, search, constants, instances, ranges, fixed, replicates, seed, start
-):
+def _search_family(theorem, measure, search, constants, instances, ranges, fixed, replicates,
+                   seed):  # fmt: skip
     """The family searched after the examples: ``search`` when a Family; over the drawn
-    instances (:func:`fedtheory.tightness.drawn.strategy_family`, from the worst example's
-    choices ``start`` too) with ``instances``; else over the theorem's parameters."""
+    instances (:func:`fedtheory.tightness.drawn.strategy_family`) with ``instances``; else
+    over the theorem's parameters."""
     from fedtheory.tightness import Family, theorem_family
     from fedtheory.tightness.drawn import strategy_family
 
@@ -707,6 +713,5 @@ def _search_family(
         return search
     reps = DEFAULT_SEARCH_REPLICATES if replicates == "auto" else replicates
     if constants is not None:
-        return strategy_family(theorem, measure, instances, constants, replicates=reps,
-                               seed=seed, starts=[start] if start is not None else [])  # fmt: skip
+        return strategy_family(theorem, measure, instances, constants, replicates=reps, seed=seed)
     return theorem_family(theorem, measure, ranges=ranges, fixed=fixed, replicates=reps)

@@ -6,10 +6,9 @@ to search is the strategy's, not the theorem's parameters. :func:`strategy_famil
 that space off the strategy itself: hypothesis builds every value from a sequence of
 *choices* (integers, floats, booleans...), each with its constraints, so
 
-* ``draws`` choice sequences are drawn from a generator seeded by ``seed`` (and the
-  ``starts`` given after them, e.g. the worst example of a property test), the draws
-  sorted from the smallest (fewest choices, integers nearest their lower ends: worst
-  cases are often small); the family's integer ``draw`` picks one of them;
+* ``draws`` choice sequences are drawn from a generator seeded by ``seed``, sorted from the
+  smallest (fewest choices, integers nearest their lower ends: worst cases are often
+  small); the family's integer ``draw`` picks one of them;
 * the reals of draw ``k`` are its float choices whose constraints give a finite box
   ``[min_value, max_value]`` (``st.floats(-2, 2)`` gives ``[-2, 2]``, ``kappa=(1, 50)``
   gives ``[1, 50]``); the other choices (integers, booleans, a seed, unbounded floats) are
@@ -21,7 +20,9 @@ that space off the strategy itself: hypothesis builds every value from a sequenc
   a counterexample), counted as outside.
 
 So :func:`fedtheory.tightness.search` (CMA-ES, Nelder-Mead, shrinking of a counterexample)
-runs on the user's strategy alone, without a family written for it. What it cannot see:
+runs on the user's strategy alone, without a family written for it. The draws come from
+hypothesis's generator without the constants it mixes in from the loaded modules, so they
+depend on ``seed`` only. What it cannot see:
 a region reached only by changing an integer choice that no draw made (a number of clients,
 a seed), or a float choice with an unbounded box.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 
 from hypothesis.strategies import SearchStrategy
 
@@ -46,9 +48,22 @@ from fedtheory.tightness.family import Family, Integer, Measurement, Real
 __all__ = ["DRAWS", "strategy_family"]
 
 DRAWS = 8
-"""Choice sequences drawn by :func:`strategy_family` (besides the ``starts`` given)."""
+"""Choice sequences drawn by :func:`strategy_family`."""
 
 _OWNER = "strategy_family"
+
+
+@cache
+def _provider():
+    """Hypothesis's generator without the constants it mixes in from the loaded modules
+    (its draws would change with what else is imported): the draws depend on the seed."""
+    from hypothesis.internal.conjecture.providers import HypothesisProvider
+
+    class SeedOnly(HypothesisProvider):
+        def _maybe_draw_constant(self, choice_type, constraints, *, p=0.05):
+            return None
+
+    return SeedOnly
 
 
 def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None):
@@ -59,7 +74,7 @@ def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None
     from hypothesis.internal.conjecture.data import ConjectureData, Status
 
     if choices is None:
-        data = ConjectureData(random=rng)
+        data = ConjectureData(random=rng, provider=_provider())
     else:
         data = ConjectureData.for_choices(tuple(choices))
     try:
@@ -110,7 +125,6 @@ def strategy_family(
     replicates: int | None = None,
     seed: int = 0,
     draws: int = DRAWS,
-    starts: Sequence[Sequence] = (),
 ) -> Family:
     r"""A :class:`Family` over the instances ``instances`` draws (module docstring).
 
@@ -132,8 +146,6 @@ def strategy_family(
         Seeds the draws of the choice sequences.
     draws : int
         Choice sequences drawn (at least 1).
-    starts : sequence of choice sequences
-        Recorded examples searched too (e.g. a property test's worst example).
 
     Examples
     --------
@@ -153,7 +165,7 @@ def strategy_family(
     True
     """
     from fedtheory.bounds.judgement import Judge
-    from fedtheory.testing.theorems import _complete
+    from fedtheory.testing.theorems import rebuildable
 
     judge = Judge(theorem, measure, owner=_OWNER)
     if theorem.kind != "upper bound":
@@ -162,13 +174,6 @@ def strategy_family(
             f"{theorem.key!r} of kind {theorem.kind!r} instead."
         )
     derive = Judge(theorem, constants, owner=_OWNER)  # its failures are the user's, recorded
-    if not isinstance(starts, (list, tuple)) or not all(
-        isinstance(c, (list, tuple)) for c in starts
-    ):
-        raise ParameterError(
-            f"The 'starts' parameter of {_OWNER} must be a list of choice sequences (tuples "
-            f"of a recorded example's choices). Got {starts!r} instead."
-        )
     drawn = {}
     for k in range(draws):
         _, nodes = _replay(instances, None, random.Random(seed * 7919 + k))
@@ -180,10 +185,6 @@ def strategy_family(
             f"{draws} draws was rejected). Got {instances!r} instead."
         )
     skeletons = sorted(drawn.values(), key=_size)
-    for choices in starts:  # after the draws: the smallest draw keeps the first place
-        _, nodes = _replay(instances, choices)
-        if nodes and tuple(n.value for n in nodes) not in drawn:
-            skeletons.append(nodes)
     boxes = [[(i, b) for i, n in enumerate(nodes) if (b := _box(n))] for nodes in skeletons]
 
     def reals(ints) -> tuple[Real, ...]:
@@ -210,9 +211,13 @@ def strategy_family(
             j = judge(values, samples=out, shape=(replicates,))
         return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
 
+    evaluate.instance_at = instance_at  # the instance at a point, to measure it again
+
     def describe(ints, x) -> dict:
         drawn = instance_at(ints, x)
-        return {"instance": "rejected" if drawn is None else _complete(drawn)}
+        if drawn is None:
+            return {"instance": "rejected by the strategy"}
+        return {k: rebuildable(v) for k, v in drawn.items()}
 
     described = getattr(instances, "__name__", None) or repr(instances)[:60]
     return Family(
