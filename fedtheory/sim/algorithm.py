@@ -22,8 +22,9 @@ import torch
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.local import _ball_projection, _sgd_steps, local_sgd, project_ball
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -156,14 +157,40 @@ class LocalTraining:
         r"""The pairs of ``mask [R, N]`` train locally, then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
         ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
-        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        (rep, cli, _), delta = self._gathered_updates(problem, w, mask, t, generator)
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
+
+    def _gathered_updates(
+        self,
+        problem: FederatedProblem,
+        w: torch.Tensor,
+        mask: torch.Tensor,
+        t: int,
+        generator: torch.Generator | None,
+    ) -> tuple[gather.Pairs, torch.Tensor]:
+        """:meth:`local_updates` as ``(pairs, Delta [rows, d])``; in a static round
+        (:mod:`fedtheory.sim._gather`) the pairs fill a fixed capacity, padding rows zeroed,
+        and the steps are batched torch operations that read nothing back from the device."""
+        if not gather.active():
+            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+            return gather.Pairs(rep, cli, None), delta
+        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+        delta = _sgd_steps(problem, w[pairs.rep], pairs.cli, steps=self.local_steps,
+                          lr=self.client_lr(t), prox=self.prox, generator=generator)  # fmt: skip
+        return pairs, gather.where_valid(delta, pairs)
 
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
-        return w_next if self.radius is None else project_ball(w_next, self.radius)
+        if self.radius is None:
+            return w_next
+        # a static round's model may be non-finite until the runner's batched check
+        return (
+            _ball_projection(w_next, self.radius)
+            if gather.active()
+            else project_ball(w_next, self.radius)
+        )
 
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""

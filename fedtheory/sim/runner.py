@@ -32,9 +32,15 @@ from fedtheory.params import (
 )
 from fedtheory.problems import fused
 from fedtheory.problems.base import FederatedProblem, check_points
+from fedtheory.sim import _gather as gather
 from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm, AlgorithmState
-from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
+from fedtheory.sim.divergence import (
+    algorithm_label,
+    finite_state,
+    non_finite_metric,
+    non_finite_state,
+)
 from fedtheory.sim.record import RunRecord
 
 CHUNK_ELEMENTS = 1 << 24
@@ -121,6 +127,7 @@ def simulate(
     record: Mapping[str, Recorder] | None = None,
     max_memory: int | str | None = None,
     device: torch.device | str | None = None,
+    static_shapes: bool = False,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -159,6 +166,15 @@ def simulate(
         ``FEDTHEORY_MAX_MEMORY``, else the available memory. What the run keeps is
         estimated before its first round (:mod:`fedtheory.sim.footprint`) and a run over the
         cap raises a ParameterError naming ``keep_masks``/``eval_every``.
+    static_shapes : bool
+        Rounds with static shapes and no host synchronisation in the steady state (meant
+        for GPUs; docs/guide/simulator.md): the participants are gathered to a capacity
+        fixed by the round's availability count (padding rows change no number), the
+        finiteness checks are read back once per chunk of rounds, and FedAvg's and CA-Fed's
+        local steps are batched torch operations (never the fused CPU kernel). Same law
+        and same per-``(seed, t)`` determinism as the default; the same numbers when the
+        problem draws no random numbers or every pair participates. Other algorithms and
+        the optimiser of ``LocalTraining.training`` keep their dynamic gather.
 
     Raises
     ------
@@ -182,7 +198,7 @@ def simulate(
     run, state = _setup(problem, availability, algorithm, rounds=rounds, replicates=replicates,
                         seed=seed, w0=w0, biased_weights=biased_weights, eval_every=eval_every,
                         keep_masks=keep_masks, record=record, max_memory=max_memory,
-                        device=device)  # fmt: skip
+                        device=device, static_shapes=static_shapes)  # fmt: skip
     kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
     with fused.owns_the_cores() if kernel else contextlib.nullcontext():
         _loop(run, state, problem, availability, algorithm)
@@ -190,8 +206,8 @@ def simulate(
 
 
 def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, biased_weights,
-           eval_every, keep_masks, record, max_memory,
-           device) -> tuple[_Run, AlgorithmState]:  # fmt: skip
+           eval_every, keep_masks, record, max_memory, device,
+           static_shapes) -> tuple[_Run, AlgorithmState]:  # fmt: skip
     """Check the arguments, build the initial state and the run's buffers."""
     owner = "simulate"
     check_instance(problem, FederatedProblem, "problem", owner)
@@ -202,6 +218,7 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
     seed = check_seed(seed, owner)
     eval_every = check_int(eval_every, "eval_every", owner, low=1)
     keep_masks = check_bool(keep_masks, "keep_masks", owner)
+    static_shapes = check_bool(static_shapes, "static_shapes", owner)
     recorders = _check_recorders(record, owner)
     device = check_device(device, "device", owner)
     n = problem.num_clients
@@ -249,9 +266,10 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
         "biased_weights": None if p_biased is None else p_biased.tolist(),
         "eval_every": eval_every,
         "device": str(device),
+        "static_shapes": static_shapes,
     }
     run = _Run(problem, state, config, algorithm_label(algorithm), device, p_biased, recorders,
-               max_memory, keep_masks)  # fmt: skip
+               max_memory, keep_masks, static_shapes)  # fmt: skip
     run.iterates[:, 0] = state.w
     return run, state
 
@@ -279,13 +297,51 @@ def _loop(run: _Run, state, problem, availability, algorithm) -> None:
             min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=run.device
         )  # [R, chunk, N] on the device; the record keeps CPU copies
         run.add_masks(t0, mask)
+        if run.static:
+            state = _static_rounds(run, state, problem, algorithm, mask, t0)
+            continue
         for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, run.device)
-            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
-            bad = non_finite_state(state, replicates)
-            if bad is not None:
-                finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
-            run.add(t, state, mask[:, t - t0])
+            state = _round(run, state, problem, algorithm, mask[:, t - t0], t)
+
+
+def _round(run: _Run, state, problem, algorithm, mask: torch.Tensor, t: int, checked=True):
+    """Round ``t`` with availability ``mask [R, N]``, recorded; ``checked``: its finiteness
+    check reads the state back (a non-finite state raises the DivergenceError)."""
+    gen = rng.torch_generator(run.config["seed"], t, rng.GRADIENT_NOISE, run.device)
+    state = algorithm.step(problem, state, mask, t, gen)
+    bad = non_finite_state(state, run.config["replicates"]) if checked else None
+    if bad is not None:
+        finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
+    run.add(t, state, mask)
+    return state
+
+
+def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0: int):
+    """The rounds of a chunk ``mask [R, T, N]`` with static shapes (:mod:`fedtheory.sim.
+    _gather`): each round's capacity from its availability count (on the host already),
+    its finiteness and overflow flags kept on the device and read back once for the chunk.
+    If a round overflowed or diverged, the chunk is replayed from its first state, with
+    every pair gathered in the rounds that overflowed and the checks of :func:`_round`
+    (the same numbers, so the same DivergenceError as a run checked every round)."""
+    replicates, rounds, n = mask.shape
+    counts = run.available[:, t0 : t0 + rounds].sum(0).tolist()  # [T] on the host
+    sizes = [gather.capacity(c, replicates * n) for c in counts]
+    start, weight_sum = state, run.weight_sum
+    overflow = torch.zeros(rounds, dtype=torch.bool, device=run.device)
+    finite = []
+    for j in range(rounds):
+        with gather.static(sizes[j], overflow[j]):
+            state = _round(run, state, problem, algorithm, mask[:, j], t0 + j, checked=False)
+        finite.append(finite_state(state))
+    flags = torch.stack([overflow.any(), ~torch.stack(finite).all()]).cpu()  # one read-back
+    if not bool(flags.any()):
+        return state
+    state, run.weight_sum = start, weight_sum
+    full = overflow.cpu().tolist()
+    for j in range(rounds):
+        with gather.static(replicates * n if full[j] else sizes[j], overflow[j]):
+            state = _round(run, state, problem, algorithm, mask[:, j], t0 + j)
+    return state
 
 
 def _worked(state, mask: torch.Tensor) -> torch.Tensor:
@@ -310,15 +366,16 @@ class _Run:
     of the first rounds."""
 
     def __init__(self, problem, state, config, label, device, p_biased, recorders, max_memory,
-                 keep_masks) -> None:  # fmt: skip
+                 keep_masks, static) -> None:  # fmt: skip
         reps, rounds, n = config["replicates"], config["rounds"], problem.num_clients
         self.problem, self.config, self.label, self.device = problem, config, label, device
+        self.static = static
         self.p_biased, self.recorders, self.max_memory = p_biased, recorders, max_memory
         self.iterates = torch.empty(reps, rounds + 1, problem.dim, dtype=torch.float64,
                                     device=device)  # fmt: skip
         self.masks = torch.empty(reps, rounds, n, dtype=torch.bool) if keep_masks else None
         self.available = torch.empty(reps, rounds, dtype=torch.int64)
-        self.participants = torch.empty(reps, rounds, dtype=torch.int64)
+        self.participants = torch.empty(reps, rounds, dtype=torch.int64, device=device)
         self.weight_sum = None  # [R, N] sum_t q_{t,k}, for algorithms that apply weights
         self.recorded: dict[str, torch.Tensor] = {}  # name -> [R, T, ...] on the CPU
         # what the run record itself keeps, from the fields the state's type declares
@@ -336,7 +393,7 @@ class _Run:
         """Record round ``t``: the model, who worked, the applied weights where the
         algorithm applies any, and every recorder's value."""
         self.iterates[:, t + 1] = state.w
-        self.participants[:, t] = self.worked(state, mask).sum(-1).cpu()
+        self.participants[:, t] = self.worked(state, mask).sum(-1)  # read back by record
         q = None if self.applied is None else self.applied(state, mask)
         if q is not None:
             self.weight_sum = q if self.weight_sum is None else self.weight_sum + q
@@ -381,7 +438,7 @@ class _Run:
             metrics,
             {**self.config, "rounds": done},
             eval_rounds=eval_rounds,
-            participants=self.participants[:, :done].numpy(),
+            participants=self.participants[:, :done].cpu().numpy(),
             available=self.available[:, :done].numpy(),
             effective_weights=effective,
             recorded={k: v[:, :done].numpy() for k, v in self.recorded.items()},
