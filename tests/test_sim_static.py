@@ -25,8 +25,8 @@ from fedtheory import rng
 from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
 from fedtheory.constraints import Indices
 from fedtheory.errors import DivergenceError
-from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem
-from fedtheory.sim import AverageParticipating, FedAvg, simulate
+from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem, QuadraticProblem
+from fedtheory.sim import AverageParticipating, FedAvg, evaluate_metrics, simulate
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import FedAU
 from tests.conftest import ZERO_ATOL
@@ -114,6 +114,23 @@ def test_static_mini_batch_rounds_have_the_default_law():
     for j in range(MINI_BATCH.dim):
         a, b = default.iterates[:, -1, j], static.iterates[:, -1, j]
         assert stats.ks_2samp(a, b).pvalue > 1e-3
+
+
+@pytest.mark.parametrize(
+    "problem", [FULL_BATCH, LeastSquaresProblem(DATA)], ids=["logistic", "lsq"]
+)
+def test_static_metrics_reduced_on_the_device_equal_evaluate_metrics(problem):
+    """The static run's metrics (per-client terms reduced where the run is, one read-back)
+    equal :func:`evaluate_metrics` of its iterates, with the biased objective too."""
+    biased = np.linspace(1.0, 2.0, N) / np.linspace(1.0, 2.0, N).sum()
+    algorithm = FedAvg(AverageParticipating(), local_steps=2, lr=0.3)
+    run = simulate(problem, PROCESSES["markov"], algorithm, rounds=9, replicates=5, w0=W0,
+                   eval_every=4, biased_weights=biased, static_shapes=True)  # fmt: skip
+    want = evaluate_metrics(problem, run.iterates[:, run.eval_rounds], biased_weights=biased)
+    assert list(run.metrics) == list(want)
+    for key in want:
+        np.testing.assert_allclose(run.metrics[key], want[key], rtol=SAME_ARITHMETIC_RTOL,
+                                   atol=ZERO_ATOL)  # fmt: skip
 
 
 def test_gather_keeps_every_participant_once_or_flags_the_overflow():
