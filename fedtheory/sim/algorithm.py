@@ -156,29 +156,20 @@ class LocalTraining:
     ) -> torch.Tensor:
         r"""The pairs of ``mask [R, N]`` train locally, then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
-        (rep, cli, _), delta = self._gathered_updates(problem, w, mask, t, generator)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
+        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
+        batched torch operations that read nothing back from the device."""
+        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
+            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+            rep, cli = pairs.rep, pairs.cli
+            lr = self.client_lr(t)
+            delta = _sgd_steps(problem, w[rep], cli, steps=self.local_steps, lr=lr,
+                               prox=self.prox, generator=generator)  # fmt: skip
+            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
+        else:
+            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
-
-    def _gathered_updates(
-        self,
-        problem: FederatedProblem,
-        w: torch.Tensor,
-        mask: torch.Tensor,
-        t: int,
-        generator: torch.Generator | None,
-    ) -> tuple[gather.Pairs, torch.Tensor]:
-        """:meth:`local_updates` as ``(pairs, Delta [rows, d])``; in a static round
-        (:mod:`fedtheory.sim._gather`) the pairs fill a fixed capacity, padding rows zeroed,
-        and the steps are batched torch operations that read nothing back from the device."""
-        if not gather.active():
-            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
-            return gather.Pairs(rep, cli, None), delta
-        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
-        delta = _sgd_steps(problem, w[pairs.rep], pairs.cli, steps=self.local_steps,
-                          lr=self.client_lr(t), prox=self.prox, generator=generator)  # fmt: skip
-        return pairs, gather.where_valid(delta, pairs)
 
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
