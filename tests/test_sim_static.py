@@ -26,7 +26,8 @@ from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
 from fedtheory.constraints import Indices
 from fedtheory.errors import DivergenceError
 from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem, QuadraticProblem
-from fedtheory.sim import AverageParticipating, FedAvg, evaluate_metrics, simulate
+from fedtheory.sim import AverageParticipating, FedAvg, evaluate_metrics, runner, simulate
+from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import FedAU
 from tests.conftest import ZERO_ATOL
@@ -174,6 +175,71 @@ def test_static_divergence_is_reported_like_the_default():
     np.testing.assert_array_equal(a.partial.iterates, b.partial.iterates)
 
 
+REPLAYED = {
+    "fedavg-all": ALGS["fedavg-all"],
+    "fedau-K3": FedAvg(FedAU(cutoff=3), local_steps=2, lr=0.3),
+    "prox-ball": ALGS["fedavg-fixed-prox-ball"],
+}
+
+
+@pytest.mark.parametrize("problem", [MINI_BATCH, NOISY_QUADRATIC], ids=["minibatch", "noise"])
+@pytest.mark.parametrize("key", list(REPLAYED))
+def test_replayed_rounds_equal_the_eager_static_rounds(key, problem, monkeypatch):
+    """The recorded round replayed on its buffers (the CUDA graph's stand-in off CUDA:
+    same buffers, same reseeding, outputs overwritten every round) gives the eager static
+    round's numbers bit for bit, across chunks of rounds, random numbers included; every
+    round after the first is replayed."""
+    algorithm = REPLAYED[key]
+    kw = {"rounds": 9, "replicates": 3, "seed": 4, "w0": W0, "static_shapes": True}
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 4 * 3 * N)  # chunks of 4 rounds
+    eager = simulate(problem, PROCESSES["markov"], algorithm, **kw)
+    calls = []
+    replay = capture.ReplayedRound.__call__
+    monkeypatch.setattr(capture, "EAGER_ON_CPU", True)
+    monkeypatch.setattr(capture.ReplayedRound, "__call__",
+                        lambda *a: calls.append(1) or replay(*a))  # fmt: skip
+    replayed = simulate(problem, PROCESSES["markov"], algorithm, **kw)
+    assert len(calls) == kw["rounds"] - 1
+    np.testing.assert_array_equal(replayed.iterates, eager.iterates)
+    np.testing.assert_array_equal(replayed.participants, eager.participants)
+    if eager.effective_weights is not None:
+        np.testing.assert_array_equal(replayed.effective_weights, eager.effective_weights)
+
+
+def test_replayed_divergence_is_reported_like_the_default(monkeypatch):
+    """A run whose replayed rounds diverge reports the default's DivergenceError: the
+    chunk's first state survived the replays (copied), the chunk is rerun with checks."""
+    algorithm = FedAvg(AverageParticipating(), local_steps=2, lr=5.0)
+    problem = QuadraticProblem.random(N, len(W0), seed=3)
+    kw = {"rounds": 200, "replicates": 3, "seed": 1, "w0": W0}
+    monkeypatch.setattr(runner, "CHUNK_ELEMENTS", 16 * 3 * N)  # chunks of 16 rounds
+    with pytest.raises(DivergenceError) as default:
+        simulate(problem, PROCESSES["markov"], algorithm, **kw)
+    monkeypatch.setattr(capture, "EAGER_ON_CPU", True)
+    with pytest.raises(DivergenceError) as replayed:
+        simulate(problem, PROCESSES["markov"], algorithm, static_shapes=True, **kw)
+    a, b = default.value, replayed.value
+    assert (a.round, a.replicate, a.quantity) == (b.round, b.replicate, b.quantity)
+    assert a.round > 16  # not in the first chunk
+    np.testing.assert_array_equal(a.partial.iterates, b.partial.iterates)
+
+
+def test_only_fedavg_with_constant_steps_is_replayed():
+    cpu = torch.device("cpu")
+    capture.EAGER_ON_CPU = True
+    try:
+        assert capture.replayable(REPLAYED["fedau-K3"], cpu, 1)
+        assert not capture.replayable(REPLAYED["fedau-K3"], cpu, 0)  # the initial state
+        assert not capture.replayable(ALGS["fedau-K3"], cpu, 1)  # server rate a/(t+b)
+        assert not capture.replayable(EXTRA["more-than-available"], cpu, 1)  # a subclass
+        assert not capture.replayable(ALGS["mifa"], cpu, 1)
+        decaying = FedAvg(AverageParticipating(), lr=lambda t: 1 / (t + 1))
+        assert not capture.replayable(decaying, cpu, 1)
+    finally:
+        capture.EAGER_ON_CPU = False
+    assert not capture.replayable(REPLAYED["fedau-K3"], cpu, 1)  # off CUDA by default
+
+
 class HostReads(TorchDispatchMode):
     """Counts the operations that read a tensor back to the host (``nonzero``'s size, a
     scalar's value), keyed by the innermost fedtheory frame that asked for them."""
@@ -255,3 +321,21 @@ def test_steady_state_static_round_does_not_synchronise_on_cuda():
             finally:
                 torch.cuda.set_sync_debug_mode("default")
     assert torch.isfinite(state.w).all()
+
+
+@pytest.mark.gpu
+def test_cuda_graph_replay_equals_the_eager_static_round(monkeypatch):
+    """On CUDA the static FedAvg rounds are captured in a CUDA graph and replayed with the
+    generator reseeded per round: the numbers of the eager static rounds, bit for bit."""
+    algorithm = REPLAYED["fedau-K3"]
+    kw = {"rounds": 9, "replicates": 3, "seed": 4, "w0": W0, "static_shapes": True,
+          "device": "cuda"}  # fmt: skip
+    calls = []
+    replay = capture.ReplayedRound.__call__
+    monkeypatch.setattr(capture.ReplayedRound, "__call__",
+                        lambda *a: calls.append(1) or replay(*a))  # fmt: skip
+    replayed = simulate(MINI_BATCH, PROCESSES["markov"], algorithm, **kw)
+    assert len(calls) == kw["rounds"] - 1
+    monkeypatch.setattr(capture, "replayable", lambda *a: False)
+    eager = simulate(MINI_BATCH, PROCESSES["markov"], algorithm, **kw)
+    np.testing.assert_array_equal(replayed.iterates, eager.iterates)

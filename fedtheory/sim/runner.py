@@ -32,6 +32,7 @@ from fedtheory.params import (
 )
 from fedtheory.problems import fused
 from fedtheory.problems.base import FederatedProblem, check_points
+from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm, AlgorithmState
@@ -174,7 +175,9 @@ def simulate(
         local steps are batched torch operations (never the fused CPU kernel). Same law
         and same per-``(seed, t)`` determinism as the default; the same numbers when the
         problem draws no random numbers or every pair participates. Other algorithms and
-        the optimiser of ``LocalTraining.training`` keep their dynamic gather.
+        the optimiser of ``LocalTraining.training`` keep their dynamic gather. On CUDA,
+        FedAvg's rounds with constant step sizes are replayed from a CUDA graph recorded
+        once per capacity (the generator reseeded per round: the same numbers).
 
     Raises
     ------
@@ -326,12 +329,20 @@ def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0:
     replicates, rounds, n = mask.shape
     counts = run.available[:, t0 : t0 + rounds].sum(0).tolist()  # [T] on the host
     sizes = [gather.capacity(c, replicates * n) for c in counts]
-    start, weight_sum = state, run.weight_sum
+    replaying = capture.replayable(algorithm, run.device, t0 + 1)
+    start, weight_sum = capture.copied(state) if replaying else state, run.weight_sum
     overflow = torch.zeros(rounds, dtype=torch.bool, device=run.device)
     finite = []
     for j in range(rounds):
-        with gather.static(sizes[j], overflow[j]):
-            state = _round(run, state, problem, algorithm, mask[:, j], t0 + j, checked=False)
+        replay = _replayed(run, state, problem, algorithm, mask[:, j], sizes[j], t0 + j)
+        if replay is None:
+            with gather.static(sizes[j], overflow[j]):
+                state = _round(run, state, problem, algorithm, mask[:, j], t0 + j, checked=False)
+        else:
+            seed = rng.torch_generator(run.config["seed"], t0 + j, rng.GRADIENT_NOISE, run.device)
+            state, flag = replay(state, mask[:, j], seed.initial_seed())
+            overflow[j].logical_or_(flag)
+            run.add(t0 + j, state, mask[:, j])
         finite.append(finite_state(state))
     flags = torch.stack([overflow.any(), ~torch.stack(finite).all()]).cpu()  # one read-back
     if not bool(flags.any()):
@@ -342,6 +353,20 @@ def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0:
         with gather.static(replicates * n if full[j] else sizes[j], overflow[j]):
             state = _round(run, state, problem, algorithm, mask[:, j], t0 + j)
     return state
+
+
+def _replayed(run: _Run, state, problem, algorithm, mask, size: int, t: int):
+    """The recorded round of capacity ``size`` (:mod:`fedtheory.sim._capture`), recorded
+    now if new, or None where round ``t`` is run eagerly (not replayable, or a state whose
+    structure differs from the recorded one)."""
+    if not capture.replayable(algorithm, run.device, t):
+        return None
+    if size not in run.replays:
+        gen = torch.Generator(device=run.device)
+        step = capture.recorded_step(algorithm, problem, size, t, gen)
+        run.replays[size] = capture.ReplayedRound(step, state, mask, gen)
+    replay = run.replays[size]
+    return replay if replay.fits(state) else None
 
 
 def _worked(state, mask: torch.Tensor) -> torch.Tensor:
@@ -370,6 +395,7 @@ class _Run:
         reps, rounds, n = config["replicates"], config["rounds"], problem.num_clients
         self.problem, self.config, self.label, self.device = problem, config, label, device
         self.static = static
+        self.replays: dict[int, capture.ReplayedRound] = {}  # capacity -> recorded round
         self.p_biased, self.recorders, self.max_memory = p_biased, recorders, max_memory
         self.iterates = torch.empty(reps, rounds + 1, problem.dim, dtype=torch.float64,
                                     device=device)  # fmt: skip
@@ -396,7 +422,7 @@ class _Run:
         self.participants[:, t] = self.worked(state, mask).sum(-1)  # read back by record
         q = None if self.applied is None else self.applied(state, mask)
         if q is not None:
-            self.weight_sum = q if self.weight_sum is None else self.weight_sum + q
+            self.weight_sum = q.clone() if self.weight_sum is None else self.weight_sum + q
         for name, recorder in self.recorders.items():
             value = recorder(state, mask)
             if name not in self.recorded:
