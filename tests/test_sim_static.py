@@ -159,7 +159,7 @@ def test_capacity_rounds_up_by_at_most_an_eighth():
 
 
 def test_static_divergence_is_reported_like_the_default():
-    """The batched check replays the chunk with per-round checks: the same round, replicate,
+    """The batched check reruns the chunk with per-round checks: the same round, replicate,
     quantity and partial record as a run checked every round."""
     algorithm = FedAvg(AverageParticipating(), local_steps=2, lr=5.0)  # L = 10: unstable
     problem = QuadraticProblem.random(N, len(W0), seed=3)

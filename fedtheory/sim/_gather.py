@@ -13,7 +13,7 @@ The capacity of a round is fixed by :func:`capacity` from its availability count
 the runner copies to the host once per chunk of rounds, so that no participant is ever
 dropped: algorithms whose participants are a subset of the available clients fit by
 construction, a forced full round gathers every pair (:func:`pairs` with ``everyone``), and
-any other excess is flagged on the device and makes the runner replay the chunk, those
+any other excess is flagged on the device and makes the runner rerun the chunk, those
 rounds with every pair gathered.
 """
 

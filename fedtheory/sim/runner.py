@@ -323,7 +323,7 @@ def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0:
     """The rounds of a chunk ``mask [R, T, N]`` with static shapes (:mod:`fedtheory.sim.
     _gather`): each round's capacity from its availability count (on the host already),
     its finiteness and overflow flags kept on the device and read back once for the chunk.
-    If a round overflowed or diverged, the chunk is replayed from its first state, with
+    If a round overflowed or diverged, the chunk is rerun from its first state, with
     every pair gathered in the rounds that overflowed and the checks of :func:`_round`
     (the same numbers, so the same DivergenceError as a run checked every round)."""
     replicates, rounds, n = mask.shape
