@@ -105,8 +105,6 @@ def _participants_first(flat: torch.Tensor) -> torch.Tensor:
 def where_valid(values: torch.Tensor, gathered: Pairs) -> torch.Tensor:
     """``values [rows, ...]`` with the padding rows of ``gathered`` set to zero (by
     selection, not multiplication: a padding row's inf or NaN does not leak)."""
-    if gathered.valid is None:
-        return values
     valid = gathered.valid.reshape(-1, *([1] * (values.dim() - 1)))
     return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
 
