@@ -43,7 +43,8 @@ threads mostly wait for each other.
 7. ``--device D`` prints only the device figures, each next to the CPU fused kernel (on
    ``--threads`` threads): configuration 1 with 16 and with 1,024 seeds in client-steps/s
    (float64, and float32 data via ``compute_dtype``; the CPU side at 1,024 seeds over fewer
-   rounds), with ``static_shapes=True`` and the default path beside it, and 10^6 clients x
+   rounds), with ``static_shapes=True`` (on CUDA: FedAvg's rounds replayed from a CUDA
+   graph) and the default path beside it, and 10^6 clients x
    10^3 rounds at 1% participation in seconds, both paths (the CPU side:
    the cost of 20 rounds beyond a 2-round run, scaled to 10^3), against the targets for one
    H100 or H200 (>= 6M, >= 15M client-steps/s, <= 0.4 s). The client-step rates are the
