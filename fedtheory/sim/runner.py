@@ -401,7 +401,9 @@ class _Run:
                                     device=device)  # fmt: skip
         self.masks = torch.empty(reps, rounds, n, dtype=torch.bool) if keep_masks else None
         self.available = torch.empty(reps, rounds, dtype=torch.int64)
-        self.participants = torch.empty(reps, rounds, dtype=torch.int64, device=device)
+        # counted where the rounds run in a static run (read back by record), else on the CPU
+        self.participants = torch.empty(reps, rounds, dtype=torch.int64,
+                                        device=device if static else None)  # fmt: skip
         self.weight_sum = None  # [R, N] sum_t q_{t,k}, for algorithms that apply weights
         self.recorded: dict[str, torch.Tensor] = {}  # name -> [R, T, ...] on the CPU
         # what the run record itself keeps, from the fields the state's type declares
@@ -419,7 +421,7 @@ class _Run:
         """Record round ``t``: the model, who worked, the applied weights where the
         algorithm applies any, and every recorder's value."""
         self.iterates[:, t + 1] = state.w
-        self.participants[:, t] = self.worked(state, mask).sum(-1)  # read back by record
+        self.participants[:, t] = self.worked(state, mask).sum(-1)
         q = None if self.applied is None else self.applied(state, mask)
         if q is not None:
             self.weight_sum = q.clone() if self.weight_sum is None else self.weight_sum + q
