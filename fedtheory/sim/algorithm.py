@@ -22,8 +22,9 @@ import torch
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.local import _ball_projection, _sgd_steps, local_sgd, project_ball
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -155,15 +156,32 @@ class LocalTraining:
     ) -> torch.Tensor:
         r"""The pairs of ``mask [R, N]`` train locally, then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
-        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
+        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
+        batched torch operations that read nothing back from the device."""
+        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
+            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+            rep, cli = pairs.rep, pairs.cli
+            lr = self.client_lr(t)
+            delta = _sgd_steps(problem, w[rep], cli, steps=self.local_steps, lr=lr,
+                               prox=self.prox, generator=generator)  # fmt: skip
+            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
+        else:
+            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
 
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
-        return w_next if self.radius is None else project_ball(w_next, self.radius)
+        if self.radius is None:
+            return w_next
+        # a static round's model may be non-finite until the runner's batched check
+        return (
+            _ball_projection(w_next, self.radius)
+            if gather.active()
+            else project_ball(w_next, self.radius)
+        )
 
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""

@@ -48,6 +48,21 @@ def local_sgd(
         # the kernel's caller checks w and clients as check_pairs does (once per round)
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
     check_pairs(w, clients, problem.dim, problem.num_clients, owner)
+    return _sgd_steps(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+
+
+def _sgd_steps(
+    problem: FederatedProblem,
+    w: torch.Tensor,
+    clients: torch.Tensor,
+    *,
+    steps: int,
+    lr: float,
+    prox: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """The steps of :func:`local_sgd` with batched torch operations, on checked arguments
+    (nothing is read back from the device: a static round calls it)."""
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)
@@ -105,6 +120,13 @@ def project_ball(
     if center is not None:
         given = center.detach().cpu().numpy() if isinstance(center, torch.Tensor) else center
         center = torch.from_numpy(check_array(given, "center", owner, shape=(w.shape[-1],)))
+    return _ball_projection(w, radius, center)
+
+
+def _ball_projection(
+    w: torch.Tensor, radius: float, center: torch.Tensor | None = None
+) -> torch.Tensor:
+    """:func:`project_ball` on checked arguments (nothing is read back from the device)."""
     if center is None:
         c = torch.zeros(w.shape[-1], dtype=w.dtype, device=w.device)
     else:
