@@ -863,6 +863,19 @@ CONTRACT |= {
         ("theorem", STRING),
         ("replicates", 1),
     ),
+    _m(f"{TG}.drawn", "strategy_family"): Case(
+        tightness.strategy_family,
+        {
+            "theorem": CATALOGUE["divergences.tv_chi_square"],
+            "measure": lambda alpha, p: divergences.total_variation(alpha, p),
+            "instances": hypothesis.strategies.fixed_dictionaries(
+                {"alpha": strategies.simplex(2), "p": strategies.simplex(2)}
+            ),
+            "constants": lambda alpha, p: {"chi2": divergences.chi_square(alpha, p)},
+        },
+        ("instances", STRING),
+        ("draws", 0),
+    ),
     _m(f"{TG}.custom", "register"): Case(
         tightness.register,
         {"family": TV_FAMILY},

@@ -355,18 +355,25 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     return _values(theorem, fixed, boxes)
 
 
+def rebuildable(value):
+    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
+    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
+    ``repr`` omits them), an array as a list, anything else as is."""
+    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
+        return (
+            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
+            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
+            f"noise_std={value.noise_std!r})"
+        )
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
 def _complete(values: Mapping) -> str:
-    """``values`` as text that rebuilds them: a quadratic problem is written as the
-    constructor call with its curvatures ``A``, client minimisers ``c`` and weights (its
-    one-line ``repr`` omits them)."""
+    """``values`` as text that rebuilds them (:func:`rebuildable`)."""
 
     def show(v) -> str:
-        if all(hasattr(v, a) for a in ("A", "c", "alpha", "noise_std")):
-            return (
-                f"{type(v).__name__}(A={np.asarray(v.A).tolist()}, c={np.asarray(v.c).tolist()}, "
-                f"alpha={np.asarray(v.alpha).tolist()}, noise_std={v.noise_std!r})"
-            )
-        return repr(v)
+        v = rebuildable(v)
+        return v if isinstance(v, str) and v.endswith(")") else repr(v)
 
     return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in values.items()) + "}"
 
@@ -495,9 +502,13 @@ def check_theorem(
     ``ranges``, ``fixed`` and ``replicates`` (``"auto"`` searches with
     ``DEFAULT_SEARCH_REPLICATES``), so whether a false bound is caught does not depend on
     the profile's luck; a counterexample is shrunk (small sizes, short decimals) and raised
-    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, pass
-    the family to search instead (``search=dataclasses.replace(FAMILIES[key],
-    theorem=mine)``); ``search=False`` skips it.
+    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, the
+    search runs over the strategy's own choices
+    (:func:`fedtheory.tightness.drawn.strategy_family`: the bounded float choices of
+    :data:`~fedtheory.tightness.drawn.DRAWS` choice sequences drawn with ``seed``, the
+    strategy replayed at every point), no family needed; a family written for
+    the instances may be given instead (``search=dataclasses.replace(FAMILIES[key],
+    theorem=mine)``). ``search=False`` skips the search.
 
     Returns
     -------
@@ -570,8 +581,13 @@ def check_theorem(
                             low_open=True, high_open=True)  # fmt: skip
     seed = check_seed(seed, owner)
     fail_on_inconclusive = check_bool(fail_on_inconclusive, "fail_on_inconclusive", owner)
-    family = _search_family(theorem, measure, search, constants, ranges, fixed, replicates,
-                            owner)  # fmt: skip
+    from fedtheory.tightness import Family
+
+    if search is not True and search is not False and not isinstance(search, Family):
+        raise ParameterError(
+            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
+            f"{search!r} instead."
+        )
     search_budget = check_int(search_budget, "search_budget", owner, low=3)
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
         instances
@@ -641,19 +657,23 @@ def check_theorem(
     # one failure, the first shrunk: an ExceptionGroup of several would hide the verdict
     hypothesis_settings(settings, report_multiple_bugs=False)(given(strategy)(one))()
     result, note = None, "search: not run (search=False)" if search is False else ""
-    if family is None and search is not False:
-        note = (
-            "search: not run (an exact statement)" if not upper
-            else "search: not run (give search=Family to search instances)"
-        )  # fmt: skip
+    family = None
+    if search is not False and not upper:
+        note = "search: not run (an exact statement)"
+    elif search is not False:
+        family = _search_family(theorem, measure, search, constants, instances, ranges, fixed,
+                                replicates, seed)  # fmt: skip
     if family is not None:
         from fedtheory.tightness import search as run_search
 
         result = run_search(family, budget=search_budget, seed=seed)
         if result.counterexample is not None and replicates is not None and search is True:
             # judged like one more example (Bonferroni level, the examples' replicates)
-            at = dict(result.counterexample.evaluation.constants)
-            again = judged(at, at, f"{theorem.title} at {_complete(at)}")
+            cex = result.counterexample
+            at = dict(cex.evaluation.constants)
+            rebuild = getattr(family.evaluate, "instance_at", None)  # a drawn instance
+            values = at if rebuild is None else rebuild(cex.integers, cex.vector())
+            again = judged(values, at, f"{theorem.title} at {_complete(values)}")
             if again.outcome is not Verdict.VIOLATED:
                 note = (
                     f"search: its counterexample at {at} was not confirmed by an independent "
@@ -681,20 +701,17 @@ def _example_seed(seed: int, values: Mapping, batch: int) -> int:
     return int(np.random.SeedSequence([seed, *words.tolist(), batch]).generate_state(1)[0])
 
 
-def _search_family(theorem, measure, search, constants, ranges, fixed, replicates, owner):
-    """The family searched after the examples (None: no search), module docstring."""
+def _search_family(theorem, measure, search, constants, instances, ranges, fixed, replicates,
+                   seed):  # fmt: skip
+    """The family searched after the examples: ``search`` when a Family; over the drawn
+    instances (:func:`fedtheory.tightness.drawn.strategy_family`) with ``instances``; else
+    over the theorem's parameters."""
     from fedtheory.tightness import Family, theorem_family
+    from fedtheory.tightness.drawn import strategy_family
 
-    if search is False:
-        return None
     if isinstance(search, Family):
         return search
-    if search is not True:
-        raise ParameterError(
-            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
-            f"{search!r} instead."
-        )
-    if constants is not None or theorem.kind != "upper bound":
-        return None
     reps = DEFAULT_SEARCH_REPLICATES if replicates == "auto" else replicates
+    if constants is not None:
+        return strategy_family(theorem, measure, instances, constants, replicates=reps, seed=seed)
     return theorem_family(theorem, measure, ranges=ranges, fixed=fixed, replicates=reps)

@@ -279,6 +279,8 @@ class Family:
                 f"The 'evaluate' parameter of Family must return a Measurement. Got "
                 f"{type(m).__name__} instead."
             )
+        if math.isnan(m.measured) and not m.constants:  # no instance here (rejected draw)
+            return self._failed(judge, {}, "")
         missing = [p for p in self.theorem.parameters if p not in m.constants]
         if missing:
             raise ParameterError(
