@@ -762,3 +762,14 @@ class InstanceOf(Instance):
 
         module, _, name = self.path.partition(":")
         return getattr(importlib.import_module(module), name)
+
+
+def record(**constraints: Constraint) -> Callable:
+    """Declare a (data)class's constructor parameters: ``@record(...)`` above
+    ``@dataclass`` checks and converts the fields as :func:`declare` does for a function."""
+
+    def wrap(cls: type) -> type:
+        cls.__init__ = declare(**constraints)(cls.__init__)
+        return cls
+
+    return wrap

@@ -226,9 +226,15 @@ def _finite(result: Any, depth: int = 0) -> bool:
 ASSERTIONS = "fedtheory.testing.assertions:"
 """The property-test assertions: an AssertionError is their verdict, not a raw error."""
 OVERFLOW_BY_DESIGN = {
-    "fedtheory.problems.quadratic:QuadraticProblem.grad": "the simulator's inner loop: an "
-    "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
-    "after the round (DivergenceError naming the round), not refused here",
+    **dict.fromkeys(
+        [
+            "fedtheory.problems.quadratic:QuadraticProblem.grad",
+            "fedtheory.problems.base:FederatedProblem.grad",
+        ],
+        "the simulator's inner loop: an "
+        "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
+        "after the round (DivergenceError naming the round), not refused here",
+    ),
     **dict.fromkeys(
         [
             "fedtheory.bounds.divergences:chi_square",
