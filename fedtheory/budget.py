@@ -15,7 +15,9 @@ variable ``FEDTHEORY_MAX_SECONDS`` (seconds), else :data:`DEFAULT_SECONDS` (10 m
 a tensor ``[R, T, N, ...]`` touched, small matrix factorisations, floating-point operations
 -- at the optimistic unit costs below (a fast, idle machine: the estimate is a lower bound,
 so a call is refused only when it cannot finish within the budget), and
-:func:`check_seconds` refuses an estimate above the budget the same way.
+:func:`check_seconds` refuses an estimate above the budget the same way. A sweep's estimate
+(:func:`task_seconds`) is the sum over its tasks of rounds x replicates x clients x
+dimension x local steps read from each task's settings.
 
 This module does not import torch, so a sweep's configuration is checked without it.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Mapping
 from pathlib import Path
 
 from fedtheory.errors import ParameterError
@@ -39,6 +42,7 @@ __all__ = [
     "check_seconds",
     "seconds",
     "size",
+    "task_seconds",
 ]
 
 ENV = "FEDTHEORY_MAX_MEMORY"
@@ -198,3 +202,34 @@ def check_seconds(
         f"{owner} would take at least about {estimate:.3g} s ({what}), more than {source} "
         f"({limit:g} s). Use {fixes}, or raise {TIME_ENV} / max_seconds."
     )
+
+
+WORK_SETTINGS = {
+    "rounds": ("rounds", "horizon", "T"),
+    "replicates": ("replicates",),
+    "clients": ("num_clients", "clients", "N"),
+    "dim": ("dim", "d"),
+    "steps": ("local_steps", "E"),
+}
+"""The settings a sweep's task names its work by (the first present of each), as the
+validations and the simulator spell them."""
+
+
+def _setting(settings: Mapping, names: tuple[str, ...]) -> float:
+    """The first of ``names`` in ``settings`` that is a number >= 1, else 1."""
+    for name in names:
+        value = settings.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
+            return float(value)
+    return 1.0
+
+
+def task_seconds(settings: Mapping) -> float:
+    """Optimistic time of one sweep task from its settings: a run of ``rounds`` rounds
+    (:data:`WORK_SETTINGS`) costs ``rounds x (1 + steps)`` loop iterations and ``rounds x
+    replicates x clients x dim x steps`` cells; a task naming no rounds is estimated at 0
+    (its work is not known from its settings)."""
+    if not any(name in settings for name in WORK_SETTINGS["rounds"]):
+        return 0.0
+    t, r, n, d, e = (_setting(settings, names) for names in WORK_SETTINGS.values())
+    return seconds(rounds=t * (1 + e), cells=r * t * n * d * e)

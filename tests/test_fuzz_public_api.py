@@ -21,13 +21,16 @@ callable without a declaration fails :func:`test_every_public_callable_declares_
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import inspect
 import math
 import pkgutil
 import signal
+import tempfile
 import warnings
 from collections import Counter
+from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,6 +39,7 @@ import pytest
 import torch
 
 import fedtheory
+from fedtheory.availability import TraceReplay
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, Instance, constraints_of
 from fedtheory.errors import FedTheoryError
@@ -70,12 +74,16 @@ def _modules() -> list[str]:
 
 
 def _takes_input(obj: Any) -> bool:
-    """Whether a callable takes arguments to check: records (NamedTuples), errors,
-    protocols and argument-free functions do not."""
+    """Whether a callable takes arguments to check: records (NamedTuples, dataclasses that
+    check nothing: results a library function fills), enumerations, errors, protocols and
+    argument-free functions do not."""
     if inspect.isclass(obj):
-        if issubclass(obj, BaseException) or Protocol in obj.__mro__[1:]:
+        if issubclass(obj, BaseException | Enum) or Protocol in obj.__mro__[1:]:
             return False
         if issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            return False
+        record = dataclasses.is_dataclass(obj) and not hasattr(obj, "__post_init__")
+        if record and constraints_of(obj) is None:
             return False
     try:
         params = inspect.signature(obj).parameters
@@ -171,6 +179,20 @@ EXTRA_INSTANCES = [
 POOL = _pool() + EXTRA_INSTANCES
 
 
+def _trace_file() -> Path:
+    path = Path(tempfile.mkdtemp()) / "trace.json"
+    path.write_text("[[0], [1, 2]]")
+    return path
+
+
+EXTRA_CALLS = {
+    "fedtheory.availability.trace:TraceReplay.from_file": (
+        TraceReplay.from_file, {"path": _trace_file(), "num_clients": 3}),
+}  # fmt: skip
+"""Valid calls outside the contract table that the declarations' examples cannot build
+(a file that exists with valid content)."""
+
+
 def _instance_of(kind: type) -> Any:
     for obj in POOL:
         if isinstance(obj, kind):
@@ -190,6 +212,8 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     valid call, else one generated from the declaration (``LookupError`` if none)."""
     if key in CONTRACT:
         return CONTRACT[key].call, dict(CONTRACT[key].valid)
+    if key in EXTRA_CALLS:
+        return EXTRA_CALLS[key][0], dict(EXTRA_CALLS[key][1])
     call = obj
     owner = _owner_class(key)
     if owner is not None and inspect.isfunction(inspect.getattr_static(owner, key.split(".")[-1])):

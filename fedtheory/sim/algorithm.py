@@ -23,7 +23,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -133,7 +133,7 @@ class LocalTraining:
         rep, cli = mask.nonzero(as_tuple=True)
         if rep.numel() == 0:
             return rep, cli, w.new_zeros(0, w.shape[-1])
-        delta = local_sgd(
+        delta = sgd_updates(
             problem,
             w[rep],
             cli,
@@ -163,7 +163,7 @@ class LocalTraining:
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
-        return w_next if self.radius is None else project_ball(w_next, self.radius)
+        return w_next if self.radius is None else ball_projection(w_next, self.radius)
 
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""
@@ -209,5 +209,5 @@ class LocalTraining:
             w, -v, opt.server, lr=self.server_rate(t), opt=tr.server, active=mask.any(-1)
         )
         if self.radius is not None:
-            w_next = project_ball(w_next, self.radius)
+            w_next = ball_projection(w_next, self.radius)
         return w_next, TrainingState(client, server)

@@ -111,7 +111,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.optimizer import TrainingState
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 __all__ = [
     "LOSSES",
@@ -607,7 +607,7 @@ def _reference(problem, alg: CaFed, mask, w, gen):
         v = np.zeros_like(w)
         for k in active:
             if q[k] > 0:
-                v += q[k] * local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, v, t)
+                v += q[k] * local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

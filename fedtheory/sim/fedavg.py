@@ -25,7 +25,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU, StatefulAggregator
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.optimizer import TrainingState
-from fedtheory.sim.reference import fedau_omega, local_update, reference_loop, server_update
+from fedtheory.sim.reference import fedau_omega, local_step, reference_loop, server_step
 
 
 class FedAvgState(NamedTuple):
@@ -116,7 +116,7 @@ def _reference(problem, alg: FedAvg, mask, w, gen):
     for t, m in enumerate(mask):
         v = np.zeros_like(w)
         for k in np.flatnonzero(m):
-            v += weights[t, k] * local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, v, t)
+            v += weights[t, k] * local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

@@ -26,7 +26,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_mask
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tensor:
@@ -99,8 +99,8 @@ def _reference(problem, alg: FedLaAvg, mask, w, gen):
     for t, m in enumerate(mask):
         available = sorted(np.flatnonzero(m), key=lambda i: last[i])  # stable sort
         for k in available[: alg.clients_per_round]:
-            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+            latest[k] = local_step(problem, alg, w, k, t, gen(t))
             last[k] = t
-        w = server_update(alg, w, latest.mean(axis=0), t)
+        w = server_step(alg, w, latest.mean(axis=0), t)
         out.append(w)
     return out

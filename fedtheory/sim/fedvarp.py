@@ -23,7 +23,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 class FedVARPState(NamedTuple):
@@ -80,9 +80,9 @@ def _reference(problem, alg: FedVARP, mask, w, gen):
         if active.size == 0 and alg.skip_empty_rounds:
             v = np.zeros_like(w)
         for k in active:
-            delta = local_update(problem, alg, w, k, t, gen(t))
+            delta = local_step(problem, alg, w, k, t, gen(t))
             v = v + (delta - latest[k]) / active.size
             latest[k] = delta
-        w = server_update(alg, w, v, t)
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

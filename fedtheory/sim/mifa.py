@@ -19,7 +19,7 @@ import torch
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 class MIFAState(NamedTuple):
@@ -60,7 +60,7 @@ def _reference(problem, alg: MIFA, mask, w, gen):
     out = [w]
     for t, m in enumerate(mask):
         for k in np.flatnonzero(m):
-            latest[k] = local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, latest.mean(axis=0), t)
+            latest[k] = local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, latest.mean(axis=0), t)
         out.append(w)
     return out
