@@ -29,6 +29,7 @@ import resource
 from collections.abc import Mapping
 from pathlib import Path
 
+from fedtheory.constraints import MappingOf, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int
 
@@ -224,6 +225,7 @@ def _setting(settings: Mapping, names: tuple[str, ...]) -> float:
     return 1.0
 
 
+@declare(settings=MappingOf())
 def task_seconds(settings: Mapping) -> float:
     """Optimistic time of one sweep task from its settings: a run of ``rounds`` rounds
     (:data:`WORK_SETTINGS`) costs ``rounds x (1 + steps)`` loop iterations and ``rounds x

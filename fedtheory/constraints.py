@@ -29,12 +29,14 @@ The 'p' parameter of bernoulli must be a finite real number in (0, 1]. Got 1.5 (
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from numbers import Integral
 from numbers import Real as _Real
 from pathlib import Path
@@ -68,6 +70,7 @@ __all__ = [
     "Text",
     "constraints_of",
     "declare",
+    "trusted",
 ]
 
 HUGE_INT = 2**70
@@ -728,22 +731,27 @@ class Mask(Constraint):
     as given, its entries never read: a mask's every value is valid)."""
 
     def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, none=False):
-        self.ndim = len(shape) if shape is not None else ndim
+        self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
+        shape = shape[1:] if self.leading else shape
+        self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.tensor, self.min_size, self.none = shape, tensor, min_size, none
 
     def describe(self, args):
         what = "a torch.bool tensor" if self.tensor else "a boolean (0/1) array"
         want = None if self.shape is None else tuple(_dimension(s, args) for s in self.shape)
         if want is not None:
-            return what + " of shape (" + ", ".join("any" if s is None else str(s)
-                                                    for s in want) + ")"  # fmt: skip
+            dims = ["..."] * self.leading + ["any" if s is None else str(s) for s in want]
+            return what + " of shape (" + ", ".join(dims) + ")"
         return what + ("" if self.ndim is None else f" with {self.ndim} dimension(s)")
 
     def _shape_ok(self, shape, args) -> bool:
         if self.ndim is not None and len(shape) != self.ndim:
             return False
         want = None if self.shape is None else [_dimension(s, args) for s in self.shape]
-        return all(w in (None, n) for w, n in zip(want or (), shape, strict=False))
+        if want is not None and len(shape) < len(want):
+            return False
+        trailing = shape[len(shape) - len(want or ()) :] if self.leading else shape
+        return all(w in (None, n) for w, n in zip(want or (), trailing, strict=False))
 
     def convert(self, value, args):
         if self.tensor:
@@ -907,9 +915,25 @@ def overflow(owner: str, values: Mapping[str, Any]) -> ParameterError:
     sizes = {k: _magnitude(v) for k, v in values.items() if k != "self"}
     name = max(sizes, key=sizes.get)
     return ParameterError(
-        f"The '{name}' parameter of {owner} must be small enough for the result to be finite "
-        f"(it overflows). Got a value of magnitude {sizes[name]:g} instead."
+        f"The '{name}' parameter of {owner} must keep the result finite (it is NaN or inf: an "
+        f"overflow, or a zero denominator). Got the largest magnitude, {sizes[name]:g}, there."
     )
+
+
+_TRUSTED = contextvars.ContextVar("fedtheory_trusted_arguments", default=False)
+
+
+@contextlib.contextmanager
+def trusted() -> Iterator[None]:
+    """Within this context declared functions run without their checks: the simulator's
+    rounds (:func:`fedtheory.sim.simulate`) call the algorithms' ``step``, the aggregators'
+    ``weights`` and the problems' ``grad`` with arguments it built itself, every round, and
+    checked them once at the entry (a check per call would cost more than the round)."""
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
 
 
 def declare(*names: str, finite_result: bool = False, **constraints: Constraint) -> Callable:
@@ -934,6 +958,8 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
+            if _TRUSTED.get():
+                return fn(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             values = bound.arguments

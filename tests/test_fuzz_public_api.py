@@ -44,6 +44,9 @@ from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, Instance, constraints_of
 from fedtheory.errors import FedTheoryError
 from fedtheory.optim import WeightInstance
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import CaFed, FedAWE
+from fedtheory.sim.evaluation import ClientMean
 from tests.test_public_api_contract import CONTRACT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -117,6 +120,8 @@ def discover() -> dict[str, Any]:
             for attr, raw in vars(obj).items():
                 if attr.startswith("_"):
                     continue
+                if Protocol in obj.__mro__[1:]:
+                    break  # an interface: its implementations are the callables
                 if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
                     found[f"{module_name}:{name}.{attr}"] = getattr(obj, attr)
     return {k: v for k, v in found.items() if _takes_input(v)}
@@ -174,9 +179,36 @@ def _pool() -> list[Any]:
 
 EXTRA_INSTANCES = [
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
+    CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
+    ClientMean(FedAWE(lr=0.1)),
 ]
 """Valid objects of classes outside the contract table."""
-POOL = _pool() + EXTRA_INSTANCES
+POOL = EXTRA_INSTANCES + _pool()
+
+
+def _instance_of(kind: type) -> Any:
+    for obj in POOL:
+        if isinstance(obj, kind):
+            return obj
+    raise LookupError(kind)
+
+
+def _states() -> list[Any]:
+    """The states the pool's algorithms and aggregators start from (two replicates, on the
+    pool's first problem): what their ``step``, ``weights`` and ``update`` take."""
+    problem = _instance_of(FederatedProblem)
+    w0 = torch.zeros(2, problem.dim, dtype=torch.float64)
+    states = []
+    for obj in POOL:
+        if inspect.isclass(obj) or not callable(getattr(obj, "init", None)):
+            continue
+        with contextlib.suppress(Exception):
+            states.append(obj.init(problem, w0) if hasattr(obj, "step") else
+                          obj.init(2, problem.num_clients))  # fmt: skip
+    return states
+
+
+POOL += _states()
 
 
 def _trace_file() -> Path:
@@ -191,13 +223,6 @@ EXTRA_CALLS = {
 }  # fmt: skip
 """Valid calls outside the contract table that the declarations' examples cannot build
 (a file that exists with valid content)."""
-
-
-def _instance_of(kind: type) -> Any:
-    for obj in POOL:
-        if isinstance(obj, kind):
-            return obj
-    raise LookupError(kind)
 
 
 def _owner_class(key: str) -> type | None:

@@ -60,7 +60,7 @@ def _one_line(call, name: str) -> str:
         (lambda: server_update(ALG, [0.0, math.nan], [0.0, 0.0], 0), "w", "finite"),
         (lambda: server_update(ALG, [0.0, 0.0], [math.inf, 0.0], 0), "v", "finite"),
         (lambda: local_sgd(QUAD, torch.ones(1, 2, dtype=torch.float64), torch.tensor([0]),
-                           steps=2, lr=1e308), "lr", "result to be finite"),
+                           steps=2, lr=1e308), "lr", "keep the result finite"),
         (lambda: local_sgd(QUAD, torch.tensor([[0.0, math.nan]], dtype=torch.float64),
                            torch.tensor([0]), steps=1, lr=0.1), "w", "finite"),
     ],

@@ -158,7 +158,8 @@ def fedau_participation_probabilities(
     p : array [N]
     """
     owner = "fedau_participation_probabilities"
-    counts = label_counts
+    top = label_counts.max(axis=1, keepdims=True)  # rows scaled first: no overflow in the sum
+    counts = label_counts / np.where(top > 0, top, 1.0)
     totals = counts.sum(axis=1, keepdims=True)
     if counts.size == 0 or np.any(totals <= 0):
         raise ParameterError(

@@ -47,6 +47,13 @@ def _check_positive(w: np.ndarray, m: int, owner: str) -> None:
         )
 
 
+def _scaled(weights: np.ndarray) -> np.ndarray:
+    """Weights divided by their row's largest (the laws here depend only on ratios): no
+    overflow or underflow from weights near the ends of float64 (1e308, denormals)."""
+    top = weights.max(axis=-1, keepdims=True)
+    return weights / np.where(top > 0, top, 1.0)
+
+
 @declare(
     weights=Array(ndim=2, low=0.0),
     m=Integer(1, "weights[1]"),
@@ -70,8 +77,8 @@ def successive_sample(weights: object, m: int, generator: np.random.Generator) -
     generator : numpy Generator
         Source of randomness (one ``standard_exponential`` of shape ``[R, N]``).
     """
-    w = weights
-    _check_positive(w, m, "successive_sample")
+    _check_positive(weights, m, "successive_sample")
+    w = _scaled(weights)
     race = generator.standard_exponential(w.shape)  # [R, N]
     keys = np.divide(race, w, out=np.full(w.shape, np.inf), where=w > 0)  # [R, N]
     chosen = np.argpartition(keys, m - 1, axis=1)[:, :m]  # [R, m]
@@ -105,7 +112,7 @@ def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     >>> successive_inclusion_probabilities([0.9, 0.6, 0.3, 0.2], 2).round(4)
     array([0.7723, 0.6317, 0.3537, 0.2423])
     """
-    owner, w = "successive_inclusion_probabilities", weights
+    owner, w = "successive_inclusion_probabilities", _scaled(weights)
     _check_positive(w, m, owner)
     num_clients = check_int(w.size, "len(weights)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
     members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^N, N]
@@ -127,7 +134,7 @@ def capped_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     :math:`(m-k)\,w_{(k)}\le\sum_{j\ge k}w_{(j)}` (weights sorted decreasingly, 0-based);
     then :math:`c=(m-k)/\sum_{j\ge k}w_{(j)}` (exact).
     """
-    w = weights
+    w = _scaled(weights)
     ordered = -np.sort(-w, axis=1)  # [R, N] decreasing
     tail = np.cumsum(ordered[:, ::-1], axis=1)[:, ::-1]  # [R, N] sum_{j >= k}
     k = np.arange(w.shape[1])

@@ -19,6 +19,14 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
+from fedtheory.constraints import (
+    VOCABULARY,
+    Constraint,
+    Generator,
+    Instance,
+    Mask,
+    Tensor,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
@@ -39,6 +47,27 @@ from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
 @runtime_checkable
 class AlgorithmState(Protocol):
     w: torch.Tensor  # [R, d] server model of every replicate
+
+
+INIT = dict(
+    problem=Instance(FederatedProblem),
+    w0=Tensor(dtype="floating", shape=(None, "problem.dim")),
+)
+"""The declared arguments of an algorithm's ``init``: the problem and the initial models
+``w0 [R, d]``."""
+
+
+def round_arguments(state: type) -> dict[str, Constraint]:
+    """The declared arguments of an algorithm's ``step``: the problem, its ``state`` (an
+    instance of this type), round ``t``'s availability ``mask [R, N]`` (``torch.bool``),
+    ``t`` and the generator of the round's gradient noise."""
+    return dict(
+        problem=Instance(FederatedProblem),
+        state=Instance(state),
+        mask=Mask(tensor=True, shape=("state.w[0]", "problem.num_clients")),
+        t=VOCABULARY["t"],
+        generator=Generator(none=True),
+    )
 
 
 @runtime_checkable

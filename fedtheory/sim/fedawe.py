@@ -34,10 +34,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.params import check_choice, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.reference import local_step, reference_loop
 from fedtheory.sim.schedules import Schedule
@@ -108,12 +109,14 @@ class FedAWE(LocalTraining):
             name = "fedawe" if self.variant == "paper" else "fedawe[code]"
             object.__setattr__(self, "name", name)
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAWEState:
         r, n = w0.shape[0], problem.num_clients
         x = w0[:, None, :].expand(r, n, -1).clone()
         tau = torch.full((r, n), -1, dtype=torch.int64, device=w0.device)
         return FedAWEState(w0, x, tau)
 
+    @declare(**round_arguments(FedAWEState))
     def step(
         self,
         problem: FederatedProblem,

@@ -20,11 +20,12 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import check_mask
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -68,11 +69,13 @@ class FedLaAvg(LocalTraining):
         super().__post_init__()
         check_int(self.clients_per_round, "clients_per_round", "FedLaAvg", low=1)
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
         r, n = w0.shape[0], problem.num_clients
         last = torch.full((r, n), -1, dtype=torch.int64, device=w0.device)
         return FedLaAvgState(w0, empty_table(r, n, w0.shape[1], w0.device), last)
 
+    @declare(**round_arguments(FedLaAvgState))
     def step(
         self,
         problem: FederatedProblem,

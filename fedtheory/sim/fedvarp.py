@@ -18,10 +18,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.params import check_bool
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -43,11 +44,13 @@ class FedVARP(LocalTraining):
         super().__post_init__()
         check_bool(self.skip_empty_rounds, "skip_empty_rounds", "FedVARP")
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:
         return FedVARPState(
             w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device)
         )
 
+    @declare(**round_arguments(FedVARPState))
     def step(
         self,
         problem: FederatedProblem,

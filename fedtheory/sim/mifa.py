@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -34,9 +35,11 @@ class MIFA(LocalTraining):
 
     name: str = "mifa"
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MIFAState:
         return MIFAState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device))
 
+    @declare(**round_arguments(MIFAState))
     def step(
         self,
         problem: FederatedProblem,

@@ -27,9 +27,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -45,11 +46,13 @@ class MimiC(LocalTraining):
 
     name: str = "mimic"
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MimiCState:
         shape = (w0.shape[0], problem.num_clients, w0.shape[1])
         c = torch.zeros(shape, dtype=torch.float64, device=w0.device)
         return MimiCState(w0, c)
 
+    @declare(**round_arguments(MimiCState))
     def step(
         self,
         problem: FederatedProblem,

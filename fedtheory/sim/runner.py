@@ -19,7 +19,16 @@ import torch
 from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, Bool, Instance, Integer, MappingOf, Probabilities, declare
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Instance,
+    Integer,
+    MappingOf,
+    Probabilities,
+    declare,
+    trusted,
+)
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import fused
 from fedtheory.problems.base import FederatedProblem
@@ -198,8 +207,8 @@ def simulate(
                         keep_masks=keep_masks, record=record, max_memory=max_memory,
                         max_seconds=max_seconds, device=device)  # fmt: skip
     kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
-    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
-        _loop(run, state, problem, availability, algorithm)
+    with fused.owns_the_cores() if kernel else contextlib.nullcontext(), trusted():
+        _loop(run, state, problem, availability, algorithm)  # arguments checked above
     return finished_record(run.label, run.record, rounds)
 
 
