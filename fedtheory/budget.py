@@ -29,9 +29,8 @@ import resource
 from collections.abc import Mapping
 from pathlib import Path
 
-from fedtheory.constraints import MappingOf, declare
+from fedtheory.constraints import Bytes, Integer, MappingOf, Real, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int
 
 __all__ = [
     "DEFAULT_SECONDS",
@@ -64,26 +63,10 @@ MATRIX_SECONDS = 2e-6
 FLOP_SECONDS = 2e-10
 """Cost of one floating-point operation of dense linear algebra (5 GFLOP/s)."""
 
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
 
 def _parse_bytes(value: object, name: str, owner: str) -> int:
     """A byte count from an int or a string such as ``"512M"``/``"8G"``."""
-    if isinstance(value, str):
-        text = value.strip().upper().removesuffix("B")
-        unit = text[-1:] if text[-1:] in _SUFFIX else ""
-        number = text[: len(text) - len(unit)].strip()
-        try:
-            amount = float(number)
-        except ValueError:
-            amount = -1.0
-        if not amount > 0 or amount * _SUFFIX[unit] > 2**62:
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a positive number of bytes, "
-                f"optionally with a suffix K, M, G or T (e.g. '8G'). Got {value!r} instead."
-            )
-        return int(amount * _SUFFIX[unit])
-    return check_int(value, name, owner, low=1)
+    return Bytes().check(value, name, owner, {})
 
 
 def _status_bytes(field: str) -> int:
@@ -129,6 +112,7 @@ def available_bytes() -> int | None:
     return min(found) if found else None
 
 
+@declare(max_memory=Bytes(none=True), owner=Text())
 def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
     """The byte budget of a call and where it comes from (for the error message)."""
     if max_memory is not None:
@@ -139,6 +123,7 @@ def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
     return available_bytes(), "the available memory"
 
 
+@declare(b=Integer(0))
 def size(b: int) -> str:
     """``b`` bytes in readable units (``1.5 GiB``)."""
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -147,6 +132,7 @@ def size(b: int) -> str:
     return f"{b} B"
 
 
+@declare(nbytes=Integer(0), owner=Text(), what=Text(), fixes=Text())
 def check_bytes(
     nbytes: int, owner: str, *, what: str, fixes: str, max_memory: object = None
 ) -> None:
@@ -163,6 +149,7 @@ def check_bytes(
     )
 
 
+@declare(rounds=Real(0.0), cells=Real(0.0), matrices=Real(0.0), flops=Real(0.0))
 def seconds(*, rounds: float = 0, cells: float = 0, matrices: float = 0, flops: float = 0) -> float:
     """Optimistic time of a call doing this much work (module docstring: unit costs)."""
     return (rounds * ROUND_SECONDS + cells * CELL_SECONDS + matrices * MATRIX_SECONDS
@@ -192,6 +179,7 @@ def _parse_seconds(value: object, name: str, owner: str) -> float:
     return x
 
 
+@declare("max_seconds", estimate=Real(0.0), owner=Text(), what=Text(), fixes=Text())
 def check_seconds(
     estimate: float, owner: str, *, what: str, fixes: str, max_seconds: object = None
 ) -> None:

@@ -50,10 +50,12 @@ from fedtheory.params import MAX_SIZE, STOCHASTIC_ATOL, interval
 __all__ = [
     "Array",
     "Bool",
+    "Bytes",
     "Constraint",
     "Device",
     "Function",
     "Generator",
+    "Having",
     "Indices",
     "Instance",
     "Integer",
@@ -633,22 +635,31 @@ class Indices(Tensor):
 
 
 class MappingOf(Constraint):
-    """A mapping (a dict of names to values), returned as a dict; ``None`` gives ``{}``."""
+    """A mapping (a dict of names to values), returned as a dict; ``None`` gives ``{}``.
+    With ``values`` (a :class:`Constraint`, e.g. :class:`Function`), string keys and values
+    it accepts, called ``plural`` in the message."""
 
-    def __init__(self):
-        self.none = True
+    def __init__(self, values: Constraint | None = None, plural: str = "values"):
+        self.none, self.values, self.plural = True, values, plural
 
     def check(self, value, name, owner, args):
         return {} if value is None else super().check(value, name, owner, args)
 
     def describe(self, args):
-        return "a mapping (dict) of names to values"
+        return f"a mapping (dict) of names to {self.plural}"
 
     def convert(self, value, args):
-        return dict(value) if isinstance(value, Mapping) else None
+        if not isinstance(value, Mapping):
+            return None
+        if self.values is None:
+            return dict(value)
+        items = {k: self.values.convert(v, args) for k, v in value.items()}
+        ok = all(isinstance(k, str) and v is not None for k, v in items.items())
+        return items if ok else None
 
     def hostile(self):
-        return [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+        bad = [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+        return bad + ([("bad value", {"a": object()})] if self.values is not None else [])
 
     def example(self, args):
         return {}
@@ -721,7 +732,13 @@ class Instance(Constraint):
         return value if ok else None
 
     def hostile(self):
-        return [*super().hostile(), ("number", 1.0), ("string", "x")]
+        others = [("number", 1.0), ("string", "x"), ("bytes", b"x")]
+        return [*super().hostile(), *[(k, v) for k, v in others if not isinstance(v, self.kind)]]
+
+    def example(self, args):
+        if self.kind in (str, bytes, tuple, dict):
+            return self.kind()
+        raise LookupError(f"no example of {self.kind.__name__}: draw one from valid objects")
 
 
 class Mask(Constraint):
@@ -790,6 +807,35 @@ class Mask(Constraint):
         return mask
 
 
+class Bytes(Constraint):
+    """A number of bytes: a positive integer or a string with a suffix ``K``, ``M``, ``G``
+    or ``T`` (``"8G"``); returned as an int."""
+
+    _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a positive number of bytes, optionally with a suffix K, M, G or T (e.g. '8G')"
+
+    def convert(self, value, args):
+        if not isinstance(value, str):
+            return Integer(1).convert(value, args)
+        text = value.strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in self._SUFFIX else ""
+        amount = float(text[: len(text) - len(unit)].strip())  # ValueError: refused
+        ok = amount > 0 and amount * self._SUFFIX[unit] <= 2**62
+        return int(amount * self._SUFFIX[unit]) if ok else None
+
+    def hostile(self):
+        return [*super().hostile(), ("zero", 0), ("negative", "-1G"), ("unit", "8X"),
+                ("float", 1.5), ("nan", "nan")]  # fmt: skip
+
+    def example(self, args):
+        return "1G"
+
+
 class Location(Constraint):
     """A file or folder path: a non-empty string or an ``os.PathLike``, returned as a
     :class:`pathlib.Path`; ``suffixes``: its allowed endings (``".json"``); ``exists``: a
@@ -847,6 +893,23 @@ class Device(Constraint):
 
     def example(self, args):
         return None
+
+
+class Having(Constraint):
+    """An object with these attributes (an algorithm: ``init`` and ``step``; a state record:
+    ``_fields``), whatever its class."""
+
+    def __init__(self, *attributes: str, none: bool = False):
+        self.attributes, self.none = attributes, none
+
+    def describe(self, args):
+        return "an object with " + ", ".join(self.attributes)
+
+    def convert(self, value, args):
+        return value if all(hasattr(value, a) for a in self.attributes) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("number", 1.0), ("string", "x")]
 
 
 def _owner(fn: Callable) -> str:

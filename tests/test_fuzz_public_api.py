@@ -41,12 +41,14 @@ import torch
 import fedtheory
 from fedtheory.availability import TraceReplay
 from fedtheory.budget import ENV, TIME_ENV
-from fedtheory.constraints import Constraint, Instance, constraints_of
+from fedtheory.constraints import Constraint, constraints_of
 from fedtheory.errors import FedTheoryError
+from fedtheory.io import import_file, load_npz, save_npz
 from fedtheory.optim import WeightInstance
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
+from fedtheory.sim.memory import empty_table
 from tests.test_public_api_contract import CONTRACT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -181,6 +183,7 @@ EXTRA_INSTANCES = [
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
     CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
     ClientMean(FedAWE(lr=0.1)),
+    empty_table(2, 3, 2),
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -211,15 +214,21 @@ def _states() -> list[Any]:
 POOL += _states()
 
 
-def _trace_file() -> Path:
-    path = Path(tempfile.mkdtemp()) / "trace.json"
-    path.write_text("[[0], [1, 2]]")
+def _file(name: str, text: str = "") -> Path:
+    path = Path(tempfile.mkdtemp()) / name
+    if name.endswith(".npz"):
+        save_npz(path, {"x": np.zeros(2)})
+    else:
+        path.write_text(text)
     return path
 
 
 EXTRA_CALLS = {
     "fedtheory.availability.trace:TraceReplay.from_file": (
-        TraceReplay.from_file, {"path": _trace_file(), "num_clients": 3}),
+        TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
+    "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
+    "fedtheory.io:import_file": (
+        import_file, {"path": _file("module.py", "X = 1\n"), "owner": "f", "prefix": "m"}),
 }  # fmt: skip
 """Valid calls outside the contract table that the declarations' examples cannot build
 (a file that exists with valid content)."""
@@ -249,7 +258,10 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     for name, p in inspect.signature(call).parameters.items():
         if name in constraints:
             c = constraints[name]
-            value = _instance_of(c.kind) if isinstance(c, Instance) else c.example(args)
+            try:
+                value = c.example(args)
+            except LookupError:  # an instance of a class: drawn from the valid objects
+                value = _instance_of(c.kind)
         elif p.default is not inspect.Parameter.empty:
             continue
         else:

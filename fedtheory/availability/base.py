@@ -16,7 +16,7 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import VOCABULARY, Device, Integer, Size, declare
+from fedtheory.constraints import VOCABULARY, Device, Integer, Size, declare, trusted
 
 
 @declare("seed")
@@ -78,9 +78,10 @@ class AvailabilityProcess(ABC):
                       what=f"{t} rounds of a mask [{r}, {t}, {n}]",
                       fixes="fewer rounds or replicates (sample a window with start=)",
                       max_seconds=max_seconds)  # fmt: skip
-        if device.type == "cpu":
-            return torch.from_numpy(self._sample(*args))
-        return self._sample_on(*args, device)
+        with trusted():  # the window was checked above: the per-round draws are not re-checked
+            if device.type == "cpu":
+                return torch.from_numpy(self._sample(*args))
+            return self._sample_on(*args, device)
 
     def _sample_on(
         self, rounds: int, replicates: int, seed: int, start: int, device: torch.device

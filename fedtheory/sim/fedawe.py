@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import declare
+from fedtheory.constraints import Real, Tensor, declare
 from fedtheory.params import check_choice, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
@@ -66,6 +66,7 @@ class CodeRate:
         return self.base(t) / math.sqrt(t / 10 + 1)
 
 
+@declare(v=Tensor(dtype="floating", shape=(..., None)), max_norm=Real(0.0, low_open=True))
 def clip_norm(v: torch.Tensor, max_norm: float) -> torch.Tensor:
     r""":math:`v\min(1,c/\|v\|)` row-wise for ``v [..., d]`` (norm at most ``max_norm``)."""
     norm = v.norm(dim=-1, keepdim=True)

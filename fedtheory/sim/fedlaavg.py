@@ -20,29 +20,24 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import declare
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_size
+from fedtheory.constraints import Mask, Size, Tensor, declare
+from fedtheory.params import check_int
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import check_mask
 from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
+@declare(
+    mask=Mask(tensor=True, shape=(None, None)),
+    last=Tensor(dtype="int64", shape=("mask[0]", "mask[1]"), low=-1.0),
+    k=Size(),
+)
 def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tensor:
     """Select, per replicate, the ``k`` available clients with the smallest ``last``.
 
     ``mask [R, N]`` bool, ``last [R, N]`` int64 (last participation round, -1 = never)
     -> ``[R, N]`` bool with ``min(k, #available)`` entries per row."""
-    owner = "absent_longest"
-    check_mask(mask, owner)
-    if not isinstance(last, torch.Tensor) or last.dtype != torch.int64 or last.shape != mask.shape:
-        raise ParameterError(
-            f"The 'last' parameter of {owner} must be an int64 torch tensor of the mask's shape "
-            f"{tuple(mask.shape)}. Got {last!r} instead."
-        )
-    k = check_size(k, "k", owner)
     n = mask.shape[-1]
     key = last * n + torch.arange(n, device=last.device)  # unique: ties broken by client index
     key = torch.where(mask, key, torch.iinfo(torch.int64).max)

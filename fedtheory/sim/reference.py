@@ -112,13 +112,12 @@ _REFERENCES: dict[type, Callable] = {}
 iterates, registered beside the algorithm by :func:`reference_loop`."""
 
 
+@declare(algorithm=Instance(type))
 def reference_loop(algorithm: type) -> Callable[[Callable], Callable]:
     """Register the decorated function as the plain loop of ``algorithm`` (a class): the loop
     lives beside the vectorised algorithm, and :func:`run` and the agreement tests find it
     here."""
-    if not isinstance(algorithm, type) or not all(
-        callable(getattr(algorithm, m, None)) for m in ("init", "step")
-    ):
+    if not all(callable(getattr(algorithm, m, None)) for m in ("init", "step")):
         raise ParameterError(
             "The 'algorithm' parameter of reference_loop must be an algorithm class (with "
             f"init and step, fedtheory.sim.algorithm.Algorithm). Got {algorithm!r} instead."

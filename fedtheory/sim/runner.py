@@ -22,6 +22,7 @@ from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.constraints import (
     Array,
     Bool,
+    Function,
     Instance,
     Integer,
     MappingOf,
@@ -120,7 +121,7 @@ client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
     biased_weights=Probabilities(size="problem.num_clients", none=True),
     eval_every=Integer(1),
     keep_masks=Bool(),
-    record=MappingOf(),
+    record=MappingOf(Function(), plural="callables recorder(state, mask) -> tensor [R, ...]"),
 )
 @threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
@@ -217,7 +218,7 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
            device) -> tuple[_Run, AlgorithmState]:  # fmt: skip
     """Check the arguments, build the initial state and the run's buffers."""
     owner = "simulate"  # the arguments are declared (simulate); their relations checked here
-    recorders = _check_recorders(record, owner)
+    recorders = record
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
@@ -268,19 +269,6 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
                max_memory, keep_masks)  # fmt: skip
     run.iterates[:, 0] = state.w
     return run, state
-
-
-def _check_recorders(record, owner: str) -> dict[str, Recorder]:
-    if record is None:
-        return {}
-    if not isinstance(record, Mapping) or not all(
-        isinstance(k, str) and callable(v) for k, v in record.items()
-    ):
-        raise ParameterError(
-            f"The 'record' parameter of {owner} must be a dict of names to callables "
-            f"recorder(state, mask) -> tensor [R, ...]. Got {record!r} instead."
-        )
-    return dict(record)
 
 
 def _loop(run: _Run, state, problem, availability, algorithm) -> None:
