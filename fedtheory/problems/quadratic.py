@@ -107,6 +107,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         mu=Real(0.0, low_open=True),
         spread=Real(0.0),
         seed=Integer(0),
+        max_seconds=Real(0.0, low_open=True, none=True),
     )
     def random(
         cls,
@@ -119,15 +120,18 @@ class QuadraticProblem(QuadraticConstantsMixin):
         noise_std: float = 0.0,
         alpha=None,
         seed: int = 0,
+        max_seconds: float | None = None,
     ) -> QuadraticProblem:
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
-        rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
+        rotations, minimisers ``c_k ~ N(0, spread^2 I)``. Refused before any draw when its
+        estimated time is above ``max_seconds`` (default ``FEDTHEORY_MAX_SECONDS``, else 10
+        minutes; :mod:`fedtheory.budget`)."""
         owner, n, d = "QuadraticProblem.random", num_clients, dim
         check_bytes(8 * n * d * (3 * d + 2), owner, what=f"{n} matrices [{d}, {d}] and rotations",
                     fixes="fewer clients or dimensions")  # fmt: skip
         check_seconds(seconds(matrices=3 * n, flops=20 * n * d**3), owner,
                       what=f"{n} factorisations of [{d}, {d}] matrices",
-                      fixes="fewer clients or dimensions")  # fmt: skip
+                      fixes="fewer clients or dimensions", max_seconds=max_seconds)  # fmt: skip
         L = check_real(L, "L", owner, low=mu)  # a range relative to mu
         if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
             raise ParameterError(

@@ -19,19 +19,20 @@ import torch
 from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.device import check_device
-from fedtheory.errors import DivergenceError, ParameterError
-from fedtheory.params import (
-    check_array,
-    check_bool,
-    check_instance,
-    check_int,
-    check_seed,
-    check_simplex,
-    check_size,
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Function,
+    Instance,
+    Integer,
+    MappingOf,
+    Probabilities,
+    declare,
+    trusted,
 )
+from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import fused
-from fedtheory.problems.base import FederatedProblem, check_points
+from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim import footprint
@@ -44,11 +45,20 @@ from fedtheory.sim.divergence import (
 )
 from fedtheory.sim.record import RunRecord
 
+__all__ = ["CHUNK_ELEMENTS", "Recorder", "evaluate_metrics", "simulate"]
+# finished_record: the rounds' end (the divergence report of a run and of a step)
+
 CHUNK_ELEMENTS = 1 << 24
 """Availability is sampled (and exact gradients evaluated) in chunks of about this many
 cells, so that memory stays bounded for large N."""
 
 
+@declare(
+    "device",
+    problem=Instance(FederatedProblem),
+    w=Array(shape=(..., "problem.dim")),
+    biased_weights=Probabilities(size="problem.num_clients", none=True),
+)
 @threads.fitted_to_load()  # torch on no more threads than idle cores
 def evaluate_metrics(
     problem: FederatedProblem,
@@ -66,14 +76,7 @@ def evaluate_metrics(
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
     data) give all of them at once, computed on ``device`` (default CPU). Points are taken
     in chunks of ``[chunk, N, d]``."""
-    owner = "evaluate_metrics"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    w = check_points(w, problem.dim, owner)
-    if biased_weights is not None:
-        biased_weights = check_simplex(
-            biased_weights, "biased_weights", owner, size=problem.num_clients
-        )
-    dev = check_device(device, "device", owner)
+    dev = device
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
@@ -112,6 +115,22 @@ Recorder = Callable[[AlgorithmState, torch.Tensor], torch.Tensor]
 client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
 
 
+@declare(
+    "rounds",
+    "replicates",
+    "seed",
+    "device",
+    "max_seconds",
+    problem=Instance(FederatedProblem),
+    availability=Instance(AvailabilityProcess),
+    algorithm=Instance(Algorithm),
+    w0=Array(shape=("problem.dim",), none=True),
+    biased_weights=Probabilities(size="problem.num_clients", none=True),
+    eval_every=Integer(1),
+    keep_masks=Bool(),
+    static_shapes=Bool(),
+    record=MappingOf(Function(), plural="callables recorder(state, mask) -> tensor [R, ...]"),
+)
 @threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
     problem: FederatedProblem,
@@ -127,6 +146,7 @@ def simulate(
     keep_masks: bool = True,
     record: Mapping[str, Recorder] | None = None,
     max_memory: int | str | None = None,
+    max_seconds: float | None = None,
     device: torch.device | str | None = None,
     static_shapes: bool = False,
 ) -> RunRecord:
@@ -178,6 +198,11 @@ def simulate(
         the optimiser of ``LocalTraining.training`` keep their dynamic gather. On CUDA,
         FedAvg's rounds with constant step sizes are replayed from a CUDA graph recorded
         once per capacity (the generator reseeded per round: the same numbers).
+    max_seconds : float, optional
+        Time cap of the run in seconds; default: the environment variable
+        ``FEDTHEORY_MAX_SECONDS``, else 10 minutes. A run whose optimistic estimate
+        (rounds x replicates x clients x dimension x local steps, :mod:`fedtheory.budget`)
+        is above it is refused before its first round, with the estimate.
 
     Raises
     ------
@@ -201,41 +226,31 @@ def simulate(
     run, state = _setup(problem, availability, algorithm, rounds=rounds, replicates=replicates,
                         seed=seed, w0=w0, biased_weights=biased_weights, eval_every=eval_every,
                         keep_masks=keep_masks, record=record, max_memory=max_memory,
-                        device=device, static_shapes=static_shapes)  # fmt: skip
+                        max_seconds=max_seconds, device=device,
+                        static_shapes=static_shapes)  # fmt: skip
     kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
-    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
-        _loop(run, state, problem, availability, algorithm)
+    with fused.owns_the_cores() if kernel else contextlib.nullcontext(), trusted():
+        _loop(run, state, problem, availability, algorithm)  # arguments checked above
     return finished_record(run.label, run.record, rounds)
 
 
 def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, biased_weights,
-           eval_every, keep_masks, record, max_memory, device,
-           static_shapes) -> tuple[_Run, AlgorithmState]:  # fmt: skip
+           eval_every, keep_masks, record, max_memory, max_seconds,
+           device, static_shapes) -> tuple[_Run, AlgorithmState]:  # fmt: skip
     """Check the arguments, build the initial state and the run's buffers."""
-    owner = "simulate"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    check_instance(availability, AvailabilityProcess, "availability", owner)
-    check_instance(algorithm, Algorithm, "algorithm", owner)
-    rounds = check_size(rounds, "rounds", owner)
-    replicates = check_size(replicates, "replicates", owner)
-    seed = check_seed(seed, owner)
-    eval_every = check_int(eval_every, "eval_every", owner, low=1)
-    keep_masks = check_bool(keep_masks, "keep_masks", owner)
-    static_shapes = check_bool(static_shapes, "static_shapes", owner)
-    recorders = _check_recorders(record, owner)
-    device = check_device(device, "device", owner)
+    owner = "simulate"  # the arguments are declared (simulate); their relations checked here
+    recorders = record
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
             f"The 'availability' parameter of {owner} must have N={n} "
             f"clients like the problem. Got {availability.num_clients} instead."
         )
-    p_biased = None
-    if biased_weights is not None:
-        p_biased = check_simplex(biased_weights, "biased_weights", owner, size=n)
-    start = (
-        np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
-    )
+    check_bytes(8 * replicates * (problem.dim + n), owner,
+                what=f"{replicates} initial models and a mask row of {n} clients",
+                fixes="fewer replicates")  # fmt: skip
+    p_biased = biased_weights
+    start = np.zeros(problem.dim) if w0 is None else w0
     state = algorithm.init(
         problem, torch.from_numpy(start).to(device).expand(replicates, -1).clone()
     )
@@ -257,7 +272,8 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
     check_seconds(seconds(rounds=rounds * (1 + steps), cells=replicates * rounds * n * problem.dim
                           * steps), owner, what=f"{rounds} rounds x {replicates} replicates x "
                   f"{n} clients x {problem.dim} dimensions x {steps} local steps",
-                  fixes="fewer rounds, replicates or clients")  # fmt: skip
+                  fixes="fewer rounds, replicates or clients",
+                  max_seconds=max_seconds)  # fmt: skip
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -275,19 +291,6 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
                max_memory, keep_masks, static_shapes)  # fmt: skip
     run.iterates[:, 0] = state.w
     return run, state
-
-
-def _check_recorders(record, owner: str) -> dict[str, Recorder]:
-    if record is None:
-        return {}
-    if not isinstance(record, Mapping) or not all(
-        isinstance(k, str) and callable(v) for k, v in record.items()
-    ):
-        raise ParameterError(
-            f"The 'record' parameter of {owner} must be a dict of names to callables "
-            f"recorder(state, mask) -> tensor [R, ...]. Got {record!r} instead."
-        )
-    return dict(record)
 
 
 def _loop(run: _Run, state, problem, availability, algorithm) -> None:
