@@ -379,7 +379,7 @@ BAD_CALLS = [
     (lambda: TwoStateMarkov.fedau([0.5], off_on=1.5), "'off_on'", "(0, 1]"),
     (lambda: TwoStateMarkov.from_transitions([1.0], [0.5]), "'p_on_on'", "[0, 1)"),
     (lambda: TwoStateMarkov(np.full(13, 0.5), 0.0).chain(), "'num_clients'", "[1, 12]"),
-    (lambda: Clustered(TwoStateMarkov([0.5], 0.0), [0, 1]), "'clusters'", "[0, 0]"),
+    (lambda: Clustered(TwoStateMarkov([0.5], 0.0), [0, 1]), "'clusters'", "[0, 1)"),
     (lambda: Clustered(TwoStateMarkov([0.5, 0.2], 0.0), [0.5]), "'clusters'", "integer"),
     (lambda: Clustered("markov", [0]), "'base'", "AvailabilityProcess"),
     (lambda: Cyclic([0.5], period=1), "'period'", "[2, 2147483647]"),

@@ -303,7 +303,7 @@ BAD_CALLS = [
     (
         lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=[0.5, 0.5]),
         "'biased_weights'",
-        "length N=6",
+        "shape (6,)",
     ),
     (
         lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=np.full(N, 0.5)),
