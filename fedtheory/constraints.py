@@ -50,6 +50,7 @@ from fedtheory.params import MAX_SIZE, STOCHASTIC_ATOL, interval
 __all__ = [
     "Array",
     "Bool",
+    "BoolArray",
     "Bytes",
     "Constraint",
     "Device",
@@ -58,6 +59,7 @@ __all__ = [
     "Having",
     "Indices",
     "Instance",
+    "InstanceOf",
     "Integer",
     "Location",
     "MappingOf",
@@ -1055,9 +1057,10 @@ def constraints_of(obj: object) -> dict[str, Constraint] | None:
 
 
 # kinds added for bounds/pep/problems ------------------------------------------------------
-class Mask(Array):
-    """A boolean (0/1) array (participation, availability): ``True``/``False`` or the
-    integers 0 and 1, returned as a bool array; the shape as for :class:`Array`."""
+class BoolArray(Array):
+    """A boolean (0/1) array with every option of :class:`Array` (``like=``, ``shape=``):
+    ``True``/``False`` or the integers 0 and 1, returned as a bool array (:class:`Mask`
+    is the simulator's mask, a NumPy array or a ``torch.bool`` tensor)."""
 
     def __init__(self, **kwargs):
         super().__init__(low=0.0, high=1.0, integer=True, **kwargs)

@@ -49,7 +49,7 @@ from numpy.polynomial.legendre import leggauss
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
-from fedtheory.constraints import Array, Integer, Mask, Real, declare
+from fedtheory.constraints import Array, BoolArray, Integer, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_finite_result
 
@@ -312,7 +312,7 @@ auxiliary_active = register(
     local_sum=Array(),
     grad=Array(like="local_sum"),
     echo=Array(low=1.0),
-    active=Mask(like="echo"),
+    active=BoolArray(like="echo"),
 )
 def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
     r"""The innovation of the auxiliary sequence, App. C (19) (Xiang et al. 2024):
