@@ -63,7 +63,6 @@ import numpy as np
 from fedtheory.constraints import Bool, Instance, Integer, MappingOf, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
-from fedtheory.params import check_int
 from fedtheory.tightness.family import Evaluation, Family
 
 DEFAULT_BUDGET = 400
@@ -607,11 +606,17 @@ MAX_BUDGET, MAX_STARTS = 100_000, 100
 """Largest ``budget`` and ``starts`` of :func:`search` (caps its time: hours, not years)."""
 
 
-# budget <= MAX_BUDGET is checked in the body: a declared end is an edge value that the
-# generated tests run (100 000 evaluations, minutes)
+class _Budget(Integer):
+    """An evaluation budget in ``[3, MAX_BUDGET]``; its edge value for generated tests is the
+    lowest only (the highest is 100 000 evaluations: minutes, by design)."""
+
+    def edges(self, valid):
+        return [(label, v) for label, v in super().edges(valid) if v != self.high]
+
+
 @declare(
     family=Instance(Family),
-    budget=Integer(3),
+    budget=_Budget(3, MAX_BUDGET),
     seed=Integer(0),
     starts=Integer(1, MAX_STARTS),
     shrink=Bool(),
@@ -654,7 +659,6 @@ def search(
     >>> bool(0.99 < result.ratio), result.counterexample is None
     (True, True)
     """
-    budget = check_int(budget, "budget", "search", low=3, high=MAX_BUDGET)
     record = _Recorder(family, seed)
     found, shrunk = _search_once(family, record, budget, seed, starts, {}, method)
     if found is not None and shrink and not shrunk:
@@ -702,7 +706,7 @@ def reproduce(saved, *, which: str = "worst") -> Evaluation:
     registered it (the JSON's ``module``)."""
     from fedtheory.tightness.custom import _family_of
 
-    owner = "tightness.reproduce"
+    owner = "reproduce"
     try:
         data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
     except (OSError, ValueError):  # missing, unreadable or not JSON
