@@ -49,6 +49,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.memory import empty_table
+from fedtheory.sim.schedules import as_schedule
 from tests.test_public_api_contract import CONTRACT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -227,6 +228,8 @@ EXTRA_CALLS = {
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
+    "fedtheory.sim.schedules:as_schedule": (
+        as_schedule, {"value": 0.1, "name": "lr", "owner": "f"}),
     "fedtheory.io:import_file": (
         import_file, {"path": _file("module.py", "X = 1\n"), "owner": "f", "prefix": "m"}),
 }  # fmt: skip

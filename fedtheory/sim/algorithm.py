@@ -57,6 +57,7 @@ INIT = dict(
 ``w0 [R, d]``."""
 
 
+@declare(state=Instance(type))
 def round_arguments(state: type) -> dict[str, Constraint]:
     """The declared arguments of an algorithm's ``step``: the problem, its ``state`` (an
     instance of this type), round ``t``'s availability ``mask [R, N]`` (``torch.bool``),
