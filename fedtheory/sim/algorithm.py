@@ -26,6 +26,7 @@ from fedtheory.constraints import (
     Instance,
     Mask,
     Tensor,
+    declare,
 )
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
