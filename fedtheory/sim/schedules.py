@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fedtheory.constraints import Real, Text, declare
+from fedtheory.constraints import Function, Real, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_real
 
@@ -72,6 +72,7 @@ class ExponentialDecay:
         return max(self.initial * self.decay**t, self.floor)
 
 
+@declare(schedule=Function(), name=Text(), owner=Text())
 @dataclass(frozen=True)
 class CheckedSchedule:
     r"""A schedule whose every value is checked when it is used: ``schedule(t)`` must be a
