@@ -44,7 +44,9 @@ from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, constraints_of
 from fedtheory.errors import FedTheoryError
 from fedtheory.io import import_file, load_npz, save_npz
-from fedtheory.optim import WeightInstance
+from fedtheory.optim import WeightInstance, WeightProgram
+from fedtheory.optim.greedy import greedy_exclusion
+from fedtheory.optim.implicit import polish_weights
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
@@ -180,7 +182,10 @@ def _pool() -> list[Any]:
     return objects
 
 
+PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
+    PLAIN_WEIGHTS,
+    WeightProgram(2),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
     CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
     ClientMean(FedAWE(lr=0.1)),
@@ -228,6 +233,11 @@ EXTRA_CALLS = {
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
+    "fedtheory.optim.implicit:polish_weights": (polish_weights, {
+        "instance": PLAIN_WEIGHTS, "q": WeightProgram(2).solve(PLAIN_WEIGHTS).q}),
+    "fedtheory.optim.greedy:greedy_exclusion": (greedy_exclusion, {
+        "objective": lambda q: q.sum(-1), "q": torch.ones(1, 3, dtype=torch.float64),
+        "orders": [torch.tensor([[2, 0, 1]])]}),
     "fedtheory.sim.schedules:as_schedule": (
         as_schedule, {"value": 0.1, "name": "lr", "owner": "f"}),
     "fedtheory.io:import_file": (
