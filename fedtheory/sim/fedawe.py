@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import Real, Tensor, declare
+from fedtheory.constraints import Function, Real, Tensor, declare
 from fedtheory.params import check_choice, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
@@ -56,6 +56,7 @@ class FedAWEState(NamedTuple):
     echo: torch.Tensor | None = None  # [R, N] t - tau_i(t) applied last round (0 if absent)
 
 
+@declare(base=Function())
 @dataclass(frozen=True)
 class CodeRate:
     r"""The authors' local rate :math:`\eta_0(t)/\sqrt{t/10+1}` (App. J, Table 6)."""
