@@ -33,15 +33,10 @@ from hypothesis import HealthCheck, assume, given, target
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from fedtheory.bounds.base import Theorem
+from fedtheory.constraints import Bool, Function, Instance, Integer, MappingOf, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_bool,
-    check_instance,
-    check_int,
-    check_real,
-    check_seed,
-    interval,
-)
+from fedtheory.params import check_real, interval
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
 from fedtheory.verdict import AUTO_START, Verdict, format_ratio
 
@@ -72,12 +67,6 @@ DEFAULT_SEARCH_REPLICATES = 1024
 """Replicates per point of that search for ``replicates="auto"``."""
 
 _RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-def _theorem_type():
-    from fedtheory.bounds.base import Theorem
-
-    return Theorem
 
 
 # --- boxes --------------------------------------------------------------------------------
@@ -301,6 +290,7 @@ def _check_fixed(theorem, fixed: dict, owner: str) -> None:
                 )
 
 
+@declare(theorem=Instance(Theorem), ranges=MappingOf(), fixed=MappingOf())
 def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | None = None):
     r"""Hypothesis strategy of keyword dictionaries inside ``theorem``'s hypotheses.
 
@@ -330,15 +320,7 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     >>> test()
     """
     owner = "theorem_values"
-    check_instance(theorem, _theorem_type(), "theorem", owner)
-    for name, value in (("ranges", ranges), ("fixed", fixed)):
-        if value is not None and not isinstance(value, Mapping):
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a dict keyed by parameter. Got "
-                f"{type(value).__name__} instead."
-            )
-    ranges = {**theorem.ranges, **dict(ranges or {})}  # the theorem's boxes, then the caller's
-    fixed = dict(fixed or {})
+    ranges = {**theorem.ranges, **ranges}  # the theorem's boxes, then the caller's
     for name in [*ranges, *fixed]:
         if name not in theorem.parameters:
             raise ParameterError(
@@ -436,6 +418,23 @@ class TheoremCheck:
         return text + ")"
 
 
+@declare(
+    theorem=Instance(Theorem),
+    measure=Function(),
+    ranges=MappingOf(),
+    fixed=MappingOf(),
+    rtol=Real(0.0, 1.0, none=True),
+    atol=Real(0.0, none=True),
+    settings=Instance(hypothesis_settings, none=True),
+    constants=Function(none=True),
+    instances=Instance(st.SearchStrategy, none=True),
+    max_replicates=Integer(AUTO_START),
+    margin=Real(0.0, none=True),
+    confidence=Real(0.0, 1.0, low_open=True, high_open=True),
+    seed=Integer(0),
+    fail_on_inconclusive=Bool(),
+    search_budget=Integer(3),
+)
 def check_theorem(
     theorem,
     measure: Callable[..., object],
@@ -555,32 +554,20 @@ def check_theorem(
     rtol = (BOUND_RTOL if upper else TIGHT_RTOL) if rtol is None else rtol
     atol = (0.0 if upper else ZERO_ATOL) if atol is None else atol
     Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner)  # checks them
-    if settings is not None:
-        check_instance(settings, hypothesis_settings, "settings", owner)
     if (constants is None) != (instances is None):
         raise ParameterError(
             f"The 'constants' parameter of {owner} must be given together with 'instances' "
             f"(a strategy of instances to derive them from). Got constants={constants!r}, "
             f"instances={instances!r} instead."
         )
-    if constants is not None:
-        if not callable(constants):
-            raise ParameterError(
-                f"The 'constants' parameter of {owner} must be callable. Got {constants!r} instead."
-            )
-        check_instance(instances, st.SearchStrategy, "instances", owner)
-        if ranges or fixed:
-            raise ParameterError(
-                f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
-                f"instances say where to look). Got {ranges or fixed!r} instead."
-            )
-    if replicates is not None and replicates != "auto":
-        replicates = check_int(replicates, "replicates", owner, low=2)
-    cap = check_int(max_replicates, "max_replicates", owner, low=AUTO_START)
-    confidence = check_real(confidence, "confidence", owner, low=0.0, high=1.0,
-                            low_open=True, high_open=True)  # fmt: skip
-    seed = check_seed(seed, owner)
-    fail_on_inconclusive = check_bool(fail_on_inconclusive, "fail_on_inconclusive", owner)
+    if constants is not None and (ranges or fixed):
+        raise ParameterError(
+            f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
+            f"instances say where to look). Got {ranges or fixed!r} instead."
+        )
+    if replicates is not None and replicates != "auto":  # an int >= 2 or "auto"
+        replicates = Integer(2).check(replicates, "replicates", owner, {})
+    cap = max_replicates
     from fedtheory.tightness import Family
 
     if search is not True and search is not False and not isinstance(search, Family):
@@ -588,7 +575,6 @@ def check_theorem(
             f"The 'search' parameter of {owner} must be True, False or a Family. Got "
             f"{search!r} instead."
         )
-    search_budget = check_int(search_budget, "search_budget", owner, low=3)
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
         instances
     )  # fmt: skip
