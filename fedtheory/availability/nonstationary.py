@@ -150,3 +150,7 @@ def class_probabilities(class_distribution, *, caps=None, seed: int = 0) -> np.n
     phi_max = check_array(caps, "caps", owner, shape=(c,), low=0.0, high=1.0)
     phi = population_rng(check_seed(seed, owner)).uniform(0.0, 1.0, c) * phi_max
     return nu @ phi
+
+
+EXPORTS = ("NonStationary",)
+"""Re-exported by :mod:`fedtheory.availability` (the paper's record, :mod:`fedtheory.papers`)."""
