@@ -178,3 +178,5 @@ __all__ = [
     "paper_of",
     "register",
 ]
+
+discover()  # the package's own records, so that PAPERS is complete on import
