@@ -663,9 +663,9 @@ CONTRACT |= {
         ("paper", "divergences"),
         ("paper", papers.Paper("not an identifier", "A paper")),
     ),
-    _m("fedtheory.papers", "exports"): Case(
-        papers.exports,
-        {"paper": papers.PAPERS["fedawe"], "part": "algorithms"},
+    _m("fedtheory.papers", "export"): Case(
+        papers.export,
+        {"paper": papers.PAPERS["fedawe"], "part": "algorithms", "namespace": {}},
         ("part", 1),
         ("part", "nothing"),
     ),

@@ -29,10 +29,4 @@ __all__ = [
 ]
 
 
-def _export(paper: _papers.Paper) -> None:
-    names = _papers.exports(paper, "availability")
-    globals().update(names)
-    __all__.extend(n for n in names if n not in __all__)
-
-
-_papers.on_register(_export)
+_papers.on_register(lambda paper: _papers.export(paper, "availability", globals()))

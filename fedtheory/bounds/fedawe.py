@@ -11,7 +11,8 @@ new model to the active clients only (implicit gossiping, mixing matrix (4)):
 .. math:: W^{(t)}_{ij}=1/|A_t|\ (i,j\in A_t),\quad W^{(t)}_{ii}=1\ (i\notin A_t),\quad 0
           \text{ otherwise};\qquad \rho=\max_t\lambda_2\big(\mathbb E[(W^{(t)})^2]\big).
 
-Symbols (notation table :mod:`fedtheory.bounds.symbols`): ``delta``, ``delta_max``,
+Symbols (the paper's own added to the notation table :mod:`fedtheory.bounds.symbols` here,
+with ``add_notation``): ``delta``, ``delta_max``,
 ``rho``, ``m``, ``s``, ``eta_l``, ``eta_g``, ``L``, ``sigma2``, ``beta2``, ``zeta2``,
 ``F_gap`` :math:`=F(\bar x^0)-F^\star` denote :math:`\delta,\delta_{\max},\rho,m,s,
 \eta_l,\eta_g,L,\sigma^2,\beta^2,\zeta^2`.

@@ -2,7 +2,9 @@ r"""The notation table: one canonical sympy symbol per quantity, shared by every
 
 Each entry maps the Python keyword used by ``Theorem.evaluate`` to its sympy symbol
 (declared with assumptions), a description, and the domain every numeric value must lie in
-(input validation; a theorem's own hypotheses are checked separately).
+(input validation; a theorem's own hypotheses are checked separately). The table holds the
+quantities papers share; a paper's own quantities are added by its statements module with
+:func:`add_notation` (FedAWE's in :mod:`fedtheory.bounds.fedawe`).
 """
 
 from __future__ import annotations

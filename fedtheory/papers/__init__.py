@@ -1,24 +1,32 @@
 r"""The papers fedtheory checks, each registered once: one :class:`Paper` record per paper.
 
-A record names the paper's own modules, layer by layer: its statements (``fedtheory.bounds``
-modules: ``Theorem``\ s passed to ``bounds.catalogue.register``, their ``NOT_CHECKABLE``,
-their symbols through ``bounds.symbols.add_notation``), its availability processes and
-algorithms (their ``__all__`` joins ``fedtheory.availability`` / ``fedtheory.sim``; plain
-loops and the agreement tests' examples through ``sim.reference.reference_loop``), its
-tightness families (each module's ``FAMILIES`` joins ``fedtheory.tightness.FAMILIES``), its
-exact worst cases (PEP) and its validations (modules that register ``Check``\ s, in the
-report's order). Every list that spans papers is generated from :data:`PAPERS`: the catalogue
-and ``fedtheory list``, the exports, the families of ``fedtheory tightness``, the checks of
-``fedtheory validate``, the reference-loop tests, the theorem pages and one API page per
-paper. A new paper is a record module in this package (found by :func:`discover`) or, from
-outside the package, one call::
+A record names the paper's own modules, layer by layer, and each layer imports the modules of
+its own layer when it loads (:func:`on_register`):
+
+* ``statements`` (``fedtheory.bounds``): ``Theorem``\ s passed to
+  ``bounds.catalogue.register``, the paper's symbols through ``bounds.symbols.add_notation``,
+  its ``NOT_CHECKABLE``; the statements are reached at ``fedtheory.bounds.<key>``;
+* ``availability`` and ``algorithms``: the names in each module's ``EXPORTS`` join
+  ``fedtheory.availability`` / ``fedtheory.sim``; a process module's ``EXAMPLES`` (instances)
+  join the availability tests; an algorithm's plain loop and the configurations the
+  agreement tests run are registered with ``sim.reference.reference_loop(cls, examples=)``;
+* ``tightness``: each module's ``FAMILIES`` join ``fedtheory.tightness.FAMILIES``
+  (``fedtheory tightness KEY``, the report's tightness table);
+* ``pep``: exact worst cases (documented with the paper);
+* ``validations``: modules that register ``Check``\ s, in the report's order
+  (``fedtheory validate --check NAME``).
+
+The API reference has one generated page per paper (:meth:`Paper.api_page`) and the theorem
+pages are generated from the catalogue, so no list elsewhere names a paper. The package's own
+records are the modules of this package (:func:`discover`, on import); from outside, a paper
+is one call::
 
     from fedtheory.papers import Paper, register
-    register(Paper("toy", "A toy paper", statements=("my_paper",), validations=("my_paper",)))
+    register(Paper("mine", "My paper (venue, year)", statements=("my_paper.statements",),
+                   validations=("my_paper.validation",)))
 
-The record holds module names only, so this package imports nothing above the shared layer;
-each layer imports the modules of its own layer when it loads (:func:`on_register`), and a
-paper registered later reaches every layer already loaded.
+The record holds module names only, so this package imports nothing above the shared layer,
+and a paper registered after a layer was imported still reaches it.
 """
 
 from __future__ import annotations
@@ -152,13 +160,17 @@ def modules(part: str) -> list:
     return [import_module(name) for name in names]
 
 
-@declare(paper=Instance(Paper), part=Option(*PARTS))
-def exports(paper: Paper, part: str) -> dict[str, object]:
-    """The names the modules of ``paper``'s ``part`` list in their ``EXPORTS``, with their
-    objects: what ``fedtheory.sim`` and ``fedtheory.availability`` re-export of a paper's
-    algorithms and processes."""
-    modules = [import_module(name) for name in getattr(paper, part)]
-    return {n: getattr(m, n) for m in modules for n in getattr(m, "EXPORTS", ())}
+@declare(paper=Instance(Paper), part=Option(*PARTS), namespace=Instance(dict))
+def export(paper: Paper, part: str, namespace: dict) -> None:
+    """Bind in ``namespace`` (a package's ``globals()``) the names each module of ``paper``'s
+    ``part`` lists in its ``EXPORTS``, and add them to its ``__all__``: how
+    ``fedtheory.sim`` and ``fedtheory.availability`` re-export a paper's algorithms and
+    processes."""
+    listed = namespace.setdefault("__all__", [])
+    for module in map(import_module, getattr(paper, part)):
+        for name in getattr(module, "EXPORTS", ()):
+            namespace[name] = getattr(module, name)
+            listed.extend([name] if name not in listed else [])
 
 
 @declare(module=Text())
@@ -172,7 +184,7 @@ __all__ = [
     "PARTS",
     "Paper",
     "discover",
-    "exports",
+    "export",
     "modules",
     "on_register",
     "paper_of",
