@@ -49,7 +49,13 @@ class Paper(NamedTuple):
     ``key`` is the prefix of its catalogue keys (``"fedawe"`` for ``"fedawe.lemma2"``) and the
     attribute its statements are reached by (``fedtheory.bounds.fedawe.lemma2``); ``title``
     names the paper and where it was published; each of :data:`PARTS` is a tuple of module
-    names (a module may serve several parts). :func:`register` checks the record."""
+    names (a module may serve several parts). :func:`register` checks the record.
+
+    Examples
+    --------
+    >>> PAPERS["fedawe"].algorithms
+    ('fedtheory.sim.fedawe',)
+    """
 
     key: str
     title: str
