@@ -44,12 +44,15 @@ from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, constraints_of
 from fedtheory.errors import FedTheoryError
 from fedtheory.io import import_file, load_npz, save_npz
-from fedtheory.optim import WeightInstance
+from fedtheory.optim import WeightInstance, WeightProgram
+from fedtheory.optim.greedy import greedy_exclusion
+from fedtheory.optim.implicit import polish_weights
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.memory import empty_table
-from tests.test_public_api_contract import CONTRACT
+from fedtheory.sim.schedules import as_schedule
+from tests.test_public_api_contract import CONTRACT, EXEMPT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
 """The public callables whose parameters are still checked by hand, one ``module:name`` a
@@ -78,17 +81,17 @@ def _modules() -> list[str]:
     return names
 
 
-def _takes_input(obj: Any) -> bool:
-    """Whether a callable takes arguments to check: records (NamedTuples, dataclasses that
-    check nothing: results a library function fills), enumerations, errors, protocols and
-    argument-free functions do not."""
+def _takes_input(obj: Any, key: str = "") -> bool:
+    """Whether a callable takes arguments to check: records (NamedTuples; dataclasses that
+    check nothing and that the contract table exempts as results a library function fills,
+    ``EXEMPT``), enumerations, errors, protocols and argument-free functions do not."""
     if inspect.isclass(obj):
         if issubclass(obj, BaseException | Enum) or Protocol in obj.__mro__[1:]:
             return False
         if issubclass(obj, tuple) and hasattr(obj, "_fields"):
             return False
         record = dataclasses.is_dataclass(obj) and not hasattr(obj, "__post_init__")
-        if record and constraints_of(obj) is None:
+        if record and constraints_of(obj) is None and key in EXEMPT:
             return False
     try:
         params = inspect.signature(obj).parameters
@@ -126,7 +129,7 @@ def discover() -> dict[str, Any]:
                     break  # an interface: its implementations are the callables
                 if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
                     found[f"{module_name}:{name}.{attr}"] = getattr(obj, attr)
-    return {k: v for k, v in found.items() if _takes_input(v)}
+    return {k: v for k, v in found.items() if _takes_input(v, k)}
 
 
 PUBLIC = discover()
@@ -179,7 +182,10 @@ def _pool() -> list[Any]:
     return objects
 
 
+PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
+    PLAIN_WEIGHTS,
+    WeightProgram(2),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
     CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
     ClientMean(FedAWE(lr=0.1)),
@@ -227,6 +233,13 @@ EXTRA_CALLS = {
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
+    "fedtheory.optim.implicit:polish_weights": (polish_weights, {
+        "instance": PLAIN_WEIGHTS, "q": WeightProgram(2).solve(PLAIN_WEIGHTS).q}),
+    "fedtheory.optim.greedy:greedy_exclusion": (greedy_exclusion, {
+        "objective": lambda q: q.sum(-1), "q": torch.ones(1, 3, dtype=torch.float64),
+        "orders": [torch.tensor([[2, 0, 1]])]}),
+    "fedtheory.sim.schedules:as_schedule": (
+        as_schedule, {"value": 0.1, "name": "lr", "owner": "f"}),
     "fedtheory.io:import_file": (
         import_file, {"path": _file("module.py", "X = 1\n"), "owner": "f", "prefix": "m"}),
 }  # fmt: skip

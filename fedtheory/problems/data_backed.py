@@ -110,6 +110,23 @@ class DataProblem(ABC):
     ``c [..., s]``), the data term only (the ridge is added here):
     ``_weighted_loss -> [...]`` :math:`\sum_ic_i\ell_i`, ``_weighted_grad -> [..., d]``,
     ``_weighted_hessian -> [..., d, d]`` and ``_per_sample_grads -> [..., s, d]``.
+
+    Parameters
+    ----------
+    data : FederatedDataset
+    ridge : float
+        :math:`\rho\ge0` (:math:`>0` where ``positive_ridge``).
+    batch_size : int or None
+        Mini-batch size of ``grad`` (``None``: full batch).
+    sampling : {"without_replacement", "with_replacement"}
+    alpha : array [N], optional
+        Target weights (default :math:`n_k/\sum_hn_h`).
+    compute_dtype : torch.dtype, optional
+        ``torch.float32`` computes ``grad`` in float32 (module docstring).
+    positive_ridge : bool
+        Whether the subclass requires :math:`\rho>0`.
+
+    A subclass names its own parameters and passes the rest on (``**options``).
     """
 
     dim: int
@@ -124,13 +141,13 @@ class DataProblem(ABC):
         data: FederatedDataset,
         *,
         ridge: float,
-        batch_size: int | None,
-        sampling: str,
-        alpha,
-        owner: str,
+        batch_size: int | None = None,
+        sampling: str = "without_replacement",
+        alpha=None,
         compute_dtype: torch.dtype | None = None,
         positive_ridge: bool = False,
     ) -> None:
+        owner = type(self).__name__
         check_instance(data, FederatedDataset, "data", owner)
         self._owner = owner
         self.data = data

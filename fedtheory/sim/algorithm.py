@@ -26,6 +26,7 @@ from fedtheory.constraints import (
     Instance,
     Mask,
     Tensor,
+    declare,
 )
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
@@ -58,6 +59,7 @@ INIT = dict(
 ``w0 [R, d]``."""
 
 
+@declare(state=Instance(type))
 def round_arguments(state: type) -> dict[str, Constraint]:
     """The declared arguments of an algorithm's ``step``: the problem, its ``state`` (an
     instance of this type), round ``t``'s availability ``mask [R, N]`` (``torch.bool``),

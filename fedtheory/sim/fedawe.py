@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import Real, Tensor, declare
+from fedtheory.constraints import Function, Real, Tensor, declare
 from fedtheory.params import check_choice, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
@@ -56,6 +56,7 @@ class FedAWEState(NamedTuple):
     echo: torch.Tensor | None = None  # [R, N] t - tau_i(t) applied last round (0 if absent)
 
 
+@declare(base=Function())
 @dataclass(frozen=True)
 class CodeRate:
     r"""The authors' local rate :math:`\eta_0(t)/\sqrt{t/10+1}` (App. J, Table 6)."""
@@ -188,7 +189,23 @@ def _plain_loop(problem, alg: FedAWE, mask, w, gen):
     return out, np.array(x), np.array(tau)
 
 
-@reference_loop(FedAWE)
+@reference_loop(
+    FedAWE,
+    examples={
+        "fedawe": {"local_steps": 3, "lr": 0.1},
+        "fedawe-code": {
+            "local_steps": 3,
+            "lr": 0.1,
+            "variant": "code",
+            "clip": 0.2,
+            "server_lr": 1.5,
+        },
+    },
+)
 def _reference(problem, alg: FedAWE, mask, w, gen):
     """FedAWE's plain loop (:func:`_plain_loop`): the server models ``[T+1]``."""
     return _plain_loop(problem, alg, mask, w, gen)[0]
+
+
+EXPORTS = ("FedAWE", "FedAWEState")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

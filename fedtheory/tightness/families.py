@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from importlib import import_module
 
 import numpy as np
 
+from fedtheory import papers
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
 from fedtheory.budget import check_seconds, seconds
 from fedtheory.constraints import Array, Size, declare
@@ -43,7 +45,6 @@ from fedtheory.params import (
     check_finite_result,
 )
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
-from fedtheory.tightness.fedawe import FEDAWE_LEMMA2
 from fedtheory.verdict import mean_confidence_interval
 
 KAPPA_MAX = 100.0
@@ -419,9 +420,20 @@ _CATALOGUE = (
     E3CS_REGRET,
     E3CS_REGRET_OPTIMAL,
     FEDLAAVG_EXAMPLE1,
-    FEDAWE_LEMMA2,
 )
-CATALOGUE_KEYS = frozenset(f.key for f in _CATALOGUE)
-"""The catalogue's families (a user family may not take one of these keys)."""
+CATALOGUE_KEYS: set[str] = {f.key for f in _CATALOGUE}
+"""The catalogue's families, with every registered paper's (a user family may not take one of
+these keys)."""
 FAMILIES: dict[str, Family] = {f.key: f for f in _CATALOGUE}
-"""Every family by key: the catalogue's, then those registered (``register``)."""
+"""Every family by key: the catalogue's, each registered paper's (the ``FAMILIES`` of the
+modules its record names under ``tightness``, :mod:`fedtheory.papers`), then those
+registered by the user (``register``)."""
+
+
+def _load(paper: papers.Paper) -> None:
+    for module in map(import_module, paper.tightness):
+        CATALOGUE_KEYS.update(f.key for f in module.FAMILIES)
+        FAMILIES.update({f.key: f for f in module.FAMILIES})
+
+
+papers.on_register(_load)
