@@ -29,7 +29,6 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from numbers import Integral
-from numbers import Real as RealNumber
 
 import numpy as np
 
@@ -90,28 +89,10 @@ class Measurement:
     computation of either side (e.g. :math:`F(w)` and :math:`F^*` when the measured value is
     their difference), which sets the rounding floor."""
 
-    measured: float  # NaN where nothing was measured (outside the hypotheses)
+    measured: float
     constants: Mapping[str, float] = field(default_factory=dict)
     interval: tuple[float, float] | None = None  # 95% CI of a Monte-Carlo mean
     magnitude: float = 0.0
-
-    def __post_init__(self) -> None:
-        def number(x) -> bool:
-            return isinstance(x, RealNumber) and not isinstance(x, (bool, np.bool_))
-
-        if not number(self.measured):
-            raise ParameterError(
-                "The 'measured' parameter of Measurement must be a real number (NaN where "
-                f"nothing was measured). Got {self.measured!r} instead."
-            )
-        pair = self.interval
-        if pair is not None and not (
-            isinstance(pair, (tuple, list)) and len(pair) == 2 and all(map(number, pair))
-        ):
-            raise ParameterError(
-                "The 'interval' parameter of Measurement must be None or a pair (low, high) "
-                f"of real numbers. Got {pair!r} instead."
-            )
 
 
 @dataclass(frozen=True)
