@@ -40,6 +40,7 @@ from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, Instance, constraints_of
 from fedtheory.errors import FedTheoryError
 from fedtheory.optim import WeightInstance
+from fedtheory.verdict import Comparison, Verdict
 from tests.test_public_api_contract import CONTRACT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -165,6 +166,7 @@ def _pool() -> list[Any]:
 
 
 EXTRA_INSTANCES = [
+    Comparison("claim", "reference", "<=", 0.5, 1.0, Verdict.HOLDS),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
 ]
 """Valid objects of classes outside the contract table."""
@@ -230,6 +232,10 @@ OVERFLOW_BY_DESIGN = {
         [
             "fedtheory.problems.quadratic:QuadraticProblem.grad",
             "fedtheory.problems.base:FederatedProblem.grad",
+            "fedtheory.problems.data_backed:DataProblem.grad",
+            "fedtheory.problems.data_backed:DataProblem.indexed_grad",
+            "fedtheory.problems.data_backed:DataProblem.batch_losses",
+            "fedtheory.problems.data_backed:DataProblem.local_sgd",
         ],
         "the simulator's inner loop: an "
         "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
