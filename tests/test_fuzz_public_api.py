@@ -167,6 +167,9 @@ def _pool() -> list[Any]:
 
 EXTRA_INSTANCES = [
     Comparison("claim", "reference", "<=", 0.5, 1.0, Verdict.HOLDS),
+    CONTRACT["fedtheory.bounds.cafed:theorem2_program"].call(
+        **CONTRACT["fedtheory.bounds.cafed:theorem2_program"].valid
+    ),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
 ]
 """Valid objects of classes outside the contract table."""
@@ -245,6 +248,7 @@ OVERFLOW_BY_DESIGN = {
         [
             "fedtheory.bounds.divergences:chi_square",
             "fedtheory.bounds.divergences:chi_square_max_ratio_bound",
+            "fedtheory.bounds.cafed:decomposition_constants",
         ],
         "chi^2(alpha||p) is infinite where some p_k = 0 < alpha_k (CA-Fed Theorem 1's factor "
         "is unbounded there): the exact value, documented, not an overflow",
@@ -294,6 +298,14 @@ def budgets(monkeypatch):
     """At most 1 GiB and 60 s of estimated work per call, whatever the machine."""
     monkeypatch.setenv(ENV, "1G")
     monkeypatch.setenv(TIME_ENV, "60")
+
+
+@pytest.fixture(autouse=True)
+def empty_catalogue(monkeypatch):
+    """``register``'s valid call adds its theorem to a throw-away catalogue (once each)."""
+    from fedtheory.bounds import catalogue
+
+    monkeypatch.setattr(catalogue, "CATALOGUE", {})
 
 
 def test_generated_fuzz_of_every_declared_callable(capsys):

@@ -210,7 +210,7 @@ BAD_CALLS = [
     (lambda: LogisticRegressionProblem(D2).loss(np.zeros(4)), "'w'", "(..., 3)"),
     (lambda: LogisticRegressionProblem(D2).loss(np.full(3, np.nan)), "'w'", "finite"),
     (lambda: LogisticRegressionProblem(D2).optimum([1.0, 0.5]), "'weights'", "summing to 1"),
-    (lambda: LogisticRegressionProblem(D2).accuracy(np.zeros(3), 5), "'data'", "FederatedDataset"),
+    (lambda: LogisticRegressionProblem(D2).accuracy(np.zeros(3), 5), "'data'", "features"),
     (
         lambda: LogisticRegressionProblem(FederatedDataset.from_clients([np.ones((1, 1))], [[2]])),
         "'data'",

@@ -652,12 +652,12 @@ class ClassificationProblem(DataProblem):
         correct = (self._correct(w, X, y) * (c > 0)).sum(-1, keepdim=True).to(loss.dtype)
         return torch.cat([loss, correct, self._weighted_grad(w, X, y, c)], -1)
 
-    @declare(w=POINTS, data=Instance(FederatedDataset, none=True))
+    @declare(w=POINTS)
     def accuracy(self, w, data: FederatedDataset | None = None) -> np.ndarray:
         r"""Fraction of correctly classified samples, pooled over all clients, of ``data``
         (default the training data) for ``w [..., d]`` -> ``[...]``."""
         data = self.data if data is None else data
-        if data.num_features != self.data.num_features:
+        if not isinstance(data, FederatedDataset) or data.num_features != self.data.num_features:
             raise ParameterError(
                 f"The 'data' parameter of {self._owner}.accuracy must be a FederatedDataset "
                 f"with {self.data.num_features} features. Got {data!r:.60} instead."
