@@ -1113,3 +1113,16 @@ def record(**constraints: Constraint) -> Callable:
         return cls
 
     return wrap
+
+
+class Label(Text):
+    """A string, possibly empty (a claim's or a row's label, ``""`` for none)."""
+
+    def describe(self, args):
+        return "a string"
+
+    def convert(self, value, args):
+        return value if isinstance(value, str) else None
+
+    def hostile(self):
+        return [*Constraint.hostile(self), ("int", 1), ("bytes", b"x")]
