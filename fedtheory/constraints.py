@@ -908,6 +908,9 @@ class Having(Constraint):
     def convert(self, value, args):
         return value if all(hasattr(value, a) for a in self.attributes) else None
 
+    def example(self, args):
+        raise LookupError(f"no example of an object with {self.attributes}: draw a valid one")
+
     def hostile(self):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
 

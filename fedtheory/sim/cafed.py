@@ -495,9 +495,10 @@ class CaFed(LocalTraining):
 ROUND_WEIGHTS = dict(
     mask=Mask(tensor=True, shape=(None, None)),
     alpha=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
-    pi=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
+    pi=Tensor(shape=(..., "mask[1]"), low=0.0, high=1.0),
 )
-"""One round's participation ``[R, N]``, the target weights and the rates ``[N]``."""
+"""One round's participation ``[R, N]``, the target weights ``[N]`` and the rates ``[N]``
+(or ``[R, N]``: F3AST's online estimates)."""
 
 
 @declare(**ROUND_WEIGHTS, finite_result=True)
