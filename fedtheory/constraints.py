@@ -50,6 +50,7 @@ from fedtheory.params import MAX_SIZE, STOCHASTIC_ATOL, interval
 __all__ = [
     "Array",
     "Bool",
+    "BoolArray",
     "Bytes",
     "Constraint",
     "Device",
@@ -58,6 +59,7 @@ __all__ = [
     "Having",
     "Indices",
     "Instance",
+    "InstanceOf",
     "Integer",
     "Location",
     "MappingOf",
@@ -1055,3 +1057,62 @@ def constraints_of(obj: object) -> dict[str, Constraint] | None:
     target = obj.__init__ if inspect.isclass(obj) else obj
     target = getattr(target, "__func__", target)
     return getattr(target, "__constraints__", None)
+
+
+# kinds added for bounds/pep/problems ------------------------------------------------------
+class BoolArray(Array):
+    """A boolean (0/1) array with every option of :class:`Array` (``like=``, ``shape=``):
+    ``True``/``False`` or the integers 0 and 1, returned as a bool array (:class:`Mask`
+    is the simulator's mask, a NumPy array or a ``torch.bool`` tensor)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(low=0.0, high=1.0, integer=True, **kwargs)
+
+    def describe(self, args):
+        what = super().describe(args).replace("an array of integers", "a boolean (0/1) array", 1)
+        return what.replace(", finite, with entries in [0, 1]", "")
+
+    def _array(self, value):
+        if isinstance(value, (bool, np.bool_)):
+            return np.asarray(value, dtype=np.float64)
+        return super()._array(value)
+
+    def _finish(self, a):
+        return a.astype(bool)
+
+    def hostile(self):
+        bad = [h for h in super().hostile() if h[0] != "bool"]
+        return [*bad, ("not 0/1", [0.5, 1.0]), ("two", [2, 0])]
+
+    def edges(self, valid):
+        return [("all False", np.zeros(np.shape(valid), dtype=bool))]
+
+    def example(self, args):
+        return np.ones(np.shape(super().example(args)), dtype=bool)
+
+
+class InstanceOf(Instance):
+    """An instance of a class named by its import path (``"fedtheory.problems.base:
+    FederatedProblem"``), imported at the first check: a layer that must not import the
+    class's module at import time (``fedtheory.bounds`` stays torch-free) declares it so."""
+
+    def __init__(self, path: str, *, none: bool = False):
+        self.path, self.none = path, none
+
+    @property
+    def kind(self) -> type:
+        import importlib
+
+        module, _, name = self.path.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+def record(**constraints: Constraint) -> Callable:
+    """Declare a (data)class's constructor parameters: ``@record(...)`` above
+    ``@dataclass`` checks and converts the fields as :func:`declare` does for a function."""
+
+    def wrap(cls: type) -> type:
+        cls.__init__ = declare(**constraints)(cls.__init__)
+        return cls
+
+    return wrap

@@ -304,9 +304,23 @@ def _finite(result: Any, depth: int = 0) -> bool:
 ASSERTIONS = "fedtheory.testing.assertions:"
 """The property-test assertions: an AssertionError is their verdict, not a raw error."""
 OVERFLOW_BY_DESIGN = {
-    "fedtheory.problems.quadratic:QuadraticProblem.grad": "the simulator's inner loop: an "
-    "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
-    "after the round (DivergenceError naming the round), not refused here",
+    **dict.fromkeys(
+        [
+            "fedtheory.problems.quadratic:QuadraticProblem.grad",
+            "fedtheory.problems.base:FederatedProblem.grad",
+        ],
+        "the simulator's inner loop: an "
+        "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
+        "after the round (DivergenceError naming the round), not refused here",
+    ),
+    **dict.fromkeys(
+        [
+            "fedtheory.bounds.divergences:chi_square",
+            "fedtheory.bounds.divergences:chi_square_max_ratio_bound",
+        ],
+        "chi^2(alpha||p) is infinite where some p_k = 0 < alpha_k (CA-Fed Theorem 1's factor "
+        "is unbounded there): the exact value, documented, not an overflow",
+    ),
 }
 """Callables that may return inf from finite input of huge magnitude (never from hostile
 input, which they refuse), each with the reason."""

@@ -66,9 +66,9 @@ def test_the_budget_is_the_argument_then_the_environment(monkeypatch):
 
 def test_tightness_search_budget_and_starts_are_capped():
     family = FAMILIES["divergences.tv_chi_square"]
-    with pytest.raises(ParameterError, match="'budget' parameter of tightness.search"):
+    with pytest.raises(ParameterError, match="'budget' parameter of search"):
         search(family, budget=10**12)
-    with pytest.raises(ParameterError, match="'starts' parameter of tightness.search"):
+    with pytest.raises(ParameterError, match="'starts' parameter of search"):
         search(family, starts=10**9)
 
 

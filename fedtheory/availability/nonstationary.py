@@ -137,3 +137,12 @@ def class_probabilities(class_distribution, *, caps=None, seed: int = 0) -> np.n
     phi_max = np.where(np.arange(c) < (c + 1) // 2, 1.0, 0.5) if caps is None else caps
     phi = population_rng(seed).uniform(0.0, 1.0, c) * phi_max
     return nu @ phi
+
+
+EXPORTS = ("NonStationary",)
+"""Re-exported by :mod:`fedtheory.availability` (the paper's record, :mod:`fedtheory.papers`)."""
+EXAMPLES = (
+    *(NonStationary([0.9, 0.5, 0.2], dynamics=d, period=6) for d in ("staircase", "sine")),
+    NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
+)
+"""Instances the availability tests run (restart, determinism, marginals, the plain loop)."""

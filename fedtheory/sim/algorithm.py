@@ -31,8 +31,9 @@ from fedtheory.constraints import (
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import ball_projection, sgd_updates
+from fedtheory.sim.local import _sgd_steps, ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -186,8 +187,18 @@ class LocalTraining:
     ) -> torch.Tensor:
         r"""The pairs of ``mask [R, N]`` train locally, then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
-        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
+        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
+        batched torch operations that read nothing back from the device."""
+        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
+            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+            rep, cli = pairs.rep, pairs.cli
+            lr = self.client_lr(t)
+            delta = _sgd_steps(problem, w[rep], cli, steps=self.local_steps, lr=lr,
+                               prox=self.prox, generator=generator)  # fmt: skip
+            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
+        else:
+            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
 

@@ -80,6 +80,13 @@ def non_finite_state(state: object, replicates: int) -> NonFinite | None:
     return None
 
 
+def finite_state(state: object) -> torch.Tensor:
+    """``[]`` bool on the state's device: every floating-point field of ``state`` is finite
+    (read back only where the caller chooses: a static round batches its checks)."""
+    flags = [torch.isfinite(x).all() for _, x in _fields(state)]
+    return torch.stack(flags).all()
+
+
 class NonFiniteMetric(NamedTuple):
     """The first metric value that is not finite: metric name, position in ``eval_rounds``
     and replicate."""

@@ -189,7 +189,23 @@ def _plain_loop(problem, alg: FedAWE, mask, w, gen):
     return out, np.array(x), np.array(tau)
 
 
-@reference_loop(FedAWE)
+@reference_loop(
+    FedAWE,
+    examples={
+        "fedawe": {"local_steps": 3, "lr": 0.1},
+        "fedawe-code": {
+            "local_steps": 3,
+            "lr": 0.1,
+            "variant": "code",
+            "clip": 0.2,
+            "server_lr": 1.5,
+        },
+    },
+)
 def _reference(problem, alg: FedAWE, mask, w, gen):
     """FedAWE's plain loop (:func:`_plain_loop`): the server models ``[T+1]``."""
     return _plain_loop(problem, alg, mask, w, gen)[0]
+
+
+EXPORTS = ("FedAWE", "FedAWEState")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

@@ -71,6 +71,21 @@ def sgd_updates(
     simulator's finiteness check after the round to report (DivergenceError naming it)."""
     if getattr(problem, "fused", False) and w.device == torch.device("cpu"):
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+    return _sgd_steps(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+
+
+def _sgd_steps(
+    problem: FederatedProblem,
+    w: torch.Tensor,
+    clients: torch.Tensor,
+    *,
+    steps: int,
+    lr: float,
+    prox: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """The steps of :func:`local_sgd` as batched torch operations, never the fused CPU
+    kernel (a static round calls it: nothing is read back from the device)."""
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from fedtheory.constraints import Array, Function, Instance, Integer, Mask, Size, declare
+from fedtheory.constraints import Array, Function, Instance, Integer, MappingOf, Mask, Size, declare
 from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
@@ -111,23 +111,45 @@ _REFERENCES: dict[type, Callable] = {}
 """Algorithm class -> its plain loop ``(problem, alg, mask [T, N], w0 [d], generator) -> [T+1]``
 iterates, registered beside the algorithm by :func:`reference_loop`."""
 
+_EXAMPLES: dict[str, tuple[type, dict]] = {}
+"""Name -> (algorithm class, keyword arguments): the configurations registered with the
+plain loops, which the agreement tests (``tests/test_sim_algorithms.py``) run."""
 
-@declare(algorithm=Instance(type))
-def reference_loop(algorithm: type) -> Callable[[Callable], Callable]:
+
+@declare(algorithm=Instance(type), examples=MappingOf(MappingOf(), plural="keyword mappings"))
+def reference_loop(
+    algorithm: type, *, examples: dict | None = None
+) -> Callable[[Callable], Callable]:
     """Register the decorated function as the plain loop of ``algorithm`` (a class): the loop
     lives beside the vectorised algorithm, and :func:`run` and the agreement tests find it
-    here."""
+    here. ``examples`` maps a name to the keyword arguments of a configuration the
+    agreement tests run against the loop (:func:`examples`), e.g. each variant."""
     if not all(callable(getattr(algorithm, m, None)) for m in ("init", "step")):
         raise ParameterError(
             "The 'algorithm' parameter of reference_loop must be an algorithm class (with "
             f"init and step, fedtheory.sim.algorithm.Algorithm). Got {algorithm!r} instead."
         )
+    examples = {} if examples is None else examples
+    if not isinstance(examples, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) for k, v in examples.items()
+    ):
+        raise ParameterError(
+            "The 'examples' parameter of reference_loop must map names to keyword-argument "
+            f"dicts. Got {examples!r} instead."
+        )
 
     def register(loop: Callable) -> Callable:
         _REFERENCES[algorithm] = loop
+        _EXAMPLES.update({name: (algorithm, kwargs) for name, kwargs in examples.items()})
         return loop
 
     return register
+
+
+def examples() -> dict[str, LocalTraining]:
+    """A fresh instance of every configuration registered with a plain loop
+    (:func:`reference_loop`), by name."""
+    return {name: algorithm(**kwargs) for name, (algorithm, kwargs) in _EXAMPLES.items()}
 
 
 @declare(
