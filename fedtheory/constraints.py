@@ -721,6 +721,8 @@ class Instance(Constraint):
     """An instance of a class or ``runtime_checkable`` protocol; with ``among`` (a
     registry: a collection of classes, read at each call), of one of those classes."""
 
+    among = None
+
     def __init__(self, kind: type, *, among=None, none: bool = False):
         self.kind, self.among, self.none = kind, among, none
 
