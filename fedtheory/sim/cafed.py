@@ -111,7 +111,7 @@ from fedtheory.params import (
 )
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -198,6 +198,7 @@ class CaFedState(NamedTuple):
     optimizer: TrainingState | None = None  # momentum buffers (LocalTraining.training)
 
 
+@declare(**LOCAL_TRAINING)
 @dataclass(frozen=True, kw_only=True)
 class CaFed(LocalTraining):
     r"""CA-Fed, Algorithm 1 of Rodio et al. 2023, or the authors' code (module docstring).
