@@ -1099,7 +1099,7 @@ class InstanceOf(Instance):
     class's module at import time (``fedtheory.bounds`` stays torch-free) declares it so."""
 
     def __init__(self, path: str, *, none: bool = False):
-        self.path, self.none = path, none
+        self.path, self.none, self.among = path, none, None
 
     @property
     def kind(self) -> type:

@@ -159,8 +159,8 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r"""Condition number :math:`\kappa=L/\mu`."""
         return self.L / self.mu
 
-    @declare(w=POINTS, finite_result=True)  # an overflow refused, naming w (but in simulate's
-    def client_losses(self, w) -> np.ndarray:  # rounds, whose check reports the divergence)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
+    def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` for ``w [..., d]`` -> ``[..., N]``."""
         diff = w[..., None, :] - self.c  # [..., N, d]
         return 0.5 * np.einsum("...ni,nij,...nj->...n", diff, self.A, diff)
@@ -209,7 +209,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
             np.zeros((n, d, d)), np.zeros((n, d)), np.full(n, d * self.noise_std**2)
         )
 
-    @declare(w=POINTS, finite_result=True)  # as client_losses
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)`: ``w [..., d]`` -> ``[..., N, d]``."""
         return np.einsum("nij,...nj->...ni", self.A, w[..., None, :] - self.c)
