@@ -44,15 +44,19 @@ def load_digits_federated(
     *,
     split: str = "dirichlet",
     concentration: float = 0.5,
+    per: str = "label",
+    min_size: int = 1,
     intercept: bool = True,
     seed: int = 0,
 ) -> FederatedDataset:
     r"""The digits spread over ``num_clients`` clients.
 
     ``split``: ``"dirichlet"`` (:func:`~fedtheory.data.splits.dirichlet_label_split` with
-    ``concentration``), ``"one_label"`` (FedLaAvg: ``num_clients`` must be a multiple of
-    10, client :math:`k` holds digit :math:`\lfloor 10k/N\rfloor`), ``"primary_label"``
-    (E3CS: :math:`\lfloor 1797/(2N)\rfloor` samples per client, 80% of digit :math:`k\bmod10`;
+    ``concentration``, ``per`` and ``min_size``; ``per="client"``, ``min_size=2`` is FedAWE's
+    split with every client holding a training and a test sample), ``"one_label"``
+    (FedLaAvg: ``num_clients`` must be a multiple of 10, client :math:`k` holds digit
+    :math:`\lfloor 10k/N\rfloor`), ``"primary_label"`` (E3CS:
+    :math:`\lfloor 1797/(2N)\rfloor` samples per client, 80% of digit :math:`k\bmod10`;
     half the data is used so that every digit keeps enough samples for its primary clients),
     or ``"iid"`` (a random permutation cut into near-equal parts).
 
@@ -66,7 +70,7 @@ def load_digits_federated(
     n = check_int(num_clients, "num_clients", owner, low=1, high=1797)
     X, y = load_digits(intercept=intercept)
     if split == "dirichlet":
-        parts = dirichlet_label_split(y, n, concentration, seed=seed)
+        parts = dirichlet_label_split(y, n, concentration, per=per, min_size=min_size, seed=seed)
     elif split == "one_label":
         if n % 10:
             raise ParameterError(

@@ -1,9 +1,17 @@
 r"""Label-based splits of a centralised data set over clients.
 
-* :func:`dirichlet_label_split` -- for every class :math:`c`, proportions
-  :math:`(\theta_{c,1},\dots,\theta_{c,N})\sim\mathrm{Dir}(a\mathbf 1_N)` over clients, and
-  the class's samples are cut in those proportions (FedAU's split, Wang & Ji 2024, code
-  ``util/util.py``, :math:`a=0.1`; smaller :math:`a` = more heterogeneous).
+* :func:`dirichlet_label_split` -- Dirichlet(:math:`a`) label heterogeneity, drawn one of
+  two ways (smaller :math:`a` = more heterogeneous):
+
+  - ``per="label"``: for every class :math:`c`, proportions
+    :math:`(\theta_{c,1},\dots,\theta_{c,N})\sim\mathrm{Dir}(a\mathbf 1_N)` over clients,
+    and the class's samples are cut in those proportions (FedAU's split, Wang & Ji 2024,
+    code ``util/util.py``, :math:`a=0.1`);
+  - ``per="client"``: for every client :math:`k`, a label distribution
+    :math:`\lambda_k\sim\mathrm{Dir}(a\mathbf 1_C)`, and class :math:`c`'s samples are cut
+    in the proportions :math:`\lambda_{k,c}/\sum_j\lambda_{j,c}` (FedAWE's split, Xiang et
+    al. 2024, App. J.1, the authors' code ``util/util.py``, ``partition``; clients get
+    comparable numbers of samples).
 * :func:`one_label_per_client_split` -- every client holds samples of a single label, the
   clients ordered by label (FedLaAvg's MNIST set-up, Yan et al. 2020, §6: 100 clients per
   digit, the first :math:`N/10\cdot D` clients hold digits :math:`0..D-1`).
@@ -24,6 +32,7 @@ from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.params import (
     check_array,
+    check_choice,
     check_int,
     check_int_array,
     check_real,
@@ -32,6 +41,7 @@ from fedtheory.params import (
 )
 
 __all__ = [
+    "DIRICHLET_PER",
     "dirichlet_label_split",
     "one_label_per_client_split",
     "partition",
@@ -51,14 +61,29 @@ def _labels(labels, owner: str) -> np.ndarray:
     return y.astype(np.int64)
 
 
-def dirichlet_label_split(
-    labels, num_clients: int, concentration: float, *, min_size: int = 1, seed: int = 0
-) -> list[np.ndarray]:
-    r"""Split sample indices over clients with Dirichlet(``concentration``) class proportions.
+DIRICHLET_PER = ("label", "client")
 
-    Draws are repeated (up to 1000 times, from ``numpy_rng(seed, attempt, DATA)``) until every
-    client has at least ``min_size`` samples, so the law is the Dirichlet split conditioned
-    on that event.
+
+def dirichlet_label_split(
+    labels,
+    num_clients: int,
+    concentration: float,
+    *,
+    per: str = "label",
+    min_size: int = 1,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    r"""Split sample indices over clients with Dirichlet(``concentration``) label proportions
+    drawn ``per`` label (over the clients) or ``per`` client (over the labels; module
+    docstring).
+
+    **Minimum size.** Draws are repeated (up to 1000 times, draw :math:`j` from
+    ``numpy_rng(seed, j, DATA)``) until every client has at least ``min_size`` samples, so
+    the law is the Dirichlet split conditioned on that event. Neither FedAU's nor FedAWE's
+    code redraws (on their data sets, hundreds of samples per client, a client with fewer
+    than two samples does not arise); on a small data set a client with one sample cannot
+    be split into training and test samples, and ``min_size=2`` is the rule that keeps the
+    draw while excluding that case.
 
     Returns
     -------
@@ -70,19 +95,28 @@ def dirichlet_label_split(
     >>> parts = dirichlet_label_split([0, 0, 1, 1, 1, 2], 2, 1.0, seed=0)
     >>> sorted(np.concatenate(parts).tolist())
     [0, 1, 2, 3, 4, 5]
+    >>> parts = dirichlet_label_split(np.repeat(np.arange(4), 6), 4, 0.1, per="client",
+    ...                               min_size=2, seed=0)
+    >>> min(len(p) for p in parts) >= 2
+    True
     """
     owner = "dirichlet_label_split"
     y = _labels(labels, owner)
     n = check_int(num_clients, "num_clients", owner, low=1, high=len(y))
     a = check_real(concentration, "concentration", owner, low=0.0, low_open=True)
+    per = check_choice(per, DIRICHLET_PER, "per", owner)
     m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)
     seed = check_seed(seed, owner)
+    classes = np.unique(y)
     for attempt in range(_MAX_DRAWS):
         gen = rng.numpy_rng(seed, attempt, rng.DATA)
+        if per == "client":
+            weights = gen.dirichlet(np.full(len(classes), a), size=n)  # [N, C]
+            shares = weights / weights.sum(0)  # column c: class c's share of each client
         parts: list[list[np.ndarray]] = [[] for _ in range(n)]
-        for c in np.unique(y):
+        for i, c in enumerate(classes):
             idx = gen.permutation(np.flatnonzero(y == c))
-            theta = gen.dirichlet(np.full(n, a))
+            theta = gen.dirichlet(np.full(n, a)) if per == "label" else shares[:, i]
             cuts = np.round(np.cumsum(theta)[:-1] * len(idx)).astype(np.int64)
             for k, chunk in enumerate(np.split(idx, cuts)):
                 parts[k].append(chunk)
