@@ -28,17 +28,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedtheory import rng
+from fedtheory.constraints import Array, Integer, Option, Real, Size, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_choice,
-    check_int,
-    check_int_array,
-    check_real,
-    check_seed,
-    check_size,
-)
+from fedtheory.params import check_int, check_int_array
 
 __all__ = [
     "DIRICHLET_PER",
@@ -51,19 +44,15 @@ __all__ = [
 _MAX_DRAWS = 1000
 
 
-def _labels(labels, owner: str) -> np.ndarray:
-    y = check_array(labels, "labels", owner, ndim=1, low=0.0)
-    if y.size == 0 or np.any(y != np.round(y)):
-        raise ParameterError(
-            f"The 'labels' parameter of {owner} must be a non-empty array of class ids "
-            "(non-negative integers). Got other values instead."
-        )
-    return y.astype(np.int64)
-
+LABELS = Array(ndim=1, low=0.0, integer=True)
+"""Class ids: a non-empty vector of non-negative whole numbers (returned as int64)."""
 
 DIRICHLET_PER = ("label", "client")
 
 
+@declare(labels=LABELS, num_clients=Integer(1, "labels[0]"),
+         concentration=Real(0.0, low_open=True), per=Option(*DIRICHLET_PER),
+         min_size=Integer(0), seed=Integer(0))  # fmt: skip
 def dirichlet_label_split(
     labels,
     num_clients: int,
@@ -101,34 +90,30 @@ def dirichlet_label_split(
     True
     """
     owner = "dirichlet_label_split"
-    y = _labels(labels, owner)
-    n = check_int(num_clients, "num_clients", owner, low=1, high=len(y))
-    a = check_real(concentration, "concentration", owner, low=0.0, low_open=True)
-    per = check_choice(per, DIRICHLET_PER, "per", owner)
-    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)
-    seed = check_seed(seed, owner)
+    y, n, a = labels, num_clients, concentration
+    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)  # relational end
     classes = np.unique(y)
     for attempt in range(_MAX_DRAWS):
         gen = rng.numpy_rng(seed, attempt, rng.DATA)
         if per == "client":
             weights = gen.dirichlet(np.full(len(classes), a), size=n)  # [N, C]
             shares = weights / weights.sum(0)  # column c: class c's share of each client
-        parts: list[list[np.ndarray]] = [[] for _ in range(n)]
+        owner_of = np.empty(len(y), dtype=np.int64)  # the client of every sample
         for i, c in enumerate(classes):
             idx = gen.permutation(np.flatnonzero(y == c))
             theta = gen.dirichlet(np.full(n, a)) if per == "label" else shares[:, i]
             cuts = np.round(np.cumsum(theta)[:-1] * len(idx)).astype(np.int64)
-            for k, chunk in enumerate(np.split(idx, cuts)):
-                parts[k].append(chunk)
-        out = [np.sort(np.concatenate(p)) for p in parts]
-        if min(len(p) for p in out) >= m:
-            return out
+            owner_of[idx] = np.repeat(np.arange(n), np.diff(cuts, prepend=0, append=len(idx)))
+        sizes = np.bincount(owner_of, minlength=n)
+        if sizes.min() >= m:
+            return np.split(np.argsort(owner_of, kind="stable"), np.cumsum(sizes)[:-1])
     raise ParameterError(
         f"The 'min_size' parameter of {owner} must be reachable with concentration {a:g}. "
         f"Got {m}, not met in {_MAX_DRAWS} draws, instead."
     )
 
 
+@declare(labels=LABELS, clients_per_label=Integer(1), seed=Integer(0))
 def one_label_per_client_split(
     labels, clients_per_label: int, *, seed: int = 0
 ) -> list[np.ndarray]:
@@ -142,10 +127,10 @@ def one_label_per_client_split(
     [[1, 3], [0, 2]]
     """
     owner = "one_label_per_client_split"
-    y = _labels(labels, owner)
-    classes, sizes = np.unique(y, return_counts=True)
+    classes, sizes = np.unique(labels, return_counts=True)
     m = check_int(clients_per_label, "clients_per_label", owner, low=1, high=int(sizes.min()))
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    y = labels
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     out = []
     for c in classes:
         idx = gen.permutation(np.flatnonzero(y == c))
@@ -153,6 +138,8 @@ def one_label_per_client_split(
     return out
 
 
+@declare(labels=LABELS, num_clients=Size(), samples_per_client=Size(),
+         primary_fraction=Real(0.0, 1.0), seed=Integer(0))  # fmt: skip
 def primary_label_split(
     labels,
     num_clients: int,
@@ -172,11 +159,8 @@ def primary_label_split(
     [4, 4]
     """
     owner = "primary_label_split"
-    y = _labels(labels, owner)
-    n = check_size(num_clients, "num_clients", owner)
-    m = check_size(samples_per_client, "samples_per_client", owner)
-    f = check_real(primary_fraction, "primary_fraction", owner, low=0.0, high=1.0)
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    y, n, m, f = labels, num_clients, samples_per_client, primary_fraction
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     classes = np.unique(y)
     free = np.ones(len(y), dtype=bool)
     out = []
@@ -200,13 +184,14 @@ def primary_label_split(
     return out
 
 
+@declare(features=Array(ndim=2), labels=Array(shape=("features[0]",)),
+         num_classes=Integer(2, none=True))  # fmt: skip
 def partition(
     features, labels, parts: Sequence[np.ndarray], *, num_classes: int | None = None
 ) -> FederatedDataset:
     """Client ``k`` gets ``features[parts[k]] [n_k, p]`` and ``labels[parts[k]]``."""
     owner = "partition"
-    X = check_array(features, "features", owner, ndim=2)
-    y = check_array(labels, "labels", owner, shape=(X.shape[0],))
+    X, y = features, labels
     if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or not parts:
         raise ParameterError(
             f"The 'parts' parameter of {owner} must be a non-empty sequence of index arrays. "
