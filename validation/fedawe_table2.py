@@ -15,22 +15,23 @@ Set-up, as the paper and the authors' code (mingxiang12/FedAWE) run it, where th
 allows (the set-up table of :func:`setup` lists every difference):
 
 * data: the 1797 digits (``load_digits``, 10 classes, pixels scaled to [0, 1]) in place of
-  SVHN / CIFAR-10 / CINIC-10, split over the clients as the authors' code splits (``util.py``,
-  ``partition``): every client draws a label distribution :math:`\lambda_k\sim
-  \mathrm{Dir}(0.1\cdot\mathbf 1_{10})` and each digit's samples are cut in the proportions
-  :math:`\lambda_{k,c}/\sum_j\lambda_{j,c}`; the split is redrawn until every client holds
-  at least 2 samples (the code has no such rule: on SVHN a client never has fewer), and
-  20% of each client's samples are held out for testing (the code tests on the data set's
-  own test split);
+  SVHN / CIFAR-10 / CINIC-10, split over the clients as §7 ("the image class distribution
+  :math:`\nu_i\sim` Dirichlet(:math:`\alpha=0.1`) at client :math:`i`") and the authors'
+  code (``util.py``, ``partition``) split: every client draws a label distribution
+  :math:`\lambda_k\sim\mathrm{Dir}(0.1\cdot\mathbf 1_{10})` and each digit's samples are
+  cut in the proportions :math:`\lambda_{k,c}/\sum_j\lambda_{j,c}`; the split is redrawn
+  until every client holds at least 2 samples (the code has no such rule: on SVHN a client
+  never has fewer), and 20% of each client's samples are held out for testing (the code
+  tests on the data set's own test split);
 * model: a one-hidden-layer MLP :math:`64\to h\to10` (tanh, :class:`~fedtheory.problems.MLPProblem`,
   no ridge, the code has no weight decay) in place of the two-convolution CNNs of Table 6
   (a CPU-scale stand-in for an 8x8 image: a material difference); every client starts from
   the same random initial point (:meth:`~fedtheory.problems.MLPProblem.initial_point`,
   seeded by the draw; the code seeds torch's Kaiming initialisation);
-* mini-batches of 128 without replacement as the code's ``DataLoader``; a digits client
-  holds fewer than 128 training samples, and the code then uses the whole client (its
-  ``sample_minibatch`` restarts the loader on a short batch and takes the full client),
-  so every local step is a full client gradient, here as there;
+* mini-batches without replacement as the code's ``DataLoader``; at ``--size full`` (batch
+  128, 100 clients) every digits client holds fewer than 128 training samples, and the code
+  then uses the whole client (its ``sample_minibatch`` restarts the loader on a short batch
+  and takes the full client), so every local step is a full client gradient, here as there;
 * availability :math:`p_i^t=p_i f_i(t)`, :math:`p_i=\langle\nu_i,\phi\rangle` (App. J.3);
 * local rate :math:`\eta_0/\sqrt{t/10+1}` (Table 6), :math:`\eta_0` per algorithm from Table 7
   (FedAWE 0.1, FedAvg with known :math:`p` 0.1, every other 0.05; :math:`\eta_g=1`); a
