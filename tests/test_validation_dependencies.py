@@ -152,3 +152,22 @@ def test_an_edited_judge_reuses_the_stored_data(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         dependencies.clear_cache()
+
+
+def test_settings_holding_a_tuple_reuse_their_data(tmp_path):
+    """Settings are stored as JSON, where a tuple becomes a list: a rerun with unchanged
+    settings and code reuses the data (it once recomputed ``fedawe-table2`` every time)."""
+    from dataclasses import replace
+
+    calls = []
+    check = replace(
+        CHECKS["cafed-weights"],
+        name="tuple-settings",
+        settings=lambda size: {"grid": (0.1, 0.05), "size": size},
+        compute=lambda s: calls.append(s) or {"x": [1.0]},
+        judge=lambda data, s: [],
+        plot=lambda data, s, fig: None,
+    )
+    first = runner.run_check(check, tmp_path, size="tiny")
+    second = runner.run_check(check, tmp_path, size="tiny")
+    assert (first.reused, second.reused, len(calls)) == (False, True, 1)

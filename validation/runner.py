@@ -139,8 +139,9 @@ def run_check(
     check: Check, out: Path, *, size: Size, progress: Callable[[str], None] | None = None
 ) -> Outcome:
     """Compute (or reuse), judge and plot one validation; ``progress`` hears why stored
-    data is not reused."""
-    settings = check.settings(size)
+    data is not reused. The settings are taken in their stored (JSON) form, so that a tuple
+    in them compares equal to the list it is stored as."""
+    settings = json.loads(json.dumps(check.settings(size)))
     folder = out / check.name
     code = fingerprint(check)
     data, why = _load_if_current(folder / "data.npz", settings, code)
