@@ -81,5 +81,5 @@ def test_noisy_problems_and_wrong_masks_are_refused():
     noisy = QuadraticProblem.random(2, 1, noise_std=0.1, seed=0)
     with pytest.raises(ValueError, match="noise_std"):
         mimic.objective_bias(noisy, np.zeros(1), np.ones((1, 2, 2), dtype=bool))
-    with pytest.raises(ValueError, match="'mask' parameter of mimic.objective_bias"):
+    with pytest.raises(ValueError, match="'mask' parameter of objective_bias"):
         mimic.objective_bias(QuadraticProblem.random(3, 1, seed=0), np.zeros(1), np.ones((1, 2, 2)))

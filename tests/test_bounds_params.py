@@ -27,7 +27,7 @@ CASES = [
     (lambda: cafed.theorem2_program(ETA, **{**PROG, "pi": [1.5]}), "'pi' parameter"),
     (lambda: cafed.theorem2_program(ETA, **PROG).numerator([0.5]), "'q' parameter"),
     (lambda: cafed.theorem2.evaluate(**{"lam": 1.0}), "takes exactly the parameters"),
-    (lambda: fedau.cutoff_geometric_pmf(1.5, 3), "'p_n' parameter of fedau.cutoff_geometric_pmf"),
+    (lambda: fedau.cutoff_geometric_pmf(1.5, 3), "'p_n' parameter of cutoff_geometric_pmf"),
     (lambda: fedau.cutoff_geometric_pmf(0.5, 0), "'K_cut' parameter"),
     (lambda: fedau.effective_weights([1.0, -1.0], [0.5, 0.5]), "'omega_n' parameter"),
     (lambda: fedau.effective_weights([0.0, 0.0], [0.5, 0.5]), "'omega_n' parameter"),
@@ -50,10 +50,10 @@ CASES = [
     ),
     (lambda: fedau.theorem3_per_round.evaluate(p=1.5, K_cut=2, t=1), "'p' parameter"),
     (lambda: fedau.theorem3_per_round.evaluate(p=0.5, K_cut=2.5, t=1), "'K_cut' parameter"),
-    (lambda: e3cs.quota_sum([0.5], k=2, K=10), "'sigma' parameter of e3cs.quota_sum"),
+    (lambda: e3cs.quota_sum([0.5], k=2, K=10), "'sigma' parameter of quota_sum"),
     (lambda: e3cs.quota_sum([0.1], k=11, K=10), "'k' parameter"),
     (lambda: e3cs.regret.evaluate(K=10, k=2, eta=-1.0, sum_quota=1.0), "'eta'"),
-    (lambda: fedlaavg.staleness_bound(5, 6, 1), "'K' parameter of fedlaavg.staleness_bound"),
+    (lambda: fedlaavg.staleness_bound(5, 6, 1), "'K' parameter of staleness_bound"),
     (lambda: fedlaavg.staleness_bound(5, 2, 0.5), "'E' parameter"),
     (
         lambda: fedlaavg.round_bound.evaluate(
@@ -64,7 +64,7 @@ CASES = [
     (lambda: mimic.objective_bias(PROB, np.zeros(3), MASK), "'w' parameter"),
     (lambda: mimic.objective_bias(PROB, np.zeros(1), MASK[0]), "'mask' parameter"),
     (lambda: mimic.objective_bias(PROB, np.zeros(1), MASK, eta=[1.0]), "'eta' parameter"),
-    (lambda: mimic.lemma6_schedule(0.0, 1.0, 3), "'a' parameter of mimic.lemma6_schedule"),
+    (lambda: mimic.lemma6_schedule(0.0, 1.0, 3), "'a' parameter of lemma6_schedule"),
     (lambda: divergences.chi_square_max_ratio_bound([0.5, 0.6], [0.5, 0.5]), "'alpha' param"),
 ]
 

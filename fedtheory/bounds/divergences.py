@@ -24,8 +24,8 @@ import sympy as sp
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
+from fedtheory.constraints import Array, Probabilities, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_simplex
 
 
 def _over_p(num: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -35,28 +35,27 @@ def _over_p(num: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
         return np.where(q > 0, num / q, np.where(a > 0, np.inf, 0.0))
 
 
+@declare(alpha=Probabilities(), p=Probabilities(size="alpha[0]"))
 def chi_square(alpha, p) -> float:
     r""":math:`\chi^2_{\alpha\|p}=\sum_k(\alpha_k-p_k)^2/p_k` (infinite if some
     :math:`p_k=0<\alpha_k`): the bias factor of CA-Fed Theorem 1 (Rodio et al. 2023).
     Exact."""
-    a = check_simplex(alpha, "alpha", "chi_square")
-    q = check_simplex(p, "p", "chi_square")
+    a, q = alpha, p
     return float(_over_p((a - q) ** 2, a, q).sum())
 
 
+@declare(alpha=Probabilities(), p=Probabilities(size="alpha[0]"))
 def total_variation(alpha, p) -> float:
     r""":math:`d_{TV}(\alpha,p)=\tfrac12\sum_k|\alpha_k-p_k|`: the bias factor of CA-Fed
     Theorem 3 (Rodio et al. 2023). Exact."""
-    a = check_simplex(alpha, "alpha", "total_variation")
-    q = check_simplex(p, "p", "total_variation")
+    a, q = alpha, p
     return 0.5 * float(np.abs(a - q).sum())
 
 
+@declare(q=Array(ndim=1, low=0.0), pi=Array(shape=("q[0]",), low=0.0, high=1.0))
 def effective_weights(q, pi) -> np.ndarray:
     r"""CA-Fed (4): :math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for aggregation weights :math:`q`
     and availability :math:`\pi`."""
-    q = check_array(q, "q", "effective_weights", ndim=1, low=0.0)
-    pi = check_array(pi, "pi", "effective_weights", shape=q.shape, low=0.0, high=1.0)
     mass = pi @ q
     if mass <= 0:
         raise ParameterError(
@@ -78,11 +77,11 @@ tv_chi_square = register(
 )
 
 
+@declare(alpha=Probabilities(), p=Probabilities(size="alpha[0]"))
 def chi_square_max_ratio_bound(alpha, p) -> float:
     r"""Upper bound :math:`\chi^2_{\alpha\|p}\le\max_k\alpha_k/p_k-1` (from
     :math:`\chi^2=\sum_k\alpha_k\cdot\alpha_k/p_k-1`, CA-Fed App. E; a bound on CA-Fed
     Theorem 1's factor, not in the paper); tight iff :math:`\alpha_k/p_k` is constant on the
     support of :math:`\alpha`; infinite if some :math:`p_k=0<\alpha_k`."""
-    a = check_simplex(alpha, "alpha", "chi_square_max_ratio_bound")
-    q = check_simplex(p, "p", "chi_square_max_ratio_bound")
+    a, q = alpha, p
     return float(_over_p(a, a, q).max() - 1.0)

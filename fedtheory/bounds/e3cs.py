@@ -29,7 +29,9 @@ import sympy as sp
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
-from fedtheory.params import check_array, check_int
+from fedtheory.constraints import Array, Integer, Real, declare
+from fedtheory.errors import ParameterError
+from fedtheory.params import check_real
 
 K, k, eta, S = symbol("K"), symbol("k"), symbol("eta"), symbol("sum_quota")
 _REF = "Huang et al. 2022 (E3CS), Theorem 1"
@@ -126,31 +128,30 @@ zero_regret = register(
 )
 
 
+@declare(w=Array(shape=(..., None), low=0.0, low_open=True), k=Integer(1, "w[-1]"), sigma=Real(0.0))
 def claim1_allocation(w, k: int, sigma: float) -> np.ndarray:
     r"""E3CS eq. (18) with Claim 1's :math:`\alpha_t=\min_iw_i/(1-\sigma_t)`:
     :math:`w'_i=\min\{w_i,(1-\sigma_t)\alpha_t\}` and
     :math:`p_i=\sigma_t+(k-K\sigma_t)w'_i/\sum_jw'_j` for weights ``w [..., K]`` (exact;
     Claim 1 says every :math:`p_i=k/K`). Needs :math:`\sigma_t<1`."""
-    owner = "e3cs.claim1_allocation"
-    w = check_array(w, "w", owner, low=0.0, low_open=True)
-    if w.ndim < 1:
-        w = w[None]
     K_ = w.shape[-1]
-    k = check_int(k, "k", owner, low=1, high=K_)
-    sigma = check_array(sigma, "sigma", owner, ndim=0, low=0.0, high=min(k / K_, 1 - 1e-12))
+    sigma = check_real(sigma, "sigma", "claim1_allocation", low=0.0, high=min(k / K_, 1 - 1e-12))
     alpha = w.min(axis=-1, keepdims=True) / (1 - sigma)
     capped = np.minimum(w, (1 - sigma) * alpha)
     return sigma + (k - K_ * sigma) * capped / capped.sum(axis=-1, keepdims=True)
 
 
+@declare(K=Integer(1), k=Integer(1, "K"), sigma=Array(low=0.0))
 def quota_sum(sigma, *, k: int, K: int) -> np.ndarray:
     r""":math:`S_\sigma=\sum_{t=1}^T(k-K\sigma_t)` for the fairness-quota schedule
     ``sigma [..., T]`` with :math:`0\le\sigma_t\le k/K` (Huang et al. 2022, Theorem 1,
     the sum in eq. (27)); returns ``[...]``. Exact."""
-    owner = "e3cs.quota_sum"
-    K = check_int(K, "K", owner, low=1)
-    k = check_int(k, "k", owner, low=1, high=K)
-    s = check_array(sigma, "sigma", owner, low=0.0, high=k / K)
+    s = sigma
+    if s.max() > k / K:
+        raise ParameterError(
+            f"The 'sigma' parameter of quota_sum must have entries in [0, k/K] = [0, {k / K:g}]. "
+            f"Got a maximum of {s.max():g} instead."
+        )
     if s.ndim < 1:
         s = s[None]
     return (k - K * s).sum(-1)

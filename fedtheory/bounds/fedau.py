@@ -42,15 +42,9 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Integer, Probabilities, Real, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_finite_result,
-    check_int,
-    check_real,
-    check_simplex,
-    check_size,
-)
+from fedtheory.params import check_finite_result
 
 p, K, t, T, N, I = (symbol(n) for n in ("p", "K_cut", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
@@ -139,14 +133,15 @@ cutoff_variance = register(
 )
 
 
+@declare(p_n=Array(low=0.0, high=1.0, low_open=True), K_cut=Size())
 def cutoff_geometric_pmf(p_n, K_cut: int) -> np.ndarray:
     r"""Law of :math:`S=\min(G,K)`, :math:`G\sim\mathrm{Geom}(p)` on :math:`\{1,2,..\}`:
     :math:`\Pr\{S=k\}=p(1-p)^{k-1}` for :math:`k<K` and :math:`(1-p)^{K-1}` for :math:`k=K`
     (Wang & Ji 2024, proof of Theorem 3). Returns ``[..., K]`` (entry ``k-1`` is
     :math:`\Pr\{S=k\}`) for ``p_n [...]`` in (0, 1]. Exact."""
-    owner = "fedau.cutoff_geometric_pmf"
-    q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)[..., None]
-    K_cut = check_size(K_cut, "K_cut", owner)
+    check_bytes(16 * p_n.size * K_cut, "cutoff_geometric_pmf",
+                what=f"{p_n.size} x {K_cut} probabilities", fixes="a smaller K_cut")  # fmt: skip
+    q = p_n[..., None]
     k = np.arange(1, K_cut + 1)
     return np.where(k < K_cut, q * (1 - q) ** (k - 1), (1 - q) ** (K_cut - 1))
 
@@ -166,6 +161,10 @@ theorem1 = register(
 )
 
 
+@declare(
+    omega_n=Array(ndim=1, low=0.0),
+    p_n=Array(shape=("omega_n[0]",), low=0.0, high=1.0, low_open=True),
+)
 def effective_weights(omega_n, p_n) -> np.ndarray:
     r"""FedAU Theorem 1 (informal; exact at convergence): with time-constant weights
     :math:`\omega_n` and :math:`\mathbb I_t^n\sim\mathrm{Bern}(p_n)`, Algorithm 1 minimises
@@ -174,9 +173,7 @@ def effective_weights(omega_n, p_n) -> np.ndarray:
     One meaning with CA-Fed (4)'s :func:`fedtheory.bounds.divergences.effective_weights`
     (:math:`q=\omega`, :math:`\pi=p`: the weight of each client in the objective the
     algorithm minimises; tested equal), here as FedAU Theorem 1's statement."""
-    owner = "fedau.effective_weights"
-    w = check_array(omega_n, "omega_n", owner, ndim=1, low=0.0)
-    q = check_array(p_n, "p_n", owner, shape=w.shape, low=0.0, high=1.0, low_open=True)
+    owner, w, q = "effective_weights", omega_n, p_n
     mass = float(w @ q)
     if mass <= 0:
         raise ParameterError(
@@ -273,6 +270,18 @@ class DescentStep:
     lemma_inputs: dict  # keyword arguments of lemma_b33.evaluate
 
 
+@declare(
+    e=Array(ndim=2),
+    x=Array(shape=("e[1]",)),
+    L=Real(0.0, low_open=True),
+    gamma=Real(0.0, low_open=True),
+    eta=Real(0.0, low_open=True),
+    I=Size(),
+    sigma2=Real(0.0),
+    p=Array(shape=("e[0]",), low=0.0, high=1.0, low_open=True),
+    omega=Array(shape=("e[0]",), low=0.0),
+    phi=Probabilities(size="e[0]"),
+)
 def quadratic_descent_step(
     e, x, *, L: float, gamma: float, eta: float, I: int, sigma2: float, p, omega, phi
 ) -> DescentStep:
@@ -287,23 +296,21 @@ def quadratic_descent_step(
     Exact. These clients satisfy Assumptions 1-3 with :math:`\tilde\delta^2=
     L^2\max_n\|e_n-\bar e_\varphi\|^2`; ``lemma_inputs`` holds that and the other inputs
     of ``lemma_b33``."""
-    owner = "fedau.quadratic_descent_step"
-    e = check_array(e, "e", owner, ndim=2)
-    n_clients = e.shape[0]
-    x = check_array(x, "x", owner, shape=(e.shape[1],))
-    L = check_real(L, "L", owner, low=0.0, low_open=True)
-    gamma = check_real(gamma, "gamma", owner, low=0.0, low_open=True)
-    eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
-    I = check_size(I, "I", owner)  # noqa: E741 (the paper's symbol)
-    sigma2 = check_real(sigma2, "sigma2", owner, low=0.0)
-    p = check_array(p, "p", owner, shape=(n_clients,), low=0.0, high=1.0, low_open=True)
-    omega = check_array(omega, "omega", owner, shape=(n_clients,), low=0.0)
-    phi = check_simplex(phi, "phi", owner, size=n_clients)
+    owner = "quadratic_descent_step"
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
         expected, inputs = _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi)
     scales = {"e": e, "x": x, "L": L, "gamma": gamma, "eta": eta, "sigma2": sigma2, "omega": omega}
     check_finite_result(expected, owner, scales)
     return DescentStep(expected, inputs)
+
+
+def _geometric_sum(log_ratio: float, terms: int) -> float:
+    r""":math:`\sum_{i<I}r^i=(r^I-1)/(r-1)` for :math:`r=e^{\ell}` (``log_ratio`` :math:`\ell`,
+    ``-inf`` for :math:`r=0`), in ``expm1`` form (no cancellation for :math:`r` near 1, no
+    loop over the terms)."""
+    return (
+        float(terms) if log_ratio == 0 else float(np.expm1(terms * log_ratio) / np.expm1(log_ratio))
+    )
 
 
 def _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi) -> tuple[float, dict]:  # noqa: E741
@@ -312,7 +319,7 @@ def _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi) -> tuple[float,
     L, gamma, eta, sigma2 = (np.float64(v) for v in (L, gamma, eta, sigma2))
     a = 1.0 - gamma * L
     m = (a**I - 1.0) * (x - e)  # [N, d] mean update of each client
-    v = gamma**2 * sigma2 * float(np.sum(a ** (2 * np.arange(I))))  # noise variance of Delta
+    v = gamma**2 * sigma2 * _geometric_sum(2.0 * np.log(np.abs(a)), I)  # noise variance of Delta
     mean = x + eta / n_clients * np.einsum("n,nd->d", p * omega, m)
     m2 = np.sum(m**2, axis=1)  # [N]
     trace_cov = (eta / n_clients) ** 2 * float(np.sum(omega**2 * (p * (m2 + v) - p**2 * m2)))
@@ -356,15 +363,13 @@ theorem3_order = register(
 )
 
 
+@declare(p_n=Array(ndim=1, low=0.0, high=1.0, low_open=True), K_cut=Size(), rounds=Size())
 def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     r"""Explicit upper bound on the weight error
     :math:`\frac1{NT}\sum_{t=0}^{T-1}\sum_n\mathbb E(p_n\omega_t^n-1)^2` from the proof of
     FedAU Theorem 3: the round :math:`t=0` contributes :math:`(1-p_n)^2` exactly
     (:math:`\omega_0^n=1`), each :math:`t\ge1` at most :math:`2K(1-p_n)/t+(1-p_n)^{2K}`."""
-    owner = "fedau.weight_error_bound"
-    q = check_array(p_n, "p_n", owner, ndim=1, low=0.0, high=1.0, low_open=True, min_size=1)
-    K_cut = check_size(K_cut, "K_cut", owner)
-    rounds = check_size(rounds, "rounds", owner)
+    owner, q = "weight_error_bound", p_n
     check_bytes(32 * rounds * q.size, owner, what=f"{rounds} rounds x {q.size} clients",
                 fixes="fewer rounds")  # fmt: skip
     ts = np.arange(1, rounds)[:, None]  # [T-1, 1]
@@ -372,18 +377,23 @@ def weight_error_bound(p_n, K_cut: int, rounds: int) -> float:
     return float(((1 - q) ** 2 + np.sum(later, axis=0)).sum() / (q.size * rounds))
 
 
+@declare(
+    omega=Array(ndim=3, low=0.0, min_size=0),
+    p_n=Array(shape=("omega[2]",), low=0.0, high=1.0, low_open=True, min_size=0),
+)
 def weight_error_measured(p_n, omega) -> np.ndarray:
     r"""Measured weight error :math:`\frac1{NT}\sum_{t,n}(p_n\omega_t^n-1)^2` of weights
     ``omega [R, T, N]`` (e.g. FedAU's Algorithm 2 along simulated runs) for participation
     probabilities ``p_n [N]``; returns ``[R]``. Its mean over replicates estimates the
     weight-error term of FedAU Theorem 2 (Wang & Ji 2024; the ``weight_error`` argument),
     which Theorem 3 bounds from above. Exact for the given weights (an empirical quantity)."""
-    owner = "fedau.weight_error_measured"
-    w = check_array(omega, "omega", owner, ndim=3, low=0.0)
-    q = check_array(p_n, "p_n", owner, shape=(w.shape[2],), low=0.0, high=1.0, low_open=True)
-    return np.mean((q * w - 1.0) ** 2, axis=(1, 2))
+    with np.errstate(over="ignore"):  # reported below, naming omega
+        out = np.mean((p_n * omega - 1.0) ** 2, axis=(1, 2))
+    check_finite_result(out, "weight_error_measured", {"omega": omega})
+    return out
 
 
+@declare(p_n=Array(low=0.0, high=1.0, low_open=True), K_cut=Size(), rounds=Size())
 def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     r"""Exact :math:`\mathbb E[(p\,\omega_t-1)^2]` for :math:`t=0..T-1` under Bernoulli(p)
     participation and FedAU Algorithm 2 with cutoff :math:`K` (``[..., T]`` for ``p_n [...]``).
@@ -404,10 +414,7 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     (``weight_error_exact(0.1, 50, 5000)`` takes seconds); the previous dynamic programme over
     (intervals, sum, gap counter) cost :math:`O(T^3K)` time and :math:`O(T^2K)` memory.
     """
-    owner = "fedau.weight_error_exact"
-    q = check_array(p_n, "p_n", owner, low=0.0, high=1.0, low_open=True)
-    K_cut = check_size(K_cut, "K_cut", owner)
-    rounds = check_size(rounds, "rounds", owner)
+    owner, q = "weight_error_exact", p_n
     what = f"{q.size} x {rounds} rounds and the renewal sums"
     check_bytes(8 * q.size * rounds + 48 * (rounds + K_cut), owner, what=what, fixes="fewer rounds")
     out = np.stack([_weight_error_renewal(p, K_cut, rounds) for p in q.reshape(-1)])
@@ -469,6 +476,17 @@ class Corollary4Choices:
     R: float  # 1/log c
 
 
+@declare(
+    p_min=Real(0.0, 1.0, low_open=True, high_open=True),
+    T=Integer(2),
+    L=Real(0.0, low_open=True),
+    I=Integer(1),
+    F_gap=Real(0.0, low_open=True),
+    N=Integer(1),
+    Q=Real(0.0, low_open=True),
+    delta2=Real(0.0),
+    sigma2=Real(0.0),
+)
 def corollary4_choices(
     *,
     p_min: float,
@@ -486,16 +504,7 @@ def corollary4_choices(
     :math:`\gamma\eta=\min\{\sqrt{\frac{\mathcal FN}{Q(I\delta^2+\sigma^2)LIT}},
     \frac1{2LI},\frac N{27LIQ}\}` (Wang & Ji 2024, Corollary 4: the parameter choices of an
     order result; the values are exact, the rate they give is an order)."""
-    owner = "fedau.corollary4_choices"
-    p_min = check_real(p_min, "p_min", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    T = check_int(T, "T", owner, low=2)
-    L = check_real(L, "L", owner, low=0.0, low_open=True)
-    I = check_int(I, "I", owner, low=1)  # noqa: E741
-    F_gap = check_real(F_gap, "F_gap", owner, low=0.0, low_open=True)
-    N = check_int(N, "N", owner, low=1)
-    Q = check_real(Q, "Q", owner, low=0.0, low_open=True)
-    delta2 = check_real(delta2, "delta2", owner, low=0.0)
-    sigma2 = check_real(sigma2, "sigma2", owner, low=0.0)
+    owner = "corollary4_choices"
     if I * delta2 + sigma2 <= 0:
         raise ParameterError(
             f"The 'sigma2' parameter of {owner} must give I delta2 + sigma2 in (0, inf). "

@@ -11,7 +11,8 @@ new model to the active clients only (implicit gossiping, mixing matrix (4)):
 .. math:: W^{(t)}_{ij}=1/|A_t|\ (i,j\in A_t),\quad W^{(t)}_{ii}=1\ (i\notin A_t),\quad 0
           \text{ otherwise};\qquad \rho=\max_t\lambda_2\big(\mathbb E[(W^{(t)})^2]\big).
 
-Symbols (notation table :mod:`fedtheory.bounds.symbols`): ``delta``, ``delta_max``,
+Symbols (the paper's own added to the notation table :mod:`fedtheory.bounds.symbols` here,
+with ``add_notation``): ``delta``, ``delta_max``,
 ``rho``, ``m``, ``s``, ``eta_l``, ``eta_g``, ``L``, ``sigma2``, ``beta2``, ``zeta2``,
 ``F_gap`` :math:`=F(\bar x^0)-F^\star` denote :math:`\delta,\delta_{\max},\rho,m,s,
 \eta_l,\eta_g,L,\sigma^2,\beta^2,\zeta^2`.
@@ -48,11 +49,67 @@ from numpy.polynomial.legendre import leggauss
 
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
-from fedtheory.bounds.symbols import symbol
+from fedtheory.bounds.symbols import (
+    Notation,
+    _count,
+    _nonneg,
+    _pos,
+    _prob,
+    _real,
+    add_notation,
+    symbol,
+)
+from fedtheory.constraints import Array, BoolArray, Integer, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_bool_array, check_finite_result, check_real
+from fedtheory.params import check_finite_result
 
 PAPER = "Xiang et al. 2024 (FedAWE)"
+
+add_notation(
+    {
+        "delta": _prob("delta", "lower bound on every availability probability p_i^t (FedAWE)"),
+        "delta_max": _prob("delta_max", "largest availability probability max_{i,t} p_i^t"),
+        "rho": Notation(
+            sp.Symbol("rho", nonnegative=True),
+            "max_t lambda_2(E[W^(t) W^(t)]), mixing of the gossip matrices (FedAWE (4))",
+            low=0.0,
+            high=1.0,
+        ),
+        "m": _count("m", "number of clients (FedAWE)"),
+        "s": _count("s", "local steps per round (FedAWE)"),
+        "eta_l": _pos("eta_l", "local (client) learning rate"),
+        "eta_g": _pos("eta_g", "global (server) learning rate"),
+        "beta2": _nonneg("beta^2", "multiplicative gradient dissimilarity (FedAWE Assumption 4)"),
+        "zeta2": _nonneg("zeta^2", "additive gradient dissimilarity (FedAWE Assumption 4)"),
+        "B_sq": _nonneg("||B||_F^2", "squared Frobenius norm of the matrix B (FedAWE Lemma 1)"),
+        "grad_i_sq": _nonneg("||grad F_i(x_i^t)||^2", "squared local gradient norm at x_i^t"),
+        "consensus_z": _nonneg("Xi_z", "(1/m) sum_i ||z_i^t - zbar^t||^2 (FedAWE Prop. 3)"),
+        "grad_z_sq": _nonneg("||grad F(zbar^t)||^2", "squared gradient norm at zbar^t"),
+        "grad_z_avg": _nonneg(
+            "G_z", "(1/T) sum_t E||grad F(zbar^t)||^2 (FedAWE Lemma 6, Theorem 1)"
+        ),
+        "consensus_z_avg": _nonneg(
+            r"\bar\Xi_z", "(1/m) sum_i (1/T) sum_t E||z_i^t - zbar^t||^2 (FedAWE Proposition 2)"
+        ),
+        "z_prev": _real(
+            "z_i^{t-1}", "a coordinate of client i's auxiliary model z_i^{t-1} (FedAWE)"
+        ),
+        "grad_prev": _real(
+            r"\nabla F_i(x_i^{t-1})", "a coordinate of grad F_i(x_i^{tau_i(t-1)+1}) (FedAWE (8))"
+        ),
+        "zbar_active": _real(
+            r"\bar z_{A}^{t-1}", "a coordinate of the mean of z_j^{t-1} over j in A_{t-1} (FedAWE)"
+        ),
+        "innovation_active": _real(
+            r"\bar{\tilde G}_{A}^{t-1}",
+            "a coordinate of the mean of the innovations (19) over j in A_{t-1} (FedAWE)",
+        ),
+        "p1": _prob("p_1", "availability probability of client 1 (two-client example)"),
+        "p2": _prob("p_2", "availability probability of client 2 (two-client example)"),
+        "u1": _real("u_1", "minimiser of client 1's quadratic (FedAWE Example 1)"),
+        "u2": _real("u_2", "minimiser of client 2's quadratic (FedAWE Example 1)"),
+    }
+)
 
 delta, delta_max, rho, m, s = (symbol(k) for k in ("delta", "delta_max", "rho", "m", "s"))
 eta_l, eta_g, L, sigma2 = (symbol(k) for k in ("eta_l", "eta_g", "L", "sigma2"))
@@ -307,6 +364,12 @@ auxiliary_active = register(
 )
 
 
+@declare(
+    local_sum=Array(),
+    grad=Array(like="local_sum"),
+    echo=Array(low=1.0),
+    active=BoolArray(like="echo"),
+)
 def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
     r"""The innovation of the auxiliary sequence, App. C (19) (Xiang et al. 2024):
 
@@ -325,11 +388,13 @@ def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
     >>> auxiliary_innovation([[2.0]], [[1.0]], [3.0], [True]).tolist()
     [[4.0]]
     """
-    owner = "fedawe.auxiliary_innovation"
-    local_sum, grad = check_array(local_sum, "local_sum", owner), check_array(grad, "grad", owner)
-    echo = check_array(echo, "echo", owner, low=1.0)
-    active = check_bool_array(active, "active", owner, ndim=echo.ndim)[..., None]
-    echo = echo[..., None]
+    owner = "auxiliary_innovation"
+    if echo.shape != local_sum.shape[:-1] and echo.ndim:
+        raise ParameterError(
+            f"The 'echo' parameter of {owner} must be a scalar or an array of shape "
+            f"{local_sum.shape[:-1]} (one per row of 'local_sum'). Got shape {echo.shape} instead."
+        )
+    active, echo = active[..., None], echo[..., None]
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.where(active, echo * local_sum - (echo - 1) * grad, grad)
     check_finite_result(out, owner, {"local_sum": local_sum, "grad": grad, "echo": echo})
@@ -443,6 +508,14 @@ corollary1_horizon = register(
 )
 
 
+@declare(
+    s=Integer(1),
+    m=Integer(1),
+    delta=Real(0.0, 1.0, low_open=True),
+    rho=Real(0.0, 1.0, high_open=True),
+    L=Real(0.0, low_open=True),
+    beta2=Real(0.0),
+)
 def corollary1_binding(*, s: int, m: int, delta: float, rho: float, L: float, beta2: float):
     """The two horizons of :data:`COROLLARY1_HORIZONS` (``eta_product``, ``eta_l``) and the
     name of the larger one, the binding half of (11) at Corollary 1's step sizes.
@@ -453,7 +526,6 @@ def corollary1_binding(*, s: int, m: int, delta: float, rho: float, L: float, be
     >>> h["binding"], f"{h['eta_product']:.3g}", f"{h['eta_l']:.3g}"
     ('eta_product', '8.7e+08', '2e+06')
     """
-    rho = check_real(rho, "rho", "fedawe.corollary1_binding", low=0.0, high=1.0, high_open=True)
     values = {"s": s, "m": m, "delta": delta, "rho": rho, "L": L, "beta2": beta2}
     horizon = corollary1_horizon.evaluate(**values)  # validates the values
     at = {symbol(k): v for k, v in values.items()}
@@ -531,6 +603,7 @@ example1_fedavg_all = register(
 
 
 # --- Exact quantities the statements speak of ---------------------------------------------
+@declare(p=Array(ndim=1, low=0.0, high=1.0, min_size=2))
 def mixing_moment(p) -> np.ndarray:
     r"""Exact :math:`M=\mathbb E[(W)^2]` ``[N, N]`` of the mixing matrix (4) when client
     :math:`i` is active independently with probability ``p [N]`` (Xiang et al. 2024, §5).
@@ -548,7 +621,6 @@ def mixing_moment(p) -> np.ndarray:
     >>> mixing_moment([1.0, 1.0]).tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     """
-    p = check_array(p, "p", "fedawe.mixing_moment", ndim=1, low=0.0, high=1.0, min_size=2)
     n = p.size
     nodes, weights = leggauss(n // 2 + 2)
     x = (nodes + 1) / 2  # [Q] in (0, 1)
@@ -563,6 +635,7 @@ def mixing_moment(p) -> np.ndarray:
     return out
 
 
+@declare(p=Array(low=0.0, high=1.0, min_size=2))
 def mixing_rho(p) -> np.ndarray:
     r""":math:`\rho(t)=\lambda_2(\mathbb E[(W^{(t)})^2])` for each row of ``p [N]`` or
     ``[T, N]`` (exact, :func:`mixing_moment`); :math:`\rho=\max_t\rho(t)` (Xiang et al.
@@ -575,8 +648,7 @@ def mixing_rho(p) -> np.ndarray:
     >>> float(mixing_rho([1.0, 1.0, 1.0]).round(12))
     0.0
     """
-    owner = "fedawe.mixing_rho"
-    a = check_array(p, "p", owner, low=0.0, high=1.0)
+    owner, a = "mixing_rho", p
     if a.ndim not in (1, 2) or a.shape[-1] < 2:
         raise ParameterError(
             f"The 'p' parameter of {owner} must be an array [N] or [T, N] with N >= 2. "
@@ -588,6 +660,7 @@ def mixing_rho(p) -> np.ndarray:
     return out.reshape(a.shape[:-1])
 
 
+@declare(p=Array(ndim=2, low=0.0, high=1.0))
 def staleness_moments(p) -> tuple[np.ndarray, np.ndarray]:
     r"""Exact :math:`\mathbb E[t-\tau_i(t)]` and :math:`\mathbb E[(t-\tau_i(t))^2]`, both
     ``[T, N]``, for availability probabilities ``p [T, N]`` (round :math:`t`, client
@@ -605,12 +678,11 @@ def staleness_moments(p) -> tuple[np.ndarray, np.ndarray]:
     >>> first[:, 0].tolist(), second[:, 0].tolist()
     ([1.0, 1.5], [1.0, 2.5])
     """
-    p = check_array(p, "p", "fedawe.staleness_moments", ndim=2, low=0.0, high=1.0, min_size=1)
     first = np.empty_like(p)
     second = np.empty_like(p)
     first[0], second[0] = 1.0, 1.0
     for t in range(p.shape[0] - 1):
         first[t + 1] = 1 + (1 - p[t]) * first[t]
         second[t + 1] = 1 + (1 - p[t]) * (second[t] + 2 * first[t])
-    check_finite_result((first, second), "fedawe.staleness_moments", {"p": p})
+    check_finite_result((first, second), "staleness_moments", {"p": p})
     return first, second

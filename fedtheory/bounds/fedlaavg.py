@@ -47,7 +47,7 @@ import sympy as sp
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
-from fedtheory.params import check_int
+from fedtheory.constraints import Integer, declare
 
 e1, e2, gamma = symbol("e1"), symbol("e2"), symbol("gamma")
 t1, t2, tau = symbol("t1"), symbol("t2"), symbol("tau")
@@ -276,14 +276,11 @@ staleness = register(
 )
 
 
+@declare(N=Integer(1), K=Integer(1, "N"), E=Integer(1))
 def staleness_bound(N: int, K: int, E: int) -> int:
     r"""FedLaAvg Lemma 2 [arXiv numbering; Lemma 5 of the appendix, journal Lemma 1]: with
     the "absent-longest" selection of :math:`K` of :math:`N` clients and every client
     available once in each window of :math:`E` iterations, the staleness is at most
     :math:`I=\lceil N/K\rceil E` (upper bound ``fedlaavg.lemma2.staleness``; the lemma's own
     statement says :math:`\lceil N/K\rceil E-1`, the Corollary uses this one)."""
-    owner = "fedlaavg.staleness_bound"
-    N = check_int(N, "N", owner, low=1)
-    K = check_int(K, "K", owner, low=1, high=N)
-    E = check_int(E, "E", owner, low=1)
     return int(staleness.evaluate(N=N, k=K, E_avail=E).total)

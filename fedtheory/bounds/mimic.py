@@ -32,17 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, BoolArray, InstanceOf, Real, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_bool_array,
-    check_finite_result,
-    check_instance,
-    check_real,
-    check_size,
-)
+from fedtheory.params import check_finite_result
 
-_OWNER = "mimic.objective_bias"
+_OWNER = "objective_bias"
 
 NOT_CHECKABLE: tuple[tuple[str, str], ...] = (
     (
@@ -89,6 +83,12 @@ class ObjectiveMismatch:
     mean_bias: np.ndarray  # [R, d] sum_t eta_t Omega^t / sum_t eta_t
 
 
+@declare(
+    problem=InstanceOf("fedtheory.problems.base:FederatedProblem"),
+    mask=BoolArray(shape=(None, None, "problem.num_clients")),
+    w=Array(),
+    eta=Array(shape=("mask[1]",), low=0.0, none=True),
+)
 def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
     r"""Objective bias :math:`\Omega^t` of FedAvg at points ``w`` for the active sets ``mask``.
 
@@ -115,22 +115,13 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
     """
     import torch  # only when a problem is given: `import fedtheory.bounds` stays torch-free
 
-    from fedtheory.problems.base import FederatedProblem
-
-    check_instance(problem, FederatedProblem, "problem", _OWNER)
     if getattr(problem, "noise_std", 0.0) > 0:
         raise ParameterError(
             f"The 'problem' parameter of {_OWNER} must have exact gradients (noise_std = 0). "
             f"Got noise_std = {problem.noise_std} instead."
         )
-    m = check_bool_array(mask, "mask", _OWNER, ndim=3)
+    m, x = mask, w
     R, T, N = m.shape
-    if N != problem.num_clients:
-        raise ParameterError(
-            f"The 'mask' parameter of {_OWNER} must have N = {problem.num_clients} clients. "
-            f"Got shape {m.shape} instead."
-        )
-    x = check_array(w, "w", _OWNER)
     d = problem.dim
     if x.shape not in ((d,), (R, d), (R, T, d)):
         raise ParameterError(
@@ -139,7 +130,7 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
             f"Got shape {x.shape} instead."
         )
     x = np.broadcast_to(x if x.ndim != 2 else x[:, None, :], (R, T, d))
-    rates = np.ones(T) if eta is None else check_array(eta, "eta", _OWNER, shape=(T,), low=0.0)
+    rates = np.ones(T) if eta is None else eta
     if rates.sum() <= 0:
         raise ParameterError(
             f"The 'eta' parameter of {_OWNER} must have a positive sum. Got {rates} instead."
@@ -149,9 +140,9 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
     g = problem.grad(points.reshape(-1, problem.dim), clients.reshape(-1))
     g = g.reshape(R, T, N, problem.dim).numpy()  # [R, T, N, d]
     active = m.sum(-1, keepdims=True)  # [R, T, 1]
-    aggregate = np.einsum("rtn,rtnd->rtd", m, g) / np.maximum(active, 1)
-    omega = aggregate - np.einsum("n,rtnd->rtd", problem.alpha, g)  # [R, T, d]
     with np.errstate(over="ignore", invalid="ignore"):  # reported below
+        aggregate = np.einsum("rtn,rtnd->rtd", m, g) / np.maximum(active, 1)
+        omega = aggregate - np.einsum("n,rtnd->rtd", problem.alpha, g)  # [R, T, d]
         sq = np.sum(omega**2, -1)
         weights = rates / rates.sum()
         out = ObjectiveMismatch(omega, sq, sq @ weights, np.einsum("t,rtd->rd", weights, omega))
@@ -159,14 +150,12 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
     return out
 
 
+@declare(a=Real(0.0, low_open=True), b=Real(0.0, low_open=True), rounds=Size())
 def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     r"""MimiC Lemma 6's global learning rates :math:`\eta_g^t=a/(t+b)`, :math:`t=0..T-1`
     (Sun et al., MimiC Lemma 6; the form only: the constraints (19), (25) on :math:`a,b`
     were not recovered, so this is neither a bound nor checked against one)."""
-    owner = "mimic.lemma6_schedule"
-    a = check_real(a, "a", owner, low=0.0, low_open=True)
-    b = check_real(b, "b", owner, low=0.0, low_open=True)
-    rounds = check_size(rounds, "rounds", owner)
+    owner = "lemma6_schedule"
     check_bytes(16 * rounds, owner, what=f"{rounds} rates", fixes="fewer rounds")
     with np.errstate(over="ignore"):
         out = a / (np.arange(rounds) + b)

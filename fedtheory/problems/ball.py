@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedtheory.constraints import Array, Instance, Probabilities, Real, Size, Text, declare, record
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_instance, check_real
+from fedtheory.params import check_finite_result
 
 __all__ = [
     "Ball",
@@ -33,6 +34,7 @@ __all__ = [
 _BISECTION_STEPS = 200
 
 
+@record(center=Array(ndim=1), radius=Real(0.0))
 @dataclass(frozen=True, eq=False)
 class Ball:
     r"""Closed ball :math:`W=\{w:\|w-c\|\le r\}` (``center`` ``[d]``, ``radius`` :math:`r`).
@@ -46,29 +48,36 @@ class Ball:
     center: np.ndarray
     radius: float
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "center", check_array(self.center, "center", "Ball", ndim=1))
-        object.__setattr__(self, "radius", check_real(self.radius, "radius", "Ball", low=0.0))
-
     @property
     def dim(self) -> int:
         return int(self.center.shape[0])
 
+    @declare(w=Array(shape=(..., "self.dim")))
     def contains(self, w) -> np.ndarray:
         """``w [..., d]`` -> bool ``[...]``."""
-        return np.linalg.norm(np.asarray(w) - self.center, axis=-1) <= self.radius
+        with np.errstate(over="ignore"):  # a point at distance inf is outside
+            return np.linalg.norm(w - self.center, axis=-1) <= self.radius
 
+    @declare(w=Array(shape=(..., "self.dim")))
     def project(self, w) -> np.ndarray:
         r""":math:`\mathrm{Proj}_W(w)` for ``w [..., d]`` (CA-Fed (3))."""
-        diff = np.asarray(w, dtype=np.float64) - self.center
-        norm = np.linalg.norm(diff, axis=-1, keepdims=True)
-        scale = np.minimum(1.0, self.radius / np.maximum(norm, np.finfo(float).tiny))
-        return self.center + diff * scale
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            diff = w - self.center
+            norm = np.linalg.norm(diff, axis=-1, keepdims=True)
+            scale = np.minimum(1.0, self.radius / np.maximum(norm, np.finfo(float).tiny))
+            out = self.center + diff * scale
+        check_finite_result(out, "Ball.project", {"w": w})
+        return out
 
+    @declare(point=Array(shape=("self.dim",)))
     def farthest_distance(self, point) -> float:
         r""":math:`\max_{w\in W}\|w-x\|=\|c-x\|+r`."""
-        return float(np.linalg.norm(np.asarray(point) - self.center) + self.radius)
+        with np.errstate(over="ignore"):  # reported below, naming point
+            out = float(np.linalg.norm(point - self.center) + self.radius)
+        check_finite_result(out, "Ball.farthest_distance", {"point": point})
+        return out
 
+    @declare(dim=Size(), owner=Text())
     def check_dim(self, dim: int, owner: str) -> None:
         if self.dim != dim:
             raise ParameterError(
@@ -77,6 +86,11 @@ class Ball:
             )
 
 
+@record(
+    Q=Array(shape=(None, None, None)),
+    b=Array(shape=("Q[0]", "Q[1]")),
+    a=Array(shape=("Q[0]",)),
+)
 @dataclass(frozen=True)
 class QuadraticForms:
     r"""Per-client quadratics :math:`q_k(w)=\tfrac12w^\top Q_kw+b_k^\top w+a_k`:
@@ -98,21 +112,33 @@ class QuadraticForms:
     def __add__(self, other: QuadraticForms) -> QuadraticForms:
         return QuadraticForms(self.Q + other.Q, self.b + other.b, self.a + other.a)
 
+    @declare(factor=Array(shape=("self.Q[0]",)))
     def scaled(self, factor) -> QuadraticForms:
         """Multiply client ``k``'s form by ``factor[k]`` (``factor [N]``)."""
-        f = np.asarray(factor, dtype=np.float64)
-        return QuadraticForms(self.Q * f[:, None, None], self.b * f[:, None], self.a * f)
+        f = factor
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming factor
+            parts = (self.Q * f[:, None, None], self.b * f[:, None], self.a * f)
+        check_finite_result(parts, "QuadraticForms.scaled", {"factor": f})
+        return QuadraticForms(*parts)
 
+    @declare(ball=Instance(Ball))
     def max_on(self, ball: Ball) -> np.ndarray:
         r""":math:`\max_{w\in W}q_k(w)` ``[N]`` (exact, certified from above)."""
         forms = zip(self.Q, self.b, self.a, strict=True)
         return np.array([max_quadratic_on_ball(Q, b, a, ball) for Q, b, a in forms])
 
+    @declare(ball=Instance(Ball))
     def min_on(self, ball: Ball) -> np.ndarray:
         r""":math:`\min_{w\in W}q_k(w)` ``[N]`` (exact, certified from below)."""
         return -QuadraticForms(-self.Q, -self.b, -self.a).max_on(ball)
 
 
+@declare(
+    ball=Instance(Ball),
+    Q=Array(shape=("ball.dim", "ball.dim")),
+    b=Array(shape=("ball.dim",)),
+    a=Real(),
+)
 def max_quadratic_on_ball(Q, b, a: float, ball: Ball) -> float:
     r""":math:`\max_{\|w-c\|\le r}\tfrac12w^\top Qw+b^\top w+a` for any symmetric ``Q [d, d]``.
 
@@ -125,12 +151,14 @@ def max_quadratic_on_ball(Q, b, a: float, ball: Ball) -> float:
     >>> float(max_quadratic_on_ball(np.eye(2), np.zeros(2), 0.0, Ball([1.0, 0.0], 1.0)))
     2.0
     """
-    owner = "max_quadratic_on_ball"
-    ball = check_instance(ball, Ball, "ball", owner)
-    d = ball.dim
-    Q = check_array(Q, "Q", owner, shape=(d, d))
-    b = check_array(b, "b", owner, shape=(d,))
-    a = check_real(a, "a", owner)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below
+        out = _max_on_ball(Q, b, a, ball)
+    check_finite_result(out, "max_quadratic_on_ball", {"Q": Q, "b": b, "a": a})
+    return out
+
+
+def _max_on_ball(Q: np.ndarray, b: np.ndarray, a: float, ball: Ball) -> float:
+    """:func:`max_quadratic_on_ball` on checked inputs."""
     c, r = ball.center, ball.radius
     g = Q @ c + b  # gradient at the centre
     f_c = 0.5 * c @ Q @ c + b @ c + a
@@ -188,6 +216,13 @@ class LemmaOneConstants:
         return float(self.H_k.max())
 
 
+@declare(
+    loss=Instance(QuadraticForms),
+    grad_sq=Instance(QuadraticForms),
+    noise=Instance(QuadraticForms),
+    ball=Instance(Ball),
+    w_ref=Array(shape=("ball.dim",)),
+)
 def quadratic_lemma_one(
     loss: QuadraticForms,
     grad_sq: QuadraticForms,
@@ -199,15 +234,19 @@ def quadratic_lemma_one(
     (``grad_sq``) and :math:`\sigma_k^2(w)` (``noise``) are quadratics; ``w_ref`` is
     :math:`w_B^*`."""
     owner = "quadratic_lemma_one"
-    ball = check_instance(ball, Ball, "ball", owner)
     for name, forms in (("loss", loss), ("grad_sq", grad_sq), ("noise", noise)):
-        check_instance(forms, QuadraticForms, name, owner)
-        check_array(forms.b, name, owner, shape=(forms.a.shape[0], ball.dim))
-    w_ref = check_array(w_ref, "w_ref", owner, shape=(ball.dim,))
-    f_ref = loss(w_ref)
-    H = np.maximum(loss.max_on(ball) - f_ref, f_ref - loss.min_on(ball))
+        if forms.b.shape != (loss.a.shape[0], ball.dim):
+            raise ParameterError(
+                f"The '{name}' parameter of {owner} must hold {loss.a.shape[0]} forms on "
+                f"R^{ball.dim} (b of shape ({loss.a.shape[0]}, {ball.dim})). Got b of shape "
+                f"{forms.b.shape} instead."
+            )
     D = np.sqrt(np.maximum(grad_sq.max_on(ball), 0.0))
     G = np.sqrt(np.maximum((grad_sq + noise).max_on(ball), 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w_ref
+        f_ref = loss(w_ref)
+        H = np.maximum(loss.max_on(ball) - f_ref, f_ref - loss.min_on(ball))
+    check_finite_result(H, owner, {"w_ref": w_ref})
     return LemmaOneConstants(D, G, H, exact=True)
 
 
@@ -216,11 +255,13 @@ class QuadraticConstantsMixin:
     :math:`\sigma_k^2` are quadratics (they provide ``loss_forms``, ``grad_norm_forms``,
     ``noise_forms``, ``optimum`` and ``dim``)."""
 
+    @declare(ball=Instance(Ball))
     def max_noise_variance(self, ball: Ball) -> np.ndarray:
         r""":math:`\max_{w\in W}\sigma_k^2(w)` ``[N]`` (exact)."""
         ball.check_dim(self.dim, type(self).__name__)
         return self.noise_forms().max_on(ball)
 
+    @declare(ball=Instance(Ball), weights=Probabilities(size="self.num_clients", none=True))
     def lemma1_constants(self, ball: Ball, weights=None) -> LemmaOneConstants:
         r"""Exact CA-Fed Lemma 1 constants :math:`D,G,H` on ``ball`` (tight), with :math:`H`
         relative to :math:`w_B^*`, the optimum for ``weights`` (default ``alpha``)."""

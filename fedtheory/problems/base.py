@@ -21,14 +21,37 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from fedtheory.constraints import (
+    Array,
+    Generator,
+    Indices,
+    Probabilities,
+    Size,
+    Tensor,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_str
+from fedtheory.params import check_array
+
+POINTS = Array(shape=(..., "self.dim"))
+"""Points ``w [..., d]`` of a problem's methods (``self.dim``), finite."""
+WEIGHTS = Probabilities(size="self.num_clients", none=True)
+"""Weights ``[N]`` on the simplex, one per client (``None``: the target ``alpha``)."""
+GRAD = dict(
+    # finite=False: a diverging run reaches here and simulate reports it; min_size=0: a
+    # round in which no client is available has no (point, client) pair
+    w=Tensor(dtype="floating", shape=(None, "self.dim"), finite=False, min_size=0),
+    clients=Indices("self.num_clients", shape=("w[0]",), min_size=0),
+    generator=Generator(none=True),
+)
+"""The simulator's gradient call ``grad(w [M, d], clients [M], generator)``."""
 
 
+@declare(dim=Size(), owner=Text(), name=Text())
 def check_points(w: object, dim: int, owner: str, name: str = "w") -> np.ndarray:
-    """Points ``w [..., dim]`` as a float64 array, else ParameterError."""
-    owner = check_str(owner, "owner", "check_points")
-    name = check_str(name, "name", "check_points")
+    """Points ``w [..., dim]`` as a float64 array, else ParameterError (naming ``name`` and
+    ``owner``, the caller: so ``w`` is checked here, not declared)."""
     points = check_array(w, name, owner)
     if points.ndim < 1 or points.shape[-1] != dim:
         raise ParameterError(
@@ -44,20 +67,24 @@ class FederatedProblem(Protocol):
     dim: int
     alpha: np.ndarray  # [N] target weights on the simplex
 
+    @declare(**GRAD)
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
     ) -> torch.Tensor:
         """Stochastic gradients ``[M, d]`` of clients ``clients [M]`` at points ``w [M, d]``."""
         ...
 
+    @declare(w=POINTS)
     def client_losses(self, w: np.ndarray) -> np.ndarray:
         """Exact local objectives: ``w [..., d]`` -> ``[..., N]``."""
         ...
 
+    @declare(w=POINTS, weights=WEIGHTS)
     def loss(self, w: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Weighted objective :math:`\\sum_k p_kF_k(w)` (default ``p = alpha``): ``[...]``."""
         ...
 
+    @declare(weights=WEIGHTS)
     def optimum(self, weights: np.ndarray | None = None) -> tuple[np.ndarray, float]:
         """Minimiser and minimum value of :math:`\\sum_k p_kF_k`."""
         ...

@@ -110,6 +110,23 @@ class DataProblem(ABC):
     ``c [..., s]``), the data term only (the ridge is added here):
     ``_weighted_loss -> [...]`` :math:`\sum_ic_i\ell_i`, ``_weighted_grad -> [..., d]``,
     ``_weighted_hessian -> [..., d, d]`` and ``_per_sample_grads -> [..., s, d]``.
+
+    Parameters
+    ----------
+    data : FederatedDataset
+    ridge : float
+        :math:`\rho\ge0` (:math:`>0` where ``positive_ridge``).
+    batch_size : int or None
+        Mini-batch size of ``grad`` (``None``: full batch).
+    sampling : {"without_replacement", "with_replacement"}
+    alpha : array [N], optional
+        Target weights (default :math:`n_k/\sum_hn_h`).
+    compute_dtype : torch.dtype, optional
+        ``torch.float32`` computes ``grad`` in float32 (module docstring).
+    positive_ridge : bool
+        Whether the subclass requires :math:`\rho>0`.
+
+    A subclass names its own parameters and passes the rest on (``**options``).
     """
 
     dim: int
@@ -124,13 +141,13 @@ class DataProblem(ABC):
         data: FederatedDataset,
         *,
         ridge: float,
-        batch_size: int | None,
-        sampling: str,
-        alpha,
-        owner: str,
+        batch_size: int | None = None,
+        sampling: str = "without_replacement",
+        alpha=None,
         compute_dtype: torch.dtype | None = None,
         positive_ridge: bool = False,
     ) -> None:
+        owner = type(self).__name__
         check_instance(data, FederatedDataset, "data", owner)
         self._owner = owner
         self.data = data
@@ -479,6 +496,26 @@ class DataProblem(ABC):
         if isinstance(self, ClassificationProblem):  # column 1: correctly classified samples
             out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
         return out
+
+    def _exact_metric_sums(self, w: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        r"""The exact metrics of the points ``w [P, d]`` (float64, on any device) reduced
+        where they are, in one pass over the data per chunk of points: ``[P, K + 1 (+1)]``
+        with columns :math:`\sum_kp_{j,k}F_k(w)` for the rows :math:`p_j` of ``weights
+        [K, N]``, :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` and, for classifiers, the
+        accuracy (as :meth:`exact_metrics` and its sums); nothing is read back to the host."""
+        X, y, c = self._stored(torch.float64, w.device)[:3]
+        alpha = torch.from_numpy(self.alpha).to(w.device)
+        chunk = max(1, _CHUNK_ELEMENTS // self._point_elements(X.shape))
+        parts = []
+        for v in w.split(chunk):
+            terms = self._data_terms(v[:, None, :], X, y, c)  # [c, N, 1(+1) + d]
+            losses = terms[..., 0] + 0.5 * self.ridge * (v * v).sum(-1, keepdim=True)
+            grad = torch.einsum("n,pnd->pd", alpha, terms[..., -self.dim :]) + self.ridge * v
+            columns = [losses @ weights.T, (grad * grad).sum(-1, keepdim=True)]
+            if isinstance(self, ClassificationProblem):  # column 1: correctly classified
+                columns.append(terms[..., 1].sum(-1, keepdim=True) / float(self.data.counts.sum()))
+            parts.append(torch.cat(columns, -1))
+        return torch.cat(parts)
 
     def full_grad(self, w, weights=None) -> np.ndarray:
         r"""Exact :math:`\nabla\sum_kp_kF_k(w)`: ``w [..., d]`` -> ``[..., d]``."""

@@ -17,7 +17,6 @@ trust-region maxima (:mod:`fedtheory.problems.ball`).
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.problems import fused as fused_kernel
@@ -25,8 +24,6 @@ from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.data_backed import DataProblem, matvec, vecmat
 
 __all__ = ["LeastSquaresProblem"]
-
-_OWNER = "LeastSquaresProblem"
 
 
 class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
@@ -38,8 +35,9 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         Real-valued labels.
     ridge : float
         :math:`\rho\ge0`.
-    batch_size, sampling, alpha, compute_dtype
-        As in :class:`~fedtheory.problems.data_backed.DataProblem`.
+    **options
+        ``batch_size``, ``sampling``, ``alpha``, ``compute_dtype``, as in
+        :class:`~fedtheory.problems.data_backed.DataProblem`.
     fused : bool
         As in :class:`~fedtheory.problems.logistic.LogisticRegressionProblem`.
 
@@ -57,25 +55,9 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
     _LINK = fused_kernel.IDENTITY
 
     def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 0.0,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-        fused: bool | None = None,
+        self, data: FederatedDataset, *, ridge: float = 0.0, fused: bool | None = None, **options
     ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=_OWNER,
-            compute_dtype=compute_dtype,
-        )
+        super().__init__(data, ridge=ridge, **options)
         self._enable_fused(fused)
         self.dim = data.num_features
         X, y, n = data.features, data.labels, data.counts.astype(np.float64)

@@ -43,8 +43,9 @@ class MLPProblem(ClassificationProblem):
     hidden : tuple of int
         Hidden layer widths.
     ridge : float
-    batch_size, sampling, alpha, compute_dtype
-        As in :class:`~fedtheory.problems.data_backed.DataProblem`.
+    **options
+        ``batch_size``, ``sampling``, ``alpha``, ``compute_dtype``, as in
+        :class:`~fedtheory.problems.data_backed.DataProblem`.
     seed : int
         Seed of :meth:`initial_point` (``numpy_rng(seed, 0, INITIAL_STATE)``).
 
@@ -62,21 +63,10 @@ class MLPProblem(ClassificationProblem):
         *,
         hidden: tuple[int, ...] = (32,),
         ridge: float = 1e-4,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
         seed: int = 0,
+        **options,
     ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=_OWNER,
-            compute_dtype=compute_dtype,
-        )
+        super().__init__(data, ridge=ridge, **options)
         self.num_classes = self._multiclass(data, _OWNER)
         if not isinstance(hidden, (tuple, list)):
             raise ParameterError(

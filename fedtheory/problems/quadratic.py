@@ -21,17 +21,12 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Generator, Indices, Integer, Real, Size, Tensor, declare
+from fedtheory.constraints import Array, Integer, Probabilities, Real, Size, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_instance,
-    check_real,
-    check_simplex,
-)
+from fedtheory.params import check_finite_result, check_instance, check_real
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
-from fedtheory.problems.base import check_points
+from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
 __all__ = ["QuadraticProblem"]
 
@@ -59,10 +54,15 @@ class QuadraticProblem(QuadraticConstantsMixin):
     array([0.5])
     """
 
+    @declare(
+        A=Array(ndim=3),
+        c=Array(shape=("A[0]", "A[1]")),
+        alpha=Probabilities(size="A[0]", none=True),
+        noise_std=Real(0.0),
+    )
     def __init__(self, A, c, *, alpha=None, noise_std: float = 0.0) -> None:
-        A = check_array(A, "A", _OWNER, ndim=3)
         n, d = A.shape[0], A.shape[1]
-        if n < 1 or A.shape[2] != d or d < 1:
+        if A.shape[2] != d:
             raise ParameterError(
                 f"The 'A' parameter of {_OWNER} must be an array of shape (N, d, d) with N, "
                 f"d >= 1. Got shape {A.shape} instead."
@@ -72,18 +72,22 @@ class QuadraticProblem(QuadraticConstantsMixin):
                 f"The 'A' parameter of {_OWNER} must hold symmetric matrices. Got an "
                 "asymmetric matrix instead."
             )
-        eig = np.linalg.eigvalsh(A)  # [N, d] ascending
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow: refused below
+            eig = np.linalg.eigvalsh(A)  # [N, d] ascending
+        if not np.isfinite(eig).all():
+            raise ParameterError(
+                f"The 'A' parameter of {_OWNER} must have finite eigenvalues (they overflow). "
+                f"Got entries of magnitude up to {np.abs(A).max():g} instead."
+            )
         if np.any(eig[:, 0] <= 0):
             raise ParameterError(
                 f"The 'A' parameter of {_OWNER} must hold positive-definite matrices "
                 f"(eigenvalues in (0, inf)). Got smallest eigenvalue {eig[:, 0].min():g} instead."
             )
         self.A = A
-        self.c = check_array(c, "c", _OWNER, shape=(n, d))
-        self.alpha = (
-            np.full(n, 1.0 / n) if alpha is None else check_simplex(alpha, "alpha", _OWNER, size=n)
-        )
-        self.noise_std = check_real(noise_std, "noise_std", _OWNER, low=0.0)
+        self.c = c
+        self.alpha = np.full(n, 1.0 / n) if alpha is None else alpha
+        self.noise_std = noise_std
         self.num_clients, self.dim = n, d
         self.L = float(eig[:, -1].max())
         self.mu = float(eig[:, 0].min())
@@ -103,6 +107,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         mu=Real(0.0, low_open=True),
         spread=Real(0.0),
         seed=Integer(0),
+        max_seconds=Real(0.0, low_open=True, none=True),
     )
     def random(
         cls,
@@ -115,15 +120,18 @@ class QuadraticProblem(QuadraticConstantsMixin):
         noise_std: float = 0.0,
         alpha=None,
         seed: int = 0,
+        max_seconds: float | None = None,
     ) -> QuadraticProblem:
         """Random instance: eigenvalues uniform in ``[mu, L]`` (extremes attained), random
-        rotations, minimisers ``c_k ~ N(0, spread^2 I)``."""
+        rotations, minimisers ``c_k ~ N(0, spread^2 I)``. Refused before any draw when its
+        estimated time is above ``max_seconds`` (default ``FEDTHEORY_MAX_SECONDS``, else 10
+        minutes; :mod:`fedtheory.budget`)."""
         owner, n, d = "QuadraticProblem.random", num_clients, dim
         check_bytes(8 * n * d * (3 * d + 2), owner, what=f"{n} matrices [{d}, {d}] and rotations",
                     fixes="fewer clients or dimensions")  # fmt: skip
         check_seconds(seconds(matrices=3 * n, flops=20 * n * d**3), owner,
                       what=f"{n} factorisations of [{d}, {d}] matrices",
-                      fixes="fewer clients or dimensions")  # fmt: skip
+                      fixes="fewer clients or dimensions", max_seconds=max_seconds)  # fmt: skip
         L = check_real(L, "L", owner, low=mu)  # a range relative to mu
         if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
             raise ParameterError(
@@ -151,23 +159,24 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r"""Condition number :math:`\kappa=L/\mu`."""
         return self.L / self.mu
 
-    def _weights(self, weights, name: str = "weights") -> np.ndarray:
-        if weights is None:
-            return self.alpha
-        return check_simplex(weights, name, _OWNER, size=self.num_clients)
-
+    @declare(w=POINTS)
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` for ``w [..., d]`` -> ``[..., N]``."""
-        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c  # [..., N, d]
-        return 0.5 * np.einsum("...ni,nij,...nj->...n", diff, self.A, diff)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            diff = w[..., None, :] - self.c  # [..., N, d]
+            out = 0.5 * np.einsum("...ni,nij,...nj->...n", diff, self.A, diff)
+        check_finite_result(out, f"{_OWNER}.client_losses", {"w": w})
+        return out
 
+    @declare(w=POINTS, weights=WEIGHTS)
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
-        return self.client_losses(w) @ self._weights(weights)
+        return self.client_losses(w) @ (self.alpha if weights is None else weights)
 
+    @declare(weights=WEIGHTS)
     def optimum(self, weights=None) -> tuple[np.ndarray, float]:
         r"""Minimiser :math:`w_p^*` ``[d]`` and minimum of :math:`\sum_kp_kF_k`."""
-        p = self._weights(weights)
+        p = self.alpha if weights is None else weights
         H = np.einsum("n,nij->ij", p, self.A)
         b = np.einsum("n,nij,nj->i", p, self.A, self.c)
         w = np.linalg.solve(H, b)
@@ -177,6 +186,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r"""Local minimisers :math:`w_k^*=c_k` ``[N, d]`` and minima :math:`F_k^*=0` ``[N]``."""
         return self.c.copy(), np.zeros(self.num_clients)
 
+    @declare(weights=WEIGHTS)
     def gamma(self, weights=None) -> float:
         r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
         Thm 1), :math:`\Gamma'` for ``p`` the biased weights (CA-Fed Thm 3)."""
@@ -202,23 +212,21 @@ class QuadraticProblem(QuadraticConstantsMixin):
             np.zeros((n, d, d)), np.zeros((n, d)), np.full(n, d * self.noise_std**2)
         )
 
+    @declare(w=POINTS)
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)=A_k(w-c_k)`: ``w [..., d]`` -> ``[..., N, d]``."""
-        diff = check_points(w, self.dim, _OWNER)[..., None, :] - self.c
-        return np.einsum("nij,...nj->...ni", self.A, diff)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            out = np.einsum("nij,...nj->...ni", self.A, w[..., None, :] - self.c)
+        check_finite_result(out, f"{_OWNER}.client_grads", {"w": w})
+        return out
 
+    @declare(w=POINTS)
     def noise_variance(self, w) -> np.ndarray:
         r""":math:`\sigma_k^2(w)=\mathbb E\|g_k(w)-\nabla F_k(w)\|^2` ``[N]`` (exact)."""
-        return self.noise_forms()(check_points(w, self.dim, _OWNER))
+        return self.noise_forms()(w)
 
     # -- gradients for the simulator ----------------------------------------------------
-    @declare(
-        # finite=False: a diverging run reaches here and simulate reports it; min_size=0:
-        # a round in which no client is available has no (point, client) pair
-        w=Tensor(dtype="floating", shape=(None, "self.dim"), finite=False, min_size=0),
-        clients=Indices("self.num_clients", shape=("w[0]",), min_size=0),
-        generator=Generator(none=True),
-    )
+    @declare(**GRAD)
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
     ) -> torch.Tensor:
