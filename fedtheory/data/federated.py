@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory import rng
-from fedtheory.constraints import Array, Integer, Real, declare
+from fedtheory.constraints import Array, Integer, Real, declare, record
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array
 
@@ -24,7 +24,10 @@ __all__ = ["FederatedDataset"]
 _OWNER = "FederatedDataset"
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@record(features=Array(ndim=3), labels=Array(ndim=2), counts=Array(ndim=1, integer=True),
+        num_classes=Integer(2, none=True),
+        groups=Array(ndim=1, integer=True, low=0, none=True))  # fmt: skip
+@dataclass(frozen=True, eq=False)
 class FederatedDataset:
     r"""Per-client samples, zero-padded to a common length.
 
@@ -54,16 +57,6 @@ class FederatedDataset:
     counts: np.ndarray
     num_classes: int | None = None
     groups: np.ndarray | None = None
-
-    @declare(features=Array(ndim=3), labels=Array(ndim=2), counts=Array(ndim=1, integer=True),
-             num_classes=Integer(2, none=True), groups=Array(ndim=1, integer=True, low=0,
-                                                             none=True))  # fmt: skip
-    def __init__(self, features, labels, counts, num_classes=None, groups=None) -> None:
-        for name, value in zip(
-            self.__dataclass_fields__, (features, labels, counts, num_classes, groups), strict=True
-        ):
-            object.__setattr__(self, name, value)
-        self._check_consistent()
 
     @classmethod
     @declare(num_classes=Integer(2, none=True))
@@ -106,8 +99,8 @@ class FederatedDataset:
             X[k, : len(x)], Y[k, : len(y)] = x, y
         return cls(X, Y, counts, num_classes, None if groups is None else np.asarray(groups))
 
-    def _check_consistent(self) -> None:
-        """The declared arrays agree: shapes, counts within the padding, class ids."""
+    def __post_init__(self) -> None:
+        """The declared fields agree: shapes, counts within the padding, class ids."""
         n, n_max = self.labels.shape
         if self.features.shape[:2] != (n, n_max) or self.counts.shape != (n,):
             raise ParameterError(
