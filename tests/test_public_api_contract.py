@@ -758,6 +758,12 @@ CONTRACT |= {
         ("counts", STRING),
         ("counts", np.array([4, 2])),
     ),
+    _m(f"{DT}.federated", "FederatedDataset.from_clients"): Case(
+        FederatedDataset.from_clients,
+        {"features": [np.zeros((2, 1)), np.ones((1, 1))], "labels": [[0.0, 1.0], [1.0]]},
+        ("num_classes", STRING),
+        ("num_classes", 1),
+    ),
     _m(f"{DT}.splits", "dirichlet_label_split"): Case(
         dirichlet_label_split,
         {"labels": LABELS, "num_clients": 2, "concentration": 1.0},
