@@ -1012,7 +1012,8 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
     On a class (a dataclass record), its ``__init__`` is declared. ``names`` take their
     constraint from :data:`VOCABULARY`; ``finite_result=True`` also
     refuses a result holding NaN or inf (an overflow from finite input), naming the input
-    of largest magnitude."""
+    of largest magnitude. A name the function takes through its ``**options`` (passed on to
+    a parent's constructor) is checked when it is given."""
     constraints = {**{n: VOCABULARY[n] for n in names}, **constraints}
 
     def wrap(fn: Callable) -> Callable:
@@ -1020,8 +1021,11 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
             fn.__init__ = wrap(fn.__init__)
             return fn
         signature = inspect.signature(fn)
+        options = next(  # a **options parameter: declared names it passes on are checked
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None
+        )
         unknown = set(constraints) - set(signature.parameters)
-        if unknown:  # a typo in a declaration fails at import
+        if unknown and options is None:  # a typo in a declaration fails at import
             raise TypeError(f"{fn.__qualname__} has no parameter {sorted(unknown)}")
         owner = _owner(fn)
         method = next(iter(signature.parameters), None) in ("self", "cls")
@@ -1037,7 +1041,12 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
             if method and "self" in values:  # the instance's own class: Bernoulli.sample
                 cls = type(values["self"]).__name__
                 where = cls if fn.__name__ == "__init__" else f"{cls}.{fn.__name__}"
+            passed_on = values.get(options, {}) if options is not None else {}
             for name, constraint in constraints.items():
+                if name in unknown:  # passed on through **options, checked where given
+                    if name in passed_on:
+                        passed_on[name] = constraint.check(passed_on[name], name, where, values)
+                    continue
                 values[name] = constraint.check(values[name], name, where, values)
             if not finite_result:
                 return fn(*bound.args, **bound.kwargs)
