@@ -86,7 +86,7 @@ def test_minibatch_gradients_are_deterministic_and_vectorised():
 
 
 BAD_CALLS = [
-    (lambda: MLPProblem(small_data(), hidden=(0,)), "'hidden'", "[1, inf)"),
+    (lambda: MLPProblem(small_data(), hidden=(0,)), "'hidden'", "[1, 2147483647]"),
     (
         lambda: MLPProblem(FederatedDataset.from_clients([np.ones((1, 2))], [[0.0]])),
         "'data'",

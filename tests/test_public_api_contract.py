@@ -916,6 +916,15 @@ CONTRACT |= {
         ("path", 3),
         ("path", Path(__file__).parent),
     ),
+    _m(f"{TG}.family", "Integer"): Case(
+        tightness.Integer,
+        {"name": "N", "low": 1, "high": 3, "doc": "clients"},
+        ("low", STRING),
+        ("doc", ""),
+    ),
+    _m(f"{TG}.family", "Real"): Case(
+        tightness.Real, {"name": "x", "low": 0.0, "high": 1.0}, ("low", STRING), ("name", "")
+    ),
     _m(f"{TG}.family", "Family"): Case(
         tightness.Family,
         {**vars(TV_FAMILY)},
@@ -1271,7 +1280,7 @@ EXEMPT: dict[str, str] = {
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
-    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
+    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Measurement"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},
