@@ -30,7 +30,7 @@ NOT_REFERENCE = {
             ".tightness",
             ".user_code",
             ".validate",
-        )
+        )  # fmt: skip
     },
 }
 """Modules without an API section, and why."""
