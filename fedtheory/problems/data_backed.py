@@ -75,7 +75,9 @@ CONSTRUCTOR = dict(
     sampling=Option(*SAMPLING),
     alpha=Probabilities(size="data.num_clients", none=True),
 )
-"""The constructor parameters every data-backed problem shares."""
+"""The constructor parameters every data-backed problem shares, declared on
+:class:`DataProblem`; a subclass declares its own (``data``, ``ridge`` and what it adds) and
+passes the rest on (``**options``), checked there under the subclass's name."""
 
 GRAD_TOL = 1e-10
 """Newton's method stops when the full gradient norm is at most this."""

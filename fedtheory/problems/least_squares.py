@@ -55,7 +55,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
 
     _LINK = fused_kernel.IDENTITY
 
-    @declare(**CONSTRUCTOR, fused=Bool(none=True))
+    @declare(data=CONSTRUCTOR["data"], ridge=CONSTRUCTOR["ridge"], fused=Bool(none=True))
     def __init__(
         self, data: FederatedDataset, *, ridge: float = 0.0, fused: bool | None = None, **options
     ) -> None:

@@ -60,7 +60,7 @@ class _GLMBallBounds(ClassificationProblem):
     _RESIDUAL_BOUND: float  # beta >= ||d loss / d z||
     _LOSS_CURVATURE: float  # kappa >= ||d^2 loss / d z^2|| (1/4 binary, 1/2 multinomial)
 
-    @declare(**{**CONSTRUCTOR, "ridge": Real(0.0, low_open=True)}, fused=Bool(none=True))
+    @declare(data=CONSTRUCTOR["data"], ridge=Real(0.0, low_open=True), fused=Bool(none=True))
     def __init__(
         self, data: FederatedDataset, *, ridge: float = 1e-2, fused: bool | None = None, **options
     ) -> None:

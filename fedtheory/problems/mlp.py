@@ -59,7 +59,8 @@ class MLPProblem(ClassificationProblem):
     """
 
     @declare(
-        **CONSTRUCTOR,
+        data=CONSTRUCTOR["data"],
+        ridge=CONSTRUCTOR["ridge"],
         hidden=Array(ndim=1, low=1.0, high=MAX_SIZE, integer=True, min_size=0),
         seed=Integer(0),
     )
