@@ -6,7 +6,7 @@ Run from the repository root (with the project's environment)::
     python -m benchmarks.bench_sim           # full sizes, about 1.5 minutes on 2 cores
     python -m benchmarks.bench_sim --quick   # smoke run with small sizes, seconds
     python -m benchmarks.bench_sim --threads 2   # let torch use 2 threads (default 1)
-    python -m benchmarks.bench_sim --device cuda --threads 16   # the GPU figures (part 6)
+    python -m benchmarks.bench_sim --device cuda --threads 16   # the GPU figures (part 7)
     python -m benchmarks.bench_sim --device cpu --quick         # the same code, smoke run
 
 One thread by default: the reference loop cannot use more, and on a shared machine extra
@@ -35,10 +35,17 @@ threads mostly wait for each other.
    that the benchmark starts and stops, torch's default thread count (fitted to the load by
    :mod:`fedtheory.threads`, as a user gets it) against 1 thread, medians of the same number
    of alternated runs (target: the default never slower).
-6. ``--device D`` prints only the device figures, each next to the CPU fused kernel (on
+6. Static shapes: ``simulate(..., static_shapes=True)`` (participants gathered to a fixed
+   capacity, no host synchronisation per round: the path meant for GPUs) against the
+   default, both with ``fused=False``, on the CPU: configuration 1, and the 1%-participation
+   instance of part 3 over a fifth of its rounds, best of alternated runs, their ratio and
+   final gaps (the same law; mini-batch draws differ where padding rows draw batches).
+7. ``--device D`` prints only the device figures, each next to the CPU fused kernel (on
    ``--threads`` threads): configuration 1 with 16 and with 1,024 seeds in client-steps/s
    (float64, and float32 data via ``compute_dtype``; the CPU side at 1,024 seeds over fewer
-   rounds), and 10^6 clients x 10^3 rounds at 1% participation in seconds (the CPU side:
+   rounds), with ``static_shapes=True`` (on CUDA: FedAvg's rounds replayed from a CUDA
+   graph) and the default path beside it, and 10^6 clients x
+   10^3 rounds at 1% participation in seconds, both paths (the CPU side:
    the cost of 20 rounds beyond a 2-round run, scaled to 10^3), against the targets for one
    H100 or H200 (>= 6M, >= 15M client-steps/s, <= 0.4 s). The client-step rates are the
    best of 3 runs, the 10^6-client time one run, each after a warm-up run (device context,
@@ -374,13 +381,52 @@ def with_competitor(size: dict, repeats: int, default: int) -> dict[str, float]:
     }
 
 
-def client_steps_per_second(problem, process, alg, *, replicates, rounds, repeats, device):
+def static_against_default(compare: dict, large: dict, repeats: int) -> dict[str, float]:
+    """``simulate(static_shapes=True)`` (the GPU path) against the default, both with
+    ``fused=False`` (batched torch local steps) on the CPU, best of ``repeats`` alternated
+    runs: configuration [1], and the 1%-participation instance of [3] over a fifth of its
+    rounds (where the padding to a capacity costs most)."""
+    out = {}
+    for name, size, batch, reps, rounds, p in (
+        ("compare", compare, BATCH, compare["replicates"], compare["rounds"], None),
+        ("large", large, 16, large["replicates"], max(1, large["rounds"] // 5), 0.01),
+    ):
+        problem = logistic(size, batch, fused=False)
+        process = Bernoulli(
+            np.full(size["clients"], p) if p else np.linspace(0.2, 0.8, size["clients"])
+        )
+        alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+
+        def run(static: bool, problem=problem, process=process, alg=alg, reps=reps,
+                rounds=rounds):  # fmt: skip
+            return simulate(problem, process, alg, rounds=rounds, replicates=reps,
+                            eval_every=rounds, keep_masks=False, static_shapes=static)  # fmt: skip
+
+        records = {static: run(static) for static in (False, True)}  # warm-up
+        best = {False: np.inf, True: np.inf}
+        for _ in range(repeats):
+            for static in (False, True):
+                best[static] = min(best[static], timed(lambda static=static: run(static))[1])
+        out[name] = {
+            "t_default": best[False],
+            "t_static": best[True],
+            "ratio": best[False] / best[True],
+            "rounds": rounds,
+            "gap_default": float(records[False].metrics["gap"][:, -1].mean()),
+            "gap_static": float(records[True].metrics["gap"][:, -1].mean()),
+        }
+    return out
+
+
+def client_steps_per_second(problem, process, alg, *, replicates, rounds, repeats, device,
+                            static_shapes=False):  # fmt: skip
     """Best-of-``repeats`` client-steps per second of ``simulate`` on ``device`` (after a
     warm-up run: compilation, device context, data copied to the device once)."""
 
     def run():
         return simulate(problem, process, alg, rounds=rounds, replicates=replicates,
-                        eval_every=rounds, keep_masks=False, device=device)  # fmt: skip
+                        eval_every=rounds, keep_masks=False, device=device,
+                        static_shapes=static_shapes)  # fmt: skip
 
     record = run()  # simulate returns NumPy arrays: the device has finished when it returns
     seconds = min(timed(run)[1] for _ in range(repeats))
@@ -432,23 +478,23 @@ def _profile_text(prof: dict[str, float]) -> str:
 
 
 def on_device(sizes: dict, device: str) -> dict[str, float]:
-    """The device's figures next to the CPU fused path (module docstring, part 5)."""
+    """The device's figures next to the CPU fused path (module docstring, part 7)."""
     c, h = sizes["device"], sizes["huge"]
     out = {}
     alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
     process = Bernoulli(np.linspace(0.2, 0.8, c["clients"]))
     for reps in c["replicates"]:
-        for dtype in (None, torch.float32):
-            name = f"R{reps}" + ("_f32" if dtype else "")
+        for dtype, static in ((None, True), (torch.float32, True), (None, False)):
+            name = f"R{reps}" + ("_f32" if dtype else "") + ("" if static else "_dynamic")
             out[name] = client_steps_per_second(
                 logistic(c, BATCH, dtype, fused=False), process, alg, replicates=reps,
-                rounds=c["rounds"], repeats=c["repeats"], device=device,
+                rounds=c["rounds"], repeats=c["repeats"], device=device, static_shapes=static,
             )  # fmt: skip
         profiled = logistic(c, BATCH, fused=False)
         out[f"R{reps}_profile"] = device_profile(
             lambda prob=profiled, reps=reps: simulate(
                 prob, process, alg, rounds=c["rounds"], replicates=reps,
-                eval_every=c["rounds"], keep_masks=False, device=device),
+                eval_every=c["rounds"], keep_masks=False, device=device, static_shapes=True),
             c["rounds"], device,
         )  # fmt: skip
         out[f"R{reps}_cpu"] = client_steps_per_second(
@@ -458,14 +504,16 @@ def on_device(sizes: dict, device: str) -> dict[str, float]:
     problem = logistic(h, 16, fused=False)
     process = Bernoulli(np.full(h["clients"], 0.01))
 
-    def huge(rounds: int, prob, dev: str) -> float:
+    def huge(rounds: int, prob, dev: str, static: bool = False) -> float:
         return timed(lambda: simulate(prob, process, alg, rounds=rounds, eval_every=rounds,
-                                      keep_masks=False, device=dev))[1]  # fmt: skip
+                                      keep_masks=False, device=dev,
+                                      static_shapes=static))[1]  # fmt: skip
 
-    huge(2, problem, device)  # warm-up: the data goes to the device once
-    out["huge_seconds"] = huge(h["rounds"], problem, device)
+    huge(2, problem, device, True)  # warm-up: the data goes to the device once
+    out["huge_seconds"] = huge(h["rounds"], problem, device, True)
+    out["huge_dynamic_seconds"] = huge(h["rounds"], problem, device)
     out["huge_profile"] = device_profile(
-        lambda: huge(h["rounds"], problem, device), h["rounds"], device
+        lambda: huge(h["rounds"], problem, device, True), h["rounds"], device
     )
     fused = logistic(h, 16)
     fixed = huge(2, fused, "cpu")  # set-up and metrics; the difference is the rounds' cost
@@ -482,8 +530,10 @@ def _print_device(sizes: dict, device: str, fig: dict[str, float]) -> None:
         rate = fig[f"R{reps}"]
         print(
             f"[G{i}] logistic N={c['clients']} d={c['dim']} E={LOCAL_STEPS} batch={BATCH} "
-            f"R={reps} T={c['rounds']} on {device}: {rate / 1e6:.3g}M client-steps/s "
-            f"(float32 data: {fig[f'R{reps}_f32'] / 1e6:.3g}M); {cpu}: "
+            f"R={reps} T={c['rounds']} on {device}, static shapes: {rate / 1e6:.3g}M "
+            f"client-steps/s (float32 data: {fig[f'R{reps}_f32'] / 1e6:.3g}M; default path "
+            f"{fig[f'R{reps}_dynamic'] / 1e6:.3g}M, static/default "
+            f"{rate / fig[f'R{reps}_dynamic']:.2f}x); {cpu}: "
             f"{fig[f'R{reps}_cpu'] / 1e6:.3g}M, ratio {rate / fig[f'R{reps}_cpu']:.1f}x; "
             f"target on one H100 or H200 >= {target / 1e6:g}M: "
             f"{'met' if rate >= target else 'not met'}; {_profile_text(fig[f'R{reps}_profile'])}"
@@ -491,7 +541,8 @@ def _print_device(sizes: dict, device: str, fig: dict[str, float]) -> None:
     sec = fig["huge_seconds"]
     print(
         f"[G3] N={h['clients']} clients x T={h['rounds']} rounds, 1% participation, "
-        f"d={h['dim']}, E={LOCAL_STEPS}, on {device}: {sec:.3g} s; {cpu}: "
+        f"d={h['dim']}, E={LOCAL_STEPS}, on {device}, static shapes: {sec:.3g} s (default "
+        f"path {fig['huge_dynamic_seconds']:.3g} s); {cpu}: "
         f"{fig['huge_cpu_per_round'] * h['rounds']:.3g} s at its rate over "
         f"{h['cpu_rounds']} rounds; target on one H100 or H200 <= {DEVICE_TARGETS[2]:g} s: "
         f"{'met' if sec <= DEVICE_TARGETS[2] else 'not met'}; {_profile_text(fig['huge_profile'])}"
@@ -508,7 +559,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument(
         "--device",
         default=None,
-        help="run the device figures (part 5) on this torch device, e.g. cuda (or cpu)",
+        help="run the device figures (part 7) on this torch device, e.g. cuda (or cpu)",
     )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -594,7 +645,21 @@ def _run(sizes: dict, *, default_threads: int) -> dict[str, dict[str, float]]:
         f"regardless of the load {busy['t_unfitted']:.3g} s; load average "
         f"{busy['load']:.1f}; bit-identical: {bool(busy['identical'])}"
     )
+    static = static_against_default(c, g, sizes["cores_repeats"])
+    small, wide = static["compare"], static["large"]
+    print(
+        f"[6] static shapes (simulate(static_shapes=True), the GPU path: no host sync per "
+        f"round) against the default, both fused=False on the CPU, best of "
+        f"{sizes['cores_repeats']} alternated runs: configuration [1] default "
+        f"{small['t_default']:.3g} s, static {small['t_static']:.3g} s (default/static "
+        f"{small['ratio']:.2f}x; final gap {small['gap_default']:.4g} vs "
+        f"{small['gap_static']:.4g}); N={g['clients']} at 1% over {wide['rounds']} rounds "
+        f"default {wide['t_default']:.3g} s, "
+        f"static {wide['t_static']:.3g} s ({wide['ratio']:.2f}x; final gap "
+        f"{wide['gap_default']:.4g} vs {wide['gap_static']:.4g})"
+    )
     return {
+        "static": static,
         "machine": {"gflops": peak, "gbytes": bandwidth},
         "compare": cmp,
         "compare_float32": cmp32,

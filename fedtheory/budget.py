@@ -15,7 +15,9 @@ variable ``FEDTHEORY_MAX_SECONDS`` (seconds), else :data:`DEFAULT_SECONDS` (10 m
 a tensor ``[R, T, N, ...]`` touched, small matrix factorisations, floating-point operations
 -- at the optimistic unit costs below (a fast, idle machine: the estimate is a lower bound,
 so a call is refused only when it cannot finish within the budget), and
-:func:`check_seconds` refuses an estimate above the budget the same way.
+:func:`check_seconds` refuses an estimate above the budget the same way. A sweep's estimate
+(:func:`task_seconds`) is the sum over its tasks of rounds x replicates x clients x
+dimension x local steps read from each task's settings.
 
 This module does not import torch, so a sweep's configuration is checked without it.
 """
@@ -24,10 +26,11 @@ from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Mapping
 from pathlib import Path
 
+from fedtheory.constraints import Bytes, Integer, MappingOf, Real, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int
 
 __all__ = [
     "DEFAULT_SECONDS",
@@ -39,6 +42,7 @@ __all__ = [
     "check_seconds",
     "seconds",
     "size",
+    "task_seconds",
 ]
 
 ENV = "FEDTHEORY_MAX_MEMORY"
@@ -59,26 +63,10 @@ MATRIX_SECONDS = 2e-6
 FLOP_SECONDS = 2e-10
 """Cost of one floating-point operation of dense linear algebra (5 GFLOP/s)."""
 
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
 
 def _parse_bytes(value: object, name: str, owner: str) -> int:
     """A byte count from an int or a string such as ``"512M"``/``"8G"``."""
-    if isinstance(value, str):
-        text = value.strip().upper().removesuffix("B")
-        unit = text[-1:] if text[-1:] in _SUFFIX else ""
-        number = text[: len(text) - len(unit)].strip()
-        try:
-            amount = float(number)
-        except ValueError:
-            amount = -1.0
-        if not amount > 0 or amount * _SUFFIX[unit] > 2**62:
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a positive number of bytes, "
-                f"optionally with a suffix K, M, G or T (e.g. '8G'). Got {value!r} instead."
-            )
-        return int(amount * _SUFFIX[unit])
-    return check_int(value, name, owner, low=1)
+    return Bytes().check(value, name, owner, {})
 
 
 def _status_bytes(field: str) -> int:
@@ -124,6 +112,7 @@ def available_bytes() -> int | None:
     return min(found) if found else None
 
 
+@declare(max_memory=Bytes(none=True), owner=Text())
 def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
     """The byte budget of a call and where it comes from (for the error message)."""
     if max_memory is not None:
@@ -134,6 +123,7 @@ def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
     return available_bytes(), "the available memory"
 
 
+@declare(b=Integer(0))
 def size(b: int) -> str:
     """``b`` bytes in readable units (``1.5 GiB``)."""
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -142,6 +132,7 @@ def size(b: int) -> str:
     return f"{b} B"
 
 
+@declare(nbytes=Integer(0), owner=Text(), what=Text(), fixes=Text())
 def check_bytes(
     nbytes: int, owner: str, *, what: str, fixes: str, max_memory: object = None
 ) -> None:
@@ -158,6 +149,7 @@ def check_bytes(
     )
 
 
+@declare(rounds=Real(0.0), cells=Real(0.0), matrices=Real(0.0), flops=Real(0.0))
 def seconds(*, rounds: float = 0, cells: float = 0, matrices: float = 0, flops: float = 0) -> float:
     """Optimistic time of a call doing this much work (module docstring: unit costs)."""
     return (rounds * ROUND_SECONDS + cells * CELL_SECONDS + matrices * MATRIX_SECONDS
@@ -187,6 +179,7 @@ def _parse_seconds(value: object, name: str, owner: str) -> float:
     return x
 
 
+@declare("max_seconds", estimate=Real(0.0), owner=Text(), what=Text(), fixes=Text())
 def check_seconds(
     estimate: float, owner: str, *, what: str, fixes: str, max_seconds: object = None
 ) -> None:
@@ -198,3 +191,35 @@ def check_seconds(
         f"{owner} would take at least about {estimate:.3g} s ({what}), more than {source} "
         f"({limit:g} s). Use {fixes}, or raise {TIME_ENV} / max_seconds."
     )
+
+
+WORK_SETTINGS = {
+    "rounds": ("rounds", "horizon", "T"),
+    "replicates": ("replicates",),
+    "clients": ("num_clients", "clients", "N"),
+    "dim": ("dim", "d"),
+    "steps": ("local_steps", "E"),
+}
+"""The settings a sweep's task names its work by (the first present of each), as the
+validations and the simulator spell them."""
+
+
+def _setting(settings: Mapping, names: tuple[str, ...]) -> float:
+    """The first of ``names`` in ``settings`` that is a number >= 1, else 1."""
+    for name in names:
+        value = settings.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
+            return float(value)
+    return 1.0
+
+
+@declare(settings=MappingOf())
+def task_seconds(settings: Mapping) -> float:
+    """Optimistic time of one sweep task from its settings: a run of ``rounds`` rounds
+    (:data:`WORK_SETTINGS`) costs ``rounds x (1 + steps)`` loop iterations and ``rounds x
+    replicates x clients x dim x steps`` cells; a task naming no rounds is estimated at 0
+    (its work is not known from its settings)."""
+    if not any(name in settings for name in WORK_SETTINGS["rounds"]):
+        return 0.0
+    t, r, n, d, e = (_setting(settings, names) for names in WORK_SETTINGS.values())
+    return seconds(rounds=t * (1 + e), cells=r * t * n * d * e)

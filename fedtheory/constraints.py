@@ -29,12 +29,17 @@ The 'p' parameter of bernoulli must be a finite real number in (0, 1]. Got 1.5 (
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
-from collections.abc import Callable, Mapping
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from numbers import Integral
 from numbers import Real as _Real
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,22 +50,31 @@ from fedtheory.params import MAX_SIZE, STOCHASTIC_ATOL, interval
 __all__ = [
     "Array",
     "Bool",
+    "BoolArray",
+    "Bytes",
     "Constraint",
+    "Device",
     "Function",
     "Generator",
+    "Having",
     "Indices",
     "Instance",
+    "InstanceOf",
     "Integer",
+    "Location",
     "MappingOf",
+    "Mask",
     "Option",
     "Probabilities",
     "Real",
     "Size",
     "StochasticMatrix",
+    "VOCABULARY",
     "Tensor",
     "Text",
     "constraints_of",
     "declare",
+    "trusted",
 ]
 
 HUGE_INT = 2**70
@@ -193,21 +207,28 @@ class Integer(Constraint):
     may be another parameter (``"num_clients"``), its attribute (``"self.num_clients"``) or
     an array's dimension (``"success[1]"``)."""
 
-    def __init__(self, low=None, high=None, *, none=False):
-        self.low, self.high, self.none = low, high, none
+    def __init__(self, low=None, high=None, *, high_open=False, multiple=1, infinite=False,
+                 none=False):  # fmt: skip
+        self.low, self.high, self.high_open, self.none = low, high, high_open, none
+        self.multiple, self.infinite = multiple, infinite
 
     def _ends(self, args) -> tuple[int | None, int | None]:
         return _dimension(self.low, args), _dimension(self.high, args)
 
     def describe(self, args):
         low, high = self._ends(args)
-        return f"an integer in {interval(low, high, low_open=False, high_open=False)}"
+        where = interval(low, high, low_open=False, high_open=self.high_open)
+        times = f" and a multiple of {self.multiple}" if self.multiple > 1 else ""
+        return f"an integer in {where}{times}" + (" or inf (none)" if self.infinite else "")
 
     def convert(self, value, args):
+        if self.infinite and isinstance(value, float) and value == math.inf:
+            return math.inf
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
             return None
         k, (low, high) = int(value), self._ends(args)
-        return k if (low is None or k >= low) and (high is None or k <= high) else None
+        above = high is not None and (k >= high if self.high_open else k > high)
+        return k if (low is None or k >= low) and not above and k % self.multiple == 0 else None
 
     def hostile(self):
         out = [*super().hostile(), ("float", 2.5), ("nan", math.nan), ("string", "2"),
@@ -215,12 +236,14 @@ class Integer(Constraint):
         if isinstance(self.low, int):
             out.append(("below", self.low - 1))
         if isinstance(self.high, int):
-            out.append(("above", self.high + 1))
+            out.append(("above", self.high if self.high_open else self.high + 1))
+        if self.multiple > 1 and isinstance(self.low, int):
+            out.append(("not a multiple", self.low + 1))
         return out
 
     def example(self, args):
         low = self._ends(args)[0]
-        return low if low is not None else 0
+        return -(-low // self.multiple) * self.multiple if low is not None else 0
 
     def edges(self, valid):
         ends = (("lowest", self.low), ("highest", self.high))
@@ -230,14 +253,14 @@ class Integer(Constraint):
 class Size(Integer):
     """A count (rounds, clients, samples, dimension): an integer in ``[low, MAX_SIZE]``."""
 
-    def __init__(self, low: int = 1, *, none: bool = False):
-        super().__init__(low, MAX_SIZE, none=none)
+    def __init__(self, low: int = 1, *, multiple: int = 1, infinite=False, none=False):
+        super().__init__(low, MAX_SIZE, multiple=multiple, infinite=infinite, none=none)
 
     def hostile(self):
         return [*super().hostile(), ("huge int", HUGE_INT)]
 
     def example(self, args):
-        return max(self.low, 2)
+        return max(super().example(args), 2)
 
 
 class Bool(Constraint):
@@ -350,6 +373,15 @@ class Array(Constraint):
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
         self.entries = Real(low, high, low_open=low_open, high_open=high_open)
+        self.high_spec = high  # a number, or a parameter or its attribute (the class count)
+
+    def _entries(self, args) -> Real:
+        """The entries' interval, its upper end read from another parameter if declared so."""
+        e = self.entries
+        if not isinstance(self.high_spec, str):
+            return e
+        return Real(e.low, _dimension(self.high_spec, args), low_open=e.low_open,
+                    high_open=e.high_open)  # fmt: skip
 
     def _want_shape(self, args) -> tuple[int | None, ...] | None:
         if self.shape is None:
@@ -373,7 +405,7 @@ class Array(Constraint):
             what = f"a scalar or {what} of shape {like} like '{self.like}'"
         if self.min_size > 1:
             what += f", at least {self.min_size} entries"
-        e = self.entries
+        e = self._entries(args)
         where = interval(e.low, e.high, low_open=e.low_open, high_open=e.high_open)
         finite = ", finite," if self.finite else ""
         return f"{what}{finite} with entries in {where}" + self._extra()
@@ -411,7 +443,7 @@ class Array(Constraint):
             if a.ndim and a.shape != like:
                 return None
             a = np.broadcast_to(a, like).copy()
-        e = self.entries
+        e = self._entries(args)
         kept = a[np.isfinite(a)] if not self.finite else a
         inside = kept.size == 0 or all(e._inside(x) for x in (kept.min(), kept.max()))
         if not ((not self.finite or np.isfinite(a).all()) and inside):
@@ -436,7 +468,8 @@ class Array(Constraint):
 
     def edges(self, valid):
         shape = tuple(np.shape(valid))
-        return [(f"{k} inside", self._edge(np.full(shape, v))) for k, v in self.entries.edges(0)]
+        e = self._entries({})  # an upper end read from another parameter: none known here
+        return [(f"{k} inside", self._edge(np.full(shape, v))) for k, v in e.edges(0)]
 
     def _edge(self, a: np.ndarray) -> object:
         return a
@@ -444,28 +477,29 @@ class Array(Constraint):
     def example(self, args):
         want = self._want_shape(args)
         shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
-        value = self.entries.example(args)
+        value = self._entries(args).example(args)
         return np.full(shape, math.ceil(value) if self.integer else value)
 
 
 class StochasticMatrix(Array):
     """A square matrix with entries in [0, 1] and rows summing to one (a Markov chain's
-    transition matrix)."""
+    transition matrix); ``square=False``: any number of columns (rows of proportions)."""
 
-    def __init__(self, *, none: bool = False):
+    def __init__(self, *, square: bool = True, none: bool = False):
         super().__init__(ndim=2, low=0.0, high=1.0, none=none)
+        self.square = square
 
     def _extra(self):
-        return ", square, with row sums equal to 1"
+        return (", square," if self.square else "") + " with row sums equal to 1"
 
     def _finish(self, a):
-        square = a.shape[0] == a.shape[1]
-        rows = np.abs(a.sum(axis=1) - 1.0) <= STOCHASTIC_ATOL * a.shape[0]
+        square = a.shape[0] == a.shape[1] or not self.square
+        rows = np.abs(a.sum(axis=1) - 1.0) <= STOCHASTIC_ATOL * a.shape[1]
         return a if square and rows.all() else None
 
     def hostile(self):
-        return [*super().hostile(), ("not square", [[0.5, 0.5]]),
-                ("rows not summing to 1", [[0.5, 0.6], [0.5, 0.5]])]  # fmt: skip
+        square = [("not square", [[0.5, 0.5]])] if self.square else []
+        return [*super().hostile(), *square, ("rows not summing to 1", [[0.5, 0.6], [0.5, 0.5]])]
 
     def edges(self, valid):
         return [("identity", np.eye(2))]
@@ -527,13 +561,22 @@ class Tensor(Array):
 
         if not isinstance(value, torch.Tensor) or not self._dtype_ok(value):
             return None
-        if value.device.type != "cpu":
+        if value.device.type != "cpu" or self._shape_only():
             want = self._want_shape(args)
             if self.ndim is not None and value.dim() != self.ndim:
                 return None
-            pairs = zip(want or (), value.shape, strict=False)
+            if want is not None and value.dim() < len(want) or value.numel() < self.min_size:
+                return None
+            pairs = zip(want or (), value.shape[value.dim() - len(want or ()) :], strict=True)
             return value if all(s in (None, n) for s, n in pairs) else None
         return value if super().convert(value, args) is not None else None
+
+    def _shape_only(self) -> bool:
+        """Whether nothing about the entries is declared (``finite=False``, no interval):
+        then the entries are not read at all, on any device (a per-round argument of the
+        simulator costs no copy)."""
+        e = self.entries
+        return not self.finite and e.low is None and e.high is None and type(self) is Tensor
 
     def hostile(self):
         import torch
@@ -594,22 +637,31 @@ class Indices(Tensor):
 
 
 class MappingOf(Constraint):
-    """A mapping (a dict of names to values), returned as a dict; ``None`` gives ``{}``."""
+    """A mapping (a dict of names to values), returned as a dict; ``None`` gives ``{}``.
+    With ``values`` (a :class:`Constraint`, e.g. :class:`Function`), string keys and values
+    it accepts, called ``plural`` in the message."""
 
-    def __init__(self):
-        self.none = True
+    def __init__(self, values: Constraint | None = None, plural: str = "values"):
+        self.none, self.values, self.plural = True, values, plural
 
     def check(self, value, name, owner, args):
         return {} if value is None else super().check(value, name, owner, args)
 
     def describe(self, args):
-        return "a mapping (dict) of names to values"
+        return f"a mapping (dict) of names to {self.plural}"
 
     def convert(self, value, args):
-        return dict(value) if isinstance(value, Mapping) else None
+        if not isinstance(value, Mapping):
+            return None
+        if self.values is None:
+            return dict(value)
+        items = {k: self.values.convert(v, args) for k, v in value.items()}
+        ok = all(isinstance(k, str) and v is not None for k, v in items.items())
+        return items if ok else None
 
     def hostile(self):
-        return [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+        bad = [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+        return bad + ([("bad value", {"a": object()})] if self.values is not None else [])
 
     def example(self, args):
         return {}
@@ -635,39 +687,228 @@ class Function(Constraint):
 
 
 class Generator(Constraint):
-    """A ``torch.Generator`` (never the global random state)."""
+    """A ``torch.Generator`` (``numpy=True``: a ``numpy.random.Generator``, e.g.
+    :func:`fedtheory.rng.numpy_rng`); never the global random state."""
+
+    def __init__(self, *, numpy: bool = False, none: bool = False):
+        self.numpy, self.none = numpy, none
+
+    def describe(self, args):
+        return "a numpy.random.Generator" if self.numpy else "a torch.Generator"
+
+    def _kind(self) -> type:
+        import torch
+
+        return np.random.Generator if self.numpy else torch.Generator
+
+    def convert(self, value, args):
+        return value if isinstance(value, self._kind()) else None
+
+    def hostile(self):
+        import torch
+
+        other = ("torch generator", torch.Generator()) if self.numpy else (
+            "numpy generator", np.random.default_rng(0))  # fmt: skip
+        return [*super().hostile(), ("seed", 0), other]
+
+    def example(self, args):
+        import torch
+
+        return np.random.default_rng(0) if self.numpy else torch.Generator().manual_seed(0)
+
+
+class Instance(Constraint):
+    """An instance of a class or ``runtime_checkable`` protocol; with ``among`` (a
+    registry: a collection of classes, read at each call), of one of those classes."""
+
+    def __init__(self, kind: type, *, among=None, none: bool = False):
+        self.kind, self.among, self.none = kind, among, none
+
+    def describe(self, args):
+        if self.among is not None:
+            return "an instance of one of " + ", ".join(c.__name__ for c in self.among)
+        return f"a {self.kind.__name__}"
+
+    def convert(self, value, args):
+        ok = isinstance(value, self.kind) and (self.among is None or type(value) in self.among)
+        return value if ok else None
+
+    def hostile(self):
+        others = [("number", 1.0), ("string", "x"), ("bytes", b"x")]
+        return [*super().hostile(), *[(k, v) for k, v in others if not isinstance(v, self.kind)]]
+
+    def example(self, args):
+        if self.kind in (str, bytes, tuple, dict):
+            return self.kind()
+        raise LookupError(f"no example of {self.kind.__name__}: draw one from valid objects")
+
+
+class Mask(Constraint):
+    """A boolean mask (availability, participation) of ``ndim`` dimensions or ``shape``
+    (entries as for :class:`Array`): a NumPy array (``True``/``False`` or 0/1 numbers,
+    returned as a bool array) or, with ``tensor=True``, a ``torch.bool`` tensor (returned
+    as given, its entries never read: a mask's every value is valid)."""
+
+    def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, none=False):
+        self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
+        shape = shape[1:] if self.leading else shape
+        self.ndim = len(shape) if shape is not None and not self.leading else ndim
+        self.shape, self.tensor, self.min_size, self.none = shape, tensor, min_size, none
+
+    def describe(self, args):
+        what = "a torch.bool tensor" if self.tensor else "a boolean (0/1) array"
+        want = None if self.shape is None else tuple(_dimension(s, args) for s in self.shape)
+        if want is not None:
+            dims = ["..."] * self.leading + ["any" if s is None else str(s) for s in want]
+            return what + " of shape (" + ", ".join(dims) + ")"
+        return what + ("" if self.ndim is None else f" with {self.ndim} dimension(s)")
+
+    def _shape_ok(self, shape, args) -> bool:
+        if self.ndim is not None and len(shape) != self.ndim:
+            return False
+        want = None if self.shape is None else [_dimension(s, args) for s in self.shape]
+        if want is not None and len(shape) < len(want):
+            return False
+        trailing = shape[len(shape) - len(want or ()) :] if self.leading else shape
+        return all(w in (None, n) for w, n in zip(want or (), trailing, strict=False))
+
+    def convert(self, value, args):
+        if self.tensor:
+            import torch
+
+            ok = isinstance(value, torch.Tensor) and value.dtype == torch.bool
+            return value if ok and self._shape_ok(value.shape, args) else None
+        if _has_text(value):
+            return None
+        if type(value).__module__ == "torch":
+            value = value.detach().cpu().numpy()
+        a = np.asarray(value)
+        if a.dtype.kind not in "biuf" or not self._shape_ok(a.shape, args):
+            return None
+        if a.size < self.min_size or not (a.dtype == bool or np.isin(a, (0, 1)).all()):
+            return None
+        return a.astype(bool)
+
+    def hostile(self):
+        bad = [*super().hostile(), ("string", "1"), ("ragged", [[True], [True, False]])]
+        if self.ndim is not None:
+            bad.append(("wrong dimensions", np.ones((2,) * (self.ndim + 1), dtype=bool)))
+        return bad if self.tensor else [*bad, ("two", np.full((2,) * (self.ndim or 1), 2))]
+
+    def example(self, args):
+        shape = tuple(
+            2 if s is None else s
+            for s in (self.shape or (None,) * (self.ndim or 1))
+            for s in [_dimension(s, args)]
+        )
+        mask = np.ones(shape, dtype=bool)
+        if self.tensor:
+            import torch
+
+            return torch.from_numpy(mask)
+        return mask
+
+
+class Bytes(Constraint):
+    """A number of bytes: a positive integer or a string with a suffix ``K``, ``M``, ``G``
+    or ``T`` (``"8G"``); returned as an int."""
+
+    _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
     def __init__(self, *, none: bool = False):
         self.none = none
 
     def describe(self, args):
-        return "a torch.Generator"
+        return "a positive number of bytes, optionally with a suffix K, M, G or T (e.g. '8G')"
 
     def convert(self, value, args):
-        import torch
-
-        return value if isinstance(value, torch.Generator) else None
+        if not isinstance(value, str):
+            return Integer(1).convert(value, args)
+        text = value.strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in self._SUFFIX else ""
+        amount = float(text[: len(text) - len(unit)].strip())  # ValueError: refused
+        ok = amount > 0 and amount * self._SUFFIX[unit] <= 2**62
+        return int(amount * self._SUFFIX[unit]) if ok else None
 
     def hostile(self):
-        return [*super().hostile(), ("seed", 0), ("numpy generator", np.random.default_rng(0))]
+        return [*super().hostile(), ("zero", 0), ("negative", "-1G"), ("unit", "8X"),
+                ("float", 1.5), ("nan", "nan")]  # fmt: skip
 
     def example(self, args):
-        import torch
-
-        return torch.Generator().manual_seed(0)
+        return "1G"
 
 
-class Instance(Constraint):
-    """An instance of a class or ``runtime_checkable`` protocol."""
+class Location(Constraint):
+    """A file or folder path: a non-empty string or an ``os.PathLike``, returned as a
+    :class:`pathlib.Path`; ``suffixes``: its allowed endings (``".json"``); ``exists``: a
+    file that exists."""
 
-    def __init__(self, kind: type, *, none: bool = False):
-        self.kind, self.none = kind, none
+    def __init__(self, *, suffixes: tuple[str, ...] = (), exists=False, none=False):
+        self.suffixes, self.exists, self.none = suffixes, exists, none
 
     def describe(self, args):
-        return f"a {self.kind.__name__}"
+        what = "an existing file" if self.exists else "a path"
+        ends = f" ending in {' or '.join(self.suffixes)}" if self.suffixes else ""
+        return f"{what}{ends} (a non-empty string or an os.PathLike)"
 
     def convert(self, value, args):
-        return value if isinstance(value, self.kind) else None
+        if isinstance(value, str) and value and "\x00" not in value:
+            path = Path(value)
+        elif isinstance(value, os.PathLike):
+            path = Path(value)
+        else:
+            return None
+        if self.suffixes and path.suffix not in self.suffixes:
+            return None
+        return path if not self.exists or path.is_file() else None
+
+    def hostile(self):
+        bad = [*super().hostile(), ("empty", ""), ("int", 1), ("bytes", b"x")]
+        if self.suffixes:
+            bad.append(("other suffix", f"x{self.suffixes[0]}.txt"))
+        if self.exists:
+            bad.append(
+                ("missing", str(Path(tempfile.mkdtemp()) / f"x{''.join(self.suffixes[:1])}"))
+            )
+        return bad
+
+    def example(self, args):
+        return Path(tempfile.mkdtemp()) / f"example{''.join(self.suffixes[:1])}"
+
+
+class Device(Constraint):
+    """A torch device this machine has: ``None`` (the CPU), a name (``"cpu"``, ``"cuda"``,
+    ``"cuda:1"``) or a ``torch.device``; returned as a ``torch.device``."""
+
+    none = True
+
+    def describe(self, args):
+        return "None, a torch.device or a device name such as 'cpu' or 'cuda' that this machine has"
+
+    def check(self, value, name, owner, args):
+        from fedtheory.device import check_device
+
+        return check_device(value, name, owner)
+
+    def hostile(self):
+        return [("object", object()), ("unknown", "no-such-device"), ("number", 1.5)]
+
+    def example(self, args):
+        return None
+
+
+class Having(Constraint):
+    """An object with these attributes (an algorithm: ``init`` and ``step``; a state record:
+    ``_fields``), whatever its class."""
+
+    def __init__(self, *attributes: str, none: bool = False):
+        self.attributes, self.none = attributes, none
+
+    def describe(self, args):
+        return "an object with " + ", ".join(self.attributes)
+
+    def convert(self, value, args):
+        return value if all(hasattr(value, a) for a in self.attributes) else None
 
     def hostile(self):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
@@ -678,30 +919,128 @@ def _owner(fn: Callable) -> str:
     return fn.__qualname__.rpartition("<locals>.")[2].removesuffix(".__init__")
 
 
-def declare(**constraints: Constraint) -> Callable:
+VOCABULARY: dict[str, Constraint] = {
+    "rounds": Size(),
+    "replicates": Size(),
+    "num_clients": Size(),
+    "dim": Size(),
+    "steps": Size(),
+    "local_steps": Size(),
+    "seed": Integer(0),
+    "start": Integer(0),
+    "t": Integer(0),
+    "lr": Real(0.0, low_open=True),
+    "server_lr": Real(0.0, low_open=True),
+    "prox": Real(0.0),
+    "generator": Generator(none=True),
+    "device": Device(),
+    "max_seconds": Real(0.0, low_open=True, none=True),
+}
+"""Parameters that mean the same everywhere, declared by name: ``@declare("rounds",
+"seed", lr=...)``. ``rounds``, ``replicates``, clients, dimensions and local steps are
+sizes (integers in ``[1, MAX_SIZE]``); a seed, a first round ``start`` and a round index
+``t`` are integers ``>= 0``; step sizes are positive and FedProx's coefficient ``prox`` is
+``>= 0`` (CA-Fed §3.1); ``max_seconds`` is the time budget of a call
+(:mod:`fedtheory.budget`)."""
+
+
+def _non_finite(result: object, depth: int = 0) -> bool:
+    """Whether a result (a number, an array, a CPU tensor, a tuple or a dataclass record of
+    them) holds NaN or inf. A tensor on an accelerator is not read (no host sync)."""
+    if isinstance(result, (bool, np.bool_)):
+        return False
+    if isinstance(result, (float, np.floating)):
+        return not math.isfinite(result)
+    if isinstance(result, np.ndarray):
+        return result.dtype.kind in "fc" and not bool(np.isfinite(result).all())
+    if type(result).__module__ == "torch" and hasattr(result, "is_floating_point"):
+        if result.device.type != "cpu" or not result.is_floating_point():
+            return False
+        return not bool(result.isfinite().all())
+    if depth < 3 and isinstance(result, (tuple, list)):
+        return any(_non_finite(v, depth + 1) for v in result)
+    if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
+        return any(_non_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
+    return False
+
+
+def _magnitude(value: object) -> float:
+    """The largest absolute entry of a number, an array or a tensor (0 for anything else)."""
+    if type(value).__module__ == "torch" and hasattr(value, "is_floating_point"):
+        value = value.detach().cpu().double().numpy() if value.numel() else 0.0
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (_Real, np.ndarray)):
+        return 0.0
+    a = np.abs(np.asarray(value, dtype=np.float64))
+    return float(a.max(initial=0.0))
+
+
+def overflow(owner: str, values: Mapping[str, Any]) -> ParameterError:
+    """The error of a non-finite result from accepted (finite) input: it names the numeric
+    argument of largest magnitude, which is too large for the result to be finite."""
+    sizes = {k: _magnitude(v) for k, v in values.items() if k != "self"}
+    name = max(sizes, key=sizes.get)
+    return ParameterError(
+        f"The '{name}' parameter of {owner} must keep the result finite (it is NaN or inf: an "
+        f"overflow, or a zero denominator). Got the largest magnitude, {sizes[name]:g}, there."
+    )
+
+
+_TRUSTED = contextvars.ContextVar("fedtheory_trusted_arguments", default=False)
+
+
+@contextlib.contextmanager
+def trusted() -> Iterator[None]:
+    """Within this context declared functions run without their checks: the simulator's
+    rounds (:func:`fedtheory.sim.simulate`) call the algorithms' ``step``, the aggregators'
+    ``weights`` and the problems' ``grad`` with arguments it built itself, every round, and
+    checked them once at the entry (a check per call would cost more than the round)."""
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def declare(*names: str, finite_result: bool = False, **constraints: Constraint) -> Callable:
     """Declare a function's parameters (module docstring): each argument named is checked
-    by its :class:`Constraint` before the body runs and replaced by its converted value."""
+    by its :class:`Constraint` before the body runs and replaced by its converted value.
+    On a class (a dataclass record), its ``__init__`` is declared. ``names`` take their
+    constraint from :data:`VOCABULARY`; ``finite_result=True`` also
+    refuses a result holding NaN or inf (an overflow from finite input), naming the input
+    of largest magnitude."""
+    constraints = {**{n: VOCABULARY[n] for n in names}, **constraints}
 
     def wrap(fn: Callable) -> Callable:
+        if inspect.isclass(fn):  # a record (a dataclass): its generated __init__
+            fn.__init__ = wrap(fn.__init__)
+            return fn
         signature = inspect.signature(fn)
         unknown = set(constraints) - set(signature.parameters)
         if unknown:  # a typo in a declaration fails at import
             raise TypeError(f"{fn.__qualname__} has no parameter {sorted(unknown)}")
         owner = _owner(fn)
-        method = next(iter(signature.parameters), None) == "self"
+        method = next(iter(signature.parameters), None) in ("self", "cls")
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
+            if _TRUSTED.get():
+                return fn(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             values = bound.arguments
             where = owner
-            if method:  # the instance's own class: Bernoulli.sample, not the base class's
+            if method and "self" in values:  # the instance's own class: Bernoulli.sample
                 cls = type(values["self"]).__name__
                 where = cls if fn.__name__ == "__init__" else f"{cls}.{fn.__name__}"
             for name, constraint in constraints.items():
                 values[name] = constraint.check(values[name], name, where, values)
-            return fn(*bound.args, **bound.kwargs)
+            if not finite_result:
+                return fn(*bound.args, **bound.kwargs)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused just below
+                out = fn(*bound.args, **bound.kwargs)
+            if _non_finite(out):
+                raise overflow(where, values)
+            return out
 
         checked.__constraints__ = dict(constraints)
         return checked
@@ -718,9 +1057,10 @@ def constraints_of(obj: object) -> dict[str, Constraint] | None:
 
 
 # kinds added for bounds/pep/problems ------------------------------------------------------
-class Mask(Array):
-    """A boolean (0/1) array (participation, availability): ``True``/``False`` or the
-    integers 0 and 1, returned as a bool array; the shape as for :class:`Array`."""
+class BoolArray(Array):
+    """A boolean (0/1) array with every option of :class:`Array` (``like=``, ``shape=``):
+    ``True``/``False`` or the integers 0 and 1, returned as a bool array (:class:`Mask`
+    is the simulator's mask, a NumPy array or a ``torch.bool`` tensor)."""
 
     def __init__(self, **kwargs):
         super().__init__(low=0.0, high=1.0, integer=True, **kwargs)
@@ -754,7 +1094,7 @@ class InstanceOf(Instance):
     class's module at import time (``fedtheory.bounds`` stays torch-free) declares it so."""
 
     def __init__(self, path: str, *, none: bool = False):
-        self.path, self.none = path, none
+        self.path, self.none, self.among = path, none, None
 
     @property
     def kind(self) -> type:
@@ -762,17 +1102,6 @@ class InstanceOf(Instance):
 
         module, _, name = self.path.partition(":")
         return getattr(importlib.import_module(module), name)
-
-
-def record(**constraints: Constraint) -> Callable:
-    """Declare a (data)class's constructor parameters: ``@record(...)`` above
-    ``@dataclass`` checks and converts the fields as :func:`declare` does for a function."""
-
-    def wrap(cls: type) -> type:
-        cls.__init__ = declare(**constraints)(cls.__init__)
-        return cls
-
-    return wrap
 
 
 class Label(Text):

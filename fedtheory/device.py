@@ -17,17 +17,16 @@ from typing import Any
 
 import torch
 
+from fedtheory.constraints import Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_str
 
 __all__ = ["check_device"]  # PerDevice, to_device: package helpers (no user input to check)
 
 
+@declare(name=Text(), owner=Text())
 def check_device(device: object, name: str, owner: str) -> torch.device:
     """``device`` (``None`` = CPU, a string such as ``"cuda"`` or ``"cuda:1"``, or a
     ``torch.device``) as a ``torch.device`` that this machine has, else ParameterError."""
-    check_str(name, "name", "check_device")
-    check_str(owner, "owner", "check_device")
     if device is None:
         return torch.device("cpu")
     try:

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.errors import FedTheoryError, ParameterError
+from fedtheory.constraints import Instance, Location, MappingOf, Text, declare
+from fedtheory.errors import FedTheoryError
 
 CHECKSUM_KEY = "__checksum__"
 """Name of the array holding the checksum in a file written by :func:`save_npz`."""
@@ -95,6 +96,7 @@ def _try_lock(fd: int) -> bool:
 
 
 @contextmanager
+@declare(folder=Location())
 def folder_lock(folder: Path) -> Iterator[Path]:
     """Hold the lock of ``folder`` (created if needed) while the block runs.
 
@@ -107,7 +109,6 @@ def folder_lock(folder: Path) -> Iterator[Path]:
     FolderLockedError
         If another process holds the lock.
     """
-    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -136,9 +137,9 @@ def folder_lock(folder: Path) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
+@declare(path=Location(), data=Instance(bytes))
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder + rename."""
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}{_TMP_SUFFIX}"
     # os.open applies the umask to 0o666 (tempfile.mkstemp would force 0o600)
@@ -154,16 +155,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+@declare(path=Location(), text=Instance(str))
 def atomic_write_text(path: Path, text: str) -> None:
     """Text version of :func:`atomic_write_bytes` (UTF-8)."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+@declare(folder=Location(), name=Instance(str))
 def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     """Delete the temporary files :func:`atomic_write_bytes` left in ``folder`` (not its
     subfolders) when its process was killed -- only those of the file ``name`` if given;
     returns what was removed."""
-    folder = Path(folder)
     if not folder.is_dir():
         return []
     removed = []
@@ -175,6 +177,7 @@ def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     return removed
 
 
+@declare(arrays=MappingOf())
 def checksum(arrays: dict[str, np.ndarray]) -> str:
     """SHA-256 (hex) of the arrays' names, dtypes, shapes and bytes, in name order."""
     h = hashlib.sha256()
@@ -185,18 +188,20 @@ def checksum(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+@declare(path=Location(), arrays=MappingOf())
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` (no pickled objects) and their :func:`checksum` to one compressed
     ``.npz`` file, atomically."""
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays, **{CHECKSUM_KEY: np.array(checksum(arrays))})
-    atomic_write_bytes(Path(path), buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())
 
 
 _UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
+@declare(path=Location())
 def load_npz(path: Path) -> dict[str, np.ndarray]:
     """The arrays of a file written by :func:`save_npz`, after checking their checksum.
 
@@ -206,7 +211,6 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
         If ``path`` does not exist.
     DamagedFileError
         If it cannot be read, has no checksum or its arrays do not match it."""
-    path = Path(path)
     if not path.exists():
         raise FileNotFoundError(path)
     try:
@@ -226,16 +230,12 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+@declare(path=Location(suffixes=(".py",), exists=True), owner=Text(), prefix=Text())
 def import_file(path, owner: str, prefix: str):
     """Import the Python file ``path`` as a fresh module named ``prefix`` + a digest of its
     resolved path, with its folder first on ``sys.path`` during the import (so it can import
     its siblings); return the module. ``owner`` names the caller in the error message."""
-    file = Path(path) if isinstance(path, (str, os.PathLike)) else None
-    if file is None or not file.is_file() or file.suffix != ".py":
-        raise ParameterError(
-            f"The 'path' parameter of {owner} must be an existing .py file. "
-            f"Got {str(path)!r} instead."
-        )
+    file = path
     digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(f"{prefix}{digest}", file)
     module = importlib.util.module_from_spec(spec)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedtheory.constraints import Integer, declare
+
 # Distinct streams keep the randomness of independent parts apart.
 AVAILABILITY, INITIAL_STATE, GRADIENT_NOISE, SELECTION, DATA = range(5)
 POPULATION = 100
@@ -15,11 +17,13 @@ POPULATION = 100
 once at round 0; kept apart from the per-round streams above."""
 
 
+@declare("seed", "t", stream=Integer(0))
 def numpy_rng(seed: int, t: int, stream: int) -> np.random.Generator:
     """Generator for round ``t`` of ``stream``; independent across (seed, t, stream)."""
     return np.random.default_rng(np.random.SeedSequence([seed, stream, t]))
 
 
+@declare("seed", "t", "device", stream=Integer(0))
 def torch_generator(
     seed: int, t: int, stream: int, device: torch.device | str | None = None
 ) -> torch.Generator:

@@ -1,6 +1,7 @@
 """Every public module is on an API page: each module of ``fedtheory/`` and ``validation/``
 whose name has no leading underscore appears in an ``automodule`` directive of
-docs/api/*.md, so a new module (a new paper's included) cannot be left out of the reference."""
+docs/api/*.md or of a registered paper's generated page (``Paper.api_page``), once, so a
+new module cannot be left out of the reference."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ NOT_REFERENCE = {
     "fedtheory.__main__": "`python -m fedtheory`: the command line",
     "fedtheory.validation.errata.__main__": "`python -m fedtheory.validation.errata`",
     "fedtheory.bounds.errata": "deprecated forwarding module (fedtheory.validation.errata)",
+    **{
+        f"fedtheory.papers.{m.stem}": "a paper's record (data: the module names of its page)"
+        for m in (ROOT / "fedtheory" / "papers").glob("[!_]*.py")
+    },
     **{
         f"fedtheory.cli{m}": "command-line handlers: `fedtheory --help` and the guide pages"
         for m in ("", ".catalogue", ".pep", ".sweep", ".theorem", ".tightness", ".validate")
@@ -35,9 +40,18 @@ def public_modules() -> set[str]:
     return names
 
 
+def automodules() -> list[str]:
+    """The modules of every ``automodule`` directive: the hand-written pages', then the
+    papers' generated pages'."""
+    from fedtheory.papers import discover
+
+    pages = [p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "api").glob("*.md")]
+    pages += [paper.api_page() for paper in discover().values()]
+    return re.findall(r"^\.\. automodule:: ([\w.]+)", "".join(pages), flags=re.M)
+
+
 def documented() -> set[str]:
-    text = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "api").glob("*.md"))
-    return set(re.findall(r"^\.\. automodule:: ([\w.]+)", text, flags=re.M))
+    return set(automodules())
 
 
 def test_every_public_module_is_on_an_api_page():
@@ -48,3 +62,11 @@ def test_every_public_module_is_on_an_api_page():
 def test_every_api_section_names_an_existing_module():
     stale = sorted(documented() - public_modules())
     assert not stale, f"docs/api/*.md documents modules that do not exist: {stale}"
+
+
+def test_every_module_has_one_api_section():
+    """Sphinx refuses an object documented twice: a paper's module is on its paper's page
+    only, not also on a package's page."""
+    names = automodules()
+    twice = sorted({n for n in names if names.count(n) > 1})
+    assert not twice, f"documented on more than one API page: {twice}"

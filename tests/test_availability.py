@@ -174,7 +174,7 @@ def test_conditional_estimator_converges_and_published_estimator_has_its_biased_
 
 BAD_ESTIMATOR_CALLS = [
     (lambda: estimators.BetaPrior(on=0.0), "'on'", "(0, inf)"),
-    (lambda: estimators.init((0, 3)), "'shape[0]'", "[1, inf)"),
+    (lambda: estimators.init((0, 3)), "'shape'", "entries in [1, "),
     (
         lambda: estimators.update(estimators.init((2, 3)), np.ones((2, 4), bool)),
         "'mask_t'",
@@ -299,7 +299,7 @@ BAD_BUILDER_CALLS = [
     (
         lambda: builders.fedau_participation_probabilities([[1, 1]], q=[0.2, 0.3, 0.5]),
         "'q'",
-        "shape (2)",
+        "shape (2,)",
     ),
     (
         lambda: builders.fedau_participation_probabilities([[1, 1]], above_one="clip"),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import fedtheory.availability as availability
-from fedtheory import rng
+from fedtheory import papers, rng
 from fedtheory.availability import (
     AlternatingBlocks,
     AvailabilityProcess,
@@ -22,7 +22,6 @@ from fedtheory.availability import (
     Clustered,
     Cyclic,
     Diurnal,
-    NonStationary,
     TimeVaryingParticipation,
     TraceReplay,
     TwoStateMarkov,
@@ -35,6 +34,8 @@ from tests.conftest import assert_parameter_error, assert_tight
 
 P_VALUE = 1e-3  # reject a statistical test below this p-value (each test has few comparisons)
 
+PAPER_EXAMPLES = [p for m in papers.modules("availability") for p in m.EXAMPLES]
+"""The instances each registered paper gives with its processes (``EXAMPLES``)."""
 REGISTRY: list[AvailabilityProcess] = [
     Bernoulli([0.1, 0.5, 0.9]),
     TwoStateMarkov([0.1, 0.5, 0.9], [0.9, -0.5, 0.0]),
@@ -49,8 +50,7 @@ REGISTRY: list[AvailabilityProcess] = [
     TimeVaryingParticipation(8, 0.5, sampler="exact"),
     Diurnal([0.5, 0.3], [0.4, 0.2], period=6, phase=[0.0, 1.0]),
     TraceReplay(np.eye(3, dtype=bool)[[0, 1, 2, 1, 0]], cyclic=True),
-    *(NonStationary([0.9, 0.5, 0.2], dynamics=d, period=6) for d in ("staircase", "sine")),
-    NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
+    *PAPER_EXAMPLES,
 ]
 
 
@@ -135,7 +135,7 @@ def loop_reference(proc: AvailabilityProcess, rounds: int, replicates: int, seed
         Bernoulli([0.1, 0.5, 0.9, 0.0]),
         TwoStateMarkov([0.1, 0.5, 0.9], [0.9, -0.5, 0.0]),
         Diurnal([0.5, 0.3], [0.4, 0.2], period=5, phase=[0.0, 1.0]),
-        NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
+        *(p for p in PAPER_EXAMPLES if hasattr(p, "probabilities")),
     ],
     ids=repr,
 )
@@ -379,7 +379,7 @@ BAD_CALLS = [
     (lambda: TwoStateMarkov.fedau([0.5], off_on=1.5), "'off_on'", "(0, 1]"),
     (lambda: TwoStateMarkov.from_transitions([1.0], [0.5]), "'p_on_on'", "[0, 1)"),
     (lambda: TwoStateMarkov(np.full(13, 0.5), 0.0).chain(), "'num_clients'", "[1, 12]"),
-    (lambda: Clustered(TwoStateMarkov([0.5], 0.0), [0, 1]), "'clusters'", "[0, 0]"),
+    (lambda: Clustered(TwoStateMarkov([0.5], 0.0), [0, 1]), "'clusters'", "[0, 1)"),
     (lambda: Clustered(TwoStateMarkov([0.5, 0.2], 0.0), [0.5]), "'clusters'", "integer"),
     (lambda: Clustered("markov", [0]), "'base'", "AvailabilityProcess"),
     (lambda: Cyclic([0.5], period=1), "'period'", "[2, 2147483647]"),

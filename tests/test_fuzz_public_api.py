@@ -21,13 +21,16 @@ callable without a declaration fails :func:`test_every_public_callable_declares_
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import inspect
 import math
 import pkgutil
 import signal
+import tempfile
 import warnings
 from collections import Counter
+from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,12 +39,21 @@ import pytest
 import torch
 
 import fedtheory
+from fedtheory.availability import TraceReplay
 from fedtheory.budget import ENV, TIME_ENV
-from fedtheory.constraints import Constraint, Instance, constraints_of
+from fedtheory.constraints import Constraint, constraints_of
 from fedtheory.errors import FedTheoryError
-from fedtheory.optim import WeightInstance
+from fedtheory.io import import_file, load_npz, save_npz
+from fedtheory.optim import WeightInstance, WeightProgram
+from fedtheory.optim.greedy import greedy_exclusion
+from fedtheory.optim.implicit import polish_weights
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import CaFed, FedAWE
+from fedtheory.sim.evaluation import ClientMean
+from fedtheory.sim.memory import empty_table
+from fedtheory.sim.schedules import as_schedule
 from fedtheory.verdict import Comparison, Verdict
-from tests.test_public_api_contract import CONTRACT
+from tests.test_public_api_contract import CONTRACT, EXEMPT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
 """The public callables whose parameters are still checked by hand, one ``module:name`` a
@@ -70,13 +82,17 @@ def _modules() -> list[str]:
     return names
 
 
-def _takes_input(obj: Any) -> bool:
-    """Whether a callable takes arguments to check: records (NamedTuples), errors,
-    protocols and argument-free functions do not."""
+def _takes_input(obj: Any, key: str = "") -> bool:
+    """Whether a callable takes arguments to check: records (NamedTuples; dataclasses that
+    check nothing and that the contract table exempts as results a library function fills,
+    ``EXEMPT``), enumerations, errors, protocols and argument-free functions do not."""
     if inspect.isclass(obj):
-        if issubclass(obj, BaseException) or Protocol in obj.__mro__[1:]:
+        if issubclass(obj, BaseException | Enum) or Protocol in obj.__mro__[1:]:
             return False
         if issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            return False
+        record = dataclasses.is_dataclass(obj) and not hasattr(obj, "__post_init__")
+        if record and constraints_of(obj) is None and key in EXEMPT:
             return False
     try:
         params = inspect.signature(obj).parameters
@@ -110,9 +126,11 @@ def discover() -> dict[str, Any]:
             for attr, raw in vars(obj).items():
                 if attr.startswith("_"):
                     continue
+                if Protocol in obj.__mro__[1:]:
+                    break  # an interface: its implementations are the callables
                 if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
                     found[f"{module_name}:{name}.{attr}"] = getattr(obj, attr)
-    return {k: v for k, v in found.items() if _takes_input(v)}
+    return {k: v for k, v in found.items() if _takes_input(v, k)}
 
 
 PUBLIC = discover()
@@ -165,15 +183,21 @@ def _pool() -> list[Any]:
     return objects
 
 
+PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
+    PLAIN_WEIGHTS,
+    WeightProgram(2),
     Comparison("claim", "reference", "<=", 0.5, 1.0, Verdict.HOLDS),
     CONTRACT["fedtheory.bounds.cafed:theorem2_program"].call(
         **CONTRACT["fedtheory.bounds.cafed:theorem2_program"].valid
     ),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
+    CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
+    ClientMean(FedAWE(lr=0.1)),
+    empty_table(2, 3, 2),
 ]
 """Valid objects of classes outside the contract table."""
-POOL = _pool() + EXTRA_INSTANCES
+POOL = EXTRA_INSTANCES + _pool()
 
 
 def _instance_of(kind: type) -> Any:
@@ -181,6 +205,51 @@ def _instance_of(kind: type) -> Any:
         if isinstance(obj, kind):
             return obj
     raise LookupError(kind)
+
+
+def _states() -> list[Any]:
+    """The states the pool's algorithms and aggregators start from (two replicates, on the
+    pool's first problem): what their ``step``, ``weights`` and ``update`` take."""
+    problem = _instance_of(FederatedProblem)
+    w0 = torch.zeros(2, problem.dim, dtype=torch.float64)
+    states = []
+    for obj in POOL:
+        if inspect.isclass(obj) or not callable(getattr(obj, "init", None)):
+            continue
+        with contextlib.suppress(Exception):
+            states.append(obj.init(problem, w0) if hasattr(obj, "step") else
+                          obj.init(2, problem.num_clients))  # fmt: skip
+    return states
+
+
+POOL += _states()
+
+
+def _file(name: str, text: str = "") -> Path:
+    path = Path(tempfile.mkdtemp()) / name
+    if name.endswith(".npz"):
+        save_npz(path, {"x": np.zeros(2)})
+    else:
+        path.write_text(text)
+    return path
+
+
+EXTRA_CALLS = {
+    "fedtheory.availability.trace:TraceReplay.from_file": (
+        TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
+    "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
+    "fedtheory.optim.implicit:polish_weights": (polish_weights, {
+        "instance": PLAIN_WEIGHTS, "q": WeightProgram(2).solve(PLAIN_WEIGHTS).q}),
+    "fedtheory.optim.greedy:greedy_exclusion": (greedy_exclusion, {
+        "objective": lambda q: q.sum(-1), "q": torch.ones(1, 3, dtype=torch.float64),
+        "orders": [torch.tensor([[2, 0, 1]])]}),
+    "fedtheory.sim.schedules:as_schedule": (
+        as_schedule, {"value": 0.1, "name": "lr", "owner": "f"}),
+    "fedtheory.io:import_file": (
+        import_file, {"path": _file("module.py", "X = 1\n"), "owner": "f", "prefix": "m"}),
+}  # fmt: skip
+"""Valid calls outside the contract table that the declarations' examples cannot build
+(a file that exists with valid content)."""
 
 
 def _owner_class(key: str) -> type | None:
@@ -195,6 +264,8 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     valid call, else one generated from the declaration (``LookupError`` if none)."""
     if key in CONTRACT:
         return CONTRACT[key].call, dict(CONTRACT[key].valid)
+    if key in EXTRA_CALLS:
+        return EXTRA_CALLS[key][0], dict(EXTRA_CALLS[key][1])
     call = obj
     owner = _owner_class(key)
     if owner is not None and inspect.isfunction(inspect.getattr_static(owner, key.split(".")[-1])):
@@ -205,7 +276,10 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     for name, p in inspect.signature(call).parameters.items():
         if name in constraints:
             c = constraints[name]
-            value = _instance_of(c.kind) if isinstance(c, Instance) else c.example(args)
+            try:
+                value = c.example(args)
+            except LookupError:  # an instance of a class: drawn from the valid objects
+                value = _instance_of(c.kind)
         elif p.default is not inspect.Parameter.empty:
             continue
         else:

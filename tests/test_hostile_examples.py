@@ -16,10 +16,12 @@ from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.errors import ParameterError
 from fedtheory.optim import WeightInstance, greedy_weights, weight_objective
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import fedau_init, fedau_update
+from fedtheory.sim import AverageParticipating, FedAvg, fedau_init, fedau_update, local_sgd
+from fedtheory.sim.reference import server_update
 from fedtheory.testing import assert_upper_bound
 
 QUAD = QuadraticProblem.random(3, 2, seed=0)
+ALG = FedAvg(AverageParticipating(), lr=0.1)
 INSTANCE = dict(a=[1.0, 2.0], B=1.0, C=0.0, pi=[0.9, 0.1], alpha=[0.5, 0.5])
 
 
@@ -55,6 +57,12 @@ def _one_line(call, name: str) -> str:
                                   WeightInstance(**INSTANCE)), "q", "entries in [0, inf)"),
         (lambda: greedy_weights(WeightInstance(**{**INSTANCE, "Q": 1e-320})), "instance",
          "Got f = inf"),
+        (lambda: server_update(ALG, [0.0, math.nan], [0.0, 0.0], 0), "w", "finite"),
+        (lambda: server_update(ALG, [0.0, 0.0], [math.inf, 0.0], 0), "v", "finite"),
+        (lambda: local_sgd(QUAD, torch.ones(1, 2, dtype=torch.float64), torch.tensor([0]),
+                           steps=2, lr=1e308), "lr", "keep the result finite"),
+        (lambda: local_sgd(QUAD, torch.tensor([[0.0, math.nan]], dtype=torch.float64),
+                           torch.tensor([0]), steps=1, lr=0.1), "w", "finite"),
     ],
 )  # fmt: skip
 def test_hostile_calls_get_one_line_naming_the_parameter(call, name, words):

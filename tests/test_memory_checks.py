@@ -4,6 +4,7 @@ is refused at once with the estimate, whatever memory the machine has."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -65,9 +66,9 @@ def test_the_budget_is_the_argument_then_the_environment(monkeypatch):
 
 def test_tightness_search_budget_and_starts_are_capped():
     family = FAMILIES["divergences.tv_chi_square"]
-    with pytest.raises(ParameterError, match="'budget' parameter of tightness.search"):
+    with pytest.raises(ParameterError, match="'budget' parameter of search"):
         search(family, budget=10**12)
-    with pytest.raises(ParameterError, match="'starts' parameter of tightness.search"):
+    with pytest.raises(ParameterError, match="'starts' parameter of search"):
         search(family, starts=10**9)
 
 
@@ -131,3 +132,59 @@ def test_a_simulation_estimated_above_the_time_limit_is_refused_before_round_0(m
     with pytest.raises(ParameterError, match=r"simulate would take at least about .* " + what):
         simulate(QuadraticProblem.random(4, 2), Bernoulli(np.full(4, 0.5)), algorithm,
                  rounds=10**8, replicates=2)  # fmt: skip
+
+
+def _small_run(**kwargs):
+    from fedtheory.sim import AverageAll, FedAvg, simulate
+
+    return simulate(QuadraticProblem.random(4, 2), Bernoulli(np.full(4, 0.5)),
+                    FedAvg(AverageAll(), lr=0.1), **kwargs)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "call, owner",
+    [
+        (lambda s: Bernoulli(PI).sample(10**6, replicates=2, max_seconds=s), "Bernoulli.sample"),
+        (lambda s: QuadraticProblem.random(10**4, 10, max_seconds=s), "QuadraticProblem.random"),
+        (lambda s: _small_run(rounds=10**6, max_seconds=s), "simulate"),
+    ],
+)
+def test_max_seconds_overrides_the_environment_and_is_refused_with_the_estimate(
+    call, owner, monkeypatch
+):
+    """``max_seconds=`` lowers (and raises) the environment's time cap for one call."""
+    monkeypatch.setenv(ENV, "1T")
+    monkeypatch.setenv(TIME_ENV, "1e9")  # the environment alone lets these through
+    with pytest.raises(ParameterError, match=rf"{owner} would take at least about [0-9.e+]+ s "
+                       r"\(.*\), more than max_seconds \(0.001 s\)"):  # fmt: skip
+        call(1e-3)
+    monkeypatch.setenv(TIME_ENV, "1e-3")  # and an argument above the environment runs
+    assert Bernoulli(PI).sample(10, max_seconds=60).shape == (1, 10, 2)
+    for bad in (0.0, -1.0, float("nan"), "60", True):
+        with pytest.raises(ParameterError, match="'max_seconds' parameter of"):
+            call(bad)
+
+
+def test_a_sweep_estimated_above_the_time_limit_is_refused_before_any_task(monkeypatch):
+    """The whole sweep's estimate sums rounds x replicates x clients x dim over the grid."""
+    from fedtheory.budget import task_seconds
+    from fedtheory.sweep import grid, run_sweep
+
+    calls = []
+
+    def point(settings, seed):
+        calls.append(seed)
+        return 0.0
+
+    design = grid({"rounds": [10**6, 2 * 10**6], "num_clients": [1000]}, replicates=3)
+    fixed = {"replicates": 8, "dim": 10, "local_steps": 2}
+    estimate = sum(task_seconds(t.settings) for t in design.tasks(fixed))
+    assert estimate == pytest.approx(3 * (3e6 * 3 * 5e-6 + 3e6 * 8 * 1000 * 10 * 2 * 2e-9))
+    monkeypatch.delenv(TIME_ENV, raising=False)
+    shown = re.escape(f"{estimate:.3g}")
+    with pytest.raises(ParameterError, match=rf"run_sweep would take at least about {shown} s "
+                       r"\(6 tasks: rounds x replicates x clients x dim summed over the grid\), "
+                       "more than the default time limit"):  # fmt: skip
+        run_sweep(point, design, fixed=fixed)
+    assert calls == []
+    assert len(run_sweep(point, design, fixed=fixed, max_seconds=10 * estimate)) == 6

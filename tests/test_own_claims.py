@@ -8,20 +8,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
 from fedtheory.bounds import Condition, Theorem, cafed
 from fedtheory.bounds.judgement import WITHIN_ROUNDING, MeasureError, judge
 from fedtheory.cli import main
 from fedtheory.errors import DivergenceError, ExitStatus
+from fedtheory.io import import_file
 from fedtheory.testing import check_theorem, exit_status, strategies
 from fedtheory.testing.profiles import register_profiles
 from fedtheory.tightness import FAMILIES, search, theorem_family
+from fedtheory.tightness.drawn import DRAWS, strategy_family
 from fedtheory.verdict import Verdict
 
 q = sp.Symbol("q", positive=True)
@@ -67,6 +70,28 @@ def test_a_false_monte_carlo_claim_is_violated_and_inconclusive_can_fail():
     with pytest.raises(AssertionError, match=r"inconclusive \(fail_on_inconclusive\)"):
         check_theorem(TRUE_MEAN, bernoulli, replicates=200, ranges={"q": (0.2, 0.8)},
                       settings=FEW, fail_on_inconclusive=True)  # fmt: skip
+
+
+def test_a_monte_carlo_claim_on_drawn_instances_is_searched_and_confirmed_at_the_instance():
+    drawn = st.fixed_dictionaries({"prob": st.floats(0.2, 0.8)})  # constants: q = prob
+
+    def rate(prob):
+        return {"q": prob}
+
+    def fair(*, prob, replicates, seed):
+        return bernoulli(q=prob, replicates=replicates, seed=seed)
+
+    def high_end(*, prob, replicates, seed):  # mean 1.2 q > q above q = 0.75, q / 2 below
+        return fair(prob=prob * 1.2 if prob > 0.75 else prob / 2, replicates=replicates,
+                    seed=seed)  # fmt: skip
+
+    few = settings(FEW, max_examples=1, database=None)  # q = 0.2 holds: the search finds it
+    with pytest.raises(AssertionError, match="search after 1 examples(.|\n)*instance: prob="):
+        check_theorem(TRUE_MEAN, high_end, replicates=2000, instances=drawn, constants=rate,
+                      settings=few)  # fmt: skip
+    held = check_theorem(TRUE_MEAN, fair, replicates=400, instances=drawn, constants=rate,
+                         settings=few, search_budget=40)  # fmt: skip
+    assert held.search is not None and held.search.counterexample is None
 
 
 # --- 2. the rounding floor of a plain float --------------------------------------------------
@@ -116,13 +141,43 @@ def _constants(problem, w, p):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("profile", ["ci", "dev"])
-def test_cafed_theorem1_halved_is_refuted_under_every_profile_and_seed(profile, seed):
-    register_profiles()
-    family = replace(FAMILIES["cafed.theorem1"], theorem=HALVED)  # the catalogue's instances
+def test_cafed_theorem1_halved_is_refuted_from_the_strategy_alone_under_every_profile_and_seed(
+    profile, seed
+):
+    register_profiles()  # no family given: the search runs over the strategy's own choices
     with pytest.raises(AssertionError, match="CA-Fed Theorem 1 / 2"):
         check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
-                      settings=settings(settings.get_profile(profile), max_examples=30),
-                      seed=seed, search=family)  # fmt: skip
+                      settings=settings(settings.get_profile(profile), max_examples=30,
+                                        database=None), seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_search_over_the_strategy_refutes_the_halved_bound_that_the_examples_pass(seed):
+    family = strategy_family(HALVED, _gap, _cafed_instances(), _constants, seed=seed)
+    assert family.integers[0].high + 1 == DRAWS  # the draws, smallest first
+    result = search(family, budget=400, seed=seed)
+    assert result.counterexample is not None and result.counterexample.ratio > 1
+    assert "QuadraticProblem(A=" in "\n".join(result.counterexample_lines())
+    # the examples alone pass where they never draw kappa = 1: the search reaches it
+    with pytest.raises(AssertionError, match="at a point of the search after 3 examples"):
+        check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
+                      settings=settings(FEW, max_examples=3, phases=[Phase.generate],
+                                        database=None), seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", ["ci", "dev"])
+def test_the_true_cafed_theorem1_passes_the_search_over_the_strategy(profile):
+    register_profiles()
+    result = check_theorem(cafed.theorem1, _gap, instances=_cafed_instances(),
+                           constants=_constants, seed=0,
+                           settings=settings(settings.get_profile(profile), max_examples=30,
+                                             database=None))  # fmt: skip
+    assert result.search is not None and result.search.counterexample is None
+    assert result.search.evaluations >= 400 and result.search.ratio <= 1
+    family = replace(FAMILIES["cafed.theorem1"], theorem=HALVED)  # a family still may be given
+    with pytest.raises(AssertionError, match="CA-Fed Theorem 1 / 2"):
+        check_theorem(HALVED, _gap, instances=_cafed_instances(), constants=_constants,
+                      settings=settings(FEW, max_examples=3), search=family)  # fmt: skip
 
 
 def test_the_search_runs_after_the_examples_and_is_reported():
@@ -135,6 +190,31 @@ def test_the_search_runs_after_the_examples_and_is_reported():
     assert "search: " in repr(result)
     skipped = check_theorem(GD, distance, ranges={"T": (1, 20)}, settings=FEW, search=False)
     assert skipped.search is None and "search=False" in repr(skipped)
+
+
+# --- 3b. a bound broken only in a narrow region (examples/narrow_region.py) ------------------
+NARROW_FILE = import_file(Path(__file__).resolve().parents[1] / "examples" / "narrow_region.py",
+                          "test_own_claims", "narrow_region_")  # fmt: skip
+NARROW, UNIT = NARROW_FILE.NARROW, NARROW_FILE.UNIT
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("width", [1e-3, 1e-6, 1e-8])
+def test_a_bound_broken_only_in_a_narrow_disc_is_refuted_by_the_default_check(width, seed):
+    few = settings(FEW, database=None)
+    passed = check_theorem(NARROW, NARROW_FILE.cone(width), ranges=UNIT, settings=few, search=False)
+    assert passed.worst_ratio < 1  # the examples alone never land in the disc
+    with pytest.raises(AssertionError, match="at a point of the search after 25 examples"):
+        check_theorem(NARROW, NARROW_FILE.cone(width), ranges=UNIT, settings=few, seed=seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_violation_flat_around_it_is_found_by_sampling_when_it_is_wide_enough(seed):
+    """The limit: where the ratio gives no slope towards the region, only the search's
+    draws can land in it (docs/guide/your-claim.md gives the measured rates)."""
+    with pytest.raises(AssertionError, match="broken near one point"):
+        check_theorem(NARROW, NARROW_FILE.needle(0.1), ranges=UNIT,
+                      settings=settings(FEW, database=None), seed=seed)  # fmt: skip
 
 
 # --- 4. a search that survives the user's function -------------------------------------------
@@ -228,6 +308,66 @@ def test_validate_module_exit_statuses(value, status, tmp_path):
     text = tmp_path / "bad.txt"
     text.write_text("")
     assert main(["validate", "--module", str(text)]) == ExitStatus.BAD_INPUT
+
+
+_RAISES_IN_CONSTANTS = """
+import sympy as sp
+from fedtheory.bounds import Theorem
+from fedtheory.validation import register, theorem_check
+
+x = sp.Symbol("x", positive=True)
+BOUND = Theorem("user.x_raises", title="x", reference="r", kind="upper bound", terms={"x": x})
+
+def constants(*, x):
+    return {"x": x / 0}
+
+register(theorem_check(BOUND, lambda *, x: x, name="exit-raises", instances=[{"x": 1.0}],
+                       constants=constants))
+"""
+
+
+def _internal_bug(*args, **kwargs):
+    raise RuntimeError("a bug inside fedtheory")
+
+
+def test_validate_module_status_3_only_when_the_users_code_raised(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "raises.py"
+    path.write_text(_RAISES_IN_CONSTANTS)
+    argv = ["validate", "--module", str(path), "--size", "tiny", "--out", str(tmp_path / "o")]
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "raises.py:10 in constants: ZeroDivisionError" in capsys.readouterr().err
+    healthy = tmp_path / "healthy.py"  # the same file without the user's bug
+    healthy.write_text(_RAISES_IN_CONSTANTS.replace("x / 0", "x").replace("exit-raises", "ok"))
+    monkeypatch.setattr("fedtheory.validation.runner.run", _internal_bug)
+    argv = ["validate", "--module", str(healthy), "--size", "tiny", "--out", str(tmp_path / "p")]
+    assert main(argv) == ExitStatus.INTERNAL_ERROR
+    assert "internal error: RuntimeError: a bug inside fedtheory" in capsys.readouterr().err
+
+
+def test_tightness_module_status_3_only_when_the_users_code_raised(tmp_path, capsys, monkeypatch):
+    body = "return (1 - h) ** (2 * T) * D0"
+    path = tmp_path / "reals.py"  # the user's own family, whose reals(...) raise
+    path.write_text(_FILE.format(body=body).replace("register(", "FAMILY = (") + (
+        "from dataclasses import replace\n"
+        "def reals(ints):\n"
+        "    raise ValueError('my reals')\n"
+        "register(replace(FAMILY, reals=reals))\n"
+    ))  # fmt: skip
+    argv = ["tightness", "user.gd_file", "--module", str(path), "--budget", "20",
+            "--out", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "in reals: ValueError: my reals" in capsys.readouterr().err
+    typo = tmp_path / "typo.py"
+    typo.write_text("def measure(:\n")
+    argv[3] = str(typo)
+    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
+    assert "typo.py:1: SyntaxError" in capsys.readouterr().err
+    good = tmp_path / "good.py"
+    good.write_text(_FILE.format(body=body))
+    monkeypatch.setattr("fedtheory.tightness.engine.search", _internal_bug)
+    argv[3] = str(good)
+    assert main(argv) == ExitStatus.INTERNAL_ERROR
+    assert "internal error: RuntimeError: a bug inside fedtheory" in capsys.readouterr().err
 
 
 def test_exit_status_of_the_property_check_helpers():

@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fedtheory import tightness
+from fedtheory import papers, tightness
 from fedtheory.availability import (
     AlternatingBlocks,
     Bernoulli,
@@ -54,7 +54,7 @@ from fedtheory.bounds import (
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.judgement import Judge, judge
-from fedtheory.bounds.symbols import NOTATION, keyword_of, notation_of, symbol
+from fedtheory.bounds.symbols import NOTATION, add_notation, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
 from fedtheory.data import (
     FederatedDataset,
@@ -177,7 +177,7 @@ def _finished_modules() -> list[str]:
     sweep = importlib.import_module("fedtheory.sweep").__path__
     names += [f"fedtheory.sweep.{m.name}" for m in pkgutil.iter_modules(sweep)]
     return [*names, *REEXPORTS, "fedtheory.sim.reference", "fedtheory.sim.footprint",
-            "fedtheory.sim.divergence"]  # fmt: skip
+            "fedtheory.sim.divergence", "fedtheory.papers"]  # fmt: skip
 
 
 REEXPORTS = ("fedtheory.sim",)
@@ -644,6 +644,9 @@ CONTRACT |= {
         mimic.lemma6_schedule, {"a": 1.0, "b": 1.0, "rounds": 3}, ("b", STRING), ("a", 0.0)
     ),
     _m(f"{BD}.symbols", "symbol"): Case(symbol, {"name": "eta"}, ("name", 3), ("name", "no_such")),
+    _m(f"{BD}.symbols", "add_notation"): Case(
+        add_notation, {"entries": {}}, ("entries", "eta"), ("entries", {"eta": NOTATION["L"]})
+    ),
     _m(f"{BD}.symbols", "keyword_of"): Case(
         keyword_of, {"sym": symbol("eta")}, ("sym", 3), ("sym", __import__("sympy").Symbol("zz"))
     ),
@@ -652,6 +655,25 @@ CONTRACT |= {
         {"sym": __import__("sympy").Symbol("zz", positive=True)},
         ("sym", 3),
         ("sym", __import__("sympy").Symbol("not an identifier")),
+    ),
+    # --- paper records ----------------------------------------------------------------------
+    _m("fedtheory.papers", "register"): Case(
+        papers.register,
+        {"paper": papers.PAPERS["divergences"]},  # registered already: nothing changes
+        ("paper", "divergences"),
+        ("paper", papers.Paper("not an identifier", "A paper")),
+    ),
+    _m("fedtheory.papers", "export"): Case(
+        papers.export,
+        {"paper": papers.PAPERS["fedawe"], "part": "algorithms", "namespace": {}},
+        ("part", 1),
+        ("part", "nothing"),
+    ),
+    _m("fedtheory.papers", "modules"): Case(
+        papers.modules, {"part": "tightness"}, ("part", 1), ("part", "nothing")
+    ),
+    _m("fedtheory.papers", "paper_of"): Case(
+        papers.paper_of, {"module": "fedtheory.bounds.cafed"}, ("module", 3), ("module", "")
     ),
     # --- problems ---------------------------------------------------------------------------
     _m(f"{PR}.ball", "Ball"): Case(
@@ -862,6 +884,19 @@ CONTRACT |= {
         {"theorem": CATALOGUE["divergences.tv_chi_square"], "measure": lambda chi2: chi2},
         ("theorem", STRING),
         ("replicates", 1),
+    ),
+    _m(f"{TG}.drawn", "strategy_family"): Case(
+        tightness.strategy_family,
+        {
+            "theorem": CATALOGUE["divergences.tv_chi_square"],
+            "measure": lambda alpha, p: divergences.total_variation(alpha, p),
+            "instances": hypothesis.strategies.fixed_dictionaries(
+                {"alpha": strategies.simplex(2), "p": strategies.simplex(2)}
+            ),
+            "constants": lambda alpha, p: {"chi2": divergences.chi_square(alpha, p)},
+        },
+        ("instances", STRING),
+        ("draws", 0),
     ),
     _m(f"{TG}.custom", "register"): Case(
         tightness.register,
@@ -1223,6 +1258,10 @@ NO_INPUT = "takes no argument"
 EXEMPT: dict[str, str] = {
     **{_m(MK, n): RECORD for n in ["MixingConstants"]},
     _m(f"{AV}.base", "AvailabilityProcess"): PROTOCOL,
+    _m("fedtheory.papers", "Paper"): "a paper's record, checked by register",
+    _m("fedtheory.papers", "discover"): NO_INPUT,
+    _m("fedtheory.papers", "on_register"): "a layer's loader: any callable (no range to leave)",
+    _m(f"{SM}.reference", "examples"): NO_INPUT,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",

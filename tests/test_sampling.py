@@ -136,17 +136,17 @@ P_OK = np.full((2, 5), 0.4)
 
 BAD_CALLS = [
     (lambda: successive_sample(np.ones((2, 3)), 4, GEN), "'m'", "[1, 3]"),
-    (lambda: successive_sample([[1.0, 0.0, 0.0]], 2, GEN), "'m'", "[1, 1]"),
+    (lambda: successive_sample([[1.0, 0.0, 0.0]], 2, GEN), "'m'", "of a row (1)"),
     (lambda: successive_sample(-P_OK, 2, GEN), "'weights'", "[0, inf)"),
-    (lambda: successive_sample(P_OK, 2, None), "'generator'", "numpy Generator"),
-    (lambda: successive_sample(P_OK, 2, torch.Generator()), "'generator'", "Got Generator"),
+    (lambda: successive_sample(P_OK, 2, None), "'generator'", "numpy.random.Generator"),
+    (lambda: successive_sample(P_OK, 2, torch.Generator()), "'generator'", "(Generator) instead"),
     (lambda: systematic_sample(P_OK, 3, GEN), "'inclusion'", "summing to m=3"),
     (lambda: systematic_sample(P_OK * 3, 5, GEN), "'inclusion'", "[0, 1]"),
     (lambda: systematic_sample(P_OK, 6, GEN), "'m'", "[1, 5]"),
-    (lambda: systematic_sample(P_OK, 2, None), "'generator'", "numpy Generator"),
+    (lambda: systematic_sample(P_OK, 2, None), "'generator'", "numpy.random.Generator"),
     (lambda: successive_inclusion_probabilities([0.5, -1.5], 1), "'weights'", "[0, inf)"),
     (lambda: successive_inclusion_probabilities(np.full(17, 0.1), 1), "'len(weights)'", "[1, 16]"),
-    (lambda: successive_inclusion_probabilities([1.0, 0.0], 2), "'m'", "[1, 1]"),
+    (lambda: successive_inclusion_probabilities([1.0, 0.0], 2), "'m'", "of a row (1)"),
     (lambda: capped_inclusion_probabilities(np.zeros((1, 3)), 1), "'weights'", "(0, inf)"),
 ]
 

@@ -23,7 +23,6 @@ from fedtheory.sim import (
     ExponentialDecay,
     FedAU,
     FedAvg,
-    FedAWE,
     FedLaAvg,
     FedVARP,
     FixedWeights,
@@ -63,7 +62,8 @@ class GivenMask(AvailabilityProcess):
 
 
 def algorithms(n: int = N) -> dict[str, object]:
-    """Every algorithm family, with every weighting rule and the non-default options."""
+    """Every algorithm family, with every weighting rule and the non-default options, and
+    every configuration a paper registers with its plain loop (``reference_loop``)."""
     common = {"local_steps": 3, "lr": 0.1}
     return {
         "fedavg-avg": FedAvg(AverageParticipating(), **common),
@@ -81,8 +81,7 @@ def algorithms(n: int = N) -> dict[str, object]:
         "fedlaavg": FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
         "mimic": MimiC(local_steps=3, lr=ExponentialDecay(0.1, 0.95, 0.02)),
         "mimic-first": MimiC(**common, full_first_round=True, server_lr=InverseTime(3.0, 3.0)),
-        "fedawe": FedAWE(**common),
-        "fedawe-code": FedAWE(**common, variant="code", clip=0.2, server_lr=1.5),
+        **reference.examples(),  # each paper's, registered beside its plain loop
     }
 
 
@@ -303,7 +302,7 @@ BAD_CALLS = [
     (
         lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=[0.5, 0.5]),
         "'biased_weights'",
-        "length N=6",
+        "shape (6,)",
     ),
     (
         lambda: simulate(PROB, PROC, MIFA(), rounds=2, biased_weights=np.full(N, 0.5)),

@@ -23,7 +23,8 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     out = capsys.readouterr().out
     tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "[5]", "speed-up", "of matmul",
             "clients x T=", "fused=False", "one call per pair", "2-core/1-core",
-            "[5'] with one competing process", "default/1-thread speed")  # fmt: skip
+            "[5'] with one competing process", "default/1-thread speed",
+            "[6] static shapes", "default/static")  # fmt: skip
     for tag in tags:
         assert tag in out
     cmp = figures["compare"]
@@ -35,6 +36,9 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     busy = figures["competitor"]
     assert busy["identical"] == 1.0 and busy["t_default"] > 0 and busy["t_one"] > 0
     assert 1 <= busy["used"] <= busy["default"]
+    for static in figures["static"].values():  # both paths train to about the same gap
+        assert static["t_default"] > 0 and static["t_static"] > 0
+        assert abs(static["gap_static"] - static["gap_default"]) < 0.5 * static["gap_default"]
 
 
 def test_bench_sim_device_figures_run_on_the_cpu_through_the_device_code(capsys):
@@ -42,8 +46,9 @@ def test_bench_sim_device_figures_run_on_the_cpu_through_the_device_code(capsys)
     figures = bench.main(["--quick", "--device", "cpu"])["device"]
     out = capsys.readouterr().out
     tags = ("[G1]", "[G2]", "[G3]", "client-steps/s", "CPU fused kernel", "target on one H100",
-            "GPU busy: n/a off CUDA")  # fmt: skip
+            "GPU busy: n/a off CUDA", "static shapes", "default path")  # fmt: skip
     for tag in tags:
         assert tag in out
-    assert all(figures[key] > 0 for key in ("R2", "R2_f32", "R2_cpu", "R8", "huge_seconds"))
+    assert all(figures[key] > 0 for key in ("R2", "R2_f32", "R2_cpu", "R8", "huge_seconds",
+                                            "R2_dynamic", "huge_dynamic_seconds"))  # fmt: skip
     assert np.isfinite(figures["huge_cpu_per_round"])  # a difference of two timings

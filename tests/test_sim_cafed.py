@@ -23,6 +23,7 @@ from fedtheory.sim.cafed import (
     adafed_weights,
     cafed_exclusion_orders,
     cafed_proxy_error,
+    proxy_values,
 )
 from tests.conftest import assert_parameter_error, assert_tight
 
@@ -202,7 +203,7 @@ def test_exclusion_equals_the_authors_rule_on_random_inputs_with_negative_lambda
         gap, a = tensors[2], torch.from_numpy(alpha)
 
         def proxy(q, pi_t=tensors[0], gap=gap, a=a):
-            return cafed_proxy_error(q, pi_t, gap, a, gap.max(-1).values, 2.0)
+            return proxy_values(q, pi_t, gap, a, gap.max(-1).values, 2.0)  # NaN: never kept
 
         with_signed = greedy_exclusion(proxy, a / tensors[0], orders, tau=tau).numpy()
         signed_differs += int(np.sum(np.any(with_signed != got, axis=1)))

@@ -183,3 +183,11 @@ def test_the_reference_loop_reports_divergence_too():
     alg = FedAvg(AverageParticipating(), lr=1e200)
     with pytest.raises(DivergenceError, match=r"fedavg\[avg-participating\] diverged in round 1"):
         reference.run(QUAD, alg, np.ones((5, 3), dtype=bool), np.ones(2))
+
+
+def test_the_reference_loop_reports_the_first_non_finite_step():
+    """The plain loop's steps refuse to pass inf on: the first client update that overflows
+    is the divergence reported (round and quantity), not an inf iterate found at the end."""
+    alg = FedAvg(AverageParticipating(), lr=1e200)
+    with pytest.raises(DivergenceError, match=r"in round 1 of replicate 0: client 0's update"):
+        reference.run(QUAD, alg, np.ones((5, 3), dtype=bool), np.ones(2))

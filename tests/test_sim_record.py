@@ -180,8 +180,8 @@ def test_recorded_values_survive_save_and_load(tmp_path):
 @pytest.mark.parametrize(
     "record, match",
     [
-        ([lambda s, m: s.w], "dict of names to callables"),
-        ({"w": 3.0}, "dict of names to callables"),
+        ([lambda s, m: s.w], r"dict\) of names to callables"),
+        ({"w": 3.0}, r"dict\) of names to callables"),
         ({"w": lambda s, m: 1.0}, "a tensor \\[R=2, ...\\]. Got float"),
         ({"w": lambda s, m: s.w[:1]}, "a tensor \\[R=2, ...\\]. Got Tensor \\(1, 2\\)"),
     ],

@@ -195,7 +195,9 @@ def test_participation_probabilities_lie_in_their_range(p):
     "call, name",
     [
         (lambda: strategies.simplex(0), "n"),
-        (lambda: strategies.quadratic_problems(kappa=(0.5, 2.0)), "kappa[0]"),
+        (lambda: strategies.quadratic_problems(kappa=(0.5, 2.0)), "kappa"),  # entries >= 1
+        (lambda: strategies.quadratic_problems(kappa=(3.0, 2.0)), "kappa"),  # low > high
+        (lambda: strategies.participation_probabilities(low=0.5, high=0.2), "high"),
         (lambda: strategies.quadratic_problems(kappa=3.0), "kappa"),
         (lambda: strategies.quota_schedules(k=5, K=4), "k"),
         (lambda: strategies.weight_instances(bias="kl"), "bias"),

@@ -9,6 +9,7 @@ import ast
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedtheory.validation import CHECKS, dependencies, runner
@@ -152,3 +153,51 @@ def test_an_edited_judge_reuses_the_stored_data(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         dependencies.clear_cache()
+
+
+def test_settings_holding_a_tuple_reuse_their_data(tmp_path):
+    """Settings are stored as JSON, where a tuple becomes a list: a rerun with unchanged
+    settings and code reuses the data (it once recomputed ``fedawe-table2`` every time)."""
+    from dataclasses import replace
+
+    calls = []
+    check = replace(
+        CHECKS["cafed-weights"],
+        name="tuple-settings",
+        settings=lambda size: {"grid": (0.1, 0.05), "size": size},
+        compute=lambda s: calls.append(s) or {"x": [1.0]},
+        judge=lambda data, s: [],
+        plot=lambda data, s, fig: None,
+    )
+    first = runner.run_check(check, tmp_path, size="tiny")
+    second = runner.run_check(check, tmp_path, size="tiny")
+    assert (first.reused, second.reused, len(calls)) == (False, True, 1)
+
+
+def test_a_rerun_redraws_a_figure_only_when_its_drawing_changed(tmp_path):
+    """The figure is keyed on its data, settings, title and drawing code: an unchanged
+    rerun keeps the files (and the caption), a new title redraws them."""
+    from dataclasses import replace
+
+    drawn = []
+
+    def plot(data, s, fig):
+        drawn.append(1)
+        fig.add_subplot().plot(data["x"])
+        return "a caption"
+
+    check = replace(
+        CHECKS["cafed-weights"],
+        name="drawn-once",
+        settings=lambda size: {"size": size},
+        compute=lambda s: {"x": np.arange(3.0)},
+        judge=lambda data, s: [],
+        plot=plot,
+    )
+    first = runner.run_check(check, tmp_path, size="tiny")
+    png = tmp_path / "drawn-once" / "figure.png"
+    stamp = png.stat().st_mtime_ns
+    second = runner.run_check(check, tmp_path, size="tiny")
+    assert (len(drawn), second.caption, png.stat().st_mtime_ns) == (1, "a caption", stamp)
+    runner.run_check(replace(check, title="another title"), tmp_path, size="tiny")
+    assert len(drawn) == 2 and first.caption == "a caption"

@@ -1,6 +1,7 @@
 """examples/walkthrough.py, a user's first day, runs and shows every outcome: a true bound
 (exit status 0), a false bound (1), a Monte-Carlo claim (0, inconclusive where its mean
-straddles the bound), a false one (1) and CA-Fed Theorem 1 halved (1, by the search)."""
+straddles the bound), a false one (1) and CA-Fed Theorem 1 halved on drawn instances (1,
+no family given)."""
 
 from __future__ import annotations
 

@@ -55,14 +55,32 @@ _ROOT = "fedtheory"
 def compute_modules(check: Check) -> list[str]:
     """Names of the modules whose code ``check.compute`` may run (module docstring),
     sorted."""
+    return _reachable(_roots(check.compute), _left_out)
+
+
+def drawing_digest(check: Check) -> str:
+    """SHA-256 of the code that may draw ``check``'s figure: the module of ``check.plot``,
+    the figures' style (:mod:`fedtheory.validation.plots`) and the ``fedtheory`` modules
+    they import, transitively, without docstrings. With the stored data and settings it
+    keys the figure, which a rerun redraws only when one of them changed."""
+    h = hashlib.sha256()
+    roots = {check.plot.__module__, "fedtheory.validation.plots"}
+    for name in _reachable(roots, lambda name: False):
+        h.update(name.encode() + b"\0" + _module_digest(name).encode())
+    return h.hexdigest()
+
+
+def _reachable(roots: set[str], left_out: Callable[[str], bool]) -> list[str]:
+    """The modules ``roots`` import, transitively, with the roots, sorted; ``left_out``
+    ones are not followed."""
     seen: set[str] = set()
-    pending = [name for name in _roots(check.compute) if not _left_out(name)]
+    pending = [name for name in roots if not left_out(name)]
     while pending:
         name = pending.pop()
         if name in seen:
             continue
         seen.add(name)
-        pending += [m for m in _imports(name) if m not in seen and not _left_out(m)]
+        pending += [m for m in _imports(name) if m not in seen and not left_out(m)]
     return sorted(seen)
 
 

@@ -6,6 +6,7 @@ Layout of the output folder::
     results.json              every verdict row, machine-readable
     <name>/data.npz           the computed data (with the settings it was computed from)
     <name>/figure.png, figure.svg   the figure (150+ dpi PNG and vector SVG)
+    <name>/figure.json        the figure's key (data, settings, drawing code) and caption
     verdicts.csv              the verdict table (also ``verdicts_frame`` as a DataFrame)
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
@@ -13,11 +14,12 @@ settings and the same code fingerprint (hash of the code its compute may run, fo
 :mod:`fedtheory.validation.dependencies`, and of the library versions) is not recomputed,
 so an interrupted run resumes where it stopped, a code change is never answered with stale
 data, and an edit of a verdict rule, a figure or a docstring re-judges and re-plots from
-the stored data. Every ``data.npz`` carries a checksum of its arrays: a damaged (truncated,
-empty, bit-flipped, garbage) or edited file is reported and recomputed, never reused.
-Temporary files a killed run left are removed by the next run; Ctrl-C writes the report
-of what finished. An exception inside a validation propagates (a crashed validation is a
-bug, never a silent gap).
+the stored data; the figure is redrawn only when its data, settings or drawing code
+changed (a no-change rerun re-judges and reuses every figure). Every ``data.npz`` carries
+a checksum of its arrays: a damaged (truncated, empty, bit-flipped, garbage) or edited
+file is reported and recomputed, never reused. Temporary files a killed run left are
+removed by the next run; Ctrl-C writes the report of what finished. An exception inside a
+validation propagates (a crashed validation is a bug, never a silent gap).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
     atomic_write_text,
+    checksum,
     folder_lock,
     load_npz,
     remove_temporaries,
@@ -53,7 +56,7 @@ from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
-from fedtheory.validation.dependencies import compute_digest
+from fedtheory.validation.dependencies import compute_digest, drawing_digest
 from fedtheory.validation.errata import CAVEATS
 from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
 from fedtheory.validation.report import (
@@ -122,16 +125,31 @@ def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
 
 def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> str:
     """Draw ``check``'s figure in the shared style, write ``stem.png`` and ``stem.svg``
-    and return the caption its ``plot`` gave (empty when none)."""
+    and return the caption its ``plot`` gave (empty when none). The figure is keyed on
+    the data (:func:`~fedtheory.io.checksum`), the settings, the title and the drawing code
+    (:func:`~fedtheory.validation.dependencies.drawing_digest`); when ``stem.json`` holds
+    that key and both files exist, they are kept and the stored caption returned."""
+    outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
+    key = hashlib.sha256(checksum({k: np.asarray(v) for k, v in data.items()}).encode())
+    key.update(json.dumps([check.title, outside, settings, library_versions()]).encode())
+    key.update(drawing_digest(check).encode())
+    index = stem.with_suffix(".json")
+    drawn = [stem.with_suffix(f".{fmt}") for fmt in plots.FORMATS]
+    try:
+        stored = json.loads(index.read_text())
+        if stored["key"] == key.hexdigest() and all(p.is_file() for p in drawn):
+            return stored["caption"]
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        pass
     with plots.style():
         fig = Figure(figsize=(12, 5), layout="constrained")
         caption = check.plot(data, settings, fig) or ""
-        outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
         fig.suptitle(
             check.title
             + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
         )
         plots.save(fig, stem)
+    atomic_write_text(index, json.dumps({"key": key.hexdigest(), "caption": caption}))
     return caption
 
 
@@ -139,8 +157,9 @@ def run_check(
     check: Check, out: Path, *, size: Size, progress: Callable[[str], None] | None = None
 ) -> Outcome:
     """Compute (or reuse), judge and plot one validation; ``progress`` hears why stored
-    data is not reused."""
-    settings = check.settings(size)
+    data is not reused. The settings are taken in their stored (JSON) form, so that a tuple
+    in them compares equal to the list it is stored as."""
+    settings = json.loads(json.dumps(check.settings(size)))
     folder = out / check.name
     code = fingerprint(check)
     data, why = _load_if_current(folder / "data.npz", settings, code)

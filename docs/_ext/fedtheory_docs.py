@@ -5,6 +5,9 @@
   rows and figure of the validations that evaluate it, run at the ``tiny`` size into
   ``_build/validation-tiny``, where the runner reuses data of the same settings and code),
   written when the builder starts, so a page can never disagree with the code.
+* ``api/papers/``: one API page per registered paper (:meth:`fedtheory.papers.Paper.api_page`:
+  every module its record names), so a new paper's modules are in the reference without a
+  hand-written section.
 * ``notebooks/``: the notebooks of the repository, copied to be executed by myst-nb.
 * the ``fedtheory-output`` directive: runs a ``fedtheory`` command and shows the command
   and what it printed, so a page shows the current code's output, never a pasted one;
@@ -70,6 +73,7 @@ def validations_of() -> dict[str, list[str]]:
     import inspect
 
     from fedtheory.bounds import CATALOGUE
+    from fedtheory.papers import discover
     from fedtheory.validation.registry import CHECKS
 
     sources = {
@@ -79,8 +83,8 @@ def validations_of() -> dict[str, list[str]]:
     found = {}
     for key, thm in CATALOGUE.items():
         paper, rest = key.split(".", 1)
-        module = importlib.import_module(f"fedtheory.bounds.{paper}")
-        names = {a for a in dir(module) if getattr(module, a) is thm} | {rest}
+        modules = [importlib.import_module(n) for n in discover()[paper].statements]
+        names = {a for m in modules for a in dir(m) if getattr(m, a) is thm} | {rest}
         uses = [re.compile(rf"\b{paper}\.{re.escape(a)}\b(?!\.\w)") for a in names]
         uses += [re.compile(rf"\b{paper}\.{re.escape(a)}\.(evaluate|reference)\b") for a in names]
         found[key] = sorted(n for n, text in sources.items() if any(u.search(text) for u in uses))
@@ -270,9 +274,13 @@ def write_theorem_pages(srcdir: Path) -> None:
         outcomes = [ran[n] for n in validations[key]]
         page = theorem_page(CATALOGUE[key], errata, outcomes, VALIDATION_SIZE)
         _write_if_changed(folder / f"{key}.md", page)
-    by_paper: dict[str, list[str]] = {}
-    for key in keys:
-        by_paper.setdefault(key.split(".")[0], []).append(key)
+    _write_if_changed(folder / "index.md", theorem_index(keys))
+
+
+def theorem_index(keys: list[str]) -> str:
+    """The catalogue's index page: the statements by paper, each with its kind and place."""
+    from fedtheory.bounds import CATALOGUE
+
     index = [
         "# Theorem catalogue",
         "",
@@ -285,6 +293,9 @@ def write_theorem_pages(srcdir: Path) -> None:
         "when the site is built.",
         "",
     ]
+    by_paper: dict[str, list[str]] = {}
+    for key in keys:
+        by_paper.setdefault(key.split(".")[0], []).append(key)
     for paper, members in by_paper.items():
         index += [f"## {paper}", ""]
         for key in members:
@@ -294,7 +305,29 @@ def write_theorem_pages(srcdir: Path) -> None:
             )
         index.append("")
     index += ["```{toctree}", ":hidden:", "", *keys, "```", ""]
-    _write_if_changed(folder / "index.md", "\n".join(index))
+    return "\n".join(index)
+
+
+def api_pages() -> dict[str, str]:
+    """``file name -> text`` of the generated API pages: one per registered paper
+    (:data:`fedtheory.papers.PAPERS`) and their index."""
+    from fedtheory.papers import discover
+
+    papers = discover()
+    pages = {f"{key}.md": paper.api_page() for key, paper in papers.items() if paper.modules}
+    index = ["# Papers", "", "One page per registered paper (`fedtheory.papers`): its modules.", ""]
+    index += [f"- [{papers[name[:-3]].title}]({name})" for name in pages]
+    index += ["", "```{toctree}", ":hidden:", "", *(name[:-3] for name in pages), "```", ""]
+    return {**pages, "index.md": "\n".join(index)}
+
+
+def write_api_pages(srcdir: Path) -> None:
+    folder = srcdir / "api" / "papers"
+    pages = api_pages()
+    for stale in set(folder.glob("*.md")) - {folder / name for name in pages}:
+        stale.unlink()
+    for name, text in pages.items():
+        _write_if_changed(folder / name, text)
 
 
 def copy_notebooks(srcdir: Path) -> None:
@@ -378,6 +411,7 @@ class FedtheoryValidation(SphinxDirective):
 def _generate(app) -> None:
     srcdir = Path(app.srcdir)
     write_theorem_pages(srcdir)
+    write_api_pages(srcdir)
     copy_notebooks(srcdir)
 
 

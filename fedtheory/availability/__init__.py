@@ -1,5 +1,9 @@
-"""Client availability processes: boolean masks ``[replicates, rounds, clients]``."""
+"""Client availability processes: boolean masks ``[replicates, rounds, clients]``.
 
+A paper's processes (``availability`` of its :class:`fedtheory.papers.Paper`) are imported
+here and the names in each module's ``EXPORTS`` re-exported."""
+
+from fedtheory import papers as _papers
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.availability.bernoulli import Bernoulli
 from fedtheory.availability.blocks import AlternatingBlocks
@@ -8,7 +12,6 @@ from fedtheory.availability.cyclic import Cyclic
 from fedtheory.availability.diurnal import Diurnal
 from fedtheory.availability.dropout import BoundedDropout
 from fedtheory.availability.markov import TwoStateMarkov
-from fedtheory.availability.nonstationary import NonStationary
 from fedtheory.availability.time_varying import TimeVaryingParticipation
 from fedtheory.availability.trace import TraceReplay
 
@@ -20,8 +23,10 @@ __all__ = [
     "Clustered",
     "Cyclic",
     "Diurnal",
-    "NonStationary",
     "TimeVaryingParticipation",
     "TraceReplay",
     "TwoStateMarkov",
 ]
+
+
+_papers.on_register(lambda paper: _papers.export(paper, "availability", globals()))

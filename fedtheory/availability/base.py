@@ -16,20 +16,21 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Integer, Size, declare
-from fedtheory.device import check_device
-from fedtheory.params import check_seed
+from fedtheory.constraints import VOCABULARY, Device, Integer, Size, declare, trusted
 
 
+@declare("seed")
 def population_rng(seed: int) -> np.random.Generator:
     """Generator for a population's fixed parameters (periods, correlations, ...), drawn once
     when a process is built; independent of the per-round sampling streams."""
-    return rng.numpy_rng(check_seed(seed, "population_rng"), 0, rng.POPULATION)
+    return rng.numpy_rng(seed, 0, rng.POPULATION)
 
 
 WINDOW = dict(rounds=Size(), replicates=Integer(1), seed=Integer(0), start=Integer(0))
 """The declared window of a sample: rounds ``start .. start+rounds-1`` of ``replicates``
 independent runs from ``seed``."""
+BUDGETED = dict(**WINDOW, max_seconds=VOCABULARY["max_seconds"])
+"""A window and the time cap of the call that draws it (:mod:`fedtheory.budget`)."""
 
 
 class AvailabilityProcess(ABC):
@@ -46,9 +47,16 @@ class AvailabilityProcess(ABC):
     def _sample(self, rounds: int, replicates: int, seed: int, start: int) -> np.ndarray:
         """Boolean array ``[R, T, N]`` for rounds ``start .. start+rounds-1``."""
 
-    @declare(**WINDOW)
+    @declare(**BUDGETED, device=Device())
     def sample(
-        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0, device=None
+        self,
+        rounds: int,
+        *,
+        replicates: int = 1,
+        seed: int = 0,
+        start: int = 0,
+        device=None,
+        max_seconds: float | None = None,
     ) -> torch.Tensor:
         """Sample the availability mask ``[replicates, rounds, num_clients]`` (torch.bool) on
         ``device`` (default CPU). Processes that can draw on a non-CPU device do it there
@@ -58,7 +66,8 @@ class AvailabilityProcess(ABC):
         The mask (one byte a cell), the per-round probabilities ``[T, N]`` and the uniforms
         ``[R, N]`` (8 bytes a value) are checked against the memory budget
         (``FEDTHEORY_MAX_MEMORY``, :mod:`fedtheory.budget`), and the rounds and cells against
-        the time budget (``FEDTHEORY_MAX_SECONDS``), before anything is drawn."""
+        the time budget (``max_seconds``, else ``FEDTHEORY_MAX_SECONDS``), before anything
+        is drawn."""
         owner = f"{type(self).__name__}.sample"
         args = rounds, replicates, seed, start
         r, t, n = replicates, rounds, self.num_clients
@@ -67,11 +76,12 @@ class AvailabilityProcess(ABC):
                     fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
         check_seconds(seconds(rounds=t, cells=r * t * n), owner,
                       what=f"{t} rounds of a mask [{r}, {t}, {n}]",
-                      fixes="fewer rounds or replicates (sample a window with start=)")  # fmt: skip
-        dev = check_device(device, "device", owner)
-        if dev.type == "cpu":
-            return torch.from_numpy(self._sample(*args))
-        return self._sample_on(*args, dev)
+                      fixes="fewer rounds or replicates (sample a window with start=)",
+                      max_seconds=max_seconds)  # fmt: skip
+        with trusted():  # the window was checked above: the per-round draws are not re-checked
+            if device.type == "cpu":
+                return torch.from_numpy(self._sample(*args))
+            return self._sample_on(*args, device)
 
     def _sample_on(
         self, rounds: int, replicates: int, seed: int, start: int, device: torch.device

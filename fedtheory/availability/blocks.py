@@ -15,9 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.constraints import Size, declare
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool_array, check_int
+from fedtheory.constraints import Integer, Mask, Size, declare
 
 
 class AlternatingBlocks(AvailabilityProcess):
@@ -36,15 +34,14 @@ class AlternatingBlocks(AvailabilityProcess):
     [[1, 0], [1, 0], [0, 1], [1, 0]]
     """
 
-    @declare(t1=Size(), t2=Size())
+    @declare(t1=Size(), t2=Size(), group1=Mask(ndim=1, min_size=1, none=True))
     def __init__(self, t1: int, t2: int, *, group1=None) -> None:
-        owner = "AlternatingBlocks"
         self.t1, self.t2 = t1, t2
-        g = [True, False] if group1 is None else group1
-        self.group1 = check_bool_array(g, "group1", owner, ndim=1)
+        self.group1 = np.array([True, False]) if group1 is None else group1
         self.num_clients = self.group1.size
 
     @classmethod
+    @declare(digits=Integer(1, 9), num_clients=Size(10, multiple=10), E=Size())
     def fedlaavg_digits(
         cls, digits: int, *, num_clients: int = 1000, E: int = 100
     ) -> AlternatingBlocks:
@@ -52,15 +49,8 @@ class AlternatingBlocks(AvailabilityProcess):
         ``0 .. N/10*D - 1`` (digits
         :math:`0..D-1`, :math:`N/10` clients per digit) are available in rounds
         :math:`[0,E)` of every period :math:`2E`, the others in :math:`[E,2E)`."""
-        owner = "AlternatingBlocks.fedlaavg_digits"
-        n = check_int(num_clients, "num_clients", owner, low=10)
-        if n % 10:
-            raise ParameterError(
-                f"The 'num_clients' parameter of {owner} must be a multiple of 10 "
-                f"(clients per digit). Got {n} instead."
-            )
-        d = check_int(digits, "digits", owner, low=1, high=9)
-        return cls(E, E, group1=np.arange(n) < n // 10 * d)
+        n = num_clients  # a multiple of 10: N/10 clients per digit
+        return cls(E, E, group1=np.arange(n) < n // 10 * digits)
 
     @property
     def marginals(self) -> np.ndarray:

@@ -20,16 +20,10 @@ import numpy as np
 
 from fedtheory.availability.base import population_rng
 from fedtheory.availability.markov import TwoStateMarkov
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Option, Probabilities, Real, Size, declare
 from fedtheory.errors import ParameterError
 from fedtheory.markov import lambda_feasible_range
-from fedtheory.params import (
-    check_array,
-    check_choice,
-    check_real,
-    check_seed,
-    check_simplex,
-    check_size,
-)
 
 __all__ = [
     "CaFedPopulation",
@@ -64,6 +58,14 @@ class CaFedPopulation:
     correlated: np.ndarray
 
 
+@declare(
+    "seed",
+    variant=Option("paper", "code"),
+    num_clients=Size(8, multiple=8),
+    g=Real(0.0, 0.5, high_open=True),
+    nu=Real(-1.0, 1.0),
+    eps=Real(0.0),
+)
 def cafed_population(
     *,
     variant: str = "paper",
@@ -91,18 +93,8 @@ def cafed_population(
 
     An infeasible :math:`(\pi,\lambda)` in the paper variant raises (no clipping).
     """
-    owner = "cafed_population"
-    check_choice(variant, ("paper", "code"), "variant", owner)
-    n = check_size(num_clients, "num_clients", owner, low=8)
-    if n % 8:
-        raise ParameterError(
-            f"The 'num_clients' parameter of {owner} must be a multiple of 8 "
-            f"(2 groups x 2 classes x 2 types). Got {n} instead."
-        )
-    g = check_real(g, "g", owner, low=0.0, high=0.5, high_open=True)
-    nu = check_real(nu, "nu", owner, low=-1.0, high=1.0)
-    eps = check_real(eps, "eps", owner, low=0.0)
-    gen = population_rng(check_seed(seed, owner))
+    n = num_clients  # a multiple of 8: 2 groups x 2 classes x 2 types
+    gen = population_rng(seed)
     k = np.arange(n)
     group = k // (n // 2)
     more_available = (k % (n // 2)) < n // 4
@@ -120,6 +112,14 @@ def cafed_population(
     return CaFedPopulation(TwoStateMarkov(pi, lam), group, more_available, correlated)
 
 
+@declare(
+    "seed",
+    label_counts=Array(ndim=2, low=0.0),
+    mean=Real(0.0, 1.0, low_open=True),
+    minimum=Real(0.0, 1.0),
+    q=Probabilities(size="label_counts[1]", none=True),
+    above_one=Option("raise", "cap"),
+)
 def fedau_participation_probabilities(
     label_counts,
     *,
@@ -158,23 +158,17 @@ def fedau_participation_probabilities(
     p : array [N]
     """
     owner = "fedau_participation_probabilities"
-    counts = check_array(label_counts, "label_counts", owner, ndim=2, low=0.0)
+    top = label_counts.max(axis=1, keepdims=True)  # rows scaled first: no overflow in the sum
+    counts = label_counts / np.where(top > 0, top, 1.0)
     totals = counts.sum(axis=1, keepdims=True)
     if counts.size == 0 or np.any(totals <= 0):
         raise ParameterError(
             f"The 'label_counts' parameter of {owner} must have a positive sum in every row. "
             f"Got {int(np.sum(totals <= 0))} empty row(s) of {counts.shape[0]} instead."
         )
-    mean = check_real(mean, "mean", owner, low=0.0, high=1.0, low_open=True)
-    minimum = check_real(minimum, "minimum", owner, low=0.0, high=1.0)
-    check_choice(above_one, ("raise", "cap"), "above_one", owner)
     classes = counts.shape[1]
     if q is None:
-        q = population_rng(check_seed(seed, owner)).dirichlet(np.full(classes, 0.1))
-    else:
-        q = check_simplex(q, "q", owner)
-        if q.size != classes:
-            check_array(q, "q", owner, shape=(classes,))
+        q = population_rng(seed).dirichlet(np.full(classes, 0.1))
     affinity = (counts / totals) @ q  # [N]
     p = np.maximum(minimum, classes * mean * affinity)
     if np.any(p > 1.0) and above_one == "raise":
@@ -187,12 +181,12 @@ def fedau_participation_probabilities(
     return np.minimum(p, 1.0)
 
 
+@declare("num_clients", minimum=Real(0.0, 1.0))
 def mimic_static_probabilities(num_clients: int, minimum: float) -> np.ndarray:
     r"""MimiC code's ``static`` levels (Sec. 7, pattern 2):
     :math:`p_i=s+(i\bmod5)(1-s)/4`, five levels from ``minimum`` :math:`s` up to 1.
     (The paper instead gives every client the same :math:`p`: use ``Bernoulli`` directly.)
     Not modelled: the code's rule forcing two clients active when fewer are."""
-    owner = "mimic_static_probabilities"
-    n = check_size(num_clients, "num_clients", owner)
-    s = check_real(minimum, "minimum", owner, low=0.0, high=1.0)
-    return s + (np.arange(n) % 5) * (1.0 - s) / 4.0
+    check_bytes(16 * num_clients, "mimic_static_probabilities", what=f"{num_clients} levels",
+                fixes="fewer clients")  # fmt: skip
+    return minimum + (np.arange(num_clients) % 5) * (1.0 - minimum) / 4.0

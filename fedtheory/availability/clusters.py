@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_int_array
+from fedtheory.constraints import Array, Instance, declare
 
 
 class Clustered(AvailabilityProcess):
@@ -35,16 +34,12 @@ class Clustered(AvailabilityProcess):
     (True, [0.8, 0.8, 0.2])
     """
 
+    @declare(
+        base=Instance(AvailabilityProcess),
+        clusters=Array(ndim=1, integer=True, low=0.0, high="base.num_clients", high_open=True),
+    )
     def __init__(self, base: AvailabilityProcess, clusters) -> None:
-        owner = "Clustered"
-        check_instance(base, AvailabilityProcess, "base", owner)
-        last = base.num_clients - 1
-        labels = check_int_array(clusters, "clusters", owner, ndim=1, low=0, high=last)
-        if labels.size == 0:
-            raise ParameterError(
-                f"The 'clusters' parameter of {owner} must be a non-empty array of integer "
-                f"labels in [0, {last}]. Got {labels} instead."
-            )
+        labels = clusters
         self.base, self.clusters = base, labels
         self.num_clients = labels.size
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import Array, Size, declare
 
 
@@ -52,8 +53,12 @@ class Cyclic(AvailabilityProcess):
     def marginals(self) -> np.ndarray:
         return self.on / (self.on + self.off)
 
+    @declare("replicates", "seed")
     def offsets(self, replicates: int, seed: int) -> np.ndarray:
         """Random starting offsets ``[R, N]`` in ``{0, .., off_k - 1}`` (drawn once per run)."""
+        check_bytes(16 * replicates * self.num_clients, "Cyclic.offsets",
+                    what=f"offsets [{replicates}, {self.num_clients}]",
+                    fixes="fewer replicates")  # fmt: skip
         u = rng.numpy_rng(seed, 0, rng.INITIAL_STATE).random((replicates, self.num_clients))
         return np.floor(u * self.off).astype(np.int64)
 

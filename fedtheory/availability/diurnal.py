@@ -63,6 +63,7 @@ class Diurnal(AvailabilityProcess):
     def marginals(self) -> np.ndarray:
         return self.mean.copy()
 
+    @declare(rounds=Array(ndim=1, integer=True, low=0.0, min_size=0))
     def probabilities(self, rounds: np.ndarray) -> np.ndarray:
         """Availability probabilities ``[T, N]`` at the given rounds ``[T]``."""
         angle = 2 * np.pi * np.asarray(rounds)[:, None] / self.period + self.phase

@@ -35,15 +35,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Instance, Mask, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.markov import two_state_transitions
-from fedtheory.params import (
-    check_array,
-    check_bool_array,
-    check_instance,
-    check_int,
-    check_real,
-)
+from fedtheory.params import MAX_SIZE
 
 __all__ = [
     "AvailabilityCounts",
@@ -88,6 +84,11 @@ class AvailabilityCounts:
         return max(self.rounds - 1, 0)
 
 
+PSEUDO_COUNTS = ("on", "off", "stay_on", "leave_on", "stay_off", "leave_off")
+"""The fields of a :class:`BetaPrior`."""
+
+
+@declare(**{name: Real(0.0, low_open=True) for name in PSEUDO_COUNTS})
 @dataclass(frozen=True)
 class BetaPrior:
     r"""Beta pseudo-counts: ``on``/``off`` (:math:`n,m`) for :math:`\pi`; ``stay_on``/
@@ -101,11 +102,8 @@ class BetaPrior:
     stay_off: float = 1.0
     leave_off: float = 1.0
 
-    def __post_init__(self) -> None:
-        for name in ("on", "off", "stay_on", "leave_on", "stay_off", "leave_off"):
-            check_real(getattr(self, name), name, "BetaPrior", low=0.0, low_open=True)
 
-
+@declare(horizon=Real(0.0, low_open=True))
 @dataclass(frozen=True)
 class CodePrior:
     r"""The prior of CA-Fed's published ``BayesianActivityEstimator``
@@ -114,9 +112,6 @@ class CodePrior:
     the user of this prior supplies separately."""
 
     horizon: float = 100.0
-
-    def __post_init__(self) -> None:
-        check_real(self.horizon, "horizon", "CodePrior", low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -135,24 +130,20 @@ class AvailabilityEstimate:
         return (1.0 - self.p_off_off) / (2.0 - self.p_on_on - self.p_off_off)
 
 
+@declare(shape=Array(shape=(2,), integer=True, low=1, high=MAX_SIZE))
 def init(shape: tuple[int, int]) -> AvailabilityCounts:
-    """Empty counts for ``shape = (R, N)``."""
-    if not isinstance(shape, tuple) or len(shape) != 2:
-        raise ParameterError(
-            f"The 'shape' parameter of init must be a pair (R, N). Got {shape!r} instead."
-        )
-    r = check_int(shape[0], "shape[0]", "init", low=1)
-    n = check_int(shape[1], "shape[1]", "init", low=1)
+    """Empty counts for ``shape = (R, N)`` (five float arrays and a mask, checked against
+    the memory budget)."""
+    r, n = (int(k) for k in shape)
+    check_bytes(41 * r * n, "init", what=f"counts [{r}, {n}]", fixes="fewer replicates or clients")
     zeros = np.zeros((r, n))
     return AvailabilityCounts(0, zeros, zeros, zeros, zeros, zeros, np.zeros((r, n), bool))
 
 
+@declare(state=Instance(AvailabilityCounts), mask_t=Mask(shape=("state.on[0]", "state.on[1]")))
 def update(state: AvailabilityCounts, mask_t) -> AvailabilityCounts:
     """Counts after observing one round's availability ``mask_t`` (bool ``[R, N]``); pure."""
-    check_instance(state, AvailabilityCounts, "state", "update")
-    on = check_bool_array(mask_t, "mask_t", "update", ndim=2)
-    if on.shape != state.on.shape:
-        check_array(on, "mask_t", "update", shape=state.on.shape)
+    on = mask_t
     if state.rounds == 0:
         return AvailabilityCounts(1, state.on + on, state.n11, state.n10, state.n00, state.n01, on)
     prev = state.last
@@ -167,18 +158,24 @@ def update(state: AvailabilityCounts, mask_t) -> AvailabilityCounts:
     )
 
 
+@declare(state=Instance(AvailabilityCounts), prior=Instance(BetaPrior, none=True))
 def estimate(state: AvailabilityCounts, prior: BetaPrior | None = None) -> AvailabilityEstimate:
     r"""Beta posterior means of :math:`\pi`, :math:`a`, :math:`b` and
     :math:`\hat\lambda=\hat a+\hat b-1` (CA-Fed §IV with the correct conditional counts,
     consistent estimators)."""
-    check_instance(state, AvailabilityCounts, "state", "estimate")
-    p = BetaPrior() if prior is None else check_instance(prior, BetaPrior, "prior", "estimate")
+    p = BetaPrior() if prior is None else prior
     pi = (state.on + p.on) / (state.rounds + p.on + p.off)
     a = (state.n11 + p.stay_on) / (state.n11 + state.n10 + p.stay_on + p.leave_on)
     b = (state.n00 + p.stay_off) / (state.n00 + state.n01 + p.stay_off + p.leave_off)
     return AvailabilityEstimate(pi, a, b, a + b - 1.0)
 
 
+@declare(
+    state=Instance(AvailabilityCounts),
+    pi=Array(low=0.0, high=1.0, low_open=True, high_open=True),
+    lam=Array(low=-1.0, high=1.0),
+    horizon=Real(0.0, low_open=True),
+)
 def cafed_code_estimate(
     state: AvailabilityCounts, pi, lam, *, horizon: float = 100.0
 ) -> AvailabilityEstimate:
@@ -212,10 +209,9 @@ def cafed_code_estimate(
     (0.5048543689320388, 0.7378640776699029)
     """
     owner = "cafed_code_estimate"
-    check_instance(state, AvailabilityCounts, "state", owner)
-    h = check_real(horizon, "horizon", owner, low=0.0, low_open=True)
+    h = horizon
     a_true, c_true = two_state_transitions(pi, lam, owner)  # P(on->on), P(off->on)
-    pi_true = check_array(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    pi_true = pi
     shape = state.on.shape
     for name, value in (("pi", pi_true), ("lam", a_true)):
         try:
@@ -235,9 +231,8 @@ def cafed_code_estimate(
     return AvailabilityEstimate(pi_hat, a, b, a + b - 1.0)
 
 
+@declare(pi=Array(low=0.0, high=1.0), lam=Array(low=-1.0, high=1.0, broadcast="pi"))
 def cafed_code_lambda_limit(pi, lam) -> np.ndarray:
     r"""Limit of CA-Fed's published-code :math:`\hat\lambda` on a stationary two-state chain:
     :math:`\pi a+(1-\pi)b-1=-2\pi(1-\pi)(1-\lambda)` (derived; exact limit)."""
-    pi = check_array(pi, "pi", "cafed_code_lambda_limit", low=0.0, high=1.0)
-    lam = check_array(lam, "lam", "cafed_code_lambda_limit", low=-1.0, high=1.0)
     return -2.0 * pi * (1.0 - pi) * (1.0 - lam)

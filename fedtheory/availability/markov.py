@@ -19,7 +19,7 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.compiled import njit
-from fedtheory.constraints import Array, declare
+from fedtheory.constraints import Array, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.markov import (
     MixingConstants,
@@ -30,7 +30,6 @@ from fedtheory.markov import (
     two_state_parameters,
     two_state_transitions,
 )
-from fedtheory.params import check_array, check_like
 
 MAX_KRON_CLIENTS = 12
 """``chain()`` builds the full ``2^N x 2^N`` product matrix only up to this many clients."""
@@ -59,11 +58,12 @@ class TwoStateMarkov(AvailabilityProcess):
     [[0.55, 0.45], [0.05, 0.95]]
     """
 
+    @declare(
+        pi=Array(ndim=1, low=0.0, high=1.0, low_open=True, high_open=True),
+        lam=Array(like="pi"),
+    )
     def __init__(self, pi, lam) -> None:
-        owner = "TwoStateMarkov"
-        pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True, high_open=True)
-        lam = check_like(check_array(lam, "lam", owner), pi.shape, "lam", owner, like="pi")
-        self.p_on_on, self.p_off_on = two_state_transitions(pi, lam, owner)
+        self.p_on_on, self.p_off_on = two_state_transitions(pi, lam, "TwoStateMarkov")
         self.pi, self.lam = pi, lam
         self.num_clients = pi.size
         # States drawn after the last sampled window (a memo of a pure function of the seed:
@@ -81,6 +81,10 @@ class TwoStateMarkov(AvailabilityProcess):
         return cls(*two_state_parameters(p_on_on, p_off_on))
 
     @classmethod
+    @declare(
+        p=Array(ndim=1, low=0.0, high=1.0, low_open=True, high_open=True),
+        off_on=Real(0.0, 1.0, low_open=True),
+    )
     def fedau(cls, p, off_on: float = 0.05) -> TwoStateMarkov:
         r"""FedAU's Markov participation (the authors' code): :math:`P(\text{off}\to\text{on})=a`,
         stationary :math:`p`, with FedAU's rule :math:`a\leftarrow a/b,\ b\leftarrow 1` when

@@ -23,15 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess, population_rng
-from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_choice,
-    check_int,
-    check_real,
-    check_seed,
-    check_size,
-)
+from fedtheory.constraints import Array, Option, Real, Size, StochasticMatrix, declare
 
 DYNAMICS = ("stationary", "staircase", "sine", "interleaved_sine")
 STAIRCASE_LOW = 0.4
@@ -63,6 +55,13 @@ class NonStationary(AvailabilityProcess):
     (0.0, 0.5)
     """
 
+    @declare(
+        p=Array(ndim=1, low=0.0, high=1.0),
+        dynamics=Option(*DYNAMICS),
+        period=Size(2),
+        gamma=Real(0.0, 0.5),
+        cutoff=Real(0.0, 1.0),
+    )
     def __init__(
         self,
         p,
@@ -72,23 +71,14 @@ class NonStationary(AvailabilityProcess):
         gamma: float = 0.3,
         cutoff: float = 0.1,
     ) -> None:
-        owner = "NonStationary"
-        self.p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0, min_size=1)
-        self.dynamics = check_choice(dynamics, DYNAMICS, "dynamics", owner)
-        self.period = check_int(period, "period", owner, low=2)
-        self.gamma = check_real(gamma, "gamma", owner, low=0.0, high=0.5)
-        self.cutoff = check_real(cutoff, "cutoff", owner, low=0.0, high=1.0)
+        self.p, self.dynamics, self.period = p, dynamics, period
+        self.gamma, self.cutoff = gamma, cutoff
         self.num_clients = self.p.size
 
+    @declare(rounds=Array(ndim=1, integer=True, low=0.0, min_size=0))
     def probabilities(self, rounds) -> np.ndarray:
         """Exact :math:`p_i^t` ``[T, N]`` at the rounds ``[T]`` (integers >= 0)."""
-        t = np.asarray(rounds)
-        if t.ndim != 1 or not np.issubdtype(t.dtype, np.integer) or (t.size and t.min() < 0):
-            raise ParameterError(
-                "The 'rounds' parameter of NonStationary.probabilities must be a 1-D array of "
-                f"integers >= 0. Got {rounds!r} instead."
-            )
-        t = t[:, None]
+        t = rounds[:, None]
         if self.dynamics == "stationary":
             f = np.ones((t.size, 1))
         elif self.dynamics == "staircase":
@@ -105,15 +95,15 @@ class NonStationary(AvailabilityProcess):
         """Average of :math:`p_i^t` over one period (the long-run availability)."""
         return self.probabilities(np.arange(self.period)).mean(axis=0)
 
+    @declare("rounds")
     def delta(self, rounds: int) -> float:
         r""":math:`\min_{i,\,t<T}p_i^t` for ``rounds`` :math:`=T` (Assumption 1 holds with
         this :math:`\delta` iff it is positive)."""
-        rounds = check_size(rounds, "rounds", "NonStationary.delta")
         return float(self.probabilities(np.arange(min(rounds, self.period))).min())
 
+    @declare("rounds")
     def delta_max(self, rounds: int) -> float:
         r""":math:`\delta_{\max}=\max_{i,\,t<T}p_i^t` for ``rounds`` :math:`=T`."""
-        rounds = check_size(rounds, "rounds", "NonStationary.delta_max")
         return float(self.probabilities(np.arange(min(rounds, self.period))).max())
 
     def _sample(self, rounds, replicates, seed, start):
@@ -124,6 +114,11 @@ class NonStationary(AvailabilityProcess):
         return f"NonStationary(N={self.num_clients}, {self.dynamics}, P={self.period})"
 
 
+@declare(
+    "seed",
+    class_distribution=StochasticMatrix(square=False),
+    caps=Array(shape=("class_distribution[1]",), low=0.0, high=1.0, none=True),
+)
 def class_probabilities(class_distribution, *, caps=None, seed: int = 0) -> np.ndarray:
     r"""FedAWE's base probabilities :math:`p_i=\langle\nu_i,\phi\rangle` (Xiang et al. 2024,
     §7 and App. J.3): ``class_distribution [N, C]`` holds each client's class proportions
@@ -137,16 +132,17 @@ def class_probabilities(class_distribution, *, caps=None, seed: int = 0) -> np.n
     >>> class_probabilities(np.eye(2), caps=[1.0, 0.5], seed=0).shape
     (2,)
     """
-    owner = "class_probabilities"
-    nu = check_array(class_distribution, "class_distribution", owner, ndim=2, low=0.0, min_size=1)
-    if not np.allclose(nu.sum(axis=1), 1.0, rtol=0, atol=1e-9):
-        raise ParameterError(
-            f"The 'class_distribution' parameter of {owner} must have rows summing to 1 "
-            f"(class proportions). Got row sums {nu.sum(axis=1)[:4]} instead."
-        )
+    nu = class_distribution
     c = nu.shape[1]
-    if caps is None:
-        caps = np.where(np.arange(c) < (c + 1) // 2, 1.0, 0.5)
-    phi_max = check_array(caps, "caps", owner, shape=(c,), low=0.0, high=1.0)
-    phi = population_rng(check_seed(seed, owner)).uniform(0.0, 1.0, c) * phi_max
+    phi_max = np.where(np.arange(c) < (c + 1) // 2, 1.0, 0.5) if caps is None else caps
+    phi = population_rng(seed).uniform(0.0, 1.0, c) * phi_max
     return nu @ phi
+
+
+EXPORTS = ("NonStationary",)
+"""Re-exported by :mod:`fedtheory.availability` (the paper's record, :mod:`fedtheory.papers`)."""
+EXAMPLES = (
+    *(NonStationary([0.9, 0.5, 0.2], dynamics=d, period=6) for d in ("staircase", "sine")),
+    NonStationary([0.9, 0.5, 0.2], dynamics="interleaved_sine", period=6, gamma=0.5),
+)
+"""Instances the availability tests run (restart, determinism, marginals, the plain loop)."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.constraints import Array, Generator, Integer, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int
+from fedtheory.params import check_int
 
 __all__ = [
     "capped_inclusion_probabilities",
@@ -36,23 +37,28 @@ MAX_ENUMERATED_CLIENTS = 16
 """Largest ``N`` for the subset enumeration of :func:`successive_inclusion_probabilities`."""
 
 
-def _check_generator(generator: object, owner: str) -> np.random.Generator:
-    if not isinstance(generator, np.random.Generator):
+def _check_positive(w: np.ndarray, m: int, owner: str) -> None:
+    """``m`` (declared in ``[1, N]``) is at most the fewest positive weights of a row."""
+    fewest = int(np.min(np.count_nonzero(w, axis=-1), initial=w.shape[-1]))
+    if m > fewest:
         raise ParameterError(
-            f"The 'generator' parameter of {owner} must be a numpy Generator (e.g. "
-            f"fedtheory.rng.numpy_rng(seed, t, stream)). Got {type(generator).__name__} instead."
+            f"The 'm' parameter of {owner} must be at most the fewest positive weights of a "
+            f"row ({fewest}). Got {m} instead."
         )
-    return generator
 
 
-def _check_weights(weights: object, m: int, owner: str, *, ndim: int) -> tuple[np.ndarray, int]:
-    """Non-negative weights and ``1 <= m <=`` the fewest positive weights of a row."""
-    w = check_array(weights, "weights", owner, ndim=ndim, low=0.0)
-    positive = np.count_nonzero(w, axis=-1)
-    m = check_int(m, "m", owner, low=1, high=int(np.min(positive, initial=w.shape[-1])))
-    return w, m
+def _scaled(weights: np.ndarray) -> np.ndarray:
+    """Weights divided by their row's largest (the laws here depend only on ratios): no
+    overflow or underflow from weights near the ends of float64 (1e308, denormals)."""
+    top = weights.max(axis=-1, keepdims=True)
+    return weights / np.where(top > 0, top, 1.0)
 
 
+@declare(
+    weights=Array(ndim=2, low=0.0),
+    m=Integer(1, "weights[1]"),
+    generator=Generator(numpy=True),
+)
 def successive_sample(weights: object, m: int, generator: np.random.Generator) -> np.ndarray:
     r"""Successive weighted sampling of ``m`` clients without replacement, ``bool [R, N]``.
 
@@ -71,9 +77,8 @@ def successive_sample(weights: object, m: int, generator: np.random.Generator) -
     generator : numpy Generator
         Source of randomness (one ``standard_exponential`` of shape ``[R, N]``).
     """
-    owner = "successive_sample"
-    w, m = _check_weights(weights, m, owner, ndim=2)
-    generator = _check_generator(generator, owner)
+    _check_positive(weights, m, "successive_sample")
+    w = _scaled(weights)
     race = generator.standard_exponential(w.shape)  # [R, N]
     keys = np.divide(race, w, out=np.full(w.shape, np.inf), where=w > 0)  # [R, N]
     chosen = np.argpartition(keys, m - 1, axis=1)[:, :m]  # [R, m]
@@ -82,6 +87,10 @@ def successive_sample(weights: object, m: int, generator: np.random.Generator) -
     return mask
 
 
+@declare(
+    weights=Array(shape=(None,), low=0.0, min_size=1),
+    m=Integer(1, "weights[0]"),
+)
 def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     r"""Exact inclusion probabilities of :func:`successive_sample`, ``[N]``, by enumeration.
 
@@ -103,8 +112,8 @@ def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     >>> successive_inclusion_probabilities([0.9, 0.6, 0.3, 0.2], 2).round(4)
     array([0.7723, 0.6317, 0.3537, 0.2423])
     """
-    owner = "successive_inclusion_probabilities"
-    w, m = _check_weights(weights, m, owner, ndim=1)
+    owner, w = "successive_inclusion_probabilities", _scaled(weights)
+    _check_positive(w, m, owner)
     num_clients = check_int(w.size, "len(weights)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
     members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^N, N]
     size, mass = members.sum(axis=1), members @ w  # [2^N]
@@ -117,6 +126,7 @@ def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     return (prob * (size == m)) @ members
 
 
+@declare(weights=Array(ndim=2, low=0.0, low_open=True), m=Integer(1, "weights[1]"))
 def capped_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     r"""Inclusion probabilities :math:`p_i=\min(1,c\,w_i)` with :math:`\sum_ip_i=m`, ``[R, N]``.
 
@@ -124,9 +134,7 @@ def capped_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     :math:`(m-k)\,w_{(k)}\le\sum_{j\ge k}w_{(j)}` (weights sorted decreasingly, 0-based);
     then :math:`c=(m-k)/\sum_{j\ge k}w_{(j)}` (exact).
     """
-    owner = "capped_inclusion_probabilities"
-    w = check_array(weights, "weights", owner, ndim=2, low=0.0, low_open=True)
-    m = check_int(m, "m", owner, low=1, high=w.shape[1])
+    w = _scaled(weights)
     ordered = -np.sort(-w, axis=1)  # [R, N] decreasing
     tail = np.cumsum(ordered[:, ::-1], axis=1)[:, ::-1]  # [R, N] sum_{j >= k}
     k = np.arange(w.shape[1])
@@ -136,6 +144,11 @@ def capped_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     return np.minimum(1.0, c[:, None] * w)
 
 
+@declare(
+    inclusion=Array(ndim=2, low=0.0, high=1.0 + PROB_ATOL),
+    m=Integer(1, "inclusion[1]"),
+    generator=Generator(numpy=True),
+)
 def systematic_sample(inclusion: object, m: int, generator: np.random.Generator) -> np.ndarray:
     r"""Exactly ``m`` clients per row with inclusion probabilities exactly :math:`p_i`,
     ``bool [R, N]``.
@@ -159,16 +172,14 @@ def systematic_sample(inclusion: object, m: int, generator: np.random.Generator)
         Source of randomness (``random`` of shape ``[R, N]`` for the order, then ``[R, 1]``).
     """
     owner = "systematic_sample"
-    p = check_array(inclusion, "inclusion", owner, ndim=2, low=0.0)
-    m = check_int(m, "m", owner, low=1, high=p.shape[1])
+    p = inclusion
     rows = p.sum(axis=1)
-    if np.any(p > 1.0 + PROB_ATOL) or np.any(np.abs(rows - m) > PROB_ATOL * p.shape[1]):
+    if np.any(np.abs(rows - m) > PROB_ATOL * p.shape[1]):
         raise ParameterError(
             f"The 'inclusion' parameter of {owner} must have entries in [0, 1] and rows "
             f"summing to m={m}. Got row sums in [{rows.min():g}, {rows.max():g}] and largest "
             f"entry {p.max():g} instead."
         )
-    generator = _check_generator(generator, owner)
     order = np.argsort(generator.random(p.shape), axis=1)  # [R, N] random permutation
     u = generator.random((p.shape[0], 1))  # [R, 1]
     upper = np.cumsum(np.take_along_axis(p, order, axis=1), axis=1)  # [R, N]

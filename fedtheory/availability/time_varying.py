@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory import rng
-from fedtheory.availability.base import WINDOW, AvailabilityProcess
+from fedtheory.availability.base import BUDGETED, AvailabilityProcess
 from fedtheory.availability.sampling import (
     capped_inclusion_probabilities,
     successive_sample,
@@ -87,9 +87,15 @@ class TimeVaryingParticipation(AvailabilityProcess):
     def _weights(self, generator: np.random.Generator, replicates: int) -> np.ndarray:
         return generator.uniform(self.low, self.high, (replicates, self.num_clients))
 
-    @declare(**WINDOW)
+    @declare(**BUDGETED)
     def inclusion_probabilities(
-        self, rounds: int, *, replicates: int = 1, seed: int = 0, start: int = 0
+        self,
+        rounds: int,
+        *,
+        replicates: int = 1,
+        seed: int = 0,
+        start: int = 0,
+        max_seconds: float | None = None,
     ) -> np.ndarray:
         r"""Conditional inclusion probabilities ``[R, T, N]`` of the exact sampler given each
         round's weights, :math:`\min(1,c\,w^t_i)` (the weights of the rounds ``sample``
@@ -99,7 +105,8 @@ class TimeVaryingParticipation(AvailabilityProcess):
         check_bytes(8 * replicates * rounds * n, owner, what=what,
                     fixes="fewer rounds or replicates")  # fmt: skip
         check_seconds(seconds(rounds=rounds, cells=replicates * rounds * n), owner,
-                      what=f"{rounds} rounds", fixes="fewer rounds")  # fmt: skip
+                      what=f"{rounds} rounds", fixes="fewer rounds",
+                      max_seconds=max_seconds)  # fmt: skip
         out = np.empty((replicates, rounds, self.num_clients))
         for i, t in enumerate(range(start, start + rounds)):
             w = self._weights(rng.numpy_rng(seed, t, rng.AVAILABILITY), replicates)

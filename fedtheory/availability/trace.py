@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.constraints import Bool, Location, Size, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_bool_array, check_size, check_str
+from fedtheory.params import check_bool_array
 
 
 class TraceReplay(AvailabilityProcess):
@@ -44,12 +45,15 @@ class TraceReplay(AvailabilityProcess):
     [[1, 0, 1], [0, 0, 0], [0, 1, 0], [1, 0, 1]]
     """
 
+    @declare(num_clients=Size(none=True), cyclic=Bool())
     def __init__(self, trace, *, num_clients: int | None = None, cyclic: bool = False) -> None:
+        """``trace``: a mask ``[T, N]`` or per-round lists of client ids (checked here: one
+        of two forms)."""
         owner = "TraceReplay"
         if isinstance(trace, np.ndarray) and trace.ndim == 2:
             mask = check_bool_array(trace, "trace", owner, ndim=2)
             if num_clients is not None:
-                n = check_size(num_clients, "num_clients", owner)
+                n = num_clients
                 if n != mask.shape[1]:
                     raise ParameterError(
                         f"The 'num_clients' parameter of {owner} must equal the trace's width "
@@ -61,25 +65,22 @@ class TraceReplay(AvailabilityProcess):
                     f"The 'num_clients' parameter of {owner} must be an integer in [1, inf) "
                     "when the trace is a list of client ids. Got None instead."
                 )
-            mask = ids_to_mask(trace, check_size(num_clients, "num_clients", owner), owner)
+            mask = ids_to_mask(trace, num_clients, owner)
         if mask.shape[0] == 0:
             raise ParameterError(
                 f"The 'trace' parameter of {owner} must have at least one round. "
                 "Got 0 rounds instead."
             )
         self.trace = mask  # [T, N]
-        self.cyclic = check_bool(cyclic, "cyclic", owner)
+        self.cyclic = cyclic
         self.num_clients = mask.shape[1]
 
     @classmethod
+    @declare(
+        path=Location(suffixes=(".json", ".csv"), exists=True), num_clients=Size(), cyclic=Bool()
+    )
     def from_file(cls, path: str | Path, *, num_clients: int, cyclic: bool = False) -> TraceReplay:
         """Read a trace from a ``.json`` (list of id lists) or ``.csv`` (one line per round)."""
-        path = Path(path)
-        if path.suffix not in (".json", ".csv"):
-            raise ParameterError(
-                f"The 'path' parameter of TraceReplay.from_file must end in .json or .csv. "
-                f"Got {str(path)!r} instead."
-            )
         text = path.read_text()
         if path.suffix == ".json":
             rounds = json.loads(text)
@@ -119,10 +120,9 @@ def _parse_id(text: str, path: Path) -> int:
         ) from None
 
 
+@declare(num_clients=Size(), owner=Text())
 def ids_to_mask(trace: Sequence[Sequence[int]], num_clients: int, owner: str) -> np.ndarray:
     """Boolean mask ``[T, N]`` from per-round lists of ids in ``[0, num_clients - 1]``."""
-    owner = check_str(owner, "owner", "ids_to_mask")
-    num_clients = check_size(num_clients, "num_clients", owner)
     if (
         not isinstance(trace, Sequence)
         or isinstance(trace, str)

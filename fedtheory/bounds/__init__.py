@@ -1,31 +1,35 @@
-"""Theorems of the papers: one module per paper, all registered in ``CATALOGUE``."""
+"""Theorems of the papers: one module per paper (its ``statements`` in
+:mod:`fedtheory.papers`), all registered in ``CATALOGUE``."""
 
-from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedawe, fedlaavg, mimic
+from importlib import import_module
+
+from fedtheory import papers as _papers
 from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import CATALOGUE, _expose
 
-PAPERS = (cafed, divergences, e3cs, fedau, fedawe, fedlaavg, mimic)
-"""The paper modules: a new paper is one module added here."""
+PAPERS: tuple = ()
+"""The statements modules of every registered paper (:data:`fedtheory.papers.PAPERS`)."""
 
-for _module in PAPERS:
-    _expose(_module, _module.__name__.rsplit(".", 1)[-1])
-
-NOT_CHECKABLE = tuple(item for _module in PAPERS for item in getattr(_module, "NOT_CHECKABLE", ()))
+NOT_CHECKABLE: tuple = ()
 """Statements left out of ``CATALOGUE`` (no recoverable or explicit constants), with why:
 every paper module's ``NOT_CHECKABLE``."""
 
-__all__ = [
-    "CATALOGUE",
-    "NOT_CHECKABLE",
-    "PAPERS",
-    "BoundResult",
-    "Condition",
-    "Theorem",
-    "cafed",
-    "divergences",
-    "e3cs",
-    "fedau",
-    "fedawe",
-    "fedlaavg",
-    "mimic",
-]
+
+def _load(paper: _papers.Paper) -> None:
+    """Import ``paper``'s statements (which register in ``CATALOGUE``), expose each key as an
+    attribute path (``fedtheory.bounds.fedawe.lemma2``) and gather ``NOT_CHECKABLE``."""
+    global PAPERS, NOT_CHECKABLE
+    for name in paper.statements:
+        module = import_module(name)
+        _expose(module, paper.key)
+        globals().setdefault(paper.key, module)
+        if paper.key not in __all__:
+            __all__.append(paper.key)
+        PAPERS += (module,)
+        NOT_CHECKABLE += tuple(getattr(module, "NOT_CHECKABLE", ()))
+
+
+__all__ = ["CATALOGUE", "NOT_CHECKABLE", "PAPERS", "BoundResult", "Condition", "Theorem"]
+"""The base names, then each registered paper's key (its statements module)."""
+
+_papers.on_register(_load)

@@ -11,7 +11,8 @@ new model to the active clients only (implicit gossiping, mixing matrix (4)):
 .. math:: W^{(t)}_{ij}=1/|A_t|\ (i,j\in A_t),\quad W^{(t)}_{ii}=1\ (i\notin A_t),\quad 0
           \text{ otherwise};\qquad \rho=\max_t\lambda_2\big(\mathbb E[(W^{(t)})^2]\big).
 
-Symbols (notation table :mod:`fedtheory.bounds.symbols`): ``delta``, ``delta_max``,
+Symbols (the paper's own added to the notation table :mod:`fedtheory.bounds.symbols` here,
+with ``add_notation``): ``delta``, ``delta_max``,
 ``rho``, ``m``, ``s``, ``eta_l``, ``eta_g``, ``L``, ``sigma2``, ``beta2``, ``zeta2``,
 ``F_gap`` :math:`=F(\bar x^0)-F^\star` denote :math:`\delta,\delta_{\max},\rho,m,s,
 \eta_l,\eta_g,L,\sigma^2,\beta^2,\zeta^2`.
@@ -48,12 +49,67 @@ from numpy.polynomial.legendre import leggauss
 
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
-from fedtheory.bounds.symbols import symbol
-from fedtheory.constraints import Array, Integer, Mask, Real, declare
+from fedtheory.bounds.symbols import (
+    Notation,
+    _count,
+    _nonneg,
+    _pos,
+    _prob,
+    _real,
+    add_notation,
+    symbol,
+)
+from fedtheory.constraints import Array, BoolArray, Integer, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_finite_result
 
 PAPER = "Xiang et al. 2024 (FedAWE)"
+
+add_notation(
+    {
+        "delta": _prob("delta", "lower bound on every availability probability p_i^t (FedAWE)"),
+        "delta_max": _prob("delta_max", "largest availability probability max_{i,t} p_i^t"),
+        "rho": Notation(
+            sp.Symbol("rho", nonnegative=True),
+            "max_t lambda_2(E[W^(t) W^(t)]), mixing of the gossip matrices (FedAWE (4))",
+            low=0.0,
+            high=1.0,
+        ),
+        "m": _count("m", "number of clients (FedAWE)"),
+        "s": _count("s", "local steps per round (FedAWE)"),
+        "eta_l": _pos("eta_l", "local (client) learning rate"),
+        "eta_g": _pos("eta_g", "global (server) learning rate"),
+        "beta2": _nonneg("beta^2", "multiplicative gradient dissimilarity (FedAWE Assumption 4)"),
+        "zeta2": _nonneg("zeta^2", "additive gradient dissimilarity (FedAWE Assumption 4)"),
+        "B_sq": _nonneg("||B||_F^2", "squared Frobenius norm of the matrix B (FedAWE Lemma 1)"),
+        "grad_i_sq": _nonneg("||grad F_i(x_i^t)||^2", "squared local gradient norm at x_i^t"),
+        "consensus_z": _nonneg("Xi_z", "(1/m) sum_i ||z_i^t - zbar^t||^2 (FedAWE Prop. 3)"),
+        "grad_z_sq": _nonneg("||grad F(zbar^t)||^2", "squared gradient norm at zbar^t"),
+        "grad_z_avg": _nonneg(
+            "G_z", "(1/T) sum_t E||grad F(zbar^t)||^2 (FedAWE Lemma 6, Theorem 1)"
+        ),
+        "consensus_z_avg": _nonneg(
+            r"\bar\Xi_z", "(1/m) sum_i (1/T) sum_t E||z_i^t - zbar^t||^2 (FedAWE Proposition 2)"
+        ),
+        "z_prev": _real(
+            "z_i^{t-1}", "a coordinate of client i's auxiliary model z_i^{t-1} (FedAWE)"
+        ),
+        "grad_prev": _real(
+            r"\nabla F_i(x_i^{t-1})", "a coordinate of grad F_i(x_i^{tau_i(t-1)+1}) (FedAWE (8))"
+        ),
+        "zbar_active": _real(
+            r"\bar z_{A}^{t-1}", "a coordinate of the mean of z_j^{t-1} over j in A_{t-1} (FedAWE)"
+        ),
+        "innovation_active": _real(
+            r"\bar{\tilde G}_{A}^{t-1}",
+            "a coordinate of the mean of the innovations (19) over j in A_{t-1} (FedAWE)",
+        ),
+        "p1": _prob("p_1", "availability probability of client 1 (two-client example)"),
+        "p2": _prob("p_2", "availability probability of client 2 (two-client example)"),
+        "u1": _real("u_1", "minimiser of client 1's quadratic (FedAWE Example 1)"),
+        "u2": _real("u_2", "minimiser of client 2's quadratic (FedAWE Example 1)"),
+    }
+)
 
 delta, delta_max, rho, m, s = (symbol(k) for k in ("delta", "delta_max", "rho", "m", "s"))
 eta_l, eta_g, L, sigma2 = (symbol(k) for k in ("eta_l", "eta_g", "L", "sigma2"))
@@ -312,7 +368,7 @@ auxiliary_active = register(
     local_sum=Array(),
     grad=Array(like="local_sum"),
     echo=Array(low=1.0),
-    active=Mask(like="echo"),
+    active=BoolArray(like="echo"),
 )
 def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
     r"""The innovation of the auxiliary sequence, App. C (19) (Xiang et al. 2024):

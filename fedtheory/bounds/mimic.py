@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, InstanceOf, Mask, Real, Size, declare
+from fedtheory.constraints import Array, BoolArray, InstanceOf, Real, Size, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_finite_result
 
@@ -85,7 +85,7 @@ class ObjectiveMismatch:
 
 @declare(
     problem=InstanceOf("fedtheory.problems.base:FederatedProblem"),
-    mask=Mask(shape=(None, None, "problem.num_clients")),
+    mask=BoolArray(shape=(None, None, "problem.num_clients")),
     w=Array(),
     eta=Array(shape=("mask[1]",), low=0.0, none=True),
 )

@@ -2,7 +2,9 @@ r"""The notation table: one canonical sympy symbol per quantity, shared by every
 
 Each entry maps the Python keyword used by ``Theorem.evaluate`` to its sympy symbol
 (declared with assumptions), a description, and the domain every numeric value must lie in
-(input validation; a theorem's own hypotheses are checked separately).
+(input validation; a theorem's own hypotheses are checked separately). The table holds the
+quantities papers share; a paper's own quantities are added by its statements module with
+:func:`add_notation` (FedAWE's in :mod:`fedtheory.bounds.fedawe`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from fedtheory.constraints import Instance, Label, Text, declare
+from fedtheory.constraints import Instance, Label, MappingOf, Text, declare
 from fedtheory.errors import ParameterError
 
 
@@ -137,45 +139,29 @@ NOTATION: dict[str, Notation] = {
     "C": _count("C", "local iterations per round (FedLaAvg)"),
     "E_avail": _count("E_a", "availability window: every client is available once per E_a"),
     "beta": _prob("beta", "participation ratio K/N (FedLaAvg)"),
-    # FedAWE (Xiang et al. 2024)
-    "delta": _prob("delta", "lower bound on every availability probability p_i^t (FedAWE)"),
-    "delta_max": _prob("delta_max", "largest availability probability max_{i,t} p_i^t"),
-    "rho": Notation(
-        sp.Symbol("rho", nonnegative=True),
-        "max_t lambda_2(E[W^(t) W^(t)]), mixing of the gossip matrices (FedAWE (4))",
-        low=0.0,
-        high=1.0,
-    ),
-    "m": _count("m", "number of clients (FedAWE)"),
-    "s": _count("s", "local steps per round (FedAWE)"),
-    "eta_l": _pos("eta_l", "local (client) learning rate"),
-    "eta_g": _pos("eta_g", "global (server) learning rate"),
-    "beta2": _nonneg("beta^2", "multiplicative gradient dissimilarity (FedAWE Assumption 4)"),
-    "zeta2": _nonneg("zeta^2", "additive gradient dissimilarity (FedAWE Assumption 4)"),
-    "B_sq": _nonneg("||B||_F^2", "squared Frobenius norm of the matrix B (FedAWE Lemma 1)"),
-    "grad_i_sq": _nonneg("||grad F_i(x_i^t)||^2", "squared local gradient norm at x_i^t"),
-    "consensus_z": _nonneg("Xi_z", "(1/m) sum_i ||z_i^t - zbar^t||^2 (FedAWE Prop. 3)"),
-    "grad_z_sq": _nonneg("||grad F(zbar^t)||^2", "squared gradient norm at zbar^t"),
-    "grad_z_avg": _nonneg("G_z", "(1/T) sum_t E||grad F(zbar^t)||^2 (FedAWE Lemma 6, Theorem 1)"),
-    "consensus_z_avg": _nonneg(
-        r"\bar\Xi_z", "(1/m) sum_i (1/T) sum_t E||z_i^t - zbar^t||^2 (FedAWE Proposition 2)"
-    ),
-    "z_prev": _real("z_i^{t-1}", "a coordinate of client i's auxiliary model z_i^{t-1} (FedAWE)"),
-    "grad_prev": _real(
-        r"\nabla F_i(x_i^{t-1})", "a coordinate of grad F_i(x_i^{tau_i(t-1)+1}) (FedAWE (8))"
-    ),
-    "zbar_active": _real(
-        r"\bar z_{A}^{t-1}", "a coordinate of the mean of z_j^{t-1} over j in A_{t-1} (FedAWE)"
-    ),
-    "innovation_active": _real(
-        r"\bar{\tilde G}_{A}^{t-1}",
-        "a coordinate of the mean of the innovations (19) over j in A_{t-1} (FedAWE)",
-    ),
-    "p1": _prob("p_1", "availability probability of client 1 (two-client example)"),
-    "p2": _prob("p_2", "availability probability of client 2 (two-client example)"),
-    "u1": _real("u_1", "minimiser of client 1's quadratic (FedAWE Example 1)"),
-    "u2": _real("u_2", "minimiser of client 2's quadratic (FedAWE Example 1)"),
 }
+
+
+@declare(entries=MappingOf())
+def add_notation(entries: dict[str, Notation]) -> None:
+    """Add a paper's own quantities to :data:`NOTATION` (its statements module calls this
+    before it builds its theorems, its record in :mod:`fedtheory.papers`); a keyword already
+    in the table must keep its entry."""
+    if not all(
+        isinstance(k, str) and k.isidentifier() and isinstance(v, Notation)
+        for k, v in entries.items()
+    ):
+        raise ParameterError(
+            "The 'entries' parameter of add_notation must map identifiers to Notation "
+            f"entries. Got {entries!r} instead."
+        )
+    clash = sorted(k for k, v in entries.items() if NOTATION.get(k, v) != v)
+    if clash:
+        raise ParameterError(
+            "The 'entries' parameter of add_notation must not redefine keywords of the "
+            f"notation table. Got {clash} instead."
+        )
+    NOTATION.update(entries)
 
 
 @declare(name=Text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fedtheory.cli.user_code import user_frame
 from fedtheory.errors import ExitStatus
 
 
@@ -44,10 +45,12 @@ def _tightness(args) -> int:
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return ExitStatus.BAD_INPUT
-    except Exception as err:  # noqa: BLE001 -- the user's file raised while it was imported
-        if not args.module:
+    except Exception as err:  # the user's file raised (imported or searched), or a bug of ours
+        where = user_frame(err, [args.module] if args.module else [])
+        if where is None:
             raise
-        print(f"fedtheory: {args.module} failed: {type(err).__name__}: {err}", file=sys.stderr)
+        print(f"fedtheory: {args.module} failed at {where}: {type(err).__name__}: {err}",
+              file=sys.stderr)  # fmt: skip
         return ExitStatus.USER_FUNCTION_FAILED
     worst = result.worst
     scale = "" if args.scale == 1.0 else f" x {args.scale:g} (deliberately changed bound)"

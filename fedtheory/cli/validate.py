@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fedtheory.cli.user_code import user_frame
 from fedtheory.errors import ExitStatus
 
 SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a test checks)
@@ -24,8 +25,12 @@ def _validate(args) -> int:
         except (ParameterError, KeyError) as err:  # KeyError: a name registered twice
             print(f"fedtheory: {module}: {err}", file=sys.stderr)
             return ExitStatus.BAD_INPUT
-        except Exception as err:  # noqa: BLE001 -- the user's file raised while imported
-            print(f"fedtheory: {module} failed: {type(err).__name__}: {err}", file=sys.stderr)
+        except Exception as err:  # the user's file raised while imported, or a bug of ours
+            where = user_frame(err, [module])
+            if where is None:
+                raise
+            print(f"fedtheory: {module} failed at {where}: {type(err).__name__}: {err}",
+                  file=sys.stderr)  # fmt: skip
             return ExitStatus.USER_FUNCTION_FAILED
     names = args.check or added or list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
@@ -56,10 +61,11 @@ def _validate(args) -> int:
     except Interrupted as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 130
-    except Exception as err:  # noqa: BLE001 -- a check of the user's file raised
-        if not args.module or FedTheoryError in type(err).__mro__:
+    except Exception as err:  # a function of the user's file raised, or a bug of ours
+        where = user_frame(err, args.module or [])
+        if where is None or isinstance(err, FedTheoryError):
             raise
-        print(f"fedtheory: a check of {', '.join(args.module)} failed: "
+        print(f"fedtheory: a check of {', '.join(args.module)} failed at {where}: "
               f"{type(err).__name__}: {err}", file=sys.stderr)  # fmt: skip
         return ExitStatus.USER_FUNCTION_FAILED
     rows = [r for o in outcomes for r in o.rows]

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from fedtheory.constraints import Array, Bool, Function, Instance, Real, Tensor, declare
 from fedtheory.errors import ParameterError
 from fedtheory.optim.instance import WeightInstance, _weight_objective
 from fedtheory.optim.program import WeightSolution, excluded_clients
-from fedtheory.params import check_array, check_bool, check_instance, check_real
 
 __all__ = ["greedy_exclusion", "greedy_weights"]
 
@@ -30,6 +30,12 @@ Objective = Callable[[torch.Tensor], torch.Tensor]
 """Maps weights ``[R, N]`` to objective values ``[R]``."""
 
 
+@declare(
+    objective=Function(),
+    q=Tensor(dtype="floating", shape=(None, None), low=0.0),
+    tau=Real(0.0),
+    strict=Bool(),
+)
 def greedy_exclusion(
     objective: Objective,
     q: torch.Tensor,
@@ -42,8 +48,6 @@ def greedy_exclusion(
     -> weights ``[R, N]`` with some entries set to zero.
 
     A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27."""
-    tau = check_real(tau, "tau", "greedy_exclusion", low=0.0)
-    check_bool(strict, "strict", "greedy_exclusion")
     rows = torch.arange(q.shape[0], device=q.device)
     for order in orders:
         eps = objective(q)  # [R]
@@ -58,6 +62,11 @@ def greedy_exclusion(
     return q
 
 
+@declare(
+    instance=Instance(WeightInstance),
+    lam=Array(shape=("instance.num_clients",), low=-1.0, high=1.0, none=True),
+    tau=Real(0.0),
+)
 def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> WeightSolution:
     r"""CA-Fed's greedy ``get`` applied to the weight program's own objective :math:`f`.
 
@@ -68,11 +77,9 @@ def greedy_weights(instance: WeightInstance, *, lam=None, tau: float = 0.0) -> W
     ascending :math:`\pi` (Guideline A). A heuristic: its value is an upper bound on the
     program's optimum."""
     owner = "greedy_weights"
-    check_instance(instance, WeightInstance, "instance", owner)
-    n, Q = instance.num_clients, instance.Q
+    Q = instance.Q
     orders = []
     if lam is not None:
-        lam = check_array(lam, "lam", owner, shape=(n,), low=-1.0, high=1.0)
         orders.append(torch.from_numpy(np.argsort(-np.abs(lam), kind="stable"))[None])
     orders.append(torch.from_numpy(np.argsort(instance.pi, kind="stable"))[None])
 

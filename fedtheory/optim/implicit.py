@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedtheory.constraints import Array, Bool, Instance, declare
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
 from fedtheory.optim.program import ZERO_WEIGHT_RTOL, WeightSolution, excluded_clients
@@ -130,6 +131,7 @@ def _newton(kkt: _SupportKKT) -> tuple[torch.Tensor, float]:
     return z, float(r.abs().max() / scale)
 
 
+@declare(instance=Instance(WeightInstance), q=Array(shape=("instance.num_clients",), low=0.0))
 def polish_weights(instance: WeightInstance, q) -> WeightSolution:
     r"""Newton's method on the KKT system of ``instance``, starting from the support of ``q``.
 
@@ -164,6 +166,12 @@ def polish_weights(instance: WeightInstance, q) -> WeightSolution:
     )
 
 
+@declare(
+    instance=Instance(WeightInstance),
+    q=Array(shape=("instance.num_clients",), low=0.0),
+    curvature_scales_with_pi=Bool(),
+    finite_result=True,  # q far from the optimum (zero, huge) leaves the KKT system singular
+)
 def weight_sensitivity(
     instance: WeightInstance, q, *, curvature_scales_with_pi: bool = False
 ) -> np.ndarray:

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.constraints import Instance, declare
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
 from fedtheory.optim.program import WeightSolution, excluded_clients
-from fedtheory.params import check_instance
 
 __all__ = ["waterfilling_weights"]
 
 
+@declare(instance=Instance(WeightInstance))
 def waterfilling_weights(instance: WeightInstance) -> WeightSolution:
     r"""Optimal :math:`q^*` of the App. D program (``bias="none"``) in closed form.
 
@@ -51,7 +52,6 @@ def waterfilling_weights(instance: WeightInstance) -> WeightSolution:
     [0.7026, 0.2974, 0.0]
     """
     owner = "waterfilling_weights"
-    check_instance(instance, WeightInstance, "instance", owner)
     if instance.bias != "none" and instance.bias_weight > 0:
         raise ParameterError(
             f"The 'instance' parameter of {owner} must have no bias term (bias='none' or "

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from fedtheory.constraints import Array, Instance, Option, Real, declare
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
-from fedtheory.params import check_array, check_choice, check_instance, check_real, check_size
 
 __all__ = [
     "SOLVER",
@@ -88,11 +88,10 @@ class WeightSolution:
         )
 
 
+@declare(q=Array(ndim=1), Q=Real(0.0, low_open=True))
 def excluded_clients(q: np.ndarray, Q: float) -> np.ndarray:
     """Boolean mask ``[N]`` of clients whose weight ``q`` (finite; a solver may return
     tiny negatives) is zero to ``ZERO_WEIGHT_RTOL`` times the total ``Q > 0``."""
-    q = check_array(q, "q", "excluded_clients", ndim=1)
-    Q = check_real(Q, "Q", "excluded_clients", low=0.0, low_open=True)
     return q <= ZERO_WEIGHT_RTOL * Q
 
 
@@ -111,10 +110,10 @@ class WeightProgram:
     ('optimal', [False, False, True])
     """
 
+    @declare("num_clients", bias=Option(*BIAS_KINDS))
     def __init__(self, num_clients: int, *, bias: str = "none") -> None:
-        owner = "WeightProgram"
-        n = check_size(num_clients, "num_clients", owner)
-        self.num_clients, self.bias = n, check_choice(bias, BIAS_KINDS, "bias", owner)
+        n = num_clients
+        self.num_clients, self.bias = n, bias
         self.y = cp.Variable(n, nonneg=True)
         self.s = cp.Variable(nonneg=True)
         self.sqrt_a = cp.Parameter(n, nonneg=True)
@@ -172,9 +171,9 @@ class WeightProgram:
         elif self.bias == "tv":
             self.alpha.value = inst.alpha
 
+    @declare(instance=Instance(WeightInstance))
     def solve(self, instance: WeightInstance) -> WeightSolution:
         """Optimal weights of ``instance``; ``SolverError`` names the status on failure."""
-        check_instance(instance, WeightInstance, "instance", "WeightProgram.solve")
         self._assign(instance)
         for options in (SOLVER_OPTIONS, SOLVER_RETRY_OPTIONS, SOLVER_LAST_OPTIONS):
             try:

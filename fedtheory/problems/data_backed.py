@@ -60,7 +60,7 @@ from fedtheory.constraints import (
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_finite_result, check_instance
+from fedtheory.params import check_instance
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
@@ -124,6 +124,23 @@ class DataProblem(ABC):
     ``c [..., s]``), the data term only (the ridge is added here):
     ``_weighted_loss -> [...]`` :math:`\sum_ic_i\ell_i`, ``_weighted_grad -> [..., d]``,
     ``_weighted_hessian -> [..., d, d]`` and ``_per_sample_grads -> [..., s, d]``.
+
+    Parameters
+    ----------
+    data : FederatedDataset
+    ridge : float
+        :math:`\rho\ge0` (:math:`>0` where ``positive_ridge``).
+    batch_size : int or None
+        Mini-batch size of ``grad`` (``None``: full batch).
+    sampling : {"without_replacement", "with_replacement"}
+    alpha : array [N], optional
+        Target weights (default :math:`n_k/\sum_hn_h`).
+    compute_dtype : torch.dtype, optional
+        ``torch.float32`` computes ``grad`` in float32 (module docstring).
+    positive_ridge : bool
+        Whether the subclass requires :math:`\rho>0`.
+
+    A subclass names its own parameters and passes the rest on (``**options``).
     """
 
     dim: int
@@ -139,13 +156,13 @@ class DataProblem(ABC):
         data: FederatedDataset,
         *,
         ridge: float,
-        batch_size: int | None,
-        sampling: str,
-        alpha,
-        owner: str,
+        batch_size: int | None = None,
+        sampling: str = "without_replacement",
+        alpha=None,
         compute_dtype: torch.dtype | None = None,
         positive_ridge: bool = False,
     ) -> None:
+        owner = type(self).__name__
         if positive_ridge and ridge == 0:
             raise ParameterError(
                 f"The 'ridge' parameter of {owner} must be a finite real number in (0, inf) "
@@ -194,12 +211,6 @@ class DataProblem(ABC):
     def _weights(self, weights: np.ndarray | None) -> np.ndarray:
         """Declared weights, or the target ``alpha`` for ``None``."""
         return self.alpha if weights is None else weights
-
-    def _finite(self, out, method: str, w: np.ndarray):
-        """``out``, computed at finite points ``w`` and finite, else a ParameterError naming
-        ``w`` (an overflow)."""
-        check_finite_result(out, f"{type(self).__name__}.{method}", {"w": w})
-        return out
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property
@@ -458,24 +469,20 @@ class DataProblem(ABC):
             return N * (_TEMPORARIES * n * -(-self.dim // p) + self.dim)
         return N * n * max(p, self.dim)
 
-    @declare(w=POINTS)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            out = self._per_client(w, self._weighted_loss) + self._ridge_loss(w)
-        return self._finite(out, "client_losses", w)
+        return self._per_client(w, self._weighted_loss) + self._ridge_loss(w)
 
     @declare(w=POINTS, weights=WEIGHTS)
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
         return self.client_losses(w) @ self._weights(weights)
 
-    @declare(w=POINTS)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            out = self._per_client(w, self._weighted_grad) + self._ridge_grad(w)
-        return self._finite(out, "client_grads", w)
+        return self._per_client(w, self._weighted_grad) + self._ridge_grad(w)
 
     def _ridge_loss(self, points: np.ndarray) -> np.ndarray:
         r""":math:`\frac\rho2\|w\|^2` ``[..., 1]`` (the same for every client)."""
@@ -500,15 +507,36 @@ class DataProblem(ABC):
         (default CPU; a copy of the data is made there once), returned as NumPy."""
         dev = check_device(device, "device", f"{self._owner}.exact_metrics")
         points = w
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1) + d]
+        # an overflow at huge w is returned as inf: simulate reports a diverged run from it
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1)+d]
             out = {
                 "client_losses": terms[..., 0] + self._ridge_loss(points),
                 "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),
             }
         if isinstance(self, ClassificationProblem):  # column 1: correctly classified samples
             out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
-        return self._finite(out, "exact_metrics", w)
+        return out
+
+    def _exact_metric_sums(self, w: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        r"""The exact metrics of the points ``w [P, d]`` (float64, on any device) reduced
+        where they are, in one pass over the data per chunk of points: ``[P, K + 1 (+1)]``
+        with columns :math:`\sum_kp_{j,k}F_k(w)` for the rows :math:`p_j` of ``weights
+        [K, N]``, :math:`\|\sum_k\alpha_k\nabla F_k(w)\|^2` and, for classifiers, the
+        accuracy (as :meth:`exact_metrics` and its sums); nothing is read back to the host."""
+        X, y, c = self._stored(torch.float64, w.device)[:3]
+        alpha = torch.from_numpy(self.alpha).to(w.device)
+        chunk = max(1, _CHUNK_ELEMENTS // self._point_elements(X.shape))
+        parts = []
+        for v in w.split(chunk):
+            terms = self._data_terms(v[:, None, :], X, y, c)  # [c, N, 1(+1) + d]
+            losses = terms[..., 0] + 0.5 * self.ridge * (v * v).sum(-1, keepdim=True)
+            grad = torch.einsum("n,pnd->pd", alpha, terms[..., -self.dim :]) + self.ridge * v
+            columns = [losses @ weights.T, (grad * grad).sum(-1, keepdim=True)]
+            if isinstance(self, ClassificationProblem):  # column 1: correctly classified
+                columns.append(terms[..., 1].sum(-1, keepdim=True) / float(self.data.counts.sum()))
+            parts.append(torch.cat(columns, -1))
+        return torch.cat(parts)
 
     @declare(w=POINTS, weights=WEIGHTS)
     def full_grad(self, w, weights=None) -> np.ndarray:
@@ -526,15 +554,14 @@ class DataProblem(ABC):
         b = np.minimum(n, self.batch_size)
         return np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
 
-    @declare(w=Array(shape=("self.dim",)))
+    @declare(w=Array(shape=("self.dim",)), finite_result=True)
     def noise_variance(self, w) -> np.ndarray:
         r"""Exact mini-batch gradient-noise variance :math:`\sigma_k^2(w)` ``[N]`` at ``w [d]``
         (module docstring; CA-Fed Assumption 5)."""
         g = self._per_sample_grads(torch.from_numpy(w)[None], self._X, self._y)  # [N, n, d]
         mean = torch.einsum("ns,nsd->nd", self._mean_weight, g)
         dev = ((g - mean[:, None]) ** 2).sum(-1) * self._mean_weight  # [N, n]
-        out = dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
-        return self._finite(out, "noise_variance", w)
+        return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
 
     # -- minimisers -------------------------------------------------------------------------
     def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:

@@ -17,7 +17,6 @@ trust-region maxima (:mod:`fedtheory.problems.ball`).
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from fedtheory.constraints import Bool, declare
 from fedtheory.data.federated import FederatedDataset
@@ -26,8 +25,6 @@ from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.data_backed import CONSTRUCTOR, DataProblem, matvec, vecmat
 
 __all__ = ["LeastSquaresProblem"]
-
-_OWNER = "LeastSquaresProblem"
 
 
 class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
@@ -39,8 +36,9 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
         Real-valued labels.
     ridge : float
         :math:`\rho\ge0`.
-    batch_size, sampling, alpha, compute_dtype
-        As in :class:`~fedtheory.problems.data_backed.DataProblem`.
+    **options
+        ``batch_size``, ``sampling``, ``alpha``, ``compute_dtype``, as in
+        :class:`~fedtheory.problems.data_backed.DataProblem`.
     fused : bool
         As in :class:`~fedtheory.problems.logistic.LogisticRegressionProblem`.
 
@@ -57,27 +55,11 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
 
     _LINK = fused_kernel.IDENTITY
 
-    @declare(**CONSTRUCTOR, fused=Bool(none=True))
+    @declare(data=CONSTRUCTOR["data"], ridge=CONSTRUCTOR["ridge"], fused=Bool(none=True))
     def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 0.0,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-        fused: bool | None = None,
+        self, data: FederatedDataset, *, ridge: float = 0.0, fused: bool | None = None, **options
     ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=_OWNER,
-            compute_dtype=compute_dtype,
-        )
+        super().__init__(data, ridge=ridge, **options)
         self._enable_fused(fused)
         self.dim = data.num_features
         X, y, n = data.features, data.labels, data.counts.astype(np.float64)

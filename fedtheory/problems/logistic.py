@@ -60,28 +60,11 @@ class _GLMBallBounds(ClassificationProblem):
     _RESIDUAL_BOUND: float  # beta >= ||d loss / d z||
     _LOSS_CURVATURE: float  # kappa >= ||d^2 loss / d z^2|| (1/4 binary, 1/2 multinomial)
 
-    @declare(**{**CONSTRUCTOR, "ridge": Real(0.0, low_open=True)}, fused=Bool(none=True))
+    @declare(data=CONSTRUCTOR["data"], ridge=Real(0.0, low_open=True), fused=Bool(none=True))
     def __init__(
-        self,
-        data: FederatedDataset,
-        *,
-        ridge: float = 1e-2,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
-        fused: bool | None = None,
+        self, data: FederatedDataset, *, ridge: float = 1e-2, fused: bool | None = None, **options
     ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=type(self).__name__,
-            compute_dtype=compute_dtype,
-            positive_ridge=True,
-        )
+        super().__init__(data, ridge=ridge, positive_ridge=True, **options)
         self._enable_fused(fused)
         self.dim = self._model_dim(data)
         self.L = _max_gram_eigenvalue(data) * self._LOSS_CURVATURE + self.ridge
@@ -156,19 +139,14 @@ class LogisticRegressionProblem(_GLMBallBounds):
         Labels in {0, 1}.
     ridge : float
         :math:`\rho>0` (CA-Fed App. F: :math:`10^{-2}`).
-    batch_size : int or None
-        Mini-batch size of ``grad`` (``None``: full batch).
-    sampling : {"without_replacement", "with_replacement"}
-    alpha : array [N], optional
-        Target weights (default :math:`n_k/\sum_hn_h`).
-    compute_dtype : torch.dtype, optional
-        ``torch.float32`` computes ``grad`` in float32 (see
-        :mod:`fedtheory.problems.data_backed`).
     fused : bool, optional
         Whether the simulator runs local SGD in the compiled kernel of
         :mod:`fedtheory.problems.fused` (same law as step-by-step ``grad``, other random
         numbers). ``None`` (default): when the model has one (binary logistic regression
         and least squares do; ``True`` for a model without one is an error).
+    **options
+        ``batch_size``, ``sampling``, ``alpha``, ``compute_dtype``, as in
+        :class:`~fedtheory.problems.data_backed.DataProblem`.
 
     Examples
     --------

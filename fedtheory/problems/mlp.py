@@ -44,8 +44,9 @@ class MLPProblem(ClassificationProblem):
     hidden : tuple of int
         Hidden layer widths.
     ridge : float
-    batch_size, sampling, alpha, compute_dtype
-        As in :class:`~fedtheory.problems.data_backed.DataProblem`.
+    **options
+        ``batch_size``, ``sampling``, ``alpha``, ``compute_dtype``, as in
+        :class:`~fedtheory.problems.data_backed.DataProblem`.
     seed : int
         Seed of :meth:`initial_point` (``numpy_rng(seed, 0, INITIAL_STATE)``).
 
@@ -58,7 +59,8 @@ class MLPProblem(ClassificationProblem):
     """
 
     @declare(
-        **CONSTRUCTOR,
+        data=CONSTRUCTOR["data"],
+        ridge=CONSTRUCTOR["ridge"],
         hidden=Array(ndim=1, low=1.0, high=MAX_SIZE, integer=True, min_size=0),
         seed=Integer(0),
     )
@@ -68,21 +70,10 @@ class MLPProblem(ClassificationProblem):
         *,
         hidden: tuple[int, ...] = (32,),
         ridge: float = 1e-4,
-        batch_size: int | None = None,
-        sampling: str = "without_replacement",
-        alpha=None,
-        compute_dtype: torch.dtype | None = None,
         seed: int = 0,
+        **options,
     ) -> None:
-        super().__init__(
-            data,
-            ridge=ridge,
-            batch_size=batch_size,
-            sampling=sampling,
-            alpha=alpha,
-            owner=_OWNER,
-            compute_dtype=compute_dtype,
-        )
+        super().__init__(data, ridge=ridge, **options)
         self.num_classes = self._multiclass(data, _OWNER)
         self.hidden = tuple(int(h) for h in hidden)
         self.seed = seed

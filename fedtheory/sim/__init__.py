@@ -1,5 +1,9 @@
-"""Vectorised federated simulator: clients and replicate seeds are tensor dimensions."""
+"""Vectorised federated simulator: clients and replicate seeds are tensor dimensions.
 
+A paper's algorithms (``algorithms`` of its :class:`fedtheory.papers.Paper`) are imported
+here and the names in each module's ``EXPORTS`` re-exported (``fedtheory.sim.FedAWE``)."""
+
+from fedtheory import papers as _papers
 from fedtheory.sim import reference
 from fedtheory.sim.aggregation import (
     AverageAll,
@@ -18,7 +22,6 @@ from fedtheory.sim.aggregation import (
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, CaFedState, F3astWeights
 from fedtheory.sim.fedavg import FedAvg, FedAvgState
-from fedtheory.sim.fedawe import FedAWE, FedAWEState
 from fedtheory.sim.fedlaavg import FedLaAvg, FedLaAvgState, absent_longest
 from fedtheory.sim.fedvarp import FedVARP, FedVARPState
 from fedtheory.sim.local import local_sgd, project_ball
@@ -46,8 +49,6 @@ __all__ = [
     "FedAUState",
     "FedAvg",
     "FedAvgState",
-    "FedAWE",
-    "FedAWEState",
     "FedLaAvg",
     "FedLaAvgState",
     "FedVARP",
@@ -80,3 +81,6 @@ __all__ = [
     "simulate",
     "unbiased_weights",
 ]
+
+
+_papers.on_register(lambda paper: _papers.export(paper, "algorithms", globals()))

@@ -24,16 +24,28 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.divergences import effective_weights
-from fedtheory.constraints import Instance, Size, declare
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Instance, Mask, Probabilities, Size, Text, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_instance,
-    check_simplex,
-    check_size,
-    check_str,
-)
+
+__all__ = [
+    "AverageAll",
+    "AverageParticipating",
+    "FedAU",
+    "FedAUState",
+    "FixedWeights",
+    "StatefulAggregator",
+    "average_all",
+    "average_participating",
+    "fedau_init",
+    "fedau_update",
+    "fedau_weights",
+    "unbiased_weights",
+]  # check_mask, check_clients: the per-round checks of the aggregators' __call__
+
+ROUND_MASK = Mask(tensor=True, shape=(..., None))
+"""One round's participation ``[R, N]`` (or ``[..., N]``): a ``torch.bool`` tensor."""
 
 
 def check_mask(mask: object, owner: str, *, shape: tuple[int, ...] | None = None) -> torch.Tensor:
@@ -86,43 +98,41 @@ def _table_sum(values, rep, cli, shape: tuple[int, int]) -> torch.Tensor:
     return table.index_put_((rep, cli), values).sum(1)
 
 
+@declare(mask=ROUND_MASK)
 def average_participating(mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_k=\mathbb 1_{k\in A_t}/|A_t|` (``0`` for everybody if nobody participates).
 
     ``mask [R, N]`` bool -> ``[R, N]`` float64."""
-    m = check_mask(mask, "average_participating").to(torch.float64)
+    m = mask.to(torch.float64)
     return m / m.sum(dim=-1, keepdim=True).clamp_min(1.0)
 
 
+@declare(name=Text())
 @dataclass(frozen=True)
 class AverageParticipating:
     """Average over the clients that participate in the round (plain FedAvg)."""
 
     name: str = "avg-participating"
 
-    def __post_init__(self) -> None:
-        check_str(self.name, "name", "AverageParticipating")
-
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         return average_participating(mask)
 
 
+@declare(mask=ROUND_MASK)
 def average_all(mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_k=\mathbb 1_{k\in A_t}/N` (FedAU baseline "average all" of the authors'
     ``main.py``).
 
     ``mask [R, N]`` bool -> ``[R, N]`` float64."""
-    return check_mask(mask, "average_all").to(torch.float64) / mask.shape[-1]
+    return mask.to(torch.float64) / mask.shape[-1]
 
 
+@declare(name=Text())
 @dataclass(frozen=True)
 class AverageAll:
     """Participants' updates summed and divided by the number of all clients."""
 
     name: str = "avg-all"
-
-    def __post_init__(self) -> None:
-        check_str(self.name, "name", "AverageAll")
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         return average_all(mask)
@@ -132,15 +142,17 @@ class FixedWeights:
     r"""Constant weights: :math:`q_{t,k}=q_k\mathbb 1_{k\in A_t}` (CA-Fed (3) with a fixed
     :math:`q`). FedAvg then minimises :math:`F_B` with :math:`p_k\propto\pi_kq_k` (CA-Fed (4))."""
 
+    @declare(q=Array(ndim=1, low=0.0), name=Text())
     def __init__(self, q, *, name: str = "fixed") -> None:
-        self.q = torch.from_numpy(check_array(q, "q", "FixedWeights", ndim=1, low=0.0))
-        self.name = check_str(name, "name", "FixedWeights")
+        self.q = torch.from_numpy(q)
+        self.name = name
         self._q = PerDevice(self.q)
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
         check_clients(self.q, check_mask(mask, "FixedWeights"), "q", "FixedWeights")
         return mask.to(torch.float64) * self._q.on(mask.device)
 
+    @declare(pi=Array(shape=("self.q[0]",), low=0.0, high=1.0, low_open=True))
     def effective_weights(self, pi) -> np.ndarray:
         r""":math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for availability ``pi``."""
         return effective_weights(self.q.numpy(), pi)
@@ -149,18 +161,19 @@ class FixedWeights:
         return f"FixedWeights({self.name}, N={self.q.numel()})"
 
 
-def check_alpha_pi(alpha, pi, owner: str) -> tuple[np.ndarray, np.ndarray]:
-    r"""Target weights :math:`\alpha` (a simplex vector ``[N]``) and availabilities
-    :math:`\pi\in(0,1]^N` of the same length, as float64 arrays, else ParameterError."""
-    a = check_simplex(alpha, "alpha", owner)
-    return a, check_array(pi, "pi", owner, shape=a.shape, low=0.0, high=1.0, low_open=True)
+ALPHA_PI = dict(
+    alpha=Probabilities(),
+    pi=Array(shape=("alpha[0]",), low=0.0, high=1.0, low_open=True),
+)
+"""Target weights :math:`\alpha` (a simplex vector ``[N]``) and availabilities
+:math:`\\pi\\in(0,1]^N` of the same length."""
 
 
+@declare(**ALPHA_PI, finite_result=True)
 def unbiased_weights(alpha, pi) -> FixedWeights:
     r"""CA-Fed's "Unbiased" rule / FedAU's known-:math:`p` rule: :math:`q_k=\alpha_k/\pi_k`,
     so that :math:`p=\alpha`."""
-    a, p = check_alpha_pi(alpha, pi, "unbiased_weights")
-    return FixedWeights(a / p, name="unbiased")
+    return FixedWeights(alpha / pi, name="unbiased")
 
 
 @runtime_checkable
@@ -185,22 +198,24 @@ class FedAUState(NamedTuple):
     gap: torch.Tensor  # [R, N] float64: S_n^diamond, rounds since the last record
 
 
+@declare("replicates", "num_clients")
 def fedau_init(replicates: int, num_clients: int) -> FedAUState:
     r"""FedAU Algorithm 2 initialisation: :math:`\omega_0^n=1`, :math:`M_n=0`,
     :math:`S_n^\diamond=0`."""
-    shape = (check_size(replicates, "replicates", "fedau_init"),
-             check_size(num_clients, "num_clients", "fedau_init"))  # fmt: skip
+    shape = (replicates, num_clients)
+    check_bytes(24 * replicates * num_clients, "fedau_init", what=f"a state [{replicates}, "
+                f"{num_clients}] of 3 fields", fixes="fewer replicates or clients")  # fmt: skip
     ones = torch.ones(shape, dtype=torch.float64)
     return FedAUState(ones, torch.zeros(shape, dtype=torch.float64), torch.zeros_like(ones))
 
 
-def check_fedau_state(state: object, mask: object, owner: str) -> None:
-    """``state`` is a :class:`FedAUState` and ``mask`` a boolean tensor of its shape."""
-    check_instance(state, FedAUState, "state", owner)
-    check_mask(mask, owner, shape=tuple(state.omega.shape))
+FEDAU_ROUND = dict(
+    state=Instance(FedAUState), mask=Mask(tensor=True, shape=("state.omega[0]", "state.omega[1]"))
+)
+"""FedAU's state and one round's participation of the state's shape."""
 
 
-@declare(state=Instance(FedAUState), cutoff=Size(none=True))
+@declare(**FEDAU_ROUND, cutoff=Size(none=True))
 def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: int | None) -> FedAUState:
     r"""One iteration of FedAU Algorithm 2 (Wang & Ji 2024), from
     :math:`\omega_{t-1}` and :math:`\mathbb I_{t-1}` = ``mask [R, N]`` to :math:`\omega_t`:
@@ -214,7 +229,6 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: int | None) -> F
     ``cutoff`` is :math:`K\ge1` (``None`` for :math:`K\to\infty`, the code's default
     ``K = 100000``). :math:`\omega_t` is the mean of the recorded intervals
     :math:`\min(G,K)`, an estimate of :math:`\mathbb E\min(G,K)=(1-(1-p)^K)/p` (Theorem 3)."""
-    check_fedau_state(state, mask, "fedau_update")
     gap = state.gap + 1.0
     record = mask if cutoff is None else mask | (gap >= cutoff)
     mean = (state.intervals * state.omega + gap) / (state.intervals + 1.0)
@@ -223,12 +237,13 @@ def fedau_update(state: FedAUState, mask: torch.Tensor, cutoff: int | None) -> F
     return FedAUState(omega, intervals, torch.where(record, 0.0, gap))
 
 
+@declare(**FEDAU_ROUND)
 def fedau_weights(state: FedAUState, mask: torch.Tensor) -> torch.Tensor:
     r""":math:`q_t^n=\mathbb I_t^n\omega_t^n/N` (FedAU Algorithm 1): ``[R, N]``."""
-    check_fedau_state(state, mask, "fedau_weights")
     return mask.to(torch.float64) * state.omega / mask.shape[-1]
 
 
+@declare(cutoff=Size(infinite=True), name=Text())
 @dataclass(frozen=True)
 class FedAU:
     r"""FedAU's online weights (Wang & Ji 2024, Algorithms 1-2) with cutoff :math:`K`.
@@ -247,16 +262,14 @@ class FedAU:
     cutoff: float = math.inf
     name: str = "fedau"
 
-    def __post_init__(self) -> None:
-        check_str(self.name, "name", "FedAU")
-        if self.cutoff != math.inf:
-            check_size(self.cutoff, "cutoff", "FedAU")
-
+    @declare("replicates", "num_clients")
     def init(self, replicates: int, num_clients: int) -> FedAUState:
         return fedau_init(replicates, num_clients)
 
+    @declare(**FEDAU_ROUND)
     def weights(self, state: FedAUState, mask: torch.Tensor) -> torch.Tensor:
         return fedau_weights(state, mask)
 
+    @declare(**FEDAU_ROUND)
     def update(self, state: FedAUState, mask: torch.Tensor) -> FedAUState:
         return fedau_update(state, mask, None if self.cutoff == math.inf else self.cutoff)

@@ -19,11 +19,21 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
+from fedtheory.constraints import (
+    VOCABULARY,
+    Constraint,
+    Generator,
+    Instance,
+    Mask,
+    Tensor,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import local_sgd, project_ball
+from fedtheory.sim.local import _sgd_steps, ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -39,6 +49,28 @@ from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
 @runtime_checkable
 class AlgorithmState(Protocol):
     w: torch.Tensor  # [R, d] server model of every replicate
+
+
+INIT = dict(
+    problem=Instance(FederatedProblem),
+    w0=Tensor(dtype="floating", shape=(None, "problem.dim")),
+)
+"""The declared arguments of an algorithm's ``init``: the problem and the initial models
+``w0 [R, d]``."""
+
+
+@declare(state=Instance(type))
+def round_arguments(state: type) -> dict[str, Constraint]:
+    """The declared arguments of an algorithm's ``step``: the problem, its ``state`` (an
+    instance of this type), round ``t``'s availability ``mask [R, N]`` (``torch.bool``),
+    ``t`` and the generator of the round's gradient noise."""
+    return dict(
+        problem=Instance(FederatedProblem),
+        state=Instance(state),
+        mask=Mask(tensor=True, shape=("state.w[0]", "problem.num_clients")),
+        t=VOCABULARY["t"],
+        generator=Generator(none=True),
+    )
 
 
 @runtime_checkable
@@ -133,7 +165,7 @@ class LocalTraining:
         rep, cli = mask.nonzero(as_tuple=True)
         if rep.numel() == 0:
             return rep, cli, w.new_zeros(0, w.shape[-1])
-        delta = local_sgd(
+        delta = sgd_updates(
             problem,
             w[rep],
             cli,
@@ -155,15 +187,25 @@ class LocalTraining:
     ) -> torch.Tensor:
         r"""The pairs of ``mask [R, N]`` train locally, then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
-        rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
+        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
+        batched torch operations that read nothing back from the device."""
+        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
+            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+            rep, cli = pairs.rep, pairs.cli
+            lr = self.client_lr(t)
+            delta = _sgd_steps(problem, w[rep], cli, steps=self.local_steps, lr=lr,
+                               prox=self.prox, generator=generator)  # fmt: skip
+            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
+        else:
+            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
 
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
-        return w_next if self.radius is None else project_ball(w_next, self.radius)
+        return w_next if self.radius is None else ball_projection(w_next, self.radius)
 
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""
@@ -209,5 +251,5 @@ class LocalTraining:
             w, -v, opt.server, lr=self.server_rate(t), opt=tr.server, active=mask.any(-1)
         )
         if self.radius is not None:
-            w_next = project_ball(w_next, self.radius)
+            w_next = ball_projection(w_next, self.radius)
         return w_next, TrainingState(client, server)

@@ -96,10 +96,12 @@ import numpy as np
 import torch
 
 from fedtheory.availability import estimators
+from fedtheory.constraints import Array, Instance, Integer, Mask, Real, Size, Tensor, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.params import (
+    MAX_SIZE,
     check_array,
     check_bool,
     check_choice,
@@ -108,10 +110,10 @@ from fedtheory.params import (
     check_simplex,
 )
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import check_alpha_pi, check_clients, check_mask
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 __all__ = [
     "LOSSES",
@@ -139,6 +141,15 @@ CODE_SMOOTHNESS = 1e-3
 """``smoothness_param`` of the code's multi-seed runs (``paper_experiments/*/run.sh``)."""
 
 
+@declare(
+    q=Tensor(shape=(None, None), low=0.0),
+    pi=Tensor(shape=("q[0]", "q[1]"), low=0.0, high=1.0),
+    loss_gap=Tensor(shape=("q[0]", "q[1]")),
+    alpha=Tensor(shape=("q[1]",), low=0.0, high=1.0),
+    gamma=Tensor(shape=("q[0]",)),
+    trade_off=Real(0.0),
+    finite_result=True,
+)
 def cafed_proxy_error(
     q: torch.Tensor,
     pi: torch.Tensor,
@@ -151,13 +162,21 @@ def cafed_proxy_error(
     :math:`\langle\hat F-\hat F^*,p\rangle+\bar\kappa^2d_{TV}^2(\alpha,p)\hat\Gamma'`,
     :math:`p=\pi\tilde\odot q`.
 
-    ``q, pi, loss_gap [R, N]``, ``alpha [N]``, ``gamma [R]`` -> ``[R]`` (non-finite when
-    :math:`\pi^\top q=0`). A heuristic estimate of Theorem 3's bound, not a bound itself."""
+    ``q, pi, loss_gap [R, N]``, ``alpha [N]``, ``gamma [R]`` -> ``[R]`` (refused when
+    :math:`\pi^\top q=0`: not finite). A heuristic estimate of Theorem 3's bound, not a
+    bound itself."""
+    return proxy_values(q, pi, loss_gap, alpha, gamma, trade_off)
+
+
+def proxy_values(q, pi, loss_gap, alpha, gamma, trade_off: float) -> torch.Tensor:
+    """:func:`cafed_proxy_error` inside CA-Fed's exclusion loop (arguments built by the loop,
+    unchecked): a candidate with :math:`\\pi^\top q=0` gets NaN, which the loop never keeps."""
     p = pi * q / (pi * q).sum(-1, keepdim=True)
     tv = 0.5 * (alpha - p).abs().sum(-1)
     return (loss_gap * p).sum(-1) + trade_off * tv**2 * gamma
 
 
+@declare(pi=Tensor(shape=(None, None)), lam=Tensor(shape=("pi[0]", "pi[1]")))
 def cafed_exclusion_orders(pi: torch.Tensor, lam: torch.Tensor) -> list[torch.Tensor]:
     r"""The two orders of Algorithm 1's ``get`` (lines 6-7): descending
     :math:`|\hat\lambda_k|` (Guideline B), then ascending :math:`\hat\pi_k` (Guideline A);
@@ -326,6 +345,7 @@ class CaFed(LocalTraining):
         r"""The weight :math:`\beta` of a new loss in (15): ``beta``, or :math:`1-s`."""
         return self.beta if self.variant == "paper" else 1.0 - self.smoothness
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> CaFedState:
         r, n = w0.shape[0], problem.num_clients
         if n != self.alpha.size:
@@ -354,6 +374,11 @@ class CaFed(LocalTraining):
         opt = self.training_init(problem, w0)
         return CaFedState(w0, zeros, loss_min, started, counts, optimizer=opt)
 
+    @declare(
+        "device",
+        counts=Instance(estimators.AvailabilityCounts, none=True),
+        shape=Array(shape=(2,), integer=True, low=1, high=MAX_SIZE),
+    )
     def estimates(self, counts, shape, device=None) -> tuple[torch.Tensor, torch.Tensor]:
         r""":math:`(\hat\pi,\hat\lambda)`, each ``[R, N]`` (on ``device``)."""
         if counts is None:
@@ -368,6 +393,13 @@ class CaFed(LocalTraining):
             pi, lam = est.pi, est.lam
         return tuple(torch.as_tensor(x, dtype=torch.float64, device=device) for x in (pi, lam))
 
+    @declare(
+        "generator",
+        problem=Instance(FederatedProblem),
+        w=Tensor(dtype="floating", shape=(None, "problem.dim")),
+        mask=Mask(tensor=True, shape=("w[0]", "problem.num_clients")),
+        finite_result=True,
+    )
     def reported_losses(
         self,
         problem: FederatedProblem,
@@ -387,6 +419,11 @@ class CaFed(LocalTraining):
             ).to(torch.float64)
         return out
 
+    @declare(
+        state=Instance(CaFedState),
+        losses=Tensor(shape=("state.w[0]", "self.alpha[0]")),
+        mask=Mask(tensor=True, shape=("losses[0]", "losses[1]")),
+    )
     def filter_losses(
         self, state: CaFedState, losses: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -412,6 +449,12 @@ class CaFed(LocalTraining):
         )
         return loss_hat, loss_min, started
 
+    @declare(
+        pi=Tensor(shape=(None, "self.alpha[0]"), low=0.0, high=1.0, low_open=True),
+        lam=Tensor(shape=("pi[0]", "pi[1]"), low=-1.0, high=1.0),
+        loss_gap=Tensor(shape=("pi[0]", "pi[1]"), low=0.0),
+        finite_result=True,
+    )
     def aggregation_weights(
         self, pi: torch.Tensor, lam: torch.Tensor, loss_gap: torch.Tensor
     ) -> torch.Tensor:
@@ -420,11 +463,12 @@ class CaFed(LocalTraining):
         gamma = loss_gap.max(-1).values  # (17)
 
         def proxy(q: torch.Tensor) -> torch.Tensor:
-            return cafed_proxy_error(q, pi, loss_gap, alpha, gamma, self.trade_off)
+            return proxy_values(q, pi, loss_gap, alpha, gamma, self.trade_off)
 
         orders = cafed_exclusion_orders(pi, lam)
         return greedy_exclusion(proxy, alpha / pi, orders, tau=self.tau, strict=self.strict)
 
+    @declare(**round_arguments(CaFedState))
     def step(
         self,
         problem: FederatedProblem,
@@ -448,6 +492,15 @@ class CaFed(LocalTraining):
         return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working, opt)
 
 
+ROUND_WEIGHTS = dict(
+    mask=Mask(tensor=True, shape=(None, None)),
+    alpha=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
+    pi=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
+)
+"""One round's participation ``[R, N]``, the target weights and the rates ``[N]``."""
+
+
+@declare(**ROUND_WEIGHTS, finite_result=True)
 def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     r"""AdaFed as in CA-Fed's code: :math:`q_k=\frac{\alpha_k/\pi_k}{\sum_{j\in A_t}\alpha_j/\pi_j}`
     for :math:`k\in A_t` (0 otherwise; all zero if :math:`A_t=\emptyset`). ``mask [R, N]``."""
@@ -455,6 +508,7 @@ def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) ->
     return u / u.sum(-1, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
 
 
+@declare(**ROUND_WEIGHTS, clients=Size(), beta_r=Real(0.0, 1.0), finite_result=True)
 def f3ast_weights(
     mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor, *, clients: int, beta_r: float
 ) -> torch.Tensor:
@@ -474,9 +528,9 @@ class AdaFedWeights:
 
     name = "adafed"
 
+    @declare(**ALPHA_PI)
     def __init__(self, alpha, pi) -> None:
-        a, p = check_alpha_pi(alpha, pi, "AdaFedWeights")
-        self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
+        self.alpha, self.pi = torch.from_numpy(alpha), torch.from_numpy(pi)
         self._constants = PerDevice((self.alpha, self.pi))
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
@@ -493,12 +547,10 @@ class F3astWeights:
 
     name = "f3ast"
 
+    @declare(**ALPHA_PI, clients=Integer(1), beta_r=Real(0.0, 1.0))
     def __init__(self, alpha, pi, *, clients: int = 12, beta_r: float = 1e-3) -> None:
-        owner = "F3astWeights"
-        a, p = check_alpha_pi(alpha, pi, owner)
-        self.alpha, self.pi = torch.from_numpy(a), torch.from_numpy(p)
-        self.clients = check_int(clients, "clients", owner, low=1)
-        self.beta_r = check_real(beta_r, "beta_r", owner, low=0.0, high=1.0)
+        self.alpha, self.pi = torch.from_numpy(alpha), torch.from_numpy(pi)
+        self.clients, self.beta_r = clients, beta_r
         self._constants = PerDevice((self.alpha, self.pi))
 
     def __call__(self, mask: torch.Tensor) -> torch.Tensor:
@@ -607,7 +659,7 @@ def _reference(problem, alg: CaFed, mask, w, gen):
         v = np.zeros_like(w)
         for k in active:
             if q[k] > 0:
-                v += q[k] * local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, v, t)
+                v += q[k] * local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import Having, MappingOf, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_size
 
 __all__ = [
     "NonFinite",
@@ -28,14 +28,10 @@ __all__ = [
 ]
 
 
+@declare(algorithm=Having("init", "step"))
 def algorithm_label(algorithm: object) -> str:
     """The name an algorithm is reported by: its ``name`` (FedAvg's includes its
     aggregator's, ``"fedavg[fedau]"``), else its class name."""
-    if not (hasattr(algorithm, "init") and hasattr(algorithm, "step")):
-        raise ParameterError(
-            "The 'algorithm' parameter of algorithm_label must be an algorithm (init/step). "
-            f"Got {type(algorithm).__name__} instead."
-        )
     return getattr(algorithm, "name", None) or type(algorithm).__name__
 
 
@@ -60,18 +56,13 @@ def _fields(state: object, prefix: str = "") -> list[tuple[str, torch.Tensor]]:
     return out
 
 
+@declare("replicates", state=Having("_fields"))
 def non_finite_state(state: object, replicates: int) -> NonFinite | None:
     """The first non-finite field of ``state`` (the model ``w`` first, then the per-client
     fields in declaration order) and its first bad replicate, or ``None``.
 
     Fields whose leading dimension is the ``replicates`` dimension ``R`` are located per
     replicate; other floating-point fields are checked whole (replicate 0 is named)."""
-    if not hasattr(state, "_fields"):
-        raise ParameterError(
-            "The 'state' parameter of non_finite_state must be a state record (NamedTuple). "
-            f"Got {type(state).__name__} instead."
-        )
-    replicates = check_size(replicates, "replicates", "non_finite_state")
     for name, x in _fields(state):
         per_replicate = x.dim() >= 1 and x.shape[0] == replicates
         flat = x.reshape(replicates if per_replicate else 1, -1)
@@ -89,6 +80,13 @@ def non_finite_state(state: object, replicates: int) -> NonFinite | None:
     return None
 
 
+def finite_state(state: object) -> torch.Tensor:
+    """``[]`` bool on the state's device: every floating-point field of ``state`` is finite
+    (read back only where the caller chooses: a static round batches its checks)."""
+    flags = [torch.isfinite(x).all() for _, x in _fields(state)]
+    return torch.stack(flags).all()
+
+
 class NonFiniteMetric(NamedTuple):
     """The first metric value that is not finite: metric name, position in ``eval_rounds``
     and replicate."""
@@ -98,14 +96,10 @@ class NonFiniteMetric(NamedTuple):
     replicate: int
 
 
+@declare(metrics=MappingOf())
 def non_finite_metric(metrics: dict[str, np.ndarray]) -> NonFiniteMetric | None:
     """The earliest evaluation (smallest index along the last axis of the ``[R, K]`` arrays)
     at which a metric is not finite, or ``None``."""
-    if not isinstance(metrics, dict):
-        raise ParameterError(
-            "The 'metrics' parameter of non_finite_metric must be a dict of arrays [R, K]. "
-            f"Got {type(metrics).__name__} instead."
-        )
     first = None
     for key, values in metrics.items():
         try:

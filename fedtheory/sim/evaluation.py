@@ -15,8 +15,10 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.algorithm import INIT, round_arguments
 
 
 class ClientMeanState(NamedTuple):
@@ -64,9 +66,11 @@ class ClientMean:
             getattr(inner, "weights", None),
         )
 
+    @declare(**INIT, finite_result=True)  # the mean of huge client models may overflow
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> ClientMeanState:
         return self._wrap(self.algorithm.init(problem, w0))
 
+    @declare(**round_arguments(ClientMeanState))
     def step(
         self,
         problem: FederatedProblem,

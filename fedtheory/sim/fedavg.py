@@ -19,13 +19,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.device import to_device
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU, StatefulAggregator
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
-from fedtheory.sim.reference import fedau_omega, local_update, reference_loop, server_update
+from fedtheory.sim.reference import fedau_omega, local_step, reference_loop, server_step
 
 
 class FedAvgState(NamedTuple):
@@ -70,6 +71,7 @@ class FedAvg(LocalTraining):
             rule = getattr(agg, "name", None) or getattr(agg, "__name__", type(agg).__name__)
             object.__setattr__(self, "name", f"fedavg[{rule}]")
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAvgState:
         agg = self.aggregator
         stateful = isinstance(agg, StatefulAggregator)
@@ -77,6 +79,7 @@ class FedAvg(LocalTraining):
         opt = self.training_init(problem, w0)
         return FedAvgState(w0, to_device(agg_state, w0.device), optimizer=opt)
 
+    @declare(**round_arguments(FedAvgState))
     def step(
         self,
         problem: FederatedProblem,
@@ -116,7 +119,7 @@ def _reference(problem, alg: FedAvg, mask, w, gen):
     for t, m in enumerate(mask):
         v = np.zeros_like(w)
         for k in np.flatnonzero(m):
-            v += weights[t, k] * local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, v, t)
+            v += weights[t, k] * local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

@@ -34,12 +34,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import Function, Real, Tensor, declare
 from fedtheory.params import check_choice, check_real
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import LocalTraining
-from fedtheory.sim.local import local_sgd, project_ball
-from fedtheory.sim.reference import local_update, reference_loop
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.local import ball_projection, sgd_updates
+from fedtheory.sim.reference import local_step, reference_loop
 from fedtheory.sim.schedules import Schedule
 
 VARIANTS = ("paper", "code")
@@ -55,6 +56,7 @@ class FedAWEState(NamedTuple):
     echo: torch.Tensor | None = None  # [R, N] t - tau_i(t) applied last round (0 if absent)
 
 
+@declare(base=Function())
 @dataclass(frozen=True)
 class CodeRate:
     r"""The authors' local rate :math:`\eta_0(t)/\sqrt{t/10+1}` (App. J, Table 6)."""
@@ -65,6 +67,7 @@ class CodeRate:
         return self.base(t) / math.sqrt(t / 10 + 1)
 
 
+@declare(v=Tensor(dtype="floating", shape=(..., None)), max_norm=Real(0.0, low_open=True))
 def clip_norm(v: torch.Tensor, max_norm: float) -> torch.Tensor:
     r""":math:`v\min(1,c/\|v\|)` row-wise for ``v [..., d]`` (norm at most ``max_norm``)."""
     norm = v.norm(dim=-1, keepdim=True)
@@ -108,12 +111,14 @@ class FedAWE(LocalTraining):
             name = "fedawe" if self.variant == "paper" else "fedawe[code]"
             object.__setattr__(self, "name", name)
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedAWEState:
         r, n = w0.shape[0], problem.num_clients
         x = w0[:, None, :].expand(r, n, -1).clone()
         tau = torch.full((r, n), -1, dtype=torch.int64, device=w0.device)
         return FedAWEState(w0, x, tau)
 
+    @declare(**round_arguments(FedAWEState))
     def step(
         self,
         problem: FederatedProblem,
@@ -130,7 +135,7 @@ class FedAWE(LocalTraining):
         if rep.numel() == 0:
             return FedAWEState(state.w, state.x, state.tau, mask, echo)
         start = state.x[rep, cli]  # [M, d]
-        delta = local_sgd(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
+        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
                           prox=self.prox, generator=generator)  # fmt: skip
         echo[rep, cli] = (t - state.tau[rep, cli]).to(echo.dtype)
         count = mask.sum(-1, keepdim=True).to(echo.dtype)  # [R, 1]
@@ -142,7 +147,7 @@ class FedAWE(LocalTraining):
             v = clip_norm(v, self.clip)
         w_next = mean_x + self.server_rate(t) * v
         if self.radius is not None:
-            w_next = project_ball(w_next, self.radius)
+            w_next = ball_projection(w_next, self.radius)
         w_next = torch.where(has[:, None], w_next, state.w)
         x = state.x.clone()
         x[rep, cli] = w_next[rep]
@@ -167,7 +172,7 @@ def _plain_loop(problem, alg: FedAWE, mask, w, gen):
             continue
         sent, echoed = np.zeros_like(w), np.zeros_like(w)
         for i in active:  # lines 4-13
-            g = -local_update(problem, alg, x[i], i, t, gen(t))  # G_i^t = x_i^t - x_i^(t,s)
+            g = -local_step(problem, alg, x[i], i, t, gen(t))  # G_i^t = x_i^t - x_i^(t,s)
             sent += x[i] / len(active)
             echoed += (t - tau[i]) * g / len(active)
         if alg.clip is not None:
@@ -184,7 +189,23 @@ def _plain_loop(problem, alg: FedAWE, mask, w, gen):
     return out, np.array(x), np.array(tau)
 
 
-@reference_loop(FedAWE)
+@reference_loop(
+    FedAWE,
+    examples={
+        "fedawe": {"local_steps": 3, "lr": 0.1},
+        "fedawe-code": {
+            "local_steps": 3,
+            "lr": 0.1,
+            "variant": "code",
+            "clip": 0.2,
+            "server_lr": 1.5,
+        },
+    },
+)
 def _reference(problem, alg: FedAWE, mask, w, gen):
     """FedAWE's plain loop (:func:`_plain_loop`): the server models ``[T+1]``."""
     return _plain_loop(problem, alg, mask, w, gen)[0]
+
+
+EXPORTS = ("FedAWE", "FedAWEState")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

@@ -20,28 +20,24 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_size
+from fedtheory.constraints import Mask, Size, Tensor, declare
+from fedtheory.params import check_int
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import check_mask
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
+@declare(
+    mask=Mask(tensor=True, shape=(None, None)),
+    last=Tensor(dtype="int64", shape=("mask[0]", "mask[1]"), low=-1.0),
+    k=Size(),
+)
 def absent_longest(mask: torch.Tensor, last: torch.Tensor, k: int) -> torch.Tensor:
     """Select, per replicate, the ``k`` available clients with the smallest ``last``.
 
     ``mask [R, N]`` bool, ``last [R, N]`` int64 (last participation round, -1 = never)
     -> ``[R, N]`` bool with ``min(k, #available)`` entries per row."""
-    owner = "absent_longest"
-    check_mask(mask, owner)
-    if not isinstance(last, torch.Tensor) or last.dtype != torch.int64 or last.shape != mask.shape:
-        raise ParameterError(
-            f"The 'last' parameter of {owner} must be an int64 torch tensor of the mask's shape "
-            f"{tuple(mask.shape)}. Got {last!r} instead."
-        )
-    k = check_size(k, "k", owner)
     n = mask.shape[-1]
     key = last * n + torch.arange(n, device=last.device)  # unique: ties broken by client index
     key = torch.where(mask, key, torch.iinfo(torch.int64).max)
@@ -68,11 +64,13 @@ class FedLaAvg(LocalTraining):
         super().__post_init__()
         check_int(self.clients_per_round, "clients_per_round", "FedLaAvg", low=1)
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
         r, n = w0.shape[0], problem.num_clients
         last = torch.full((r, n), -1, dtype=torch.int64, device=w0.device)
         return FedLaAvgState(w0, empty_table(r, n, w0.shape[1], w0.device), last)
 
+    @declare(**round_arguments(FedLaAvgState))
     def step(
         self,
         problem: FederatedProblem,
@@ -99,8 +97,8 @@ def _reference(problem, alg: FedLaAvg, mask, w, gen):
     for t, m in enumerate(mask):
         available = sorted(np.flatnonzero(m), key=lambda i: last[i])  # stable sort
         for k in available[: alg.clients_per_round]:
-            latest[k] = local_update(problem, alg, w, k, t, gen(t))
+            latest[k] = local_step(problem, alg, w, k, t, gen(t))
             last[k] = t
-        w = server_update(alg, w, latest.mean(axis=0), t)
+        w = server_step(alg, w, latest.mean(axis=0), t)
         out.append(w)
     return out

@@ -18,12 +18,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.params import check_bool
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 class FedVARPState(NamedTuple):
@@ -43,11 +44,13 @@ class FedVARP(LocalTraining):
         super().__post_init__()
         check_bool(self.skip_empty_rounds, "skip_empty_rounds", "FedVARP")
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:
         return FedVARPState(
             w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device)
         )
 
+    @declare(**round_arguments(FedVARPState))
     def step(
         self,
         problem: FederatedProblem,
@@ -80,9 +83,9 @@ def _reference(problem, alg: FedVARP, mask, w, gen):
         if active.size == 0 and alg.skip_empty_rounds:
             v = np.zeros_like(w)
         for k in active:
-            delta = local_update(problem, alg, w, k, t, gen(t))
+            delta = local_step(problem, alg, w, k, t, gen(t))
             v = v + (delta - latest[k]) / active.size
             latest[k] = delta
-        w = server_update(alg, w, v, t)
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

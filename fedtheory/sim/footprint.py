@@ -25,8 +25,8 @@ import torch
 
 from fedtheory.budget import ENV, available_bytes, budget
 from fedtheory.budget import size as _size
+from fedtheory.constraints import Bool, Instance, Size, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_instance, check_size, check_str
 
 __all__ = ["ENV", "Footprint", "available_bytes", "check", "estimate"]
 
@@ -48,6 +48,16 @@ class Footprint(NamedTuple):
         return sum(self)
 
 
+@declare(
+    "replicates",
+    "rounds",
+    "num_clients",
+    "dim",
+    eval_every=Size(),
+    keep_masks=Bool(),
+    state=Instance(tuple),
+    chunk_elements=Size(),
+)
 def estimate(
     *,
     replicates: int,
@@ -60,20 +70,7 @@ def estimate(
     chunk_elements: int,
 ) -> Footprint:
     """The :class:`Footprint` of a run (module docstring)."""
-    owner = "footprint.estimate"
-    r, t, n, d = (
-        check_size(v, name, owner)
-        for name, v in (("replicates", replicates), ("rounds", rounds),
-                        ("num_clients", num_clients), ("dim", dim))
-    )  # fmt: skip
-    eval_every = check_size(eval_every, "eval_every", owner)
-    keep_masks = check_bool(keep_masks, "keep_masks", owner)
-    chunk_elements = check_size(chunk_elements, "chunk_elements", owner)
-    if not isinstance(state, tuple):
-        raise ParameterError(
-            f"The 'state' parameter of {owner} must be an algorithm state record (NamedTuple). "
-            f"Got {type(state).__name__} instead."
-        )
+    r, t, n, d = replicates, rounds, num_clients, dim
     k = t // eval_every + 2
     state_bytes = sum(x.nbytes for x in _tensors(state))
     return Footprint(
@@ -95,11 +92,10 @@ def _tensors(state: object) -> list[torch.Tensor]:
     return out
 
 
+@declare(footprint=Instance(Footprint), owner=Text())
 def check(footprint: Footprint, max_memory: object, owner: str) -> None:
     """Raise a :class:`~fedtheory.errors.ParameterError` if the run would keep more than its
     budget; the message names the estimate, its largest items and the fixes."""
-    check_instance(footprint, Footprint, "footprint", "footprint.check")
-    owner = check_str(owner, "owner", "footprint.check")
     limit, source = budget(max_memory, owner)
     if limit is None or footprint.total <= limit:
         return

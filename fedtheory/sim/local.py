@@ -18,11 +18,23 @@ from __future__ import annotations
 
 import torch
 
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_instance, check_real, check_size
+from fedtheory.budget import check_seconds, seconds
+from fedtheory.constraints import Array, Indices, Instance, Real, Tensor, declare
 from fedtheory.problems.base import FederatedProblem
 
+__all__ = ["local_sgd", "project_ball"]  # sgd_updates, ball_projection: the rounds' kernels
 
+
+@declare(
+    "steps",
+    "lr",
+    "prox",
+    "generator",
+    problem=Instance(FederatedProblem),
+    w=Tensor(dtype="floating", shape=(None, "problem.dim"), min_size=0),
+    clients=Indices("problem.num_clients", shape=("w[0]",), min_size=0),
+    finite_result=True,
+)
 def local_sgd(
     problem: FederatedProblem,
     w: torch.Tensor,
@@ -33,21 +45,47 @@ def local_sgd(
     prox: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Updates ``Delta [M, d]`` of clients ``clients [M]`` starting from ``w [M, d]``.
+    """Updates ``Delta [M, d]`` of clients ``clients [M]`` starting from ``w [M, d]``
+    (finite on the CPU; an update that overflows is refused, naming the largest input).
 
     Problems with a fused kernel (``problem.fused``) run all steps of all pairs in it when
     the tensors are on the CPU (same law, other random numbers); otherwise step by step."""
-    owner = "local_sgd"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    steps = check_size(steps, "steps", owner)
-    lr = check_real(lr, "lr", owner, low=0.0, low_open=True)
-    prox = check_real(prox, "prox", owner, low=0.0)
-    if generator is not None:  # a deterministic problem ignores it, but not silently
-        check_instance(generator, torch.Generator, "generator", owner)
-    if getattr(problem, "fused", False) and getattr(w, "device", None) == torch.device("cpu"):
-        # the kernel's caller checks w and clients as check_pairs does (once per round)
+    check_seconds(seconds(rounds=steps, cells=steps * w.numel()), "local_sgd",
+                  what=f"{steps} steps of {w.shape[0]} pairs in dimension {w.shape[1]}",
+                  fixes="fewer steps or pairs")  # fmt: skip
+    return sgd_updates(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+
+
+def sgd_updates(
+    problem: FederatedProblem,
+    w: torch.Tensor,
+    clients: torch.Tensor,
+    *,
+    steps: int,
+    lr: float,
+    prox: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """:func:`local_sgd` for the simulator's rounds, whose arguments the algorithm built:
+    nothing is checked (no host sync), and a diverging run's inf or NaN is returned for the
+    simulator's finiteness check after the round to report (DivergenceError naming it)."""
+    if getattr(problem, "fused", False) and w.device == torch.device("cpu"):
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
-    check_pairs(w, clients, problem.dim, problem.num_clients, owner)
+    return _sgd_steps(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+
+
+def _sgd_steps(
+    problem: FederatedProblem,
+    w: torch.Tensor,
+    clients: torch.Tensor,
+    *,
+    steps: int,
+    lr: float,
+    prox: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """The steps of :func:`local_sgd` as batched torch operations, never the fused CPU
+    kernel (a static round calls it: nothing is read back from the device)."""
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)
@@ -57,54 +95,25 @@ def local_sgd(
     return y - w
 
 
-def check_pairs(w: object, clients: object, dim: int, num_clients: int, owner: str) -> None:
-    """``w [M, d]`` floating-point and ``clients [M]`` integer tensors with client indices
-    in ``[0, N)``."""
-    if not isinstance(w, torch.Tensor) or not w.is_floating_point() or w.dim() != 2:
-        raise ParameterError(
-            f"The 'w' parameter of {owner} must be a floating-point torch tensor [M, {dim}]. "
-            f"Got {type(w).__name__} instead."
-        )
-    if w.shape[1] != dim:
-        raise ParameterError(
-            f"The 'w' parameter of {owner} must have shape (M, {dim}). "
-            f"Got shape {tuple(w.shape)} instead."
-        )
-    ok = isinstance(clients, torch.Tensor) and not clients.is_floating_point()
-    if not ok or clients.dtype == torch.bool or tuple(clients.shape) != (w.shape[0],):
-        got = f"shape {tuple(clients.shape)}" if isinstance(clients, torch.Tensor) else clients
-        raise ParameterError(
-            f"The 'clients' parameter of {owner} must be an integer torch tensor [M] with "
-            f"M={w.shape[0]} (one client per row of w). Got {got!r} instead."
-        )
-    if not bool(torch.isfinite(w).all()):
-        raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
-    if clients.numel() and (int(clients.min()) < 0 or int(clients.max()) >= num_clients):
-        raise ParameterError(
-            f"The 'clients' parameter of {owner} must hold client indices in [0, "
-            f"{num_clients - 1}]. Got values in [{int(clients.min())}, {int(clients.max())}] "
-            "instead."
-        )
-
-
+@declare(
+    w=Tensor(dtype="floating", shape=(..., None)),
+    radius=Real(0.0, low_open=True),
+    center=Array(shape=("w[-1]",), none=True),
+)
 def project_ball(
     w: torch.Tensor, radius: float, center: torch.Tensor | None = None
 ) -> torch.Tensor:
     r"""Euclidean projection of ``w [..., d]`` onto :math:`\{x:\|x-c\|\le r\}` (CA-Fed (3)).
 
     :math:`\mathrm{Proj}(w)=c+(w-c)\min(1,r/\|w-c\|)`; points inside are returned unchanged."""
-    owner = "project_ball"
-    if not isinstance(w, torch.Tensor) or not w.is_floating_point() or w.dim() < 1:
-        raise ParameterError(
-            f"The 'w' parameter of {owner} must be a floating-point torch tensor [..., d]. "
-            f"Got {type(w).__name__} instead."
-        )
-    if not bool(torch.isfinite(w).all()):
-        raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
-    radius = check_real(radius, "radius", owner, low=0.0, low_open=True)
-    if center is not None:
-        given = center.detach().cpu().numpy() if isinstance(center, torch.Tensor) else center
-        center = torch.from_numpy(check_array(given, "center", owner, shape=(w.shape[-1],)))
+    return ball_projection(w, radius, None if center is None else torch.from_numpy(center))
+
+
+def ball_projection(
+    w: torch.Tensor, radius: float, center: torch.Tensor | None = None
+) -> torch.Tensor:
+    """:func:`project_ball` for the simulator's rounds (arguments built by the algorithm:
+    nothing checked, no host sync)."""
     if center is None:
         c = torch.zeros(w.shape[-1], dtype=w.dtype, device=w.device)
     else:

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import torch
 
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Indices, Instance, Tensor, declare
 from fedtheory.sim.aggregation import _sum_per_replicate
 
 
@@ -20,14 +22,24 @@ class UpdateTable(NamedTuple):
     mean: torch.Tensor  # [R, d] (1/N) sum_k u_k
 
 
+@declare("replicates", "num_clients", "dim", "device")
 def empty_table(
     replicates: int, num_clients: int, dim: int, device: torch.device | None = None
 ) -> UpdateTable:
     """All stored updates zero: ``[R, N, d]`` and mean ``[R, d]`` (float64, on ``device``)."""
+    r, n, d = replicates, num_clients, dim
+    check_bytes(8 * r * d * (n + 1), "empty_table", what=f"a table [{r}, {n}, {d}]",
+                fixes="fewer replicates, clients or dimensions")  # fmt: skip
     updates = torch.zeros(replicates, num_clients, dim, dtype=torch.float64, device=device)
     return UpdateTable(updates, torch.zeros(replicates, dim, dtype=torch.float64, device=device))
 
 
+@declare(
+    table=Instance(UpdateTable),
+    rep=Indices("table.updates[0]", shape=(None,), min_size=0),
+    cli=Indices("table.updates[1]", shape=("rep[0]",), min_size=0),
+    delta=Tensor(dtype="floating", shape=("rep[0]", "table.updates[2]"), min_size=0),
+)
 def refresh(
     table: UpdateTable, rep: torch.Tensor, cli: torch.Tensor, delta: torch.Tensor
 ) -> tuple[UpdateTable, torch.Tensor]:

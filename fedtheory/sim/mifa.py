@@ -16,10 +16,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 class MIFAState(NamedTuple):
@@ -34,9 +35,11 @@ class MIFA(LocalTraining):
 
     name: str = "mifa"
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MIFAState:
         return MIFAState(w0, empty_table(w0.shape[0], problem.num_clients, w0.shape[1], w0.device))
 
+    @declare(**round_arguments(MIFAState))
     def step(
         self,
         problem: FederatedProblem,
@@ -60,7 +63,7 @@ def _reference(problem, alg: MIFA, mask, w, gen):
     out = [w]
     for t, m in enumerate(mask):
         for k in np.flatnonzero(m):
-            latest[k] = local_update(problem, alg, w, k, t, gen(t))
-        w = server_update(alg, w, latest.mean(axis=0), t)
+            latest[k] = local_step(problem, alg, w, k, t, gen(t))
+        w = server_step(alg, w, latest.mean(axis=0), t)
         out.append(w)
     return out

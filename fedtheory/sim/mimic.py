@@ -27,10 +27,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
-from fedtheory.sim.algorithm import LocalTraining
-from fedtheory.sim.reference import local_update, reference_loop, server_update
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
 class MimiCState(NamedTuple):
@@ -45,11 +46,13 @@ class MimiC(LocalTraining):
 
     name: str = "mimic"
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> MimiCState:
         shape = (w0.shape[0], problem.num_clients, w0.shape[1])
         c = torch.zeros(shape, dtype=torch.float64, device=w0.device)
         return MimiCState(w0, c)
 
+    @declare(**round_arguments(MimiCState))
     def step(
         self,
         problem: FederatedProblem,
@@ -76,12 +79,12 @@ def _reference(problem, alg: MimiC, mask, w, gen):
     out = [w]
     for t, m in enumerate(mask):
         active = np.flatnonzero(m)
-        deltas = {k: local_update(problem, alg, w, k, t, gen(t)) for k in active}
+        deltas = {k: local_step(problem, alg, w, k, t, gen(t)) for k in active}
         v = np.zeros_like(w)
         for k in active:
             v += (deltas[k] + correction[k]) / active.size
         for k in active:
             correction[k] = v - deltas[k]
-        w = server_update(alg, w, v, t)
+        w = server_step(alg, w, v, t)
         out.append(w)
     return out

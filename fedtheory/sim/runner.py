@@ -19,29 +19,46 @@ import torch
 from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.device import check_device
-from fedtheory.errors import DivergenceError, ParameterError
-from fedtheory.params import (
-    check_array,
-    check_bool,
-    check_instance,
-    check_int,
-    check_seed,
-    check_simplex,
-    check_size,
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Function,
+    Instance,
+    Integer,
+    MappingOf,
+    Probabilities,
+    declare,
+    trusted,
 )
+from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import fused
-from fedtheory.problems.base import FederatedProblem, check_points
+from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _capture as capture
+from fedtheory.sim import _gather as gather
 from fedtheory.sim import footprint
 from fedtheory.sim.algorithm import Algorithm, AlgorithmState
-from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
+from fedtheory.sim.divergence import (
+    algorithm_label,
+    finite_state,
+    non_finite_metric,
+    non_finite_state,
+)
 from fedtheory.sim.record import RunRecord
+
+__all__ = ["CHUNK_ELEMENTS", "Recorder", "evaluate_metrics", "simulate"]
+# finished_record: the rounds' end (the divergence report of a run and of a step)
 
 CHUNK_ELEMENTS = 1 << 24
 """Availability is sampled (and exact gradients evaluated) in chunks of about this many
 cells, so that memory stays bounded for large N."""
 
 
+@declare(
+    "device",
+    problem=Instance(FederatedProblem),
+    w=Array(shape=(..., "problem.dim")),
+    biased_weights=Probabilities(size="problem.num_clients", none=True),
+)
 @threads.fitted_to_load()  # torch on no more threads than idle cores
 def evaluate_metrics(
     problem: FederatedProblem,
@@ -59,14 +76,7 @@ def evaluate_metrics(
     ``accuracy(w [..., d]) -> [...]``. Problems with ``exact_metrics`` (one pass over their
     data) give all of them at once, computed on ``device`` (default CPU). Points are taken
     in chunks of ``[chunk, N, d]``."""
-    owner = "evaluate_metrics"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    w = check_points(w, problem.dim, owner)
-    if biased_weights is not None:
-        biased_weights = check_simplex(
-            biased_weights, "biased_weights", owner, size=problem.num_clients
-        )
-    dev = check_device(device, "device", owner)
+    dev = device
     points = w.reshape(-1, w.shape[-1])
     chunk = max(1, CHUNK_ELEMENTS // (problem.num_clients * w.shape[-1]))
     parts = [
@@ -105,6 +115,22 @@ Recorder = Callable[[AlgorithmState, torch.Tensor], torch.Tensor]
 client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
 
 
+@declare(
+    "rounds",
+    "replicates",
+    "seed",
+    "device",
+    "max_seconds",
+    problem=Instance(FederatedProblem),
+    availability=Instance(AvailabilityProcess),
+    algorithm=Instance(Algorithm),
+    w0=Array(shape=("problem.dim",), none=True),
+    biased_weights=Probabilities(size="problem.num_clients", none=True),
+    eval_every=Integer(1),
+    keep_masks=Bool(),
+    static_shapes=Bool(),
+    record=MappingOf(Function(), plural="callables recorder(state, mask) -> tensor [R, ...]"),
+)
 @threads.fitted_to_load()  # torch and the fused kernel on no more threads than idle cores
 def simulate(
     problem: FederatedProblem,
@@ -120,7 +146,9 @@ def simulate(
     keep_masks: bool = True,
     record: Mapping[str, Recorder] | None = None,
     max_memory: int | str | None = None,
+    max_seconds: float | None = None,
     device: torch.device | str | None = None,
+    static_shapes: bool = False,
 ) -> RunRecord:
     """Run ``algorithm`` for ``rounds`` rounds on ``replicates`` independent replicates.
 
@@ -159,6 +187,22 @@ def simulate(
         ``FEDTHEORY_MAX_MEMORY``, else the available memory. What the run keeps is
         estimated before its first round (:mod:`fedtheory.sim.footprint`) and a run over the
         cap raises a ParameterError naming ``keep_masks``/``eval_every``.
+    static_shapes : bool
+        Rounds with static shapes and no host synchronisation in the steady state (meant
+        for GPUs; docs/guide/simulator.md): the participants are gathered to a capacity
+        fixed by the round's availability count (padding rows change no number), the
+        finiteness checks are read back once per chunk of rounds, and FedAvg's and CA-Fed's
+        local steps are batched torch operations (never the fused CPU kernel). Same law
+        and same per-``(seed, t)`` determinism as the default; the same numbers when the
+        problem draws no random numbers or every pair participates. Other algorithms and
+        the optimiser of ``LocalTraining.training`` keep their dynamic gather. On CUDA,
+        FedAvg's rounds with constant step sizes are replayed from a CUDA graph recorded
+        once per capacity (the generator reseeded per round: the same numbers).
+    max_seconds : float, optional
+        Time cap of the run in seconds; default: the environment variable
+        ``FEDTHEORY_MAX_SECONDS``, else 10 minutes. A run whose optimistic estimate
+        (rounds x replicates x clients x dimension x local steps, :mod:`fedtheory.budget`)
+        is above it is refused before its first round, with the estimate.
 
     Raises
     ------
@@ -182,40 +226,31 @@ def simulate(
     run, state = _setup(problem, availability, algorithm, rounds=rounds, replicates=replicates,
                         seed=seed, w0=w0, biased_weights=biased_weights, eval_every=eval_every,
                         keep_masks=keep_masks, record=record, max_memory=max_memory,
-                        device=device)  # fmt: skip
+                        max_seconds=max_seconds, device=device,
+                        static_shapes=static_shapes)  # fmt: skip
     kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
-    with fused.owns_the_cores() if kernel else contextlib.nullcontext():
-        _loop(run, state, problem, availability, algorithm)
+    with fused.owns_the_cores() if kernel else contextlib.nullcontext(), trusted():
+        _loop(run, state, problem, availability, algorithm)  # arguments checked above
     return finished_record(run.label, run.record, rounds)
 
 
 def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, biased_weights,
-           eval_every, keep_masks, record, max_memory,
-           device) -> tuple[_Run, AlgorithmState]:  # fmt: skip
+           eval_every, keep_masks, record, max_memory, max_seconds,
+           device, static_shapes) -> tuple[_Run, AlgorithmState]:  # fmt: skip
     """Check the arguments, build the initial state and the run's buffers."""
-    owner = "simulate"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    check_instance(availability, AvailabilityProcess, "availability", owner)
-    check_instance(algorithm, Algorithm, "algorithm", owner)
-    rounds = check_size(rounds, "rounds", owner)
-    replicates = check_size(replicates, "replicates", owner)
-    seed = check_seed(seed, owner)
-    eval_every = check_int(eval_every, "eval_every", owner, low=1)
-    keep_masks = check_bool(keep_masks, "keep_masks", owner)
-    recorders = _check_recorders(record, owner)
-    device = check_device(device, "device", owner)
+    owner = "simulate"  # the arguments are declared (simulate); their relations checked here
+    recorders = record
     n = problem.num_clients
     if availability.num_clients != n:
         raise ParameterError(
             f"The 'availability' parameter of {owner} must have N={n} "
             f"clients like the problem. Got {availability.num_clients} instead."
         )
-    p_biased = None
-    if biased_weights is not None:
-        p_biased = check_simplex(biased_weights, "biased_weights", owner, size=n)
-    start = (
-        np.zeros(problem.dim) if w0 is None else check_array(w0, "w0", owner, shape=(problem.dim,))
-    )
+    check_bytes(8 * replicates * (problem.dim + n), owner,
+                what=f"{replicates} initial models and a mask row of {n} clients",
+                fixes="fewer replicates")  # fmt: skip
+    p_biased = biased_weights
+    start = np.zeros(problem.dim) if w0 is None else w0
     state = algorithm.init(
         problem, torch.from_numpy(start).to(device).expand(replicates, -1).clone()
     )
@@ -237,7 +272,8 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
     check_seconds(seconds(rounds=rounds * (1 + steps), cells=replicates * rounds * n * problem.dim
                           * steps), owner, what=f"{rounds} rounds x {replicates} replicates x "
                   f"{n} clients x {problem.dim} dimensions x {steps} local steps",
-                  fixes="fewer rounds, replicates or clients")  # fmt: skip
+                  fixes="fewer rounds, replicates or clients",
+                  max_seconds=max_seconds)  # fmt: skip
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -249,24 +285,12 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
         "biased_weights": None if p_biased is None else p_biased.tolist(),
         "eval_every": eval_every,
         "device": str(device),
+        "static_shapes": static_shapes,
     }
     run = _Run(problem, state, config, algorithm_label(algorithm), device, p_biased, recorders,
-               max_memory, keep_masks)  # fmt: skip
+               max_memory, keep_masks, static_shapes)  # fmt: skip
     run.iterates[:, 0] = state.w
     return run, state
-
-
-def _check_recorders(record, owner: str) -> dict[str, Recorder]:
-    if record is None:
-        return {}
-    if not isinstance(record, Mapping) or not all(
-        isinstance(k, str) and callable(v) for k, v in record.items()
-    ):
-        raise ParameterError(
-            f"The 'record' parameter of {owner} must be a dict of names to callables "
-            f"recorder(state, mask) -> tensor [R, ...]. Got {record!r} instead."
-        )
-    return dict(record)
 
 
 def _loop(run: _Run, state, problem, availability, algorithm) -> None:
@@ -279,13 +303,73 @@ def _loop(run: _Run, state, problem, availability, algorithm) -> None:
             min(chunk, rounds - t0), replicates=replicates, seed=seed, start=t0, device=run.device
         )  # [R, chunk, N] on the device; the record keeps CPU copies
         run.add_masks(t0, mask)
+        if run.static:
+            state = _static_rounds(run, state, problem, algorithm, mask, t0)
+            continue
         for t in range(t0, t0 + mask.shape[1]):
-            gen = rng.torch_generator(seed, t, rng.GRADIENT_NOISE, run.device)
-            state = algorithm.step(problem, state, mask[:, t - t0], t, gen)
-            bad = non_finite_state(state, replicates)
-            if bad is not None:
-                finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
-            run.add(t, state, mask[:, t - t0])
+            state = _round(run, state, problem, algorithm, mask[:, t - t0], t)
+
+
+def _round(run: _Run, state, problem, algorithm, mask: torch.Tensor, t: int, checked=True):
+    """Round ``t`` with availability ``mask [R, N]``, recorded; ``checked``: its finiteness
+    check reads the state back (a non-finite state raises the DivergenceError)."""
+    gen = rng.torch_generator(run.config["seed"], t, rng.GRADIENT_NOISE, run.device)
+    state = algorithm.step(problem, state, mask, t, gen)
+    bad = non_finite_state(state, run.config["replicates"]) if checked else None
+    if bad is not None:
+        finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
+    run.add(t, state, mask)
+    return state
+
+
+def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0: int):
+    """The rounds of a chunk ``mask [R, T, N]`` with static shapes (:mod:`fedtheory.sim.
+    _gather`): each round's capacity from its availability count (on the host already),
+    its finiteness and overflow flags kept on the device and read back once for the chunk.
+    If a round overflowed or diverged, the chunk is rerun from its first state, with
+    every pair gathered in the rounds that overflowed and the checks of :func:`_round`
+    (the same numbers, so the same DivergenceError as a run checked every round)."""
+    replicates, rounds, n = mask.shape
+    counts = run.available[:, t0 : t0 + rounds].sum(0).tolist()  # [T] on the host
+    sizes = [gather.capacity(c, replicates * n) for c in counts]
+    replaying = capture.replayable(algorithm, run.device, t0 + 1)
+    start, weight_sum = capture.copied(state) if replaying else state, run.weight_sum
+    overflow = torch.zeros(rounds, dtype=torch.bool, device=run.device)
+    finite = []
+    for j in range(rounds):
+        replay = _replayed(run, state, problem, algorithm, mask[:, j], sizes[j], t0 + j)
+        if replay is None:
+            with gather.static(sizes[j], overflow[j]):
+                state = _round(run, state, problem, algorithm, mask[:, j], t0 + j, checked=False)
+        else:
+            seed = rng.torch_generator(run.config["seed"], t0 + j, rng.GRADIENT_NOISE, run.device)
+            state, flag = replay(state, mask[:, j], seed.initial_seed())
+            overflow[j].logical_or_(flag)
+            run.add(t0 + j, state, mask[:, j])
+        finite.append(finite_state(state))
+    flags = torch.stack([overflow.any(), ~torch.stack(finite).all()]).cpu()  # one read-back
+    if not bool(flags.any()):
+        return state
+    state, run.weight_sum = start, weight_sum
+    full = overflow.cpu().tolist()
+    for j in range(rounds):
+        with gather.static(replicates * n if full[j] else sizes[j], overflow[j]):
+            state = _round(run, state, problem, algorithm, mask[:, j], t0 + j)
+    return state
+
+
+def _replayed(run: _Run, state, problem, algorithm, mask, size: int, t: int):
+    """The recorded round of capacity ``size`` (:mod:`fedtheory.sim._capture`), recorded
+    now if new, or None where round ``t`` is run eagerly (not replayable, or a state whose
+    structure differs from the recorded one)."""
+    if not capture.replayable(algorithm, run.device, t):
+        return None
+    if size not in run.replays:
+        gen = torch.Generator(device=run.device)
+        step = capture.recorded_step(algorithm, problem, size, t, gen)
+        run.replays[size] = capture.ReplayedRound(step, state, mask, gen)
+    replay = run.replays[size]
+    return replay if replay.fits(state) else None
 
 
 def _worked(state, mask: torch.Tensor) -> torch.Tensor:
@@ -310,15 +394,19 @@ class _Run:
     of the first rounds."""
 
     def __init__(self, problem, state, config, label, device, p_biased, recorders, max_memory,
-                 keep_masks) -> None:  # fmt: skip
+                 keep_masks, static) -> None:  # fmt: skip
         reps, rounds, n = config["replicates"], config["rounds"], problem.num_clients
         self.problem, self.config, self.label, self.device = problem, config, label, device
+        self.static = static
+        self.replays: dict[int, capture.ReplayedRound] = {}  # capacity -> recorded round
         self.p_biased, self.recorders, self.max_memory = p_biased, recorders, max_memory
         self.iterates = torch.empty(reps, rounds + 1, problem.dim, dtype=torch.float64,
                                     device=device)  # fmt: skip
         self.masks = torch.empty(reps, rounds, n, dtype=torch.bool) if keep_masks else None
         self.available = torch.empty(reps, rounds, dtype=torch.int64)
-        self.participants = torch.empty(reps, rounds, dtype=torch.int64)
+        # counted where the rounds run in a static run (read back by record), else on the CPU
+        self.participants = torch.empty(reps, rounds, dtype=torch.int64,
+                                        device=device if static else None)  # fmt: skip
         self.weight_sum = None  # [R, N] sum_t q_{t,k}, for algorithms that apply weights
         self.recorded: dict[str, torch.Tensor] = {}  # name -> [R, T, ...] on the CPU
         # what the run record itself keeps, from the fields the state's type declares
@@ -336,10 +424,10 @@ class _Run:
         """Record round ``t``: the model, who worked, the applied weights where the
         algorithm applies any, and every recorder's value."""
         self.iterates[:, t + 1] = state.w
-        self.participants[:, t] = self.worked(state, mask).sum(-1).cpu()
+        self.participants[:, t] = self.worked(state, mask).sum(-1)
         q = None if self.applied is None else self.applied(state, mask)
         if q is not None:
-            self.weight_sum = q if self.weight_sum is None else self.weight_sum + q
+            self.weight_sum = q.clone() if self.weight_sum is None else self.weight_sum + q
         for name, recorder in self.recorders.items():
             value = recorder(state, mask)
             if name not in self.recorded:
@@ -372,20 +460,45 @@ class _Run:
             total = self.weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
             effective = (self.weight_sum / total).cpu().numpy()
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported
-            metrics = evaluate_metrics(
-                self.problem, it[:, eval_rounds], biased_weights=self.p_biased, device=self.device
-            )
+            if self.static and hasattr(self.problem, "_exact_metric_sums"):
+                metrics = _summed_metrics(
+                    self.problem, self.iterates[:, eval_rounds], self.p_biased
+                )
+            else:
+                metrics = evaluate_metrics(
+                    self.problem,
+                    it[:, eval_rounds],
+                    biased_weights=self.p_biased,
+                    device=self.device,
+                )
         return RunRecord(
             it,
             None if self.masks is None else self.masks[:, :done].numpy(),
             metrics,
             {**self.config, "rounds": done},
             eval_rounds=eval_rounds,
-            participants=self.participants[:, :done].numpy(),
+            participants=self.participants[:, :done].cpu().numpy(),
             available=self.available[:, :done].numpy(),
             effective_weights=effective,
             recorded={k: v[:, :done].numpy() for k, v in self.recorded.items()},
         )
+
+
+def _summed_metrics(problem, points: torch.Tensor, biased_weights) -> dict[str, np.ndarray]:
+    """:func:`evaluate_metrics` of the models ``points [..., d]`` where they are (the run's
+    device): the per-client terms reduced there in one pass, read back once."""
+    weights = [problem.alpha] + ([] if biased_weights is None else [biased_weights])
+    sums = problem._exact_metric_sums(
+        points.reshape(-1, points.shape[-1]), torch.from_numpy(np.stack(weights)).to(points.device)
+    )
+    sums = sums.cpu().numpy().reshape(*points.shape[:-1], -1)  # the one read-back
+    out = {"gap": sums[..., 0] - problem.optimum()[1]}
+    if biased_weights is not None:
+        out["gap_B"] = sums[..., 1] - problem.optimum(biased_weights)[1]
+    out["grad_sq"] = sums[..., len(weights)]
+    if sums.shape[-1] > len(weights) + 1:
+        out["accuracy"] = sums[..., -1]
+    return out
 
 
 def finished_record(

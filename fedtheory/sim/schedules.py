@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fedtheory.constraints import Function, Real, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_real
 
@@ -25,20 +26,19 @@ StepSize = float | Schedule
 """A positive float (constant rate) or a schedule ``t -> eta_t``."""
 
 
+@declare(value=Real(0.0, low_open=True))
 @dataclass(frozen=True)
 class Constant:
     r""":math:`\eta_t=\eta` for every round."""
 
     value: float
 
-    def __post_init__(self) -> None:
-        check_real(self.value, "value", "Constant", low=0.0, low_open=True)
-
     def __call__(self, t: int) -> float:
         check_int(t, "t", "Constant", low=0)
         return self.value
 
 
+@declare(a=Real(0.0, low_open=True), b=Real(0.0, low_open=True))
 @dataclass(frozen=True)
 class InverseTime:
     r""":math:`\eta_t=a/(t+b)` with :math:`a,b>0` (MimiC Lemma 6; CA-Fed Theorem 2)."""
@@ -47,8 +47,6 @@ class InverseTime:
     b: float
 
     def __post_init__(self) -> None:
-        check_real(self.a, "a", "InverseTime", low=0.0, low_open=True)
-        check_real(self.b, "b", "InverseTime", low=0.0, low_open=True)
         if not math.isfinite(self.a / self.b):  # the largest rate, eta_0 = a / b
             raise ParameterError(
                 f"The 'b' parameter of InverseTime must keep eta_0 = a/b finite. "
@@ -59,6 +57,7 @@ class InverseTime:
         return self.a / (check_int(t, "t", "InverseTime", low=0) + self.b)
 
 
+@declare(initial=Real(0.0, low_open=True), decay=Real(0.0, 1.0, low_open=True), floor=Real(0.0))
 @dataclass(frozen=True)
 class ExponentialDecay:
     r""":math:`\eta_t=\max(\eta_0\rho^t,\eta_{\min})` (MimiC code: ``rho = 0.99``,
@@ -68,17 +67,12 @@ class ExponentialDecay:
     decay: float
     floor: float = 0.0
 
-    def __post_init__(self) -> None:
-        owner = "ExponentialDecay"
-        check_real(self.initial, "initial", owner, low=0.0, low_open=True)
-        check_real(self.decay, "decay", owner, low=0.0, high=1.0, low_open=True)
-        check_real(self.floor, "floor", owner, low=0.0)
-
     def __call__(self, t: int) -> float:
         t = check_int(t, "t", "ExponentialDecay", low=0)
         return max(self.initial * self.decay**t, self.floor)
 
 
+@declare(schedule=Function(), name=Text(), owner=Text())
 @dataclass(frozen=True)
 class CheckedSchedule:
     r"""A schedule whose every value is checked when it is used: ``schedule(t)`` must be a
@@ -99,6 +93,7 @@ class CheckedSchedule:
         return check_real(value, f"{self.name}({t})", self.owner, low=0.0, low_open=True)
 
 
+@declare(name=Text(), owner=Text())
 def as_schedule(value: StepSize, name: str, owner: str) -> Schedule:
     """A schedule from a positive float (constant) or a callable, whose values are then
     checked when used (:class:`CheckedSchedule`)."""

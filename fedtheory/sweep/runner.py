@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.budget import check_seconds, task_seconds
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, folder_lock, remove_temporaries
 from fedtheory.params import check_instance
@@ -135,6 +136,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: Callable[[SweepProgress], None] | None = None,
+    max_seconds: float | None = None,
 ):
     r"""Call ``fn(settings, seed)`` at every (point, replicate) of ``design`` and return the
     results as a ``pandas.DataFrame`` in design order: the swept settings, ``replicate``,
@@ -170,6 +172,11 @@ def run_sweep(
     progress : callable, optional
         Called with a :class:`SweepProgress` once the tasks are handed over and after each
         finished task (the command line draws a progress bar and prints the dashboard).
+    max_seconds : float, optional
+        Time cap of the whole sweep (default ``FEDTHEORY_MAX_SECONDS``, else 10 minutes):
+        the sum over its tasks of rounds x replicates x clients x dimension x local steps
+        read from each task's settings (:func:`fedtheory.budget.task_seconds`) is
+        refused above it before any task runs, with the estimate.
 
     Examples
     --------
@@ -207,6 +214,11 @@ def run_sweep(
         raise ParameterError(
             f"The 'fixed' parameter of run_sweep must be a JSON-able dict. Got {fixed!r} instead."
         ) from None
+    tasks = list(design.tasks(fixed))
+    check_seconds(sum(task_seconds(t.settings) for t in tasks), "run_sweep",
+                  what=f"{len(tasks)} tasks: rounds x replicates x clients x dim summed over "
+                  "the grid", fixes="a smaller grid, fewer seeds, rounds or replicates",
+                  max_seconds=max_seconds)  # fmt: skip
     context = {"function": store.function_digest(fn)}
     if out is None:
         return _run(fn, design, fixed, context, None, workers, scheduler, progress)

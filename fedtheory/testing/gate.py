@@ -28,22 +28,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fedtheory.constraints import Function, declare
 from fedtheory.errors import ExitStatus, ParameterError
 
 __all__ = ["exit_status"]
 
 
+@declare(check=Function())
 def exit_status(check: Callable[[], object]) -> tuple[ExitStatus, str]:
     """Run ``check()`` and return its exit status (module docstring) and what to print:
     the result's ``repr``, or the error's message. Any other exception propagates (a bug, not
     an outcome)."""
     from fedtheory.bounds.judgement import MeasureError
 
-    if not callable(check):
-        raise ParameterError(
-            f"The 'check' parameter of exit_status must be callable (e.g. functools.partial("
-            f"check_theorem, theorem, measure)). Got {check!r} instead."
-        )
     try:
         result = check()
     except AssertionError as err:

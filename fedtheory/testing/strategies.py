@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from fedtheory.constraints import Array, Bool, Integer, Option, Real, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_choice, check_int, check_real, interval
 
 probabilities = st.floats(0.02, 0.98, allow_nan=False)
 """One probability in [0.02, 0.98] (away from the degenerate 0 and 1)."""
@@ -43,16 +43,14 @@ probabilities = st.floats(0.02, 0.98, allow_nan=False)
 _TINY = (1e-12, 1e-9, 1e-6)  # near-degenerate weights
 
 
-def _range(value, name: str, owner: str, *, low: float, high: float | None = None):
-    """A ``(low, high)`` pair of reals inside ``[low, high]`` with ``low <= high``."""
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        where = interval(low, high, low_open=False, high_open=False)
+def _ordered(pair, name: str, owner: str) -> tuple[float, float]:
+    """A declared pair ``(low, high)`` (an array of two reals) with ``low <= high``."""
+    a, b = float(pair[0]), float(pair[1])
+    if a > b:
         raise ParameterError(
-            f"The '{name}' parameter of {owner} must be a pair (low, high) of reals in "
-            f"{where}. Got {value!r} instead."
+            f"The '{name}' parameter of {owner} must be a pair (low, high) with low <= high. "
+            f"Got ({a!r}, {b!r}) instead."
         )
-    a = check_real(value[0], f"{name}[0]", owner, low=low, high=high)
-    b = check_real(value[1], f"{name}[1]", owner, low=a, high=high)
     return a, b
 
 
@@ -66,6 +64,7 @@ def _simplex(draw, n: int, low: float, near_degenerate: bool):
     return raw / raw.sum()
 
 
+@declare(n=Size(), low=Real(0.0, 1.0, low_open=True), near_degenerate=Bool())
 def simplex(n: int, *, low: float = 1e-3, near_degenerate: bool = False):
     r"""Positive weights ``[n]`` summing to one (raw entries in ``[low, 1]``, normalised).
 
@@ -73,22 +72,25 @@ def simplex(n: int, *, low: float = 1e-3, near_degenerate: bool = False):
     :math:`10^{-6}` are mixed in, so some clients weigh almost nothing (and one can weigh
     almost everything).
     """
-    owner = "simplex"
-    n = check_int(n, "n", owner, low=1)
-    low = check_real(low, "low", owner, low=0.0, high=1.0, low_open=True)
-    return _simplex(n, low, check_bool(near_degenerate, "near_degenerate", owner))
+    return _simplex(n, low, near_degenerate)
 
 
+@declare(
+    max_clients=Size(),
+    low=Real(0.0, 1.0, low_open=True),
+    high=Real(0.0, 1.0, low_open=True),
+    min_clients=Integer(1, "max_clients"),
+)
 def participation_probabilities(
     max_clients: int = 8, *, low: float = 0.02, high: float = 1.0, min_clients: int = 1
 ):
     """Bernoulli participation probabilities ``p [N]`` in ``[low, high]``, ``N`` in
     ``[min_clients, max_clients]``."""
-    owner = "participation_probabilities"
-    max_clients = check_int(max_clients, "max_clients", owner, low=1)
-    min_clients = check_int(min_clients, "min_clients", owner, low=1, high=max_clients)
-    low = check_real(low, "low", owner, low=0.0, high=1.0, low_open=True)
-    high = check_real(high, "high", owner, low=low, high=1.0)
+    if high < low:
+        raise ParameterError(
+            f"The 'high' parameter of participation_probabilities must be in [low, 1] = "
+            f"[{low!r}, 1]. Got {high!r} instead."
+        )
     return st.integers(min_clients, max_clients).flatmap(
         lambda n: st.lists(st.floats(low, high), min_size=n, max_size=n).map(np.array)
     )
@@ -117,6 +119,12 @@ def _quadratic_problems(draw, max_clients, max_dim, kappa, noise_std):
     )
 
 
+@declare(
+    max_clients=Size(2),
+    max_dim=Size(),
+    kappa=Array(shape=(2,), low=1.0),
+    noise_std=Array(shape=(2,), low=0.0),
+)
 def quadratic_problems(
     max_clients: int = 5,
     max_dim: int = 3,
@@ -130,10 +138,10 @@ def quadratic_problems(
     deviation in ``noise_std``; every constant is exact."""
     owner = "quadratic_problems"
     return _quadratic_problems(
-        check_int(max_clients, "max_clients", owner, low=2),
-        check_int(max_dim, "max_dim", owner, low=1),
-        _range(kappa, "kappa", owner, low=1.0),
-        _range(noise_std, "noise_std", owner, low=0.0),
+        max_clients,
+        max_dim,
+        _ordered(kappa, "kappa", owner),
+        _ordered(noise_std, "noise_std", owner),
     )
 
 
@@ -156,33 +164,24 @@ def _data_problems(draw, model, max_clients, max_dim, ridge):
     return LogisticRegressionProblem(binary, ridge=rho, batch_size=1)
 
 
+@declare(max_clients=Size(2), max_dim=Size(), ridge=Array(shape=(2,), low=0.0))
 def least_squares_problems(
     max_clients: int = 4, max_dim: int = 3, *, ridge: tuple[float, float] = (0.01, 1.0)
 ):
     """Ridge least-squares problems on heterogeneous Gaussian linear data (``gaussian_linear``),
     batch size 1 (so the exact gradient noise is non-zero); ridge in ``ridge``."""
-    owner = "least_squares_problems"
-    return _data_problems(
-        "least_squares",
-        check_int(max_clients, "max_clients", owner, low=2),
-        check_int(max_dim, "max_dim", owner, low=1),
-        _range(ridge, "ridge", owner, low=0.0),
-    )
+    ridge = _ordered(ridge, "ridge", "least_squares_problems")
+    return _data_problems("least_squares", max_clients, max_dim, ridge)
 
 
+@declare(max_clients=Size(2), max_dim=Size(), ridge=Array(shape=(2,), low=1e-6))
 def logistic_problems(
     max_clients: int = 4, max_dim: int = 3, *, ridge: tuple[float, float] = (0.01, 1.0)
 ):
     r"""Ridge binary logistic-regression problems (certified :math:`L`, :math:`\mu=\rho`)
     on the sign of Gaussian linear data; ridge :math:`\rho` in ``ridge`` (positive)."""
-    owner = "logistic_problems"
-    ridge = _range(ridge, "ridge", owner, low=1e-6)
-    return _data_problems(
-        "logistic",
-        check_int(max_clients, "max_clients", owner, low=2),
-        check_int(max_dim, "max_dim", owner, low=1),
-        ridge,
-    )
+    ridge = _ordered(ridge, "ridge", "logistic_problems")
+    return _data_problems("logistic", max_clients, max_dim, ridge)
 
 
 @st.composite
@@ -200,14 +199,12 @@ def _federated_datasets(draw, num_classes, max_clients):
     return FederatedDataset.from_clients(xs, ys, num_classes=num_classes)
 
 
+@declare(num_classes=Size(2, none=True), max_clients=Size())
 def federated_datasets(*, num_classes: int | None = None, max_clients: int = 5):
     """Small federated data sets with uneven client sizes (padding exercised).
 
     ``num_classes=None`` gives binary 0/1 labels; otherwise class ids ``0..C-1``."""
-    owner = "federated_datasets"
-    if num_classes is not None:
-        num_classes = check_int(num_classes, "num_classes", owner, low=2)
-    return _federated_datasets(num_classes, check_int(max_clients, "max_clients", owner, low=1))
+    return _federated_datasets(num_classes, max_clients)
 
 
 @st.composite
@@ -230,13 +227,10 @@ def _weight_instances(draw, max_clients, bias):
     )
 
 
+@declare(max_clients=Size(2), bias=Option("none", "chi2", "tv"))
 def weight_instances(max_clients: int = 12, *, bias: str = "none"):
     """Instances of CA-Fed's App. D weight program (``fedtheory.optim.WeightInstance``)."""
-    owner = "weight_instances"
-    return _weight_instances(
-        check_int(max_clients, "max_clients", owner, low=2),
-        check_choice(bias, ("none", "chi2", "tv"), "bias", owner),
-    )
+    return _weight_instances(max_clients, bias)
 
 
 # --- availability ---------------------------------------------------------------------------
@@ -269,6 +263,7 @@ def _stochastic_matrices(draw, max_states, sparse):
     return values / values.sum(axis=1, keepdims=True)
 
 
+@declare(max_states=Size(2), sparse=Bool())
 def stochastic_matrices(max_states: int = 6, *, sparse: bool = True):
     """Irreducible aperiodic (primitive) stochastic matrices ``[n, n]``, ``n`` in
     ``2..max_states``.
@@ -276,10 +271,7 @@ def stochastic_matrices(max_states: int = 6, *, sparse: bool = True):
     A cycle ``i -> i+1 (mod n)`` and a self-loop at state 0 are kept positive, which makes
     the chain irreducible and aperiodic; the other entries are random and may be zero.
     """
-    owner = "stochastic_matrices"
-    return _stochastic_matrices(
-        check_int(max_states, "max_states", owner, low=2), check_bool(sparse, "sparse", owner)
-    )
+    return _stochastic_matrices(max_states, sparse)
 
 
 @st.composite
@@ -291,14 +283,11 @@ def _cyclic_patterns(draw, max_clients, max_period):
     return Cyclic(np.array(p), period=draw(st.integers(2, max_period)))
 
 
+@declare(max_clients=Size(), max_period=Size(2))
 def cyclic_patterns(max_clients: int = 6, *, max_period: int = 20):
     """FedAU's cyclic participation (``availability.Cyclic``): per-client targets
     ``p [N]`` in [0, 1] and a period in ``2..max_period``."""
-    owner = "cyclic_patterns"
-    return _cyclic_patterns(
-        check_int(max_clients, "max_clients", owner, low=1),
-        check_int(max_period, "max_period", owner, low=2),
-    )
+    return _cyclic_patterns(max_clients, max_period)
 
 
 @st.composite
@@ -312,15 +301,12 @@ def _block_patterns(draw, max_block, max_clients):
     return AlternatingBlocks(t1, t2, group1=group1)
 
 
+@declare(max_block=Size(), max_clients=Size(2))
 def block_patterns(max_block: int = 10, *, max_clients: int = 2):
     """FedLaAvg's alternating blocks (``availability.AlternatingBlocks``): block lengths
     ``t1, t2`` in ``1..max_block`` and two non-empty groups among ``2..max_clients``
     clients (Example 1 when ``max_clients=2``)."""
-    owner = "block_patterns"
-    return _block_patterns(
-        check_int(max_block, "max_block", owner, low=1),
-        check_int(max_clients, "max_clients", owner, low=2),
-    )
+    return _block_patterns(max_block, max_clients)
 
 
 # --- schedules ------------------------------------------------------------------------------
@@ -331,10 +317,11 @@ def _step_schedules(draw, max_rounds):
     return a / (np.arange(T + 1) + b) ** c
 
 
+@declare(max_rounds=Size())
 def step_schedules(max_rounds: int = 60):
     """Decreasing step sizes ``eta_t = a / (t + b)^c``, ``t = 0..T`` (CA-Fed Theorem 2),
     ``a`` in [1e-3, 0.5], ``b`` in [1, 10], ``c`` in [0.5, 1], ``T`` in ``1..max_rounds``."""
-    return _step_schedules(check_int(max_rounds, "max_rounds", "step_schedules", low=1))
+    return _step_schedules(max_rounds)
 
 
 @st.composite
@@ -345,17 +332,11 @@ def _quota_schedules(draw, k, K, max_rounds, saturated):
     return np.array(fractions) * k / K
 
 
+@declare(K=Size(), k=Integer(1, "K"), max_rounds=Size(), saturated=Bool())
 def quota_schedules(*, k: int, K: int, max_rounds: int = 50, saturated: bool = True):
     """Fairness quotas ``sigma_t`` in [0, k/K] (E3CS). With ``saturated=False`` every quota is
     at most 0.99 k/K, so sum_t (k - K sigma_t) > 0 (the hypothesis of E3CS's optimal eta)."""
-    owner = "quota_schedules"
-    K = check_int(K, "K", owner, low=1)
-    return _quota_schedules(
-        check_int(k, "k", owner, low=1, high=K),
-        K,
-        check_int(max_rounds, "max_rounds", owner, low=1),
-        check_bool(saturated, "saturated", owner),
-    )
+    return _quota_schedules(k, K, max_rounds, saturated)
 
 
 @st.composite
@@ -370,9 +351,8 @@ def _e3cs_allocation_inputs(draw, max_clients):
     return log_w, k, fraction * k / n
 
 
+@declare(max_clients=Size(2))
 def e3cs_allocation_inputs(max_clients: int = 12):
     """(log_w [R, K], k, sigma) for E3CS's ProbAlloc: log-weights with moderate spread or huge
     gaps (so that some weights underflow), sigma anywhere in [0, k/K] including both ends."""
-    return _e3cs_allocation_inputs(
-        check_int(max_clients, "max_clients", "e3cs_allocation_inputs", low=2)
-    )
+    return _e3cs_allocation_inputs(max_clients)

@@ -33,15 +33,10 @@ from hypothesis import HealthCheck, assume, given, target
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from fedtheory.bounds.base import Theorem
+from fedtheory.constraints import Bool, Function, Instance, Integer, MappingOf, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_bool,
-    check_instance,
-    check_int,
-    check_real,
-    check_seed,
-    interval,
-)
+from fedtheory.params import check_real, interval
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
 from fedtheory.verdict import AUTO_START, Verdict, format_ratio
 
@@ -72,12 +67,6 @@ DEFAULT_SEARCH_REPLICATES = 1024
 """Replicates per point of that search for ``replicates="auto"``."""
 
 _RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-def _theorem_type():
-    from fedtheory.bounds.base import Theorem
-
-    return Theorem
 
 
 # --- boxes --------------------------------------------------------------------------------
@@ -301,6 +290,7 @@ def _check_fixed(theorem, fixed: dict, owner: str) -> None:
                 )
 
 
+@declare(theorem=Instance(Theorem), ranges=MappingOf(), fixed=MappingOf())
 def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | None = None):
     r"""Hypothesis strategy of keyword dictionaries inside ``theorem``'s hypotheses.
 
@@ -330,15 +320,7 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     >>> test()
     """
     owner = "theorem_values"
-    check_instance(theorem, _theorem_type(), "theorem", owner)
-    for name, value in (("ranges", ranges), ("fixed", fixed)):
-        if value is not None and not isinstance(value, Mapping):
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a dict keyed by parameter. Got "
-                f"{type(value).__name__} instead."
-            )
-    ranges = {**theorem.ranges, **dict(ranges or {})}  # the theorem's boxes, then the caller's
-    fixed = dict(fixed or {})
+    ranges = {**theorem.ranges, **ranges}  # the theorem's boxes, then the caller's
     for name in [*ranges, *fixed]:
         if name not in theorem.parameters:
             raise ParameterError(
@@ -355,18 +337,25 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
     return _values(theorem, fixed, boxes)
 
 
+def rebuildable(value):
+    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
+    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
+    ``repr`` omits them), an array as a list, anything else as is."""
+    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
+        return (
+            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
+            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
+            f"noise_std={value.noise_std!r})"
+        )
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
 def _complete(values: Mapping) -> str:
-    """``values`` as text that rebuilds them: a quadratic problem is written as the
-    constructor call with its curvatures ``A``, client minimisers ``c`` and weights (its
-    one-line ``repr`` omits them)."""
+    """``values`` as text that rebuilds them (:func:`rebuildable`)."""
 
     def show(v) -> str:
-        if all(hasattr(v, a) for a in ("A", "c", "alpha", "noise_std")):
-            return (
-                f"{type(v).__name__}(A={np.asarray(v.A).tolist()}, c={np.asarray(v.c).tolist()}, "
-                f"alpha={np.asarray(v.alpha).tolist()}, noise_std={v.noise_std!r})"
-            )
-        return repr(v)
+        v = rebuildable(v)
+        return v if isinstance(v, str) and v.endswith(")") else repr(v)
 
     return "{" + ", ".join(f"{k!r}: {show(v)}" for k, v in values.items()) + "}"
 
@@ -429,6 +418,23 @@ class TheoremCheck:
         return text + ")"
 
 
+@declare(
+    theorem=Instance(Theorem),
+    measure=Function(),
+    ranges=MappingOf(),
+    fixed=MappingOf(),
+    rtol=Real(0.0, 1.0, none=True),
+    atol=Real(0.0, none=True),
+    settings=Instance(hypothesis_settings, none=True),
+    constants=Function(none=True),
+    instances=Instance(st.SearchStrategy, none=True),
+    max_replicates=Integer(AUTO_START),
+    margin=Real(0.0, none=True),
+    confidence=Real(0.0, 1.0, low_open=True, high_open=True),
+    seed=Integer(0),
+    fail_on_inconclusive=Bool(),
+    search_budget=Integer(3),
+)
 def check_theorem(
     theorem,
     measure: Callable[..., object],
@@ -495,9 +501,13 @@ def check_theorem(
     ``ranges``, ``fixed`` and ``replicates`` (``"auto"`` searches with
     ``DEFAULT_SEARCH_REPLICATES``), so whether a false bound is caught does not depend on
     the profile's luck; a counterexample is shrunk (small sizes, short decimals) and raised
-    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, pass
-    the family to search instead (``search=dataclasses.replace(FAMILIES[key],
-    theorem=mine)``); ``search=False`` skips it.
+    in the paper's symbols as ``fedtheory tightness`` prints it. With ``instances``, the
+    search runs over the strategy's own choices
+    (:func:`fedtheory.tightness.drawn.strategy_family`: the bounded float choices of
+    :data:`~fedtheory.tightness.drawn.DRAWS` choice sequences drawn with ``seed``, the
+    strategy replayed at every point), no family needed; a family written for
+    the instances may be given instead (``search=dataclasses.replace(FAMILIES[key],
+    theorem=mine)``). ``search=False`` skips the search.
 
     Returns
     -------
@@ -544,35 +554,27 @@ def check_theorem(
     rtol = (BOUND_RTOL if upper else TIGHT_RTOL) if rtol is None else rtol
     atol = (0.0 if upper else ZERO_ATOL) if atol is None else atol
     Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner)  # checks them
-    if settings is not None:
-        check_instance(settings, hypothesis_settings, "settings", owner)
     if (constants is None) != (instances is None):
         raise ParameterError(
             f"The 'constants' parameter of {owner} must be given together with 'instances' "
             f"(a strategy of instances to derive them from). Got constants={constants!r}, "
             f"instances={instances!r} instead."
         )
-    if constants is not None:
-        if not callable(constants):
-            raise ParameterError(
-                f"The 'constants' parameter of {owner} must be callable. Got {constants!r} instead."
-            )
-        check_instance(instances, st.SearchStrategy, "instances", owner)
-        if ranges or fixed:
-            raise ParameterError(
-                f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
-                f"instances say where to look). Got {ranges or fixed!r} instead."
-            )
-    if replicates is not None and replicates != "auto":
-        replicates = check_int(replicates, "replicates", owner, low=2)
-    cap = check_int(max_replicates, "max_replicates", owner, low=AUTO_START)
-    confidence = check_real(confidence, "confidence", owner, low=0.0, high=1.0,
-                            low_open=True, high_open=True)  # fmt: skip
-    seed = check_seed(seed, owner)
-    fail_on_inconclusive = check_bool(fail_on_inconclusive, "fail_on_inconclusive", owner)
-    family = _search_family(theorem, measure, search, constants, ranges, fixed, replicates,
-                            owner)  # fmt: skip
-    search_budget = check_int(search_budget, "search_budget", owner, low=3)
+    if constants is not None and (ranges or fixed):
+        raise ParameterError(
+            f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
+            f"instances say where to look). Got {ranges or fixed!r} instead."
+        )
+    if replicates is not None and replicates != "auto":  # an int >= 2 or "auto"
+        replicates = Integer(2).check(replicates, "replicates", owner, {})
+    cap = max_replicates
+    from fedtheory.tightness import Family
+
+    if search is not True and search is not False and not isinstance(search, Family):
+        raise ParameterError(
+            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
+            f"{search!r} instead."
+        )
     strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
         instances
     )  # fmt: skip
@@ -641,19 +643,23 @@ def check_theorem(
     # one failure, the first shrunk: an ExceptionGroup of several would hide the verdict
     hypothesis_settings(settings, report_multiple_bugs=False)(given(strategy)(one))()
     result, note = None, "search: not run (search=False)" if search is False else ""
-    if family is None and search is not False:
-        note = (
-            "search: not run (an exact statement)" if not upper
-            else "search: not run (give search=Family to search instances)"
-        )  # fmt: skip
+    family = None
+    if search is not False and not upper:
+        note = "search: not run (an exact statement)"
+    elif search is not False:
+        family = _search_family(theorem, measure, search, constants, instances, ranges, fixed,
+                                replicates, seed)  # fmt: skip
     if family is not None:
         from fedtheory.tightness import search as run_search
 
         result = run_search(family, budget=search_budget, seed=seed)
         if result.counterexample is not None and replicates is not None and search is True:
             # judged like one more example (Bonferroni level, the examples' replicates)
-            at = dict(result.counterexample.evaluation.constants)
-            again = judged(at, at, f"{theorem.title} at {_complete(at)}")
+            cex = result.counterexample
+            at = dict(cex.evaluation.constants)
+            rebuild = getattr(family.evaluate, "instance_at", None)  # a drawn instance
+            values = at if rebuild is None else rebuild(cex.integers, cex.vector())
+            again = judged(values, at, f"{theorem.title} at {_complete(values)}")
             if again.outcome is not Verdict.VIOLATED:
                 note = (
                     f"search: its counterexample at {at} was not confirmed by an independent "
@@ -681,20 +687,17 @@ def _example_seed(seed: int, values: Mapping, batch: int) -> int:
     return int(np.random.SeedSequence([seed, *words.tolist(), batch]).generate_state(1)[0])
 
 
-def _search_family(theorem, measure, search, constants, ranges, fixed, replicates, owner):
-    """The family searched after the examples (None: no search), module docstring."""
+def _search_family(theorem, measure, search, constants, instances, ranges, fixed, replicates,
+                   seed):  # fmt: skip
+    """The family searched after the examples: ``search`` when a Family; over the drawn
+    instances (:func:`fedtheory.tightness.drawn.strategy_family`) with ``instances``; else
+    over the theorem's parameters."""
     from fedtheory.tightness import Family, theorem_family
+    from fedtheory.tightness.drawn import strategy_family
 
-    if search is False:
-        return None
     if isinstance(search, Family):
         return search
-    if search is not True:
-        raise ParameterError(
-            f"The 'search' parameter of {owner} must be True, False or a Family. Got "
-            f"{search!r} instead."
-        )
-    if constants is not None or theorem.kind != "upper bound":
-        return None
     reps = DEFAULT_SEARCH_REPLICATES if replicates == "auto" else replicates
+    if constants is not None:
+        return strategy_family(theorem, measure, instances, constants, replicates=reps, seed=seed)
     return theorem_family(theorem, measure, ranges=ranges, fixed=fixed, replicates=reps)

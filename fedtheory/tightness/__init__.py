@@ -1,7 +1,8 @@
 r"""Tightness and counterexample search for upper bounds, the catalogue's and your own.
 
 For an upper bound and a family of instances (``FAMILIES``, one per catalogue key whose
-measured side is cheap; :func:`theorem_family` for your own theorem), :func:`search` looks
+measured side is cheap; :func:`theorem_family` for your own theorem;
+:func:`strategy_family` for instances a hypothesis strategy draws), :func:`search` looks
 for the instance that maximises measured / bound (hypothesis-guided draws, CMA-ES, then
 Nelder-Mead) and returns a :class:`SearchResult`: the worst ratio, the instance attaining it
 (in the paper's symbols), whether the bound is *attained* there, the proved supremum where
@@ -40,6 +41,8 @@ _LAZY = {
     "register": "custom",
     "theorem_family": "custom",
     "custom": None,
+    "strategy_family": "drawn",
+    "drawn": None,
 }
 
 __all__ = sorted(n for n, m in _LAZY.items() if m is not None)

@@ -26,13 +26,26 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from fedtheory.bounds.base import Theorem
+from fedtheory.constraints import Function, Instance, Location, MappingOf, Text, declare
+from fedtheory.constraints import Integer as IntegerIn
+from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_mapping, check_real, check_str
 from fedtheory.tightness.family import Family, Integer, Measurement, Real, scaled
 
 _OWNER = "theorem_family"
 
 
+@declare(
+    theorem=Instance(Theorem),
+    measure=Function(),
+    ranges=MappingOf(),
+    fixed=MappingOf(),
+    replicates=IntegerIn(2, none=True),
+    description=Text(none=True),
+    tightness=Text(none=True),
+    supremum=RealIn(0.0, low_open=True, none=True),
+)
 def theorem_family(
     theorem,
     measure: Callable,
@@ -93,16 +106,12 @@ def theorem_family(
             f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
             f"{theorem.key!r} of kind {theorem.kind!r} instead."
         )
-    ranges = check_mapping(ranges, "ranges", _OWNER)
-    fixed = check_mapping(fixed, "fixed", _OWNER)
     unknown = [name for name in ranges if name not in theorem.parameters]
     if unknown:
         raise ParameterError(
             f"The 'ranges' parameter of {_OWNER} must name parameters of {theorem.title} "
             f"({', '.join(theorem.parameters)}). Got {unknown} instead."
         )
-    if replicates is not None:
-        replicates = check_int(replicates, "replicates", _OWNER, low=2)
     free = [p for p in theorem.parameters if p not in fixed]
     boxes = {p: _box(p, theorem.notation[p], ranges, _OWNER) for p in free}
     integers = tuple(
@@ -125,14 +134,12 @@ def theorem_family(
         # family's judge reads it off the parameters and the bound's terms)
         return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
 
-    if supremum is not None:
-        supremum = check_real(supremum, "supremum", _OWNER, low=0.0, low_open=True)
     shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
         f", {k} = {v}" for k, v in fixed.items()
     )
     return Family(
         theorem,
-        check_str(description, "description", _OWNER) if description is not None else shown,
+        description if description is not None else shown,
         integers,
         lambda ints: reals,
         evaluate,
@@ -148,15 +155,12 @@ def theorem_family(
     )
 
 
+@declare(family=Instance(Family))
 def register(family: Family) -> Family:
     """Add ``family`` to ``fedtheory.tightness.FAMILIES`` under its key (a user family may
     replace a user family of the same key, never a catalogue one); returns it."""
     from fedtheory.tightness.families import CATALOGUE_KEYS, FAMILIES
 
-    if not isinstance(family, Family):
-        raise ParameterError(
-            f"The 'family' parameter of register must be a Family. Got {family!r} instead."
-        )
     if family.key in CATALOGUE_KEYS and FAMILIES[family.key] is not family:
         raise ParameterError(
             f"The 'family' parameter of register must have a key outside the catalogue's "
@@ -167,6 +171,7 @@ def register(family: Family) -> Family:
     return family
 
 
+@declare(path=Location(suffixes=(".py",), exists=True))
 def load_families(path) -> list[str]:
     """Import the Python file ``path``, which registers families (:func:`register`), with
     its folder on ``sys.path``; return the keys it registered, each family marked with

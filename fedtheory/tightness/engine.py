@@ -60,9 +60,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.constraints import Bool, Instance, Integer, MappingOf, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
-from fedtheory.params import check_bool, check_choice, check_instance, check_int, check_seed
 from fedtheory.tightness.family import Evaluation, Family
 
 DEFAULT_BUDGET = 400
@@ -231,6 +231,7 @@ def _value(v) -> str:
     return str(v)
 
 
+@declare(values=MappingOf())
 def format_values(values: Mapping) -> str:
     """``name=value, ...`` with floats to 6 significant digits (an instance, constants)."""
     return ", ".join(f"{k}={_value(v)}" for k, v in values.items())
@@ -605,6 +606,22 @@ MAX_BUDGET, MAX_STARTS = 100_000, 100
 """Largest ``budget`` and ``starts`` of :func:`search` (caps its time: hours, not years)."""
 
 
+class _Budget(Integer):
+    """An evaluation budget in ``[3, MAX_BUDGET]``; its edge value for generated tests is the
+    lowest only (the highest is 100 000 evaluations: minutes, by design)."""
+
+    def edges(self, valid):
+        return [(label, v) for label, v in super().edges(valid) if v != self.high]
+
+
+@declare(
+    family=Instance(Family),
+    budget=_Budget(3, MAX_BUDGET),
+    seed=Integer(0),
+    starts=Integer(1, MAX_STARTS),
+    shrink=Bool(),
+    method=Option(*METHODS),
+)
 def search(
     family: Family,
     *,
@@ -642,13 +659,6 @@ def search(
     >>> bool(0.99 < result.ratio), result.counterexample is None
     (True, True)
     """
-    owner = "tightness.search"
-    family = check_instance(family, Family, "family", owner)
-    budget = check_int(budget, "budget", owner, low=3, high=MAX_BUDGET)
-    seed = check_seed(seed, owner)
-    starts = check_int(starts, "starts", owner, low=1, high=MAX_STARTS)
-    shrink = check_bool(shrink, "shrink", owner)
-    method = check_choice(method, METHODS, "method", owner)
     record = _Recorder(family, seed)
     found, shrunk = _search_once(family, record, budget, seed, starts, {}, method)
     if found is not None and shrink and not shrunk:
@@ -688,6 +698,7 @@ def search(
     )
 
 
+@declare(which=Option("worst", "counterexample"))
 def reproduce(saved, *, which: str = "worst") -> Evaluation:
     """Re-evaluate an instance of a saved search (a path to its JSON, or the dict of
     :meth:`SearchResult.as_dict`) with the seed it was found with: ``which`` is
@@ -695,8 +706,7 @@ def reproduce(saved, *, which: str = "worst") -> Evaluation:
     registered it (the JSON's ``module``)."""
     from fedtheory.tightness.custom import _family_of
 
-    owner = "tightness.reproduce"
-    which = check_choice(which, ("worst", "counterexample"), "which", owner)
+    owner = "reproduce"
     try:
         data = json.loads(Path(saved).read_text()) if isinstance(saved, str | Path) else saved
     except (OSError, ValueError):  # missing, unreadable or not JSON

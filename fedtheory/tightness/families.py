@@ -31,20 +31,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from importlib import import_module
 
 import numpy as np
 
+from fedtheory import papers
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
+from fedtheory.budget import check_seconds, seconds
+from fedtheory.constraints import Array, Size, declare
+from fedtheory.constraints import Integer as IntegerIn
+from fedtheory.constraints import Real as RealIn
 from fedtheory.params import (
-    check_array,
     check_finite_result,
-    check_int,
-    check_real,
-    check_seed,
-    check_size,
 )
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
-from fedtheory.tightness.fedawe import FEDAWE_LEMMA2
 from fedtheory.verdict import mean_confidence_interval
 
 KAPPA_MAX = 100.0
@@ -160,6 +160,7 @@ _CAFED_INTEGERS = (
 )
 
 
+@declare(delta=RealIn(0.0, 0.49, low_open=True))
 def theorem1_near_tight_point(delta: float) -> tuple[dict, np.ndarray]:
     r"""A point of the ``cafed.theorem1`` family where measured / bound is
     :math:`(1-4\delta^2)/(1-2\delta^2)` (:math:`\to1` as :math:`\delta\to0`).
@@ -170,12 +171,11 @@ def theorem1_near_tight_point(delta: float) -> tuple[dict, np.ndarray]:
     :math:`F_B(w)-F_B^*=\delta^2/2`, :math:`\chi^2=4\delta^2/(1-4\delta^2)`,
     :math:`\Gamma=\frac18`. So Theorem 1 is tight: the supremum of the ratio is 1
     (approached, attained at no :math:`\delta>0` of this instance)."""
-    delta = check_real(delta, "delta", "theorem1_near_tight_point", low=0.0, high=0.49,
-                       low_open=True)  # fmt: skip
     log_b = math.log10((0.5 + delta) / (0.5 - delta))
     return {"N": 2, "d": 1}, np.array([0.0, 1.0, 0.0, log_b, 1.0])
 
 
+@declare(delta=RealIn(0.0, 0.49, low_open=True))
 def theorem3_attaining_point(delta: float) -> tuple[dict, np.ndarray]:
     r"""A point of the ``cafed.theorem3`` family where measured = bound exactly.
 
@@ -185,8 +185,6 @@ def theorem3_attaining_point(delta: float) -> tuple[dict, np.ndarray]:
     :math:`w=\frac12+\delta`: :math:`F(w)-F^*=2\delta^2=2\cdot\frac{\delta^2}2+
     8\delta^2\cdot\frac18` with :math:`\Gamma'=\frac18`. So Theorem 3 is attained (its
     worst ratio is exactly 1)."""
-    delta = check_real(delta, "delta", "theorem3_attaining_point", low=0.0, high=0.49,
-                       low_open=True)  # fmt: skip
     log_a = math.log10((0.5 - delta) / (0.5 + delta))
     return {"N": 2, "d": 1}, np.array([0.0, 1.0, log_a, 0.0, 1.0])
 
@@ -280,6 +278,14 @@ def _e3cs_reals(ints: Mapping[str, int], *, with_eta: bool) -> tuple[Real, ...]:
     )
 
 
+@declare(
+    K=Size(2),
+    k=IntegerIn(1, "K"),
+    T=Size(),
+    rho=Array(shape=("K",), low=0.0, high=1.0),
+    replicates=Size(2),
+    seed=IntegerIn(0),
+)
 def e3cs_regret_samples(
     K: int, k: int, T: int, *, sigma: float, eta: float, rho, replicates: int, seed: int
 ) -> np.ndarray:
@@ -290,13 +296,6 @@ def e3cs_regret_samples(
     from fedtheory.availability import Bernoulli
     from fedtheory.sim import E3CS, run_selection
 
-    owner = "e3cs_regret_samples"
-    K = check_int(K, "K", owner, low=2)
-    k = check_int(k, "k", owner, low=1, high=K)
-    T = check_int(T, "T", owner, low=1)
-    rho = check_array(rho, "rho", owner, shape=(K,), low=0.0, high=1.0)
-    replicates = check_int(replicates, "replicates", owner, low=2)
-    seed = check_seed(seed, owner)
     x = Bernoulli(rho).sample(T, replicates=replicates, seed=seed).numpy()
     rec = run_selection(E3CS(k, sigma=sigma, eta=eta, sampler="systematic"), x, seed=seed)
     return rec.regret
@@ -368,6 +367,7 @@ E3CS_REGRET_OPTIMAL = Family(
 
 
 # --- FedLaAvg on Example 1 -------------------------------------------------------------------
+@declare(x0=RealIn(), t1=Size(), t2=Size(), T=Size(), e1=RealIn(), e2=RealIn())
 def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1.0) -> float:
     r"""Exact :math:`\min_{0\le t\le T}(x_t-x^*)^2` of FedLaAvg (Yan et al. 2020, Algorithm 1,
     one available client per iteration, exact gradients) on Example 1 with
@@ -377,12 +377,10 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
     ``fedtheory.sim.FedLaAvg``). :math:`\hat x=\arg\min_{x_t}f(x_t)` includes :math:`x_0`,
     as the validation ``example1-algorithms`` does."""
     owner = "fedlaavg_example1_error"
-    reals = {
-        n: np.float64(check_real(v, n, owner)) for n, v in (("x0", x0), ("e1", e1), ("e2", e2))
-    }
-    t1, t2 = check_size(t1, "t1", owner), check_size(t2, "t2", owner)
-    T = check_size(T, "T", owner)
-    x0, e1, e2 = reals["x0"], reals["e1"], reals["e2"]
+    check_seconds(seconds(rounds=T), owner, what=f"{T} iterations of a Python loop",
+                  fixes="a smaller T")  # fmt: skip
+    x0, e1, e2 = np.float64(x0), np.float64(e1), np.float64(e2)
+    reals = {"x0": x0, "e1": e1, "e2": e2}
     gamma, centre, e = 1 / (2 * math.sqrt(T)), (e1 + e2) / 2, (e1, e2)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
         x, cached, best = x0, [0.0, 0.0], (x0 - centre) ** 2
@@ -422,9 +420,20 @@ _CATALOGUE = (
     E3CS_REGRET,
     E3CS_REGRET_OPTIMAL,
     FEDLAAVG_EXAMPLE1,
-    FEDAWE_LEMMA2,
 )
-CATALOGUE_KEYS = frozenset(f.key for f in _CATALOGUE)
-"""The catalogue's families (a user family may not take one of these keys)."""
+CATALOGUE_KEYS: set[str] = {f.key for f in _CATALOGUE}
+"""The catalogue's families, with every registered paper's (a user family may not take one of
+these keys)."""
 FAMILIES: dict[str, Family] = {f.key: f for f in _CATALOGUE}
-"""Every family by key: the catalogue's, then those registered (``register``)."""
+"""Every family by key: the catalogue's, each registered paper's (the ``FAMILIES`` of the
+modules its record names under ``tightness``, :mod:`fedtheory.papers`), then those
+registered by the user (``register``)."""
+
+
+def _load(paper: papers.Paper) -> None:
+    for module in map(import_module, paper.tightness):
+        CATALOGUE_KEYS.update(f.key for f in module.FAMILIES)
+        FAMILIES.update({f.key: f for f in module.FAMILIES})
+
+
+papers.on_register(_load)

@@ -33,6 +33,8 @@ import numpy as np
 
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
+from fedtheory.constraints import Instance, declare
+from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_bool, check_instance, check_real, check_str
 from fedtheory.verdict import Verdict
@@ -279,6 +281,8 @@ class Family:
                 f"The 'evaluate' parameter of Family must return a Measurement. Got "
                 f"{type(m).__name__} instead."
             )
+        if math.isnan(m.measured) and not m.constants:  # no instance here (rejected draw)
+            return self._failed(judge, {}, "")
         missing = [p for p in self.theorem.parameters if p not in m.constants]
         if missing:
             raise ParameterError(
@@ -316,11 +320,10 @@ class Family:
         return {**integers, **dict(zip(names, x.tolist(), strict=True))}
 
 
+@declare(family=Instance(Family), factor=RealIn(0.0, low_open=True))
 def scaled(family: Family, factor: float) -> Family:
     r"""``family`` with its bound multiplied by ``factor``: with ``factor < 1`` a
     deliberately false, stronger statement (e.g. the catalogue bound divided by 10), on
     which the search must find a counterexample whenever the true worst ratio exceeds
     ``factor``."""
-    family = check_instance(family, Family, "family", "scaled")
-    factor = check_real(factor, "factor", "scaled", low=0.0, low_open=True)
     return replace(family, scale=family.scale * factor)

@@ -41,3 +41,7 @@ FEDAWE_LEMMA2 = Family(
     "(t+1), which tends to 1 as t -> infinity",
     supremum=1.0,
 )
+
+FAMILIES = (FEDAWE_LEMMA2,)
+"""The paper's tightness families (joining ``fedtheory.tightness.FAMILIES`` through its record,
+:mod:`fedtheory.papers`)."""

@@ -19,8 +19,9 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Instance, Integer, Mask, Real, Tensor, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_int, check_real, check_size
+from fedtheory.params import check_real
 
 __all__ = [
     "Allocation",
@@ -54,6 +55,9 @@ def check_quota(sigma: float, k: int, num_clients: int, owner: str) -> float:
     return check_real(sigma, "sigma", owner, low=0.0, high=k / num_clients)
 
 
+@declare(
+    log_w=Tensor(dtype="floating", shape=(None, None)), k=Integer(1, "log_w[1]"), sigma=Real(0.0)
+)
 def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     r"""ProbAlloc (E3CS Algorithm 2, eqs. (17)-(23)): exact, from log-weights.
 
@@ -92,9 +96,7 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     tensor([[1.0000, 0.3333, 0.3333, 0.3333]], dtype=torch.float64)
     """
     owner = "prob_alloc"
-    check_tensor(log_w, "log_w", owner)
     num_clients = log_w.shape[1]
-    k = check_int(k, "k", owner, low=1, high=num_clients)
     sigma = check_quota(sigma, k, num_clients, owner)
     lw = log_w.to(torch.float64)
     lw = lw - lw.amax(dim=1, keepdim=True)  # only differences matter; top weight 1
@@ -117,6 +119,15 @@ def prob_alloc(log_w: torch.Tensor, k: int, sigma: float) -> Allocation:
     return Allocation(p, capped)
 
 
+@declare(
+    log_w=Tensor(dtype="floating", shape=(None, None)),
+    alloc=Instance(Allocation),
+    selected=Mask(tensor=True, shape=("log_w[0]", "log_w[1]")),
+    success=Mask(tensor=True, shape=("log_w[0]", "log_w[1]")),
+    k=Integer(1, "log_w[1]"),
+    sigma=Real(0.0),
+    eta=Real(0.0, low_open=True),
+)
 def exp3_update(
     log_w: torch.Tensor,
     alloc: Allocation,
@@ -136,36 +147,21 @@ def exp3_update(
     ``log_w [R, K]``, ``alloc`` the round's :func:`prob_alloc`, ``selected [R, K]`` and
     ``success [R, K]`` bool (:math:`x_{i,t}`, only read where selected) -> ``[R, K]``.
     """
-    owner = "exp3_update"
-    check_tensor(log_w, "log_w", owner)
-    check_instance(alloc, Allocation, "alloc", owner)
-    for name, mask in (("selected", selected), ("success", success)):
-        ok = isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
-        if not (ok and mask.shape == log_w.shape):
-            shown = f"{mask.dtype} {tuple(mask.shape)}" if ok else repr(mask)
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a bool tensor of shape "
-                f"{tuple(log_w.shape)}. Got {shown} instead."
-            )
     num_clients = log_w.shape[1]
-    k = check_int(k, "k", owner, low=1, high=num_clients)
-    sigma = check_quota(sigma, k, num_clients, owner)
-    eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
+    sigma = check_quota(sigma, k, num_clients, "exp3_update")
     gained = selected & success & ~alloc.capped
     x_hat = torch.where(gained, 1.0 / alloc.p, 0.0)
     return log_w + (k - num_clients * sigma) * eta / num_clients * x_hat
 
 
+@declare("num_clients", c=Real(0.0, 1.0), k=Integer(1, "num_clients"))
 def quota_constant(c: float, k: int, num_clients: int) -> float:
     r"""E3CS-:math:`c` fairness quota :math:`\sigma_t=c\,k/K` (E3CS §VI; :math:`c\in[0,1]`;
     :math:`c=1` is uniform random selection)."""
-    owner = "quota_constant"
-    c = check_real(c, "c", owner, low=0.0, high=1.0)
-    num_clients = check_size(num_clients, "num_clients", owner)
-    k = check_int(k, "k", owner, low=1, high=num_clients)
     return c * k / num_clients
 
 
+@declare("num_clients", "rounds", k=Integer(1, "num_clients"))
 def quota_incremental(k: int, num_clients: int, rounds: int) -> np.ndarray:
     r"""E3CS-inc quota: :math:`\sigma_t=0` for :math:`t\le T/4`, then :math:`k/K` (E3CS §VI,
     "Motivation behind incremental fairness quota"; rounds :math:`t=1..T`).
@@ -173,9 +169,6 @@ def quota_incremental(k: int, num_clients: int, rounds: int) -> np.ndarray:
     Returns ``[T]``; entry ``j`` is the quota of paper round :math:`t=j+1`.
     """
     owner = "quota_incremental"
-    num_clients = check_size(num_clients, "num_clients", owner)
-    k = check_int(k, "k", owner, low=1, high=num_clients)
-    rounds = check_size(rounds, "rounds", owner)
     check_bytes(24 * rounds, owner, what=f"{rounds} quotas", fixes="fewer rounds")
     t = np.arange(1, rounds + 1)
     return np.where(t <= rounds / 4, 0.0, k / num_clients)

@@ -25,9 +25,10 @@ import numpy as np
 import torch
 
 from fedtheory import rng
+from fedtheory.constraints import declare
 from fedtheory.params import check_instance, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import LocalTraining
+from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
 from fedtheory.sim.selection.policies import Selector
 
 __all__ = ["SelectedFedAvg", "SelectedFedAvgState"]
@@ -76,6 +77,7 @@ class SelectedFedAvg(LocalTraining):
         if not self.name:
             object.__setattr__(self, "name", self.selector.name)
 
+    @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> SelectedFedAvgState:
         reps, num_clients = w0.shape[0], problem.num_clients
         zeros = torch.zeros(reps, num_clients, dtype=torch.int64)
@@ -88,6 +90,7 @@ class SelectedFedAvg(LocalTraining):
             zeros.to(device=w0.device, dtype=torch.float64),
         )
 
+    @declare(**round_arguments(SelectedFedAvgState))
     def step(
         self,
         problem: FederatedProblem,

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from fedtheory.availability.sampling import successive_sample, systematic_sample
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_str
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Integer, Option, Real, Size, Text, declare
+from fedtheory.params import check_array, check_int, check_real
 from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
@@ -82,14 +83,6 @@ class Selector(Protocol):
         ...
 
 
-def _check_k(k: object, owner: str) -> int:
-    return check_int(k, "k", owner, low=1)
-
-
-def _check_num_clients(num_clients: int, k: int, owner: str) -> int:
-    return check_int(num_clients, "num_clients", owner, low=k)
-
-
 Sampler = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 SAMPLERS: dict[str, Sampler] = {"systematic": systematic_sample, "successive": successive_sample}
 """``systematic``: exact marginals :math:`p` (what the analysis assumes); ``successive``: the
@@ -119,6 +112,7 @@ class E3CS:
 
     needs_losses = False
 
+    @declare(k=Size(), eta=Real(0.0, low_open=True), sampler=Option(*sorted(SAMPLERS)), name=Text())
     def __init__(
         self,
         k: int,
@@ -128,21 +122,15 @@ class E3CS:
         sampler: str = "systematic",
         name: str = "e3cs",
     ) -> None:
-        owner = "E3CS"
-        self.k = _check_k(k, owner)
-        self.sigma = (
+        owner, self.k = "E3CS", k
+        self.sigma = (  # a number or one per round: checked here (two forms)
             check_real(sigma, "sigma", owner, low=0.0)
             if np.ndim(sigma) == 0
             else check_array(sigma, "sigma", owner, ndim=1, low=0.0)
         )
-        self.eta = check_real(eta, "eta", owner, low=0.0, low_open=True)
-        if sampler not in SAMPLERS:
-            raise ParameterError(
-                f"The 'sampler' parameter of {owner} must be one of {sorted(SAMPLERS)}. "
-                f"Got {sampler!r} instead."
-            )
-        self.sampler, self.name = sampler, check_str(name, "name", owner)
+        self.eta, self.sampler, self.name = eta, sampler, name
 
+    @declare("t")
     def quota(self, t: int) -> float:
         r"""Fairness quota :math:`\sigma_t` of round ``t`` (0-based)."""
         if isinstance(self.sigma, float):
@@ -150,12 +138,12 @@ class E3CS:
         t = check_int(t, "t", "E3CS.quota", low=0, high=self.sigma.size - 1)
         return float(self.sigma[t])
 
+    @declare("replicates", num_clients=Size("self.k"))
     def init(self, replicates: int, num_clients: int) -> E3CSState:
-        owner = "E3CS.init"
-        num_clients = _check_num_clients(num_clients, self.k, owner)
-        check_array(self.sigma, "sigma", owner, low=0.0, high=self.k / num_clients)
-        reps = check_int(replicates, "replicates", owner, low=1)
-        return E3CSState(torch.zeros(reps, num_clients, dtype=torch.float64))
+        check_array(self.sigma, "sigma", "E3CS.init", low=0.0, high=self.k / num_clients)
+        what = f"log-weights [{replicates}, {num_clients}]"
+        check_bytes(8 * replicates * num_clients, "E3CS.init", what=what, fixes="fewer replicates")
+        return E3CSState(torch.zeros(replicates, num_clients, dtype=torch.float64))
 
     def select(
         self,
@@ -194,10 +182,9 @@ class _Stateless:
     needs_losses = False
     k: int
 
+    @declare("replicates", num_clients=Size("self.k"))
     def init(self, replicates: int, num_clients: int) -> StatelessState:
-        owner = f"{type(self).__name__}.init"
-        num_clients = _check_num_clients(num_clients, self.k, owner)
-        return StatelessState(check_int(replicates, "replicates", owner, low=1), num_clients)
+        return StatelessState(replicates, num_clients)
 
     def select(
         self,
@@ -226,17 +213,16 @@ class FedCS(_Stateless):
     r"""FedCS as a "prophetic" baseline (E3CS App. A): always the :math:`k` clients with the
     highest success probabilities :math:`\rho_i` (ties: lower index first)."""
 
+    @declare(rho=Array(ndim=1, low=0.0, high=1.0), k=Integer(1, "rho[0]"), name=Text())
     def __init__(self, rho, k: int, *, name: str = "fedcs") -> None:
-        owner = "FedCS"
-        self.rho = check_array(rho, "rho", owner, ndim=1, low=0.0, high=1.0)
-        self.k = check_int(k, "k", owner, low=1, high=self.rho.size)
+        self.rho, self.k = rho, k
         top = np.argsort(-self.rho, kind="stable")[: self.k]
         self._chosen = torch.zeros(self.rho.size, dtype=torch.bool)
         self._chosen[torch.from_numpy(top)] = True
-        self.name = check_str(name, "name", owner)
+        self.name = name
 
+    @declare("replicates", num_clients=Integer("self.rho[0]", "self.rho[0]"))
     def init(self, replicates: int, num_clients: int) -> StatelessState:
-        check_int(num_clients, "num_clients", "FedCS.init", low=self.rho.size, high=self.rho.size)
         return super().init(replicates, num_clients)
 
     def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:
@@ -260,9 +246,9 @@ class RandomSelection(_Stateless):
     r"""Random (E3CS App. A; FedAvg's default): a uniformly random :math:`k`-subset of the
     :math:`K` clients, so every client has inclusion probability :math:`k/K`."""
 
+    @declare(k=Size(), name=Text())
     def __init__(self, k: int, *, name: str = "random") -> None:
-        self.k = _check_k(k, "RandomSelection")
-        self.name = check_str(name, "name", "RandomSelection")
+        self.k, self.name = k, name
 
     def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:
         chosen = _uniform_subset(reps, num_clients, self.k, generator)
@@ -285,13 +271,12 @@ class PowD(_Stateless):
 
     needs_losses = True
 
+    @declare(k=Size(), d=Size("k"), name=Text())
     def __init__(self, k: int, d: int, *, name: str = "pow-d") -> None:
-        self.k = _check_k(k, "PowD")
-        self.d = check_int(d, "d", "PowD", low=self.k)
-        self.name = check_str(name, "name", "PowD")
+        self.k, self.d, self.name = k, d, name
 
+    @declare("replicates", num_clients=Size("self.d"))
     def init(self, replicates: int, num_clients: int) -> StatelessState:
-        check_int(num_clients, "num_clients", "PowD.init", low=self.d)
         return super().init(replicates, num_clients)
 
     def _select(self, reps: int, num_clients: int, generator, losses) -> Selection:

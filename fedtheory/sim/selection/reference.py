@@ -18,7 +18,7 @@ from fedtheory import rng
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_array, check_bool_array, check_instance, check_int
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.reference import local_update, server_update
+from fedtheory.sim.reference import local_step, server_step
 from fedtheory.sim.selection.allocation import check_quota
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
@@ -133,10 +133,10 @@ def run_selected(
                 if not mask[r, t, i]:
                     continue
                 returned[r, t] += 1
-                v += omega[i] * local_update(problem, algorithm, w[r], i, t, None)
+                v += omega[i] * local_step(problem, algorithm, w[r], i, t, None, replicate=r)
                 p, capped = allocs[r] if allocs else ([], set())
                 if allocs and i not in capped:  # E3CS (15)-(16)
                     log_w[r][i] += (sel.k - n * sigma) * sel.eta / n / p[i]
-            w[r] = server_update(algorithm, w[r], v, t)
+            w[r] = server_step(algorithm, w[r], v, t, replicate=r)
             out[r, t + 1] = w[r]
     return out, returned, np.array(log_w)

@@ -1,0 +1,10 @@
+"""FedAU's record: its modules, layer by layer (:mod:`fedtheory.papers`)."""
+
+from fedtheory.papers import Paper
+
+PAPER = Paper(
+    "fedau",
+    "FedAU (Wang and Ji, ICLR 2024)",
+    statements=("fedtheory.bounds.fedau",),
+    validations=("fedtheory.validation.fedau_weights",),
+)

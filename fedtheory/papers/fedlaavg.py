@@ -1,0 +1,14 @@
+"""FedLaAvg's record: its modules, layer by layer (:mod:`fedtheory.papers`)."""
+
+from fedtheory.papers import Paper
+
+PAPER = Paper(
+    "fedlaavg",
+    "FedLaAvg (Yan et al., arXiv 2002.07399)",
+    statements=("fedtheory.bounds.fedlaavg",),
+    algorithms=("fedtheory.sim.fedlaavg",),
+    validations=(
+        "fedtheory.validation.example1_fedavg",
+        "fedtheory.validation.example1_algorithms",
+    ),
+)
