@@ -721,6 +721,8 @@ class Instance(Constraint):
     """An instance of a class or ``runtime_checkable`` protocol; with ``among`` (a
     registry: a collection of classes, read at each call), of one of those classes."""
 
+    among = None
+
     def __init__(self, kind: type, *, among=None, none: bool = False):
         self.kind, self.among, self.none = kind, among, none
 
@@ -909,6 +911,9 @@ class Having(Constraint):
 
     def convert(self, value, args):
         return value if all(hasattr(value, a) for a in self.attributes) else None
+
+    def example(self, args):
+        raise LookupError(f"no example of an object with {self.attributes}: draw a valid one")
 
     def hostile(self):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
@@ -1102,6 +1107,12 @@ class InstanceOf(Instance):
 
         module, _, name = self.path.partition(":")
         return getattr(importlib.import_module(module), name)
+
+
+def record(**constraints: Constraint) -> Callable:
+    """Declare a (data)class's constructor parameters: ``@record(...)`` above ``@dataclass``
+    is :func:`declare` on the class (kept for the records that use this name)."""
+    return declare(**constraints)
 
 
 class Label(Text):

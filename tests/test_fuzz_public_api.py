@@ -50,6 +50,7 @@ from fedtheory.optim.implicit import polish_weights
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
+from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.memory import empty_table
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.verdict import Comparison, Verdict
@@ -195,6 +196,7 @@ EXTRA_INSTANCES = [
     CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
+    F3astOnline(np.full(3, 1 / 3), clients=2),
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -279,7 +281,9 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
             try:
                 value = c.example(args)
             except LookupError:  # an instance of a class: drawn from the valid objects
-                value = _instance_of(c.kind)
+                value = next((o for o in POOL if c.convert(o, args) is not None), None)
+                if value is None:
+                    raise
         elif p.default is not inspect.Parameter.empty:
             continue
         else:
