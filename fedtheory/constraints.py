@@ -1119,14 +1119,9 @@ class InstanceOf(Instance):
 
 
 def record(**constraints: Constraint) -> Callable:
-    """Declare a (data)class's constructor parameters: ``@record(...)`` above
-    ``@dataclass`` checks and converts the fields as :func:`declare` does for a function."""
-
-    def wrap(cls: type) -> type:
-        cls.__init__ = declare(**constraints)(cls.__init__)
-        return cls
-
-    return wrap
+    """Declare a (data)class's constructor parameters: ``@record(...)`` above ``@dataclass``
+    is :func:`declare` on the class (kept for the records that use this name)."""
+    return declare(**constraints)
 
 
 class Label(Text):

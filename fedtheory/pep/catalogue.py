@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import math
 
-from fedtheory.params import check_int, check_real, check_size
+from fedtheory.constraints import Array, Integer, Real, Size, declare
+from fedtheory.params import check_real
 from fedtheory.pep.classes import Isotropic
 from fedtheory.pep.heterogeneity import AtOptimum
 from fedtheory.pep.initial import Initial
@@ -46,16 +47,15 @@ EXAMPLE1 = Isotropic(2.0)
 """The class of Example 1's clients :math:`f_i(x)=\\|x-e_i\\|^2` (Hessian :math:`2I`)."""
 
 
+@declare(t1=Size(), t2=Size(), T=Size(), a2=Real(0.0, low_open=True), zeta2=Real(0.0))
 def example1_setting(*, t1: int, t2: int, T: int, a2: float, zeta2: float = 1.0) -> dict:
     """Pattern, initial condition and heterogeneity of Example 1 (``a2`` =
     :math:`\\|x_0-x^*\\|^2` bound, ``zeta2`` = :math:`\\|e_1-e_2\\|^2`, since
     :math:`\\nabla f_i(x^*)=\\pm(e_2-e_1)`)."""
-    owner = "example1_setting"
-    t1, t2, T = check_size(t1, "t1", owner), check_size(t2, "t2", owner), check_size(T, "T", owner)
     return {
         "participation": Participation.alternating(T, 2, blocks=(t1, t2)),
-        "initial": Initial(check_real(a2, "a2", owner, low=0.0, low_open=True)),
-        "heterogeneity": AtOptimum(check_real(zeta2, "zeta2", owner, low=0.0)),
+        "initial": Initial(a2),
+        "heterogeneity": AtOptimum(zeta2),
     }
 
 
@@ -75,15 +75,16 @@ def fedlaavg_theorem4(*, t1: int, t2: int, T: int, x0: float) -> tuple[PepResult
     return result, float(bound)
 
 
+@declare(
+    t1=Size(), t2=Size(), periods=Integer(1), gamma=Real(0.0, 1.0, low_open=True, high_open=True)
+)
 def example1_plateau(*, t1: int, t2: int, periods: int, gamma: float) -> tuple[float, float]:
     """``(X_B - x*)^2`` (the limit's squared distance) and the squared distance of
     FedAvg's period-end iterate after ``periods`` periods from :math:`x_0=x^*`, on Example 1
     with :math:`e_1=0,e_2=1` (Yan et al. 2020, App. C eq. (16)-(19))."""
     from fedtheory.bounds import fedlaavg
 
-    owner = "example1_plateau"
-    k = check_int(periods, "periods", owner, low=1)
-    gamma = check_real(gamma, "gamma", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    k = periods
     limit = fedlaavg.end_of_period.evaluate(e1=0.0, e2=1.0, gamma=gamma, t1=t1, t2=t2).total
     rho = (1 - 2 * gamma) ** (t1 + t2)
     gap2 = (float(limit) - 0.5) ** 2
@@ -102,6 +103,13 @@ case is then known only to be at most the value plus the certificate's error. Le
 left side is a difference with Theorem 1's (linear in both), not a criterion here."""
 
 
+@declare(
+    probabilities=Array(ndim=2, low=0.0, high=1.0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
+)
 def fedawe_constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float = 0.1,
                      Delta: float = 1.0) -> dict:  # fmt: skip
     r"""The statements' constants for availability probabilities ``probabilities [T, m]``
@@ -109,21 +117,19 @@ def fedawe_constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float 
     :func:`fedtheory.bounds.fedawe.mixing_rho`), :math:`\sigma^2=\beta^2=0`,
     :math:`\eta_g=1` and :math:`\eta_l` the largest value both conditions (11) allow."""
     from fedtheory.bounds import fedawe
-    from fedtheory.params import check_array
 
-    owner = "fedawe_constants"
-    p = check_array(probabilities, "probabilities", owner, ndim=2, low=0.0, high=1.0)
+    p = probabilities
     c = {
         "delta": float(p.min()),
         "delta_max": float(p.max()),
         "rho": float(fedawe.mixing_rho(p).max()),
         "m": p.shape[1],
-        "s": check_size(s, "s", owner),
-        "L": check_real(L, "L", owner, low=0.0, low_open=True),
+        "s": s,
+        "L": L,
         "sigma2": 0.0,
         "beta2": 0.0,
-        "zeta2": check_real(zeta2, "zeta2", owner, low=0.0),
-        "F_gap": check_real(Delta, "Delta", owner, low=0.0, low_open=True),
+        "zeta2": zeta2,
+        "F_gap": Delta,
         "T": p.shape[0],
         "eta_g": 1.0,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fedtheory.constraints import Real, declare
 from fedtheory.params import check_real
 from fedtheory.pep._pepit import functions
 
@@ -69,6 +70,7 @@ class Quadratic:
         return f"{self.name} (mu={self.mu:g}, L={self.L:g})"
 
 
+@declare(L=Real(0.0, low_open=True))
 @dataclass(frozen=True)
 class SmoothNonconvex:
     r""":math:`L`-smooth (possibly non-convex) functions; only gradient-norm criteria and a
@@ -80,9 +82,6 @@ class SmoothNonconvex:
     convex = False
     replayable = True
 
-    def __post_init__(self) -> None:
-        check_real(self.L, "L", type(self).__name__, low=0.0, low_open=True)
-
     def declare(self, pep):
         return pep.declare_function(functions().SmoothFunction, L=self.L)
 
@@ -90,6 +89,7 @@ class SmoothNonconvex:
         return f"{self.name} (L={self.L:g})"
 
 
+@declare(L=Real(0.0, low_open=True))
 @dataclass(frozen=True)
 class Isotropic:
     r"""Isotropic quadratics :math:`f(x)=\tfrac L2\|x-c\|^2` (:math:`\mu=L`; FedLaAvg's
@@ -101,9 +101,6 @@ class Isotropic:
     name = "isotropic quadratic"
     convex = True
     replayable = True
-
-    def __post_init__(self) -> None:
-        check_real(self.L, "L", type(self).__name__, low=0.0, low_open=True)
 
     @property
     def mu(self) -> float:

@@ -17,18 +17,16 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import add
 
-from fedtheory.params import check_real
+from fedtheory.constraints import Real, declare
 
 
+@declare(zeta2=Real(0.0))
 @dataclass(frozen=True)
 class AtOptimum:
     r""":math:`\|\nabla f_i(x^*)\|^2\le\zeta^2` (``zeta2`` = :math:`\zeta^2`)."""
 
     zeta2: float
     relaxed = False
-
-    def __post_init__(self) -> None:
-        check_real(self.zeta2, "zeta2", "AtOptimum", low=0.0)
 
     def constraints(self, grads_at_opt, grads_at_models, alpha):
         """PEPit constraints from the clients' gradients at :math:`x^*` (``[N]`` points)."""
@@ -38,6 +36,7 @@ class AtOptimum:
         return f"||grad f_i(x*)||^2 <= {self.zeta2:g}"
 
 
+@declare(beta2=Real(0.0), zeta2=Real(0.0))
 @dataclass(frozen=True)
 class Dissimilarity:
     r""":math:`\sum_i\alpha_i\|\nabla f_i(x)-\nabla F(x)\|^2\le\beta^2\|\nabla F(x)\|^2+\zeta^2`
@@ -46,10 +45,6 @@ class Dissimilarity:
     beta2: float
     zeta2: float
     relaxed = True
-
-    def __post_init__(self) -> None:
-        check_real(self.beta2, "beta2", "Dissimilarity", low=0.0)
-        check_real(self.zeta2, "zeta2", "Dissimilarity", low=0.0)
 
     def constraints(self, grads_at_opt, grads_at_models, alpha):
         out = []

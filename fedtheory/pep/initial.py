@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedtheory.params import check_choice, check_real
+from fedtheory.constraints import Option, Real, declare
 
 KINDS = ("distance", "gap")
 
 
+@declare(value=Real(0.0, low_open=True), kind=Option(*KINDS))
 @dataclass(frozen=True)
 class Initial:
     r"""``kind="distance"``: :math:`\|x_0-x^*\|^2\le` ``value``; ``kind="gap"``:
@@ -19,10 +20,6 @@ class Initial:
 
     value: float = 1.0
     kind: str = "distance"
-
-    def __post_init__(self) -> None:
-        check_real(self.value, "value", "Initial", low=0.0, low_open=True)
-        check_choice(self.kind, KINDS, "kind", "Initial")
 
     def constraint(self, x0, xs, F):
         if self.kind == "distance":

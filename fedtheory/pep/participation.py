@@ -15,10 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Mask, Probabilities, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool_array, check_simplex, check_size
 
 
+@declare(
+    masks=Mask(shape=(None, None, None), min_size=1),
+    probs=Probabilities(size="masks[0]"),
+)
 @dataclass(frozen=True, eq=False)
 class Participation:
     r"""Masks ``masks [K, T, N]`` (bool) with probabilities ``probs [K]`` on the simplex.
@@ -32,32 +37,27 @@ class Participation:
     masks: np.ndarray
     probs: np.ndarray
 
-    def __post_init__(self) -> None:
-        owner = "Participation"
-        masks = check_bool_array(self.masks, "masks", owner, ndim=3)
-        if min(masks.shape) < 1:
-            raise ParameterError(
-                f"The 'masks' parameter of {owner} must have shape (K, T, N) with K, T, N >= 1. "
-                f"Got shape {masks.shape} instead."
-            )
-        probs = check_simplex(self.probs, "probs", owner, size=masks.shape[0])
-        object.__setattr__(self, "masks", masks)
-        object.__setattr__(self, "probs", probs)
-
     @classmethod
+    @declare(mask=Mask(ndim=2, min_size=1))
     def fixed(cls, mask) -> Participation:
         """One deterministic pattern ``mask [T, N]`` (e.g. one replicate of an availability
         process's ``sample``)."""
-        m = check_bool_array(mask, "mask", "Participation.fixed", ndim=2)
-        return cls(m[None], np.ones(1))
+        return cls(mask[None], np.ones(1))
 
     @classmethod
+    @declare(
+        rounds=Size(),
+        num_clients=Size(),
+        blocks=Array(ndim=1, low=1.0, integer=True, none=True),
+    )
     def alternating(cls, rounds: int, num_clients: int, *, blocks=None) -> Participation:
         """Client ``i`` alone for ``blocks[i]`` rounds, in turn (FedLaAvg's Example 1 with
         ``blocks = (t1, t2)``; default one round each)."""
         owner = "Participation.alternating"
-        T, n = check_size(rounds, "rounds", owner), check_size(num_clients, "num_clients", owner)
-        blocks = [1] * n if blocks is None else [check_size(b, "blocks", owner) for b in blocks]
+        T, n = rounds, num_clients
+        blocks = np.ones(n, dtype=np.int64) if blocks is None else blocks
+        check_bytes(2 * T * n + 8 * int(blocks.sum()), owner, what=f"a mask [{T}, {n}]",
+                    fixes="fewer rounds, clients or shorter blocks")  # fmt: skip
         if len(blocks) != n:
             raise ParameterError(
                 f"The 'blocks' parameter of {owner} must have num_clients={n} entries. "
@@ -68,24 +68,21 @@ class Participation:
         return cls.fixed(np.arange(n)[None, :] == who[:, None])
 
     @classmethod
+    @declare(rounds=Size(), num_clients=Size())
     def full(cls, rounds: int, num_clients: int) -> Participation:
         """Every client in every round."""
-        owner = "Participation.full"
-        T, n = check_size(rounds, "rounds", owner), check_size(num_clients, "num_clients", owner)
+        T, n = rounds, num_clients
+        check_bytes(2 * T * n, "Participation.full", what=f"a mask [{T}, {n}]",
+                    fixes="fewer rounds or clients")  # fmt: skip
         return cls.fixed(np.ones((T, n), bool))
 
     @classmethod
+    @declare(rounds=Size(), p=Array(ndim=1, low=0.0, high=1.0))
     def bernoulli(cls, rounds: int, p) -> Participation:
         r"""Independent Bernoulli(:math:`p_i`) participation, all :math:`2^{NT}` masks
         enumerated exactly (:math:`NT\le12`)."""
         owner = "Participation.bernoulli"
-        T = check_size(rounds, "rounds", owner)
-        p = np.asarray(p, float)
-        if p.ndim != 1 or p.size < 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-            raise ParameterError(
-                f"The 'p' parameter of {owner} must be a 1-d array of probabilities in [0, 1]. "
-                f"Got {p!r} instead."
-            )
+        T = rounds
         if T * p.size > 12:
             raise ParameterError(
                 f"The 'rounds' parameter of {owner} must satisfy rounds * N <= 12 (2^(NT) "
@@ -98,18 +95,14 @@ class Participation:
         return cls(masks[keep], probs[keep] / probs[keep].sum())
 
     @classmethod
+    @declare(probabilities=Array(ndim=2, low=0.0, high=1.0))
     def independent(cls, probabilities) -> Participation:
         r"""Client :math:`i` active in round :math:`t` with probability
         ``probabilities[t, i]`` = :math:`p_i^t`, independently (FedAWE's Assumption 1 with
         non-stationary :math:`p_i^t`, e.g. ``NonStationary.probabilities(T)``), all
         :math:`2^{NT}` masks enumerated exactly (:math:`NT\le12`)."""
         owner = "Participation.independent"
-        p = np.asarray(probabilities, float)
-        if p.ndim != 2 or p.size < 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-            raise ParameterError(
-                f"The 'probabilities' parameter of {owner} must be a 2-d array [T, N] of "
-                f"probabilities in [0, 1]. Got {probabilities!r} instead."
-            )
+        p = probabilities
         if p.size > 12:
             raise ParameterError(
                 f"The 'probabilities' parameter of {owner} must have T * N <= 12 entries (2^(NT) "

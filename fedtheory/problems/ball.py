@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.constraints import Array, Instance, Probabilities, Real, Size, Text, declare, record
+from fedtheory.constraints import Array, Instance, Probabilities, Real, Size, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_finite_result
 
@@ -34,7 +34,7 @@ __all__ = [
 _BISECTION_STEPS = 200
 
 
-@record(center=Array(ndim=1), radius=Real(0.0))
+@declare(center=Array(ndim=1), radius=Real(0.0))
 @dataclass(frozen=True, eq=False)
 class Ball:
     r"""Closed ball :math:`W=\{w:\|w-c\|\le r\}` (``center`` ``[d]``, ``radius`` :math:`r`).
@@ -86,7 +86,7 @@ class Ball:
             )
 
 
-@record(
+@declare(
     Q=Array(shape=(None, None, None)),
     b=Array(shape=("Q[0]", "Q[1]")),
     a=Array(shape=("Q[0]",)),

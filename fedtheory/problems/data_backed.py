@@ -60,7 +60,7 @@ from fedtheory.constraints import (
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_finite_result, check_instance
+from fedtheory.params import check_instance
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
@@ -213,12 +213,6 @@ class DataProblem(ABC):
     def _weights(self, weights: np.ndarray | None) -> np.ndarray:
         """Declared weights, or the target ``alpha`` for ``None``."""
         return self.alpha if weights is None else weights
-
-    def _finite(self, out, method: str, w: np.ndarray):
-        """``out``, computed at finite points ``w`` and finite, else a ParameterError naming
-        ``w`` (an overflow)."""
-        check_finite_result(out, f"{type(self).__name__}.{method}", {"w": w})
-        return out
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property
@@ -477,24 +471,20 @@ class DataProblem(ABC):
             return N * (_TEMPORARIES * n * -(-self.dim // p) + self.dim)
         return N * n * max(p, self.dim)
 
-    @declare(w=POINTS)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            out = self._per_client(w, self._weighted_loss) + self._ridge_loss(w)
-        return self._finite(out, "client_losses", w)
+        return self._per_client(w, self._weighted_loss) + self._ridge_loss(w)
 
     @declare(w=POINTS, weights=WEIGHTS)
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
         return self.client_losses(w) @ self._weights(weights)
 
-    @declare(w=POINTS)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            out = self._per_client(w, self._weighted_grad) + self._ridge_grad(w)
-        return self._finite(out, "client_grads", w)
+        return self._per_client(w, self._weighted_grad) + self._ridge_grad(w)
 
     def _ridge_loss(self, points: np.ndarray) -> np.ndarray:
         r""":math:`\frac\rho2\|w\|^2` ``[..., 1]`` (the same for every client)."""
@@ -519,15 +509,16 @@ class DataProblem(ABC):
         (default CPU; a copy of the data is made there once), returned as NumPy."""
         dev = check_device(device, "device", f"{self._owner}.exact_metrics")
         points = w
-        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
-            terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1) + d]
+        # an overflow at huge w is returned as inf: simulate reports a diverged run from it
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1)+d]
             out = {
                 "client_losses": terms[..., 0] + self._ridge_loss(points),
                 "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),
             }
         if isinstance(self, ClassificationProblem):  # column 1: correctly classified samples
             out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
-        return self._finite(out, "exact_metrics", w)
+        return out
 
     def _exact_metric_sums(self, w: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         r"""The exact metrics of the points ``w [P, d]`` (float64, on any device) reduced
@@ -565,15 +556,14 @@ class DataProblem(ABC):
         b = np.minimum(n, self.batch_size)
         return np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
 
-    @declare(w=Array(shape=("self.dim",)))
+    @declare(w=Array(shape=("self.dim",)), finite_result=True)
     def noise_variance(self, w) -> np.ndarray:
         r"""Exact mini-batch gradient-noise variance :math:`\sigma_k^2(w)` ``[N]`` at ``w [d]``
         (module docstring; CA-Fed Assumption 5)."""
         g = self._per_sample_grads(torch.from_numpy(w)[None], self._X, self._y)  # [N, n, d]
         mean = torch.einsum("ns,nsd->nd", self._mean_weight, g)
         dev = ((g - mean[:, None]) ** 2).sum(-1) * self._mean_weight  # [N, n]
-        out = dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
-        return self._finite(out, "noise_variance", w)
+        return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
 
     # -- minimisers -------------------------------------------------------------------------
     def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:

@@ -41,7 +41,7 @@ def _slack(bound: np.ndarray, floor, rtol=BOUND_RTOL) -> np.ndarray:
 @declare(
     value=Array(finite=False, min_size=0),
     bound=Array(finite=False, broadcast="value", min_size=0),
-    floor=Array(low=0.0, broadcast="value"),
+    floor=Array(low=0.0, broadcast="value", min_size=0),
     rtol=Real(0.0),
 )
 def within_bound(value, bound, *, floor=0.0, rtol: float = BOUND_RTOL) -> np.ndarray:
@@ -63,7 +63,7 @@ def within_bound(value, bound, *, floor=0.0, rtol: float = BOUND_RTOL) -> np.nda
     value=Array(finite=False, min_size=0),
     predicted=Array(finite=False, broadcast="value", min_size=0),
     rtol=Real(0.0),
-    atol=Array(low=0.0, broadcast="value"),
+    atol=Array(low=0.0, broadcast="value", min_size=0),
 )
 def near(value, predicted, *, rtol: float, atol=0.0) -> np.ndarray:
     r"""Where ``|value - predicted| <= atol + rtol |predicted|`` (arrays broadcast; NaN is
