@@ -721,6 +721,8 @@ class Instance(Constraint):
     """An instance of a class or ``runtime_checkable`` protocol; with ``among`` (a
     registry: a collection of classes, read at each call), of one of those classes."""
 
+    among = None
+
     def __init__(self, kind: type, *, among=None, none: bool = False):
         self.kind, self.among, self.none = kind, among, none
 
@@ -910,6 +912,9 @@ class Having(Constraint):
     def convert(self, value, args):
         return value if all(hasattr(value, a) for a in self.attributes) else None
 
+    def example(self, args):
+        raise LookupError(f"no example of an object with {self.attributes}: draw a valid one")
+
     def hostile(self):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
 
@@ -1094,7 +1099,7 @@ class InstanceOf(Instance):
     class's module at import time (``fedtheory.bounds`` stays torch-free) declares it so."""
 
     def __init__(self, path: str, *, none: bool = False):
-        self.path, self.none = path, none
+        self.path, self.none, self.among = path, none, None
 
     @property
     def kind(self) -> type:
@@ -1113,3 +1118,16 @@ def record(**constraints: Constraint) -> Callable:
         return cls
 
     return wrap
+
+
+class Label(Text):
+    """A string, possibly empty (a claim's or a row's label, ``""`` for none)."""
+
+    def describe(self, args):
+        return "a string"
+
+    def convert(self, value, args):
+        return value if isinstance(value, str) else None
+
+    def hostile(self):
+        return [*Constraint.hostile(self), ("int", 1), ("bytes", b"x")]

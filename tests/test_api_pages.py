@@ -21,7 +21,16 @@ NOT_REFERENCE = {
     },
     **{
         f"fedtheory.cli{m}": "command-line handlers: `fedtheory --help` and the guide pages"
-        for m in ("", ".catalogue", ".pep", ".sweep", ".theorem", ".tightness", ".validate")
+        for m in (
+            "",
+            ".catalogue",
+            ".pep",
+            ".sweep",
+            ".theorem",
+            ".tightness",
+            ".user_code",
+            ".validate",
+        )  # fmt: skip
     },
 }
 """Modules without an API section, and why."""

@@ -17,7 +17,7 @@ PROB = QuadraticProblem.random(2, 1, seed=0)
 MASK = np.ones((1, 2, 2), dtype=bool)
 
 CASES = [
-    (lambda: cafed.lemma1_constants("a", [1.0], 1.0), "'D' parameter of cafed.lemma1_constants"),
+    (lambda: cafed.lemma1_constants("a", [1.0], 1.0), "'D' parameter of lemma1_constants"),
     (lambda: cafed.lemma1_constants(1.0, [-1.0], 1.0), "'sigma2' parameter"),
     (lambda: cafed.theorem2_aggregates(ETA, lam=1.5, C_P=1.0, T_P=0, H=1.0), "'lam' parameter"),
     (lambda: cafed.theorem2_aggregates(ETA, lam=0.5, C_P=1.0, T_P=1.5, H=1.0), "'T_P' parameter"),

@@ -87,6 +87,53 @@ def test_dirichlet_concentration_controls_heterogeneity_and_min_size():
     assert top_share(1000.0) < 0.2
 
 
+def _authors_partition(labels, weights, permuted):
+    """FedAWE's ``util.py`` ``partition`` (mingxiang12/FedAWE) transcribed: client n takes
+    label c's samples up to round(len_c * sum_{j<=n} w_jc / sum_j w_jc), given the client
+    label weights ``[N, C]`` and each label's (shuffled) sample indices."""
+    out = []
+    start = np.zeros(weights.shape[1], dtype=np.int64)
+    for n in range(weights.shape[0]):
+        chunks = []
+        for c, idx in enumerate(permuted):
+            end = int(np.round(len(idx) * weights[: n + 1, c].sum() / weights[:, c].sum()))
+            chunks.append(idx[start[c] : end])
+            start[c] = end
+        out.append(np.sort(np.concatenate(chunks)))
+    return out
+
+
+def test_per_client_dirichlet_split_is_the_fedawe_authors_partition():
+    labels = np.repeat(np.arange(4), [30, 41, 17, 25])
+    parts = dirichlet_label_split(labels, 6, 0.3, per="client", seed=5)
+    gen = rng.numpy_rng(5, 0, rng.DATA)  # the first draw: weights, then one shuffle per label
+    weights = gen.dirichlet(np.full(4, 0.3), size=6)
+    permuted = [gen.permutation(np.flatnonzero(labels == c)) for c in range(4)]
+    expected = _authors_partition(labels, weights, permuted)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, expected, strict=True))
+
+
+def test_min_size_redraws_until_every_client_holds_enough_samples():
+    labels = np.repeat(np.arange(10), 4)
+    first = dirichlet_label_split(labels, 10, 0.1, per="client", seed=7)
+    assert min(len(p) for p in first) < 2  # the first draw leaves a client short
+    parts = dirichlet_label_split(labels, 10, 0.1, per="client", min_size=2, seed=7)
+    assert min(len(p) for p in parts) >= 2
+    assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(40))
+
+
+def test_fedawe_table2_full_split_holds_out_a_test_sample_on_every_client():
+    """100 clients, Dirichlet(0.1) per client, >= 2 samples: the 20% split never fails
+    (the per-label split of the same size leaves clients with one sample or none)."""
+    for seed in range(5):
+        ds = load_digits_federated(100, concentration=0.1, per="client", min_size=2, seed=seed)
+        train, test = ds.split(0.2, seed=seed)
+        assert train.counts.min() >= 1 and test.counts.min() >= 1
+        assert train.counts.sum() + test.counts.sum() == 1797
+    raw = dirichlet_label_split(load_digits()[1], 100, 0.1, seed=0)
+    assert min(len(p) for p in raw) < 2
+
+
 def test_one_label_split_gives_each_client_one_label_in_order():
     labels = np.repeat(np.arange(3), [10, 12, 9])
     parts = one_label_per_client_split(labels, 3, seed=0)
@@ -144,7 +191,8 @@ BAD_CALLS = [
     (lambda: cafed_clustered(2, hetero=1.5), "'hetero'", "[0, 1]"),
     (lambda: dirichlet_label_split([0, 1], 3, 1.0), "'num_clients'", "[1, 2]"),
     (lambda: dirichlet_label_split([0, 1, 1], 2, 0.0), "'concentration'", "(0, inf)"),
-    (lambda: dirichlet_label_split([0.5, 1], 2, 1.0), "'labels'", "class ids"),
+    (lambda: dirichlet_label_split([0.5, 1], 2, 1.0), "'labels'", "array of integers"),
+    (lambda: dirichlet_label_split([0, 1], 2, 1.0, per="sample"), "'per'", "'client'"),
     (lambda: dirichlet_label_split([0, 1, 1, 0], 2, 1.0, min_size=3), "'min_size'", "[0, 2]"),
     (lambda: dirichlet_label_split([0] * 50 + [1], 50, 1e-3, min_size=1), "'min_size'", "1000"),
     (lambda: one_label_per_client_split([0, 0, 1], 2), "'clients_per_label'", "[1, 1]"),
@@ -156,7 +204,7 @@ BAD_CALLS = [
         "[0, 1]",
     ),
     (lambda: load_digits_federated(10, split="shards"), "'split'", "one of"),
-    (lambda: partition(np.ones((3, 2)), np.ones(2), [[0]]), "'labels'", "shape (3)"),
+    (lambda: partition(np.ones((3, 2)), np.ones(2), [[0]]), "'labels'", "shape (3,)"),
     (lambda: cafed_clustered(2, 2, 3).split(1.0), "'test_fraction'", "(0, 1)"),
     (lambda: cafed_clustered(2, 2, 1).split(0.5), "'self'", "n_k >= 2"),
     (lambda: cafed_clustered(2, 2, 3).client(2), "'k'", "[0, 1]"),

@@ -187,10 +187,10 @@ def test_fused_option_and_local_sgd_inputs_are_checked():
     assert_parameter_error(
         lambda: prob.local_sgd(w, torch.tensor([0, 3]), steps=1, lr=0.1, prox=0.0),
         "clients",
-        "[0, 2]",
+        "[0, 3)",
     )
     assert_parameter_error(
-        lambda: prob.local_sgd(w[:, :1], clients, steps=1, lr=0.1, prox=0.0), "w", "(M, 2)"
+        lambda: prob.local_sgd(w[:, :1], clients, steps=1, lr=0.1, prox=0.0), "w", "(any, 2)"
     )
     assert_parameter_error(
         lambda: prob.local_sgd(w, clients, steps=0, lr=0.1, prox=0.0), "steps", "[1, 2147483647]"

@@ -50,8 +50,10 @@ from fedtheory.optim.implicit import polish_weights
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
+from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.memory import empty_table
 from fedtheory.sim.schedules import as_schedule
+from fedtheory.verdict import Comparison, Verdict
 from tests.test_public_api_contract import CONTRACT, EXEMPT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -186,10 +188,15 @@ PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
     PLAIN_WEIGHTS,
     WeightProgram(2),
+    Comparison("claim", "reference", "<=", 0.5, 1.0, Verdict.HOLDS),
+    CONTRACT["fedtheory.bounds.cafed:theorem2_program"].call(
+        **CONTRACT["fedtheory.bounds.cafed:theorem2_program"].valid
+    ),
     WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5], bias="chi2", bias_weight=0.1),
     CaFed(alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact"),
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
+    F3astOnline(np.full(3, 1 / 3), clients=2),
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -274,7 +281,9 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
             try:
                 value = c.example(args)
             except LookupError:  # an instance of a class: drawn from the valid objects
-                value = _instance_of(c.kind)
+                value = next((o for o in POOL if c.convert(o, args) is not None), None)
+                if value is None:
+                    raise
         elif p.default is not inspect.Parameter.empty:
             continue
         else:
@@ -304,6 +313,10 @@ OVERFLOW_BY_DESIGN = {
         [
             "fedtheory.problems.quadratic:QuadraticProblem.grad",
             "fedtheory.problems.base:FederatedProblem.grad",
+            "fedtheory.problems.data_backed:DataProblem.grad",
+            "fedtheory.problems.data_backed:DataProblem.indexed_grad",
+            "fedtheory.problems.data_backed:DataProblem.batch_losses",
+            "fedtheory.problems.data_backed:DataProblem.local_sgd",
         ],
         "the simulator's inner loop: an "
         "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
@@ -313,6 +326,7 @@ OVERFLOW_BY_DESIGN = {
         [
             "fedtheory.bounds.divergences:chi_square",
             "fedtheory.bounds.divergences:chi_square_max_ratio_bound",
+            "fedtheory.bounds.cafed:decomposition_constants",
         ],
         "chi^2(alpha||p) is infinite where some p_k = 0 < alpha_k (CA-Fed Theorem 1's factor "
         "is unbounded there): the exact value, documented, not an overflow",
@@ -362,6 +376,14 @@ def budgets(monkeypatch):
     """At most 1 GiB and 60 s of estimated work per call, whatever the machine."""
     monkeypatch.setenv(ENV, "1G")
     monkeypatch.setenv(TIME_ENV, "60")
+
+
+@pytest.fixture(autouse=True)
+def empty_catalogue(monkeypatch):
+    """``register``'s valid call adds its theorem to a throw-away catalogue (once each)."""
+    from fedtheory.bounds import catalogue
+
+    monkeypatch.setattr(catalogue, "CATALOGUE", {})
 
 
 def test_generated_fuzz_of_every_declared_callable(capsys):

@@ -200,11 +200,11 @@ def test_accuracy_matches_direct_count():
 D2 = cafed_clustered(2, 3, 5, seed=0)
 BAD_CALLS = [
     (lambda: LogisticRegressionProblem(D2, ridge=0.0), "'ridge'", "(0, inf)"),
-    (lambda: LogisticRegressionProblem(D2, batch_size=0), "'batch_size'", "[1, inf)"),
+    (lambda: LogisticRegressionProblem(D2, batch_size=0), "'batch_size'", "[1, 2147483647]"),
     (lambda: LogisticRegressionProblem(D2, sampling="poisson"), "'sampling'", "one of"),
     (lambda: LogisticRegressionProblem(D2, compute_dtype=torch.int32), "'compute_dtype'", "None"),
     (lambda: LogisticRegressionProblem(D2, alpha=[0.2, 0.2]), "'alpha'", "summing to 1"),
-    (lambda: LogisticRegressionProblem(D2, alpha=[1.0]), "'alpha'", "length N=2"),
+    (lambda: LogisticRegressionProblem(D2, alpha=[1.0]), "'alpha'", "shape (2,)"),
     (lambda: LogisticRegressionProblem(np.ones(3)), "'data'", "FederatedDataset"),
     (lambda: MultinomialLogisticProblem(D2), "'data'", "num_classes"),
     (lambda: LogisticRegressionProblem(D2).loss(np.zeros(4)), "'w'", "(..., 3)"),

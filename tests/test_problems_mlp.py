@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from fedtheory.data import FederatedDataset
+from fedtheory.data import FederatedDataset, dirichlet_label_split, load_digits, partition
 from fedtheory.problems import MLPProblem
+from fedtheory.sim import FedAWE
+from fedtheory.sim.evaluation import ClientMean
 from tests.conftest import assert_parameter_error, assert_tight
 
 
@@ -84,7 +86,7 @@ def test_minibatch_gradients_are_deterministic_and_vectorised():
 
 
 BAD_CALLS = [
-    (lambda: MLPProblem(small_data(), hidden=(0,)), "'hidden'", "[1, inf)"),
+    (lambda: MLPProblem(small_data(), hidden=(0,)), "'hidden'", "[1, 2147483647]"),
     (
         lambda: MLPProblem(FederatedDataset.from_clients([np.ones((1, 2))], [[0.0]])),
         "'data'",
@@ -97,3 +99,72 @@ BAD_CALLS = [
 @pytest.mark.parametrize("call, name, allowed", BAD_CALLS)
 def test_bad_input_names_parameter_and_range(call, name, allowed):
     assert_parameter_error(call, name, allowed)
+
+
+def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0):
+    """FedAWE as the authors' code runs it (mingxiang12/FedAWE, ``varying_awe.py`` and
+    ``util.py``), written plainly with torch.nn and torch.optim.SGD, one client at a time:
+    rate eta_0 / sqrt(t/10+1), ``steps`` SGD steps on the client's whole data (a client with
+    fewer samples than the batch), the echoed delta times the rounds since the last
+    participation, the aggregated delta clipped at norm 0.5, eta_g = 1. Returns the server
+    model and x-bar, the mean of the client models (the code's ``evaluate``)."""
+    sizes = (problem.data.num_features, *problem.hidden, problem.num_classes)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(sizes[0], sizes[1], dtype=torch.float64),
+        torch.nn.Tanh(),
+        torch.nn.Linear(sizes[1], sizes[2], dtype=torch.float64),
+    )
+    w_global = torch.from_numpy(w0.copy())
+    w_local = [w_global.clone() for _ in range(problem.num_clients)]
+    count = [1] * problem.num_clients
+    clipped = 0
+    for t, mask in enumerate(masks):
+        opt = torch.optim.SGD(net.parameters(), lr=lr0 / np.sqrt(t / 10 + 1))
+        local, delta, active = 0.0, 0.0, 0
+        for n, on in enumerate(mask):
+            if not on:
+                count[n] += 1
+                continue
+            torch.nn.utils.vector_to_parameters(w_local[n].clone(), net.parameters())
+            X, y = (torch.from_numpy(a) for a in problem.data.client(n))
+            for _ in range(steps):
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(net(X), y.long()).backward()
+                opt.step()
+            trained = torch.nn.utils.parameters_to_vector(net.parameters()).detach()
+            local = local + w_local[n]
+            delta = delta + (trained - w_local[n]) * count[n]
+            active, count[n] = active + 1, 1
+        if active:
+            v = delta / active
+            clipped += int(v.norm() > 0.5)
+            v = v / v.norm() * 0.5 if v.norm() > 0.5 else v
+            w_global = local / active + v
+        for n, on in enumerate(mask):
+            if on:
+                w_local[n] = w_global.clone()
+    return w_global, torch.stack(w_local).mean(0), clipped
+
+
+def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight():
+    """The Table 2 path (FedAWE's code variant scored on x-bar, an MLP on a per-client
+    Dirichlet split of the digits, batch 128 larger than every client) against the
+    authors' loop, round by round, with clipped and unclipped rounds and a round without
+    active clients."""
+    X, y = load_digits(intercept=False)
+    parts = dirichlet_label_split(y[:150], 5, 0.1, per="client", min_size=2, seed=0)
+    data = partition(X[:150], y[:150], parts, num_classes=10)
+    assert data.counts.max() < 128
+    problem = MLPProblem(data, hidden=(6,), ridge=0.0, batch_size=128, seed=3)
+    masks = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 0, 1, 1, 1],
+                      [0, 0, 1, 0, 1], [1, 1, 1, 1, 1]]) > 0  # fmt: skip
+    alg = ClientMean(FedAWE(variant="code", lr=0.3, local_steps=3))
+    w0 = problem.initial_point()
+    state = alg.init(problem, torch.from_numpy(w0)[None])
+    for t, mask in enumerate(masks):
+        state = alg.step(problem, state, torch.from_numpy(mask[None]), t,
+                         torch.Generator().manual_seed(t))  # fmt: skip
+    server, x_bar, clipped = _authors_fedawe(problem, masks, lr0=0.3, steps=3, w0=w0)
+    assert 0 < clipped < len(masks) - 1  # both branches of the clip are exercised
+    assert_tight(state.inner.w[0].numpy(), server.numpy(), rtol=1e-12)
+    assert_tight(state.w[0].numpy(), x_bar.numpy(), rtol=1e-12)

@@ -758,6 +758,12 @@ CONTRACT |= {
         ("counts", STRING),
         ("counts", np.array([4, 2])),
     ),
+    _m(f"{DT}.federated", "FederatedDataset.from_clients"): Case(
+        FederatedDataset.from_clients,
+        {"features": [np.zeros((2, 1)), np.ones((1, 1))], "labels": [[0.0, 1.0], [1.0]]},
+        ("num_classes", STRING),
+        ("num_classes", 1),
+    ),
     _m(f"{DT}.splits", "dirichlet_label_split"): Case(
         dirichlet_label_split,
         {"labels": LABELS, "num_clients": 2, "concentration": 1.0},
@@ -909,6 +915,15 @@ CONTRACT |= {
         {"path": Path(__file__).parent / "sweep_functions.py"},
         ("path", 3),
         ("path", Path(__file__).parent),
+    ),
+    _m(f"{TG}.family", "Integer"): Case(
+        tightness.Integer,
+        {"name": "N", "low": 1, "high": 3, "doc": "clients"},
+        ("low", STRING),
+        ("doc", ""),
+    ),
+    _m(f"{TG}.family", "Real"): Case(
+        tightness.Real, {"name": "x", "low": 0.0, "high": 1.0}, ("low", STRING), ("name", "")
     ),
     _m(f"{TG}.family", "Family"): Case(
         tightness.Family,
@@ -1265,7 +1280,7 @@ EXEMPT: dict[str, str] = {
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
-    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Integer", "Measurement", "Real"]},
+    **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Measurement"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},

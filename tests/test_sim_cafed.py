@@ -333,7 +333,7 @@ BAD_CALLS = [
             torch.zeros(1, D, dtype=torch.float64), torch.tensor([0]), batch_size=0
         ),
         "'batch_size'",
-        "[1, inf)",
+        "[1, 2147483647]",
     ),
     (lambda: AdaFedWeights(ALPHA, np.zeros(N)), "'pi'", "(0, 1]"),
     (lambda: F3astWeights(ALPHA, PI, clients=0), "'clients'", "[1, inf)"),

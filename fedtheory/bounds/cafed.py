@@ -47,15 +47,9 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
+from fedtheory.constraints import Array, InstanceOf, Integer, Probabilities, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_finite_result,
-    check_instance,
-    check_int,
-    check_real,
-    check_simplex,
-)
+from fedtheory.params import check_finite_result
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -116,23 +110,17 @@ class DecompositionConstants:
         return {k: v for k, v in values.items() if k in theorem.parameters}
 
 
+@declare(
+    problem=InstanceOf("fedtheory.problems.base:FederatedProblem"),
+    w=Array(shape=(..., "problem.dim")),
+    p=Probabilities(size="problem.num_clients"),
+)
 def decomposition_constants(problem, w, p) -> DecompositionConstants:
     r"""The constants CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III) take, computed
     exactly from ``problem`` (which must give ``L``, ``mu``, ``alpha``, ``loss``,
     ``optimum``, ``gamma``), points ``w [..., d]`` and effective weights ``p [N]``
     (CA-Fed (4)); see :class:`DecompositionConstants`. Use them to evaluate a modified
     statement on the same instances as the paper's."""
-    from fedtheory.problems.base import FederatedProblem  # torch: only when a problem is given
-
-    owner = "cafed.decomposition_constants"
-    problem = check_instance(problem, FederatedProblem, "problem", owner)
-    p = check_simplex(p, "p", owner)
-    w = check_array(w, "w", owner)
-    if p.shape != (problem.num_clients,) or w.shape[-1:] != (problem.dim,):
-        raise ParameterError(
-            f"The 'w' and 'p' parameters of {owner} must have shapes [..., {problem.dim}] and "
-            f"[{problem.num_clients}]. Got {w.shape} and {p.shape} instead."
-        )
     alpha = problem.alpha
     _, f_star = problem.optimum()
     _, fb_star = problem.optimum(p)
@@ -160,6 +148,11 @@ class Decomposition:
     constants: DecompositionConstants
 
 
+@declare(
+    problem=InstanceOf("fedtheory.problems.base:FederatedProblem"),
+    w=Array(shape=(..., "problem.dim")),
+    p=Probabilities(size="problem.num_clients"),
+)
 def decomposition(problem, w, p) -> Decomposition:
     r"""Evaluate CA-Fed Theorems 1 and 3 (Rodio et al. 2023, Sec. III; both upper bounds on
     :math:`\epsilon=F(w)-F^*`) at points ``w [..., d]`` of ``problem`` (which must give
@@ -167,7 +160,7 @@ def decomposition(problem, w, p) -> Decomposition:
     (CA-Fed (4)); ``measured`` is the exact :math:`F(w)-F^*` the bounds are compared with,
     ``constants`` the :class:`DecompositionConstants` both bounds take."""
     c = decomposition_constants(problem, w, p)
-    measured = problem.loss(np.asarray(w, dtype=float)) - c.F_star
+    measured = problem.loss(w) - c.F_star
     t1 = theorem1.evaluate(**c.as_kwargs(theorem1))
     t3 = theorem3.evaluate(**c.as_kwargs(theorem3))
     return Decomposition(np.asarray(measured), t1, t3, c)
@@ -207,15 +200,13 @@ class Lemma1Constants:
     H: float  # D * diam(W)
 
 
+@declare(D=Real(0.0), sigma2=Array(ndim=1, low=0.0), diameter=Real(0.0))
 def lemma1_constants(D: float, sigma2, diameter: float) -> Lemma1Constants:
     r"""CA-Fed Lemma 1 (App. B): from the gradient bound :math:`D` on :math:`W`, the
     per-client noise variances ``sigma2 [N]`` and :math:`\mathrm{diam}(W)`, return
     :math:`G=\sqrt{D^2+\max_k\sigma_k^2}` (exact, eq. (7)) and :math:`H=D\,\mathrm{diam}(W)`
     (upper bound, eq. (8) via (21))."""
-    owner = "cafed.lemma1_constants"
-    D = check_real(D, "D", owner, low=0.0)
-    s2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0, min_size=1)
-    diameter = check_real(diameter, "diameter", owner, low=0.0)
+    owner, s2 = "lemma1_constants", sigma2
     g2 = lemma1_G_squared.evaluate(D=D, sigma2_max=float(s2.max())).total
     h = lemma1_H.evaluate(D=D, diam_W=diameter).total
     out = Lemma1Constants(D, float(np.sqrt(g2)), float(h))
@@ -282,6 +273,13 @@ class ScheduleAggregates:
         return {n: getattr(self, n) for n in names}
 
 
+@declare(
+    eta=Array(low=0.0, low_open=True),
+    lam=Real(0.0, 1.0, low_open=True, high_open=True),
+    C_P=Real(0.0, low_open=True),
+    T_P=Integer(0),
+    H=Real(0.0, low_open=True),
+)
 def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> ScheduleAggregates:
     r"""Aggregates of the schedule ``eta [..., T+1]`` (entries :math:`\eta_0..\eta_T`) for
     CA-Fed Theorem 2:
@@ -293,17 +291,12 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
     concern the infinite schedule and cannot be checked on a finite prefix. When
     :math:`2C_PHt<1` the logarithm is negative and is summed as written. Exact (these are
     the sums Theorem 2's upper bound, Rodio et al. 2023 App. C-D, is built from)."""
-    owner = "cafed.theorem2_aggregates"
-    eta = check_array(eta, "eta", owner, low=0.0, low_open=True)
+    owner = "theorem2_aggregates"
     if eta.ndim < 1 or eta.shape[-1] < 2:
         raise ParameterError(
             f"The 'eta' parameter of {owner} must be an array [..., T+1] with T >= 1. "
             f"Got shape {eta.shape} instead."
         )
-    lam = check_real(lam, "lam", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    C_P = check_real(C_P, "C_P", owner, low=0.0, low_open=True)
-    T_P = check_int(T_P, "T_P", owner, low=0)
-    H = check_real(H, "H", owner, low=0.0, low_open=True)
     T = eta.shape[-1] - 1
     t = np.arange(1, T + 1)
     with np.errstate(over="ignore"):
@@ -359,9 +352,9 @@ class Theorem2Program:
     def C(self) -> float:
         return self.psi + self.phi_over_log
 
+    @declare(q=Array(shape=("self.A[0]",), low=0.0))
     def numerator(self, q) -> Theorem2Numerator:
         """The four terms of the numerator at weights ``q [N]`` (with ``sum(q) = Q``)."""
-        q = check_array(q, "q", "Theorem2Program.numerator", shape=self.A.shape, low=0.0)
         if abs(q.sum() - self.Q) > 1e-9 * max(1.0, self.Q) or self.pi @ q <= 0:
             raise ParameterError(
                 "The 'q' parameter of Theorem2Program.numerator must be non-negative with "
@@ -372,11 +365,29 @@ class Theorem2Program:
         up = self.B / mass
         return Theorem2Numerator(noise, up, self.psi, self.phi_over_log, noise + up + self.C)
 
+    @declare(q=Array(shape=("self.A[0]",), low=0.0))
     def bound(self, q) -> float:
         """Theorem 2's right-hand side at ``q``."""
         return self.numerator(q).total / self.sum_eta
 
 
+@declare(
+    eta=Array(ndim=1),
+    sigma2=Array(ndim=1, low=0.0),
+    pi=Array(shape=("sigma2[0]",), low=0.0, high=1.0),
+    Q=Real(),
+    E=Real(),
+    M=Real(),
+    L=Real(),
+    Gamma=Real(),
+    G=Real(),
+    D=Real(),
+    lam=Real(0.0, 1.0, low_open=True, high_open=True),
+    C_P=Real(0.0, low_open=True),
+    T_P=Integer(0),
+    H=Real(0.0, low_open=True),
+    dist0_sq=Real(),
+)
 def theorem2_program(
     eta,
     *,
@@ -401,12 +412,7 @@ def theorem2_program(
     availability ``pi [N]`` and the problem and chain constants (Lemma 1's ``D, G, H``;
     ``C_P, T_P, lam`` of (5)). Raises ``HypothesisViolation`` if the schedule breaks
     :math:`\eta_t\le1/(2L(EQ+1))` or :math:`T<T_P`."""
-    owner = "cafed.theorem2_program"
-    eta = check_array(eta, "eta", owner, ndim=1)
-    sigma2 = check_array(sigma2, "sigma2", owner, ndim=1, low=0.0)
-    pi = check_array(pi, "pi", owner, shape=sigma2.shape, low=0.0, high=1.0)
-    for name, value in dict(Q=Q, E=E, M=M, L=L, Gamma=Gamma, G=G, D=D, dist0_sq=dist0_sq).items():
-        check_real(value, name, owner)  # scalars; their ranges are Theorem 2's
+    # the scalars' ranges are Theorem 2's (its evaluate checks them)
     agg = theorem2_aggregates(eta, lam=lam, C_P=C_P, T_P=T_P, H=H)
     res = theorem2.evaluate(
         **agg.as_kwargs(),
@@ -525,16 +531,18 @@ product_lambda = register(
 )
 
 
+@declare(eta=Array(ndim=1, low=0.0), J=Array(ndim=1, low=0.0, min_size=0))
 def lookback_sum(eta, J) -> float:
     r""":math:`S_J=\sum_{t=1}^T\mathcal J_t\eta_{t-\mathcal J_t}^2` of CA-Fed Lemma 3 for
     the schedule ``eta [T+1]`` and the look-backs ``J [T]`` (e.g. ``theorem2_aggregates(...).J``).
     Exact."""
-    owner = "cafed.lookback_sum"
-    eta = check_array(eta, "eta", owner, ndim=1, low=0.0)
-    J = check_array(J, "J", owner, shape=(eta.size - 1,), low=0.0)
+    owner = "lookback_sum"
     t = np.arange(1, eta.size)
-    if np.any(J > t) or np.any(J != np.round(J)):
+    if J.shape != t.shape or np.any(J > t) or np.any(J != np.round(J)):
         raise ParameterError(
             f"The 'J' parameter of {owner} must hold integers 0 <= J_t <= t. Got {J} instead."
         )
-    return float(np.sum(J * eta[(t - J).astype(int)] ** 2))
+    with np.errstate(over="ignore"):  # reported below, naming eta
+        out = float(np.sum(J * eta[(t - J).astype(int)] ** 2))
+    check_finite_result(out, owner, {"eta": eta})
+    return out

@@ -10,15 +10,15 @@ from __future__ import annotations
 from types import ModuleType, SimpleNamespace
 
 from fedtheory.bounds.base import Theorem
+from fedtheory.constraints import Instance, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance
 
 CATALOGUE: dict[str, Theorem] = {}
 
 
+@declare(theorem=Instance(Theorem))
 def register(theorem: Theorem) -> Theorem:
     """Add ``theorem`` to the catalogue (keys are unique)."""
-    check_instance(theorem, Theorem, "theorem", "register")
     if theorem.key in CATALOGUE:
         raise ParameterError(
             "The 'theorem' parameter of register must have a key not yet in the catalogue. "

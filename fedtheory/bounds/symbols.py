@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from fedtheory.constraints import MappingOf, declare
+from fedtheory.constraints import Instance, Label, MappingOf, Text, declare
 from fedtheory.errors import ParameterError
 
 
@@ -164,9 +164,10 @@ def add_notation(entries: dict[str, Notation]) -> None:
     NOTATION.update(entries)
 
 
+@declare(name=Text())
 def symbol(name: str) -> sp.Symbol:
     """The canonical sympy symbol of the keyword ``name``."""
-    if not isinstance(name, str) or name not in NOTATION:
+    if name not in NOTATION:
         raise ParameterError(
             f"The 'name' parameter of symbol must be a keyword of the notation table. "
             f"Got {name!r} instead."
@@ -174,6 +175,7 @@ def symbol(name: str) -> sp.Symbol:
     return NOTATION[name].symbol
 
 
+@declare(sym=Instance(sp.Symbol), meaning=Label())
 def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
     """The keyword and entry of ``sym``: its entry of the notation table when it is one of
     the table's symbols, otherwise an entry derived from the symbol's sympy assumptions
@@ -182,10 +184,6 @@ def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
 
     This is how a theorem defined outside the package (``fedtheory.custom``) uses symbols
     of its own, e.g. ``sympy.Symbol("mu", positive=True)``."""
-    if not isinstance(sym, sp.Symbol):
-        raise ParameterError(
-            f"The 'sym' parameter of notation_of must be a sympy Symbol. Got {sym!r} instead."
-        )
     for key, entry in NOTATION.items():
         if entry.symbol == sym:
             return key, entry
@@ -194,10 +192,6 @@ def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
         raise ParameterError(
             "The 'sym' parameter of notation_of must be a symbol of the notation table or "
             f"be named by a Python identifier other than 'strict'. Got {name!r} instead."
-        )
-    if not isinstance(meaning, str):
-        raise ParameterError(
-            f"The 'meaning' parameter of notation_of must be a string. Got {meaning!r} instead."
         )
     low = 0.0 if (sym.is_nonnegative or sym.is_positive) else None
     high = 0.0 if (sym.is_nonpositive or sym.is_negative) else None
@@ -213,6 +207,7 @@ def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
     return name, entry
 
 
+@declare(sym=Instance(sp.Symbol))
 def keyword_of(sym: sp.Symbol) -> str:
     """Inverse of :func:`symbol`."""
     for key, entry in NOTATION.items():

@@ -15,14 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory import rng
+from fedtheory.constraints import Array, Integer, Real, declare, record
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_int_array, check_real, check_seed
+from fedtheory.params import check_array
 
 __all__ = ["FederatedDataset"]
 
 _OWNER = "FederatedDataset"
 
 
+@record(features=Array(ndim=3), labels=Array(ndim=2), counts=Array(ndim=1, integer=True),
+        num_classes=Integer(2, none=True),
+        groups=Array(ndim=1, integer=True, low=0, none=True))  # fmt: skip
 @dataclass(frozen=True, eq=False)
 class FederatedDataset:
     r"""Per-client samples, zero-padded to a common length.
@@ -55,6 +59,7 @@ class FederatedDataset:
     groups: np.ndarray | None = None
 
     @classmethod
+    @declare(num_classes=Integer(2, none=True))
     def from_clients(
         cls,
         features: Sequence[np.ndarray],
@@ -65,6 +70,12 @@ class FederatedDataset:
     ) -> FederatedDataset:
         """Pad per-client arrays ``features[k] [n_k, p]`` and ``labels[k] [n_k]``."""
         owner = f"{_OWNER}.from_clients"
+        for name, value in (("features", features), ("labels", labels)):
+            if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+                raise ParameterError(
+                    f"The '{name}' parameter of {owner} must be a sequence of per-client "
+                    f"arrays. Got {value!r:.60} instead."
+                )
         if len(features) < 1 or len(features) != len(labels):
             raise ParameterError(
                 f"The 'labels' parameter of {owner} must have one entry per client "
@@ -89,12 +100,7 @@ class FederatedDataset:
         return cls(X, Y, counts, num_classes, None if groups is None else np.asarray(groups))
 
     def __post_init__(self) -> None:
-        features = check_array(self.features, "features", _OWNER, ndim=3)
-        labels = check_array(self.labels, "labels", _OWNER, ndim=2)
-        counts = check_int_array(self.counts, "counts", _OWNER, ndim=1)
-        object.__setattr__(self, "features", features)
-        object.__setattr__(self, "labels", labels)
-        object.__setattr__(self, "counts", counts)
+        """The declared fields agree: shapes, counts within the padding, class ids."""
         n, n_max = self.labels.shape
         if self.features.shape[:2] != (n, n_max) or self.counts.shape != (n,):
             raise ParameterError(
@@ -106,16 +112,12 @@ class FederatedDataset:
                 f"The 'counts' parameter of {_OWNER} must be in [1, n_max] with max n_max="
                 f"{n_max}. Got {self.counts.min()}..{self.counts.max()} instead."
             )
-        if self.groups is not None:
-            groups = check_int_array(self.groups, "groups", _OWNER, ndim=1, low=0)
-            if groups.shape != (n,):
-                raise ParameterError(
-                    f"The 'groups' parameter of {_OWNER} must hold one group id per client "
-                    f"(N={n}). Got shape {groups.shape} instead."
-                )
-            object.__setattr__(self, "groups", groups)
+        if self.groups is not None and self.groups.shape != (n,):
+            raise ParameterError(
+                f"The 'groups' parameter of {_OWNER} must hold one group id per client "
+                f"(N={n}). Got shape {self.groups.shape} instead."
+            )
         if self.num_classes is not None:
-            check_int(self.num_classes, "num_classes", _OWNER, low=2)
             y = self.labels[self.valid]
             if np.any((y != np.round(y)) | (y < 0) | (y >= self.num_classes)):
                 raise ParameterError(
@@ -149,12 +151,18 @@ class FederatedDataset:
         onehot = np.eye(self.num_classes)[self.labels.astype(np.int64)] * self.valid[..., None]
         return onehot.sum(1) / self.counts[:, None]
 
+    @declare(k=Integer(0))
     def client(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Samples of client ``k``: ``features [n_k, p]``, ``labels [n_k]``."""
-        k = check_int(k, "k", f"{_OWNER}.client", low=0, high=self.num_clients - 1)
+        if k >= self.num_clients:  # the upper end depends on the instance
+            raise ParameterError(
+                f"The 'k' parameter of {_OWNER}.client must be an integer in "
+                f"[0, {self.num_clients - 1}]. Got {k} instead."
+            )
         n = self.counts[k]
         return self.features[k, :n], self.labels[k, :n]
 
+    @declare(test_fraction=Real(0.0, 1.0, low_open=True, high_open=True), seed=Integer(0))
     def split(
         self, test_fraction: float, *, seed: int = 0
     ) -> tuple[FederatedDataset, FederatedDataset]:
@@ -162,15 +170,13 @@ class FederatedDataset:
         :math:`\mathrm{round}(f\,n_k)` test samples, clipped to :math:`[1, n_k-1]` so that both
         parts are non-empty (every client needs :math:`n_k\ge2`)."""
         owner = f"{_OWNER}.split"
-        f = check_real(
-            test_fraction, "test_fraction", owner, low=0.0, high=1.0, low_open=True, high_open=True
-        )
+        f = test_fraction
         if self.counts.min() < 2:
             raise ParameterError(
                 f"The 'self' parameter of {owner} must have n_k >= 2 for every client. "
                 f"Got min n_k = {self.counts.min()} instead."
             )
-        gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+        gen = rng.numpy_rng(seed, 0, rng.DATA)
         train, test = [], []
         for k in range(self.num_clients):
             x, y = self.client(k)

@@ -1,9 +1,17 @@
 r"""Label-based splits of a centralised data set over clients.
 
-* :func:`dirichlet_label_split` -- for every class :math:`c`, proportions
-  :math:`(\theta_{c,1},\dots,\theta_{c,N})\sim\mathrm{Dir}(a\mathbf 1_N)` over clients, and
-  the class's samples are cut in those proportions (FedAU's split, Wang & Ji 2024, code
-  ``util/util.py``, :math:`a=0.1`; smaller :math:`a` = more heterogeneous).
+* :func:`dirichlet_label_split` -- Dirichlet(:math:`a`) label heterogeneity, drawn one of
+  two ways (smaller :math:`a` = more heterogeneous):
+
+  - ``per="label"``: for every class :math:`c`, proportions
+    :math:`(\theta_{c,1},\dots,\theta_{c,N})\sim\mathrm{Dir}(a\mathbf 1_N)` over clients,
+    and the class's samples are cut in those proportions (FedAU's split, Wang & Ji 2024,
+    code ``util/util.py``, :math:`a=0.1`);
+  - ``per="client"``: for every client :math:`k`, a label distribution
+    :math:`\lambda_k\sim\mathrm{Dir}(a\mathbf 1_C)`, and class :math:`c`'s samples are cut
+    in the proportions :math:`\lambda_{k,c}/\sum_j\lambda_{j,c}` (FedAWE's split, Xiang et
+    al. 2024, App. J.1, the authors' code ``util/util.py``, ``partition``; clients get
+    comparable numbers of samples).
 * :func:`one_label_per_client_split` -- every client holds samples of a single label, the
   clients ordered by label (FedLaAvg's MNIST set-up, Yan et al. 2020, §6: 100 clients per
   digit, the first :math:`N/10\cdot D` clients hold digits :math:`0..D-1`).
@@ -20,18 +28,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedtheory import rng
+from fedtheory.constraints import Array, Integer, Option, Real, Size, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_int,
-    check_int_array,
-    check_real,
-    check_seed,
-    check_size,
-)
+from fedtheory.params import check_int, check_int_array
 
 __all__ = [
+    "DIRICHLET_PER",
     "dirichlet_label_split",
     "one_label_per_client_split",
     "partition",
@@ -41,24 +44,35 @@ __all__ = [
 _MAX_DRAWS = 1000
 
 
-def _labels(labels, owner: str) -> np.ndarray:
-    y = check_array(labels, "labels", owner, ndim=1, low=0.0)
-    if y.size == 0 or np.any(y != np.round(y)):
-        raise ParameterError(
-            f"The 'labels' parameter of {owner} must be a non-empty array of class ids "
-            "(non-negative integers). Got other values instead."
-        )
-    return y.astype(np.int64)
+LABELS = Array(ndim=1, low=0.0, integer=True)
+"""Class ids: a non-empty vector of non-negative whole numbers (returned as int64)."""
+
+DIRICHLET_PER = ("label", "client")
 
 
+@declare(labels=LABELS, num_clients=Integer(1, "labels[0]"),
+         concentration=Real(0.0, low_open=True), per=Option(*DIRICHLET_PER),
+         min_size=Integer(0), seed=Integer(0))  # fmt: skip
 def dirichlet_label_split(
-    labels, num_clients: int, concentration: float, *, min_size: int = 1, seed: int = 0
+    labels,
+    num_clients: int,
+    concentration: float,
+    *,
+    per: str = "label",
+    min_size: int = 1,
+    seed: int = 0,
 ) -> list[np.ndarray]:
-    r"""Split sample indices over clients with Dirichlet(``concentration``) class proportions.
+    r"""Split sample indices over clients with Dirichlet(``concentration``) label proportions
+    drawn ``per`` label (over the clients) or ``per`` client (over the labels; module
+    docstring).
 
-    Draws are repeated (up to 1000 times, from ``numpy_rng(seed, attempt, DATA)``) until every
-    client has at least ``min_size`` samples, so the law is the Dirichlet split conditioned
-    on that event.
+    **Minimum size.** Draws are repeated (up to 1000 times, draw :math:`j` from
+    ``numpy_rng(seed, j, DATA)``) until every client has at least ``min_size`` samples, so
+    the law is the Dirichlet split conditioned on that event. Neither FedAU's nor FedAWE's
+    code redraws (on their data sets, hundreds of samples per client, a client with fewer
+    than two samples does not arise); on a small data set a client with one sample cannot
+    be split into training and test samples, and ``min_size=2`` is the rule that keeps the
+    draw while excluding that case.
 
     Returns
     -------
@@ -70,31 +84,36 @@ def dirichlet_label_split(
     >>> parts = dirichlet_label_split([0, 0, 1, 1, 1, 2], 2, 1.0, seed=0)
     >>> sorted(np.concatenate(parts).tolist())
     [0, 1, 2, 3, 4, 5]
+    >>> parts = dirichlet_label_split(np.repeat(np.arange(4), 6), 4, 0.1, per="client",
+    ...                               min_size=2, seed=0)
+    >>> min(len(p) for p in parts) >= 2
+    True
     """
     owner = "dirichlet_label_split"
-    y = _labels(labels, owner)
-    n = check_int(num_clients, "num_clients", owner, low=1, high=len(y))
-    a = check_real(concentration, "concentration", owner, low=0.0, low_open=True)
-    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)
-    seed = check_seed(seed, owner)
+    y, n, a = labels, num_clients, concentration
+    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)  # relational end
+    classes = np.unique(y)
     for attempt in range(_MAX_DRAWS):
         gen = rng.numpy_rng(seed, attempt, rng.DATA)
-        parts: list[list[np.ndarray]] = [[] for _ in range(n)]
-        for c in np.unique(y):
+        if per == "client":
+            weights = gen.dirichlet(np.full(len(classes), a), size=n)  # [N, C]
+            shares = weights / weights.sum(0)  # column c: class c's share of each client
+        owner_of = np.empty(len(y), dtype=np.int64)  # the client of every sample
+        for i, c in enumerate(classes):
             idx = gen.permutation(np.flatnonzero(y == c))
-            theta = gen.dirichlet(np.full(n, a))
+            theta = gen.dirichlet(np.full(n, a)) if per == "label" else shares[:, i]
             cuts = np.round(np.cumsum(theta)[:-1] * len(idx)).astype(np.int64)
-            for k, chunk in enumerate(np.split(idx, cuts)):
-                parts[k].append(chunk)
-        out = [np.sort(np.concatenate(p)) for p in parts]
-        if min(len(p) for p in out) >= m:
-            return out
+            owner_of[idx] = np.repeat(np.arange(n), np.diff(cuts, prepend=0, append=len(idx)))
+        sizes = np.bincount(owner_of, minlength=n)
+        if sizes.min() >= m:
+            return np.split(np.argsort(owner_of, kind="stable"), np.cumsum(sizes)[:-1])
     raise ParameterError(
         f"The 'min_size' parameter of {owner} must be reachable with concentration {a:g}. "
         f"Got {m}, not met in {_MAX_DRAWS} draws, instead."
     )
 
 
+@declare(labels=LABELS, clients_per_label=Integer(1), seed=Integer(0))
 def one_label_per_client_split(
     labels, clients_per_label: int, *, seed: int = 0
 ) -> list[np.ndarray]:
@@ -108,10 +127,10 @@ def one_label_per_client_split(
     [[1, 3], [0, 2]]
     """
     owner = "one_label_per_client_split"
-    y = _labels(labels, owner)
-    classes, sizes = np.unique(y, return_counts=True)
+    classes, sizes = np.unique(labels, return_counts=True)
     m = check_int(clients_per_label, "clients_per_label", owner, low=1, high=int(sizes.min()))
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    y = labels
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     out = []
     for c in classes:
         idx = gen.permutation(np.flatnonzero(y == c))
@@ -119,6 +138,8 @@ def one_label_per_client_split(
     return out
 
 
+@declare(labels=LABELS, num_clients=Size(), samples_per_client=Size(),
+         primary_fraction=Real(0.0, 1.0), seed=Integer(0))  # fmt: skip
 def primary_label_split(
     labels,
     num_clients: int,
@@ -138,11 +159,8 @@ def primary_label_split(
     [4, 4]
     """
     owner = "primary_label_split"
-    y = _labels(labels, owner)
-    n = check_size(num_clients, "num_clients", owner)
-    m = check_size(samples_per_client, "samples_per_client", owner)
-    f = check_real(primary_fraction, "primary_fraction", owner, low=0.0, high=1.0)
-    gen = rng.numpy_rng(check_seed(seed, owner), 0, rng.DATA)
+    y, n, m, f = labels, num_clients, samples_per_client, primary_fraction
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
     classes = np.unique(y)
     free = np.ones(len(y), dtype=bool)
     out = []
@@ -166,13 +184,14 @@ def primary_label_split(
     return out
 
 
+@declare(features=Array(ndim=2), labels=Array(shape=("features[0]",)),
+         num_classes=Integer(2, none=True))  # fmt: skip
 def partition(
     features, labels, parts: Sequence[np.ndarray], *, num_classes: int | None = None
 ) -> FederatedDataset:
     """Client ``k`` gets ``features[parts[k]] [n_k, p]`` and ``labels[parts[k]]``."""
     owner = "partition"
-    X = check_array(features, "features", owner, ndim=2)
-    y = check_array(labels, "labels", owner, shape=(X.shape[0],))
+    X, y = features, labels
     if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or not parts:
         raise ParameterError(
             f"The 'parts' parameter of {owner} must be a non-empty sequence of index arrays. "

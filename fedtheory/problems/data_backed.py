@@ -44,24 +44,38 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.budget import check_seconds, seconds
+from fedtheory.constraints import (
+    Array,
+    Generator,
+    Indices,
+    Instance,
+    Option,
+    Probabilities,
+    Real,
+    Size,
+    Tensor,
+    declare,
+)
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import (
-    check_choice,
-    check_instance,
-    check_int,
-    check_real,
-    check_simplex,
-    check_size,
-)
+from fedtheory.params import check_finite_result, check_instance
 from fedtheory.problems import fused as fused_kernel
-from fedtheory.problems.base import check_points
+from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
 
 SAMPLING = ("without_replacement", "with_replacement")
 """Mini-batch sampling schemes of :meth:`DataProblem.grad`."""
+CONSTRUCTOR = dict(
+    data=Instance(FederatedDataset),
+    ridge=Real(0.0),
+    batch_size=Size(none=True),
+    sampling=Option(*SAMPLING),
+    alpha=Probabilities(size="data.num_clients", none=True),
+)
+"""The constructor parameters every data-backed problem shares."""
 
 GRAD_TOL = 1e-10
 """Newton's method stops when the full gradient norm is at most this."""
@@ -136,6 +150,7 @@ class DataProblem(ABC):
     fused: bool = False
     """Whether :meth:`local_sgd` (the fused kernel) is used by the simulator."""
 
+    @declare(**CONSTRUCTOR)
     def __init__(
         self,
         data: FederatedDataset,
@@ -148,15 +163,17 @@ class DataProblem(ABC):
         positive_ridge: bool = False,
     ) -> None:
         owner = type(self).__name__
-        check_instance(data, FederatedDataset, "data", owner)
+        if positive_ridge and ridge == 0:
+            raise ParameterError(
+                f"The 'ridge' parameter of {owner} must be a finite real number in (0, inf) "
+                "(the model needs it for strong convexity). Got 0.0 (float) instead."
+            )
         self._owner = owner
         self.data = data
         self.num_clients = data.num_clients
-        self.ridge = check_real(ridge, "ridge", owner, low=0.0, low_open=positive_ridge)
-        if batch_size is not None:
-            batch_size = check_int(batch_size, "batch_size", owner, low=1)
+        self.ridge = ridge
         self.batch_size = batch_size
-        self.sampling = check_choice(sampling, SAMPLING, "sampling", owner)
+        self.sampling = sampling
         if compute_dtype not in (None, torch.float64, torch.float32):
             raise ParameterError(
                 f"The 'compute_dtype' parameter of {owner} must be None, torch.float64 or "
@@ -164,7 +181,7 @@ class DataProblem(ABC):
             )
         self.compute_dtype = compute_dtype
         counts = data.counts.astype(np.float64)
-        self.alpha = counts / counts.sum() if alpha is None else self._weights(alpha, "alpha")
+        self.alpha = counts / counts.sum() if alpha is None else alpha
         self._X = torch.from_numpy(data.features)  # [N, n_max, p]
         self._y = torch.from_numpy(data.labels)  # [N, n_max]
         self._counts = torch.from_numpy(data.counts)  # [N]
@@ -191,13 +208,15 @@ class DataProblem(ABC):
     def _per_sample_grads(self, w, X, y) -> torch.Tensor: ...
 
     # -- validation -------------------------------------------------------------------------
-    def _weights(self, weights, name: str = "weights") -> np.ndarray:
-        if weights is None:
-            return self.alpha
-        return check_simplex(weights, name, self._owner, size=self.num_clients)
+    def _weights(self, weights: np.ndarray | None) -> np.ndarray:
+        """Declared weights, or the target ``alpha`` for ``None``."""
+        return self.alpha if weights is None else weights
 
-    def _points(self, w, name: str = "w") -> np.ndarray:
-        return check_points(w, self.dim, self._owner, name)
+    def _finite(self, out, method: str, w: np.ndarray):
+        """``out``, computed at finite points ``w`` and finite, else a ParameterError naming
+        ``w`` (an overflow)."""
+        check_finite_result(out, f"{type(self).__name__}.{method}", {"w": w})
+        return out
 
     # -- stochastic gradients for the simulator -------------------------------------------
     @property
@@ -254,6 +273,7 @@ class DataProblem(ABC):
         X_batch = X.reshape(-1, p).index_select(0, rows).view(m, b, p)
         return X_batch, y.reshape(-1).index_select(0, rows).view(m, b), c
 
+    @declare(**GRAD)
     def grad(
         self, w: torch.Tensor, clients: torch.Tensor, generator: torch.Generator | None = None
     ) -> torch.Tensor:
@@ -263,6 +283,12 @@ class DataProblem(ABC):
         X, y, c = self._minibatch(clients, generator, v.dtype)
         return (self._weighted_grad(v, X, y, c) + self.ridge * v).to(w.dtype)
 
+    @declare(
+        w=GRAD["w"],
+        clients=GRAD["clients"],
+        index=Indices("self._X[1]", shape=("w[0]", None), min_size=0),
+        weight=Tensor(dtype="floating", shape=("w[0]", "index[1]"), low=0.0, min_size=0),
+    )
     def indexed_grad(
         self,
         w: torch.Tensor,
@@ -273,14 +299,7 @@ class DataProblem(ABC):
         r""":math:`\sum_ic_i\nabla\ell(w;x_{k,j_i},y_{k,j_i})+\rho w` ``[M, d]`` for given sample
         indices ``index [M, b]`` of clients ``clients [M]`` and weights ``weight [M, b]`` (a
         data loader's batch: :math:`1/|\mathcal B|` on its samples, 0 on padding)."""
-        owner = f"{self._owner}.indexed_grad"
-        self._check_pairs(w, clients, owner, device=clients.device)
-        for name, value in (("index", index), ("weight", weight)):
-            if not isinstance(value, torch.Tensor) or value.ndim != 2 or len(value) != len(w):
-                raise ParameterError(
-                    f"The '{name}' parameter of {owner} must be a tensor [M, b] with "
-                    f"M={len(w)}. Got {getattr(value, 'shape', value)!r} instead."
-                )
+        self._check_pairs(w, clients, f"{self._owner}.indexed_grad", device=clients.device)
         v = w if self.compute_dtype is None else w.to(self.compute_dtype)
         X, y = self._stored(v.dtype, clients.device)[:2]
         m, b = index.shape
@@ -291,6 +310,7 @@ class DataProblem(ABC):
         g = self._weighted_grad(v, X_batch, y_batch, weight.to(v.dtype))
         return (g + self.ridge * v).to(w.dtype)
 
+    @declare(**GRAD, batch_size=Size(none=True))
     def batch_losses(
         self,
         w: torch.Tensor,
@@ -307,10 +327,7 @@ class DataProblem(ABC):
         "a noisy estimate :math:`F_k^{(t)}` of the current loss computed on a batch"). A batch
         covering a client's data (or ``batch_size=None`` with a full-batch problem) gives
         the exact :math:`F_k(w)`."""
-        owner = f"{self._owner}.batch_losses"
-        if batch_size is not None:
-            batch_size = check_int(batch_size, "batch_size", owner, low=1)
-        self._check_pairs(w, clients, owner, device=clients.device)
+        self._check_pairs(w, clients, f"{self._owner}.batch_losses", device=clients.device)
         v = w.to(torch.float64)
         X, y, c = self._minibatch(clients, generator, torch.float64, batch_size, "batch_losses")
         return self._weighted_loss(v, X, y, c) + 0.5 * self.ridge * (v * v).sum(-1)
@@ -355,6 +372,14 @@ class DataProblem(ABC):
             )
         self.fused = bool(fused)
 
+    @declare(
+        w=Tensor(dtype="floating", shape=(None, "self.dim"), min_size=0),
+        clients=GRAD["clients"],
+        steps=Size(),
+        lr=Real(0.0),
+        prox=Real(0.0),
+        generator=Generator(none=True),
+    )
     def local_sgd(
         self,
         w: torch.Tensor,
@@ -376,15 +401,13 @@ class DataProblem(ABC):
         owner = f"{self._owner}.local_sgd"
         if self._LINK is None:
             raise NotImplementedError(f"{self._owner} has no fused local-SGD kernel")
-        steps = check_size(steps, "steps", owner)
-        lr, prox = check_real(lr, "lr", owner, low=0.0), check_real(prox, "prox", owner, low=0.0)
-        if generator is not None:  # full batch: unused, but not silently accepted
-            check_instance(generator, torch.Generator, "generator", owner)
-        self._check_pairs(w, clients, owner)  # the kernel does not check its indices
-        start = w.detach().to(torch.float64).numpy()
-        if not np.isfinite(start).all():  # NumPy's test: 10x torch's on one CPU thread
-            raise ParameterError(f"The 'w' parameter of {owner} must be finite. Got NaN or inf.")
+        self._check_pairs(w, clients, owner)  # on the CPU: the kernel's device
         X, y = self._stored(self.compute_dtype or torch.float64)[:2]
+        batch = X.shape[1] if self.full_batch else self.batch_size
+        cells = steps * clients.numel() * batch * self.dim  # data read by the steps
+        what = f"{steps} steps of {clients.numel()} clients on batches of {batch} x {self.dim}"
+        check_seconds(seconds(cells=cells), owner, what=what, fixes="fewer steps")
+        start = w.detach().to(torch.float64).numpy()
         if self.full_batch:
             sampler, keys = fused_kernel.FULL_BATCH, np.empty(0, dtype=np.uint64)
         else:
@@ -423,7 +446,7 @@ class DataProblem(ABC):
         device: torch.device = _CPU,
     ) -> np.ndarray:
         """``fn(w [c, 1, d], X [N, n, p], y [N, n], c [N, n]) -> [c, N, *out]`` over all of
-        the checked ``points [..., d]`` (:meth:`_points`) in chunks, computed on ``device``
+        the checked ``points [..., d]`` in chunks, computed on ``device``
         -> ``[..., N, *out]``."""
         if data is None:
             X, y, c = self._stored(torch.float64, device)[:3]
@@ -452,19 +475,24 @@ class DataProblem(ABC):
             return N * (_TEMPORARIES * n * -(-self.dim // p) + self.dim)
         return N * n * max(p, self.dim)
 
+    @declare(w=POINTS)
     def client_losses(self, w) -> np.ndarray:
         r""":math:`F_k(w)` (full data, with ridge) for ``w [..., d]`` -> ``[..., N]``."""
-        points = self._points(w)
-        return self._per_client(points, self._weighted_loss) + self._ridge_loss(points)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            out = self._per_client(w, self._weighted_loss) + self._ridge_loss(w)
+        return self._finite(out, "client_losses", w)
 
+    @declare(w=POINTS, weights=WEIGHTS)
     def loss(self, w, weights=None) -> np.ndarray:
         r""":math:`\sum_kp_kF_k(w)` for ``w [..., d]`` -> ``[...]`` (default ``p = alpha``)."""
         return self.client_losses(w) @ self._weights(weights)
 
+    @declare(w=POINTS)
     def client_grads(self, w) -> np.ndarray:
         r"""Exact :math:`\nabla F_k(w)` (full data, ridge): ``w [..., d]`` -> ``[..., N, d]``."""
-        points = self._points(w)
-        return self._per_client(points, self._weighted_grad) + self._ridge_grad(points)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            out = self._per_client(w, self._weighted_grad) + self._ridge_grad(w)
+        return self._finite(out, "client_grads", w)
 
     def _ridge_loss(self, points: np.ndarray) -> np.ndarray:
         r""":math:`\frac\rho2\|w\|^2` ``[..., 1]`` (the same for every client)."""
@@ -480,6 +508,7 @@ class DataProblem(ABC):
         loss = self._weighted_loss(w, X, y, c)[..., None]
         return torch.cat([loss, self._weighted_grad(w, X, y, c)], -1)
 
+    @declare(w=POINTS)
     def exact_metrics(self, w, *, device=None) -> dict[str, np.ndarray]:
         r"""Exact full-data quantities at ``w [..., d]`` in one pass over the data:
         ``client_losses [..., N]`` and ``client_grads [..., N, d]`` (with ridge, as
@@ -487,15 +516,16 @@ class DataProblem(ABC):
         [...]`` (as :meth:`ClassificationProblem.accuracy`). Computed on ``device``
         (default CPU; a copy of the data is made there once), returned as NumPy."""
         dev = check_device(device, "device", f"{self._owner}.exact_metrics")
-        points = self._points(w)
-        terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1) + d]
-        out = {
-            "client_losses": terms[..., 0] + self._ridge_loss(points),
-            "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),
-        }
+        points = w
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w
+            terms = self._per_client(points, self._data_terms, device=dev)  # [..., N, 1(+1) + d]
+            out = {
+                "client_losses": terms[..., 0] + self._ridge_loss(points),
+                "client_grads": terms[..., -self.dim :] + self._ridge_grad(points),
+            }
         if isinstance(self, ClassificationProblem):  # column 1: correctly classified samples
             out["accuracy"] = terms[..., 1].sum(-1) / self.data.counts.sum()
-        return out
+        return self._finite(out, "exact_metrics", w)
 
     def _exact_metric_sums(self, w: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         r"""The exact metrics of the points ``w [P, d]`` (float64, on any device) reduced
@@ -517,6 +547,7 @@ class DataProblem(ABC):
             parts.append(torch.cat(columns, -1))
         return torch.cat(parts)
 
+    @declare(w=POINTS, weights=WEIGHTS)
     def full_grad(self, w, weights=None) -> np.ndarray:
         r"""Exact :math:`\nabla\sum_kp_kF_k(w)`: ``w [..., d]`` -> ``[..., d]``."""
         return np.einsum("n,...nd->...d", self._weights(weights), self.client_grads(w))
@@ -532,14 +563,15 @@ class DataProblem(ABC):
         b = np.minimum(n, self.batch_size)
         return np.where(n > 1, (n - b) / (b * np.maximum(n - 1, 1)), 0.0)
 
+    @declare(w=Array(shape=("self.dim",)))
     def noise_variance(self, w) -> np.ndarray:
         r"""Exact mini-batch gradient-noise variance :math:`\sigma_k^2(w)` ``[N]`` at ``w [d]``
         (module docstring; CA-Fed Assumption 5)."""
-        w = self._points(w)
         g = self._per_sample_grads(torch.from_numpy(w)[None], self._X, self._y)  # [N, n, d]
         mean = torch.einsum("ns,nsd->nd", self._mean_weight, g)
         dev = ((g - mean[:, None]) ** 2).sum(-1) * self._mean_weight  # [N, n]
-        return dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
+        out = dev.sum(-1).numpy() * self.noise_factor()  # S_k^2 times the factor
+        return self._finite(out, "noise_variance", w)
 
     # -- minimisers -------------------------------------------------------------------------
     def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
@@ -594,6 +626,7 @@ class DataProblem(ABC):
             self._optima[key] = (w, float(self.loss(w, p)), float(norm[0]))
         return self._optima[key]
 
+    @declare(weights=WEIGHTS)
     def optimum(self, weights=None) -> tuple[np.ndarray, float]:
         r"""Minimiser :math:`w_p^*` ``[d]`` and minimum of :math:`\sum_kp_kF_k` (default
         ``p = alpha``), by Newton's method to gradient norm ``GRAD_TOL``; the value is
@@ -601,6 +634,7 @@ class DataProblem(ABC):
         w, value, _ = self._solve(weights)
         return w.copy(), value
 
+    @declare(weights=WEIGHTS)
     def optimality_gap_bound(self, weights=None) -> float:
         r"""Certificate :math:`F_p(\hat w)-F_p^*\le\|\nabla F_p(\hat w)\|^2/(2\mu)` of the
         computed optimum (:math:`\mu`-strong convexity)."""
@@ -620,6 +654,7 @@ class DataProblem(ABC):
         w, values, _ = self._optima[key]
         return w.copy(), values.copy()
 
+    @declare(weights=WEIGHTS)
     def gamma(self, weights=None) -> float:
         r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
         Thm 1), :math:`\Gamma'` for the biased weights ``p`` (CA-Fed Thm 3)."""
@@ -654,6 +689,7 @@ class ClassificationProblem(DataProblem):
         correct = (self._correct(w, X, y) * (c > 0)).sum(-1, keepdim=True).to(loss.dtype)
         return torch.cat([loss, correct, self._weighted_grad(w, X, y, c)], -1)
 
+    @declare(w=POINTS)
     def accuracy(self, w, data: FederatedDataset | None = None) -> np.ndarray:
         r"""Fraction of correctly classified samples, pooled over all clients, of ``data``
         (default the training data) for ``w [..., d]`` -> ``[...]``."""
@@ -663,8 +699,7 @@ class ClassificationProblem(DataProblem):
                 f"The 'data' parameter of {self._owner}.accuracy must be a FederatedDataset "
                 f"with {self.data.num_features} features. Got {data!r:.60} instead."
             )
-        points = self._points(w)
         per_client = self._per_client(
-            points, lambda v, X, y, c: (self._correct(v, X, y) * (c > 0)).sum(-1).double(), data
+            w, lambda v, X, y, c: (self._correct(v, X, y) * (c > 0)).sum(-1).double(), data
         )
         return per_client.sum(-1) / data.counts.sum()

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.constraints import Bool, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
-from fedtheory.problems.data_backed import DataProblem, matvec, vecmat
+from fedtheory.problems.data_backed import CONSTRUCTOR, DataProblem, matvec, vecmat
 
 __all__ = ["LeastSquaresProblem"]
 
@@ -54,6 +55,7 @@ class LeastSquaresProblem(QuadraticConstantsMixin, DataProblem):
 
     _LINK = fused_kernel.IDENTITY
 
+    @declare(**CONSTRUCTOR, fused=Bool(none=True))
     def __init__(
         self, data: FederatedDataset, *, ridge: float = 0.0, fused: bool | None = None, **options
     ) -> None:

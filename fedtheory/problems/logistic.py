@@ -36,11 +36,12 @@ from abc import abstractmethod
 import numpy as np
 import torch
 
+from fedtheory.constraints import Bool, Real, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.ball import Ball, LemmaOneConstants
-from fedtheory.problems.data_backed import ClassificationProblem, matvec, vecmat
+from fedtheory.problems.data_backed import CONSTRUCTOR, ClassificationProblem, matvec, vecmat
 
 __all__ = ["LogisticRegressionProblem", "MultinomialLogisticProblem"]
 
@@ -59,6 +60,7 @@ class _GLMBallBounds(ClassificationProblem):
     _RESIDUAL_BOUND: float  # beta >= ||d loss / d z||
     _LOSS_CURVATURE: float  # kappa >= ||d^2 loss / d z^2|| (1/4 binary, 1/2 multinomial)
 
+    @declare(**{**CONSTRUCTOR, "ridge": Real(0.0, low_open=True)}, fused=Bool(none=True))
     def __init__(
         self, data: FederatedDataset, *, ridge: float = 1e-2, fused: bool | None = None, **options
     ) -> None:

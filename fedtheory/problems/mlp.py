@@ -22,10 +22,11 @@ import torch
 from torch.func import functional_call, grad, hessian, vmap
 
 from fedtheory import rng
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Integer, declare
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed
-from fedtheory.problems.data_backed import ClassificationProblem
+from fedtheory.params import MAX_SIZE
+from fedtheory.problems.data_backed import CONSTRUCTOR, ClassificationProblem
 
 __all__ = ["MLPProblem"]
 
@@ -57,6 +58,11 @@ class MLPProblem(ClassificationProblem):
     1226
     """
 
+    @declare(
+        **CONSTRUCTOR,
+        hidden=Array(ndim=1, low=1.0, high=MAX_SIZE, integer=True, min_size=0),
+        seed=Integer(0),
+    )
     def __init__(
         self,
         data: FederatedDataset,
@@ -68,14 +74,12 @@ class MLPProblem(ClassificationProblem):
     ) -> None:
         super().__init__(data, ridge=ridge, **options)
         self.num_classes = self._multiclass(data, _OWNER)
-        if not isinstance(hidden, (tuple, list)):
-            raise ParameterError(
-                f"The 'hidden' parameter of {_OWNER} must be a tuple of layer widths. "
-                f"Got {hidden!r} instead."
-            )
-        self.hidden = tuple(check_int(h, "hidden", _OWNER, low=1) for h in hidden)
-        self.seed = check_seed(seed, _OWNER)
+        self.hidden = tuple(int(h) for h in hidden)
+        self.seed = seed
         sizes = (data.num_features, *self.hidden, self.num_classes)
+        weights = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+        check_bytes(8 * weights, _OWNER, what=f"{weights} weights of layers {sizes}",
+                    fixes="narrower hidden layers")  # fmt: skip
         layers: list[torch.nn.Module] = []
         for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
             layers.append(torch.nn.Linear(a, b, dtype=torch.float64))

@@ -21,15 +21,17 @@ import torch
 
 from fedtheory.constraints import (
     VOCABULARY,
+    Bool,
     Constraint,
     Generator,
     Instance,
     Mask,
+    Real,
+    Size,
     Tensor,
     declare,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_real, check_size
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
@@ -93,6 +95,18 @@ class Algorithm(Protocol):
         ...
 
 
+LOCAL_TRAINING = dict(
+    local_steps=Size(),
+    prox=Real(0.0),
+    radius=Real(0.0, low_open=True, none=True),
+    full_first_round=Bool(),
+    training=Instance(Training, none=True),
+)
+"""The declared fields of :class:`LocalTraining` (every algorithm's constructor has them);
+``lr`` and ``server_lr`` (a rate or a schedule) are checked by ``as_schedule``."""
+
+
+@declare(**LOCAL_TRAINING)
 @dataclass(frozen=True, kw_only=True)
 class LocalTraining:
     r"""Configuration shared by the algorithms: client and server side of one round.
@@ -132,16 +146,6 @@ class LocalTraining:
         if not isinstance(getattr(self, "name", owner), str):
             raise ParameterError(
                 f"The 'name' parameter of {owner} must be a string. Got {self.name!r} instead."
-            )
-        check_bool(self.full_first_round, "full_first_round", owner)
-        check_size(self.local_steps, "local_steps", owner)
-        check_real(self.prox, "prox", owner, low=0.0)
-        if self.radius is not None:
-            check_real(self.radius, "radius", owner, low=0.0, low_open=True)
-        if self.training is not None and not isinstance(self.training, Training):
-            raise ParameterError(
-                f"The 'training' parameter of {owner} must be None or a Training. Got "
-                f"{self.training!r} instead."
             )
         object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
         object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))

@@ -111,7 +111,7 @@ from fedtheory.params import (
 )
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -199,6 +199,7 @@ class CaFedState(NamedTuple):
     optimizer: TrainingState | None = None  # momentum buffers (LocalTraining.training)
 
 
+@declare(**LOCAL_TRAINING)
 @dataclass(frozen=True, kw_only=True)
 class CaFed(LocalTraining):
     r"""CA-Fed, Algorithm 1 of Rodio et al. 2023, or the authors' code (module docstring).
@@ -497,9 +498,10 @@ class CaFed(LocalTraining):
 ROUND_WEIGHTS = dict(
     mask=Mask(tensor=True, shape=(None, None)),
     alpha=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
-    pi=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
+    pi=Tensor(shape=(..., "mask[1]"), low=0.0, high=1.0),
 )
-"""One round's participation ``[R, N]``, the target weights and the rates ``[N]``."""
+"""One round's participation ``[R, N]``, the target weights ``[N]`` and the rates ``[N]``
+(or ``[R, N]``: F3AST's online estimates)."""
 
 
 @declare(**ROUND_WEIGHTS, finite_result=True)

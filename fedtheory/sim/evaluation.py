@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import torch
 
-from fedtheory.constraints import declare
+from fedtheory.constraints import Having, declare
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import INIT, round_arguments
@@ -28,6 +28,7 @@ class ClientMeanState(NamedTuple):
     weights: torch.Tensor | None = None  # [R, N], forwarded for the run record
 
 
+@declare(algorithm=Having("init", "step"))
 @dataclass(frozen=True)
 class ClientMean:
     r"""Evaluate :math:`\bar x^t=\frac1m\sum_ix_i^t` of an algorithm whose state holds the
@@ -41,13 +42,6 @@ class ClientMean:
     """
 
     algorithm: object
-
-    def __post_init__(self) -> None:
-        if not hasattr(self.algorithm, "step") or not hasattr(self.algorithm, "init"):
-            raise ParameterError(
-                "The 'algorithm' parameter of ClientMean must be an algorithm (init/step). "
-                f"Got {self.algorithm!r} instead."
-            )
 
     @property
     def name(self) -> str:

@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.params import check_int, check_real, check_simplex
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Instance, Integer, Mask, Probabilities, Real, Text, declare
 from fedtheory.sim.cafed import f3ast_weights
 
 
@@ -25,6 +26,20 @@ class F3astOnlineState(NamedTuple):
     rate: torch.Tensor  # [R, N] float64 availability estimates r_k before this round
 
 
+ROUND = dict(
+    state=Instance(F3astOnlineState),
+    mask=Mask(tensor=True, shape=("state.rate[0]", "self.alpha[0]")),
+)
+"""The estimates ``[R, N]`` and one round's participation ``[R, N]``."""
+
+
+@declare(
+    alpha=Probabilities(),
+    clients=Integer(1),
+    beta=Real(0.0, 1.0, low_open=True),
+    initial=Real(0.0, 1.0, low_open=True),
+    name=Text(),
+)
 @dataclass(frozen=True)
 class F3astOnline:
     r"""F3AST with online availability estimates (module docstring): a
@@ -45,22 +60,27 @@ class F3astOnline:
     initial: float = 0.5
     name: str = "f3ast[online]"
 
-    def __post_init__(self) -> None:
-        owner = "F3astOnline"
-        object.__setattr__(self, "alpha", check_simplex(self.alpha, "alpha", owner))
-        check_int(self.clients, "clients", owner, low=1)
-        check_real(self.beta, "beta", owner, low=0.0, high=1.0, low_open=True)
-        check_real(self.initial, "initial", owner, low=0.0, high=1.0, low_open=True)
-
+    @declare("replicates", num_clients=Integer("self.alpha[0]", "self.alpha[0]"))
     def init(self, replicates: int, num_clients: int) -> F3astOnlineState:
+        what = f"estimates [{replicates}, {num_clients}]"
+        check_bytes(8 * replicates * num_clients, "F3astOnline.init", what=what,
+                    fixes="fewer replicates")  # fmt: skip
         rate = torch.full((replicates, num_clients), self.initial, dtype=torch.float64)
         return F3astOnlineState(rate)
 
+    @declare(
+        state=Instance(F3astOnlineState),
+        mask=Mask(tensor=True, shape=("state.rate[0]", "self.alpha[0]")),
+    )
     def weights(self, state: F3astOnlineState, mask: torch.Tensor) -> torch.Tensor:
         """Weights ``[R, N]`` of round ``t`` from the estimates updated with ``mask``."""
         alpha = torch.from_numpy(self.alpha).to(mask.device)
         rate = state.rate.to(mask.device)
         return f3ast_weights(mask, alpha, rate, clients=self.clients, beta_r=self.beta)
 
+    @declare(
+        state=Instance(F3astOnlineState),
+        mask=Mask(tensor=True, shape=("state.rate[0]", "self.alpha[0]")),
+    )
     def update(self, state: F3astOnlineState, mask: torch.Tensor) -> F3astOnlineState:
         return F3astOnlineState((1 - self.beta) * state.rate + self.beta * mask.to(torch.float64))

@@ -24,7 +24,7 @@ from fedtheory.device import to_device
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import FedAU, StatefulAggregator
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
 from fedtheory.sim.reference import fedau_omega, local_step, reference_loop, server_step
 
@@ -41,6 +41,7 @@ Aggregator = Callable[[torch.Tensor], torch.Tensor]
 """Maps the participation mask ``[R, N]`` to aggregation weights ``[R, N]``."""
 
 
+@declare(**LOCAL_TRAINING)
 @dataclass(frozen=True)
 class FedAvg(LocalTraining):
     r"""FedAvg: ``aggregator`` gives :math:`q_{t,k}`; ``local_steps`` = :math:`E`, ``lr`` =

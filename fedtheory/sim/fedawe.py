@@ -34,11 +34,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import Function, Real, Tensor, declare
-from fedtheory.params import check_choice, check_real
+from fedtheory.constraints import Function, Option, Real, Tensor, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.reference import local_step, reference_loop
 from fedtheory.sim.schedules import Schedule
@@ -74,6 +73,7 @@ def clip_norm(v: torch.Tensor, max_norm: float) -> torch.Tensor:
     return v * torch.where(norm > max_norm, max_norm / norm.clamp_min(1e-300), 1.0)
 
 
+@declare(**LOCAL_TRAINING, variant=Option(*VARIANTS), clip=Real(0.0, low_open=True, none=True))
 @dataclass(frozen=True)
 class FedAWE(LocalTraining):
     r"""FedAWE: ``local_steps`` = :math:`s`, ``lr`` = :math:`\eta_l` (:math:`\eta_0` for
@@ -100,9 +100,6 @@ class FedAWE(LocalTraining):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_choice(self.variant, VARIANTS, "variant", "FedAWE")
-        if self.clip is not None:
-            check_real(self.clip, "clip", "FedAWE", low=0.0, low_open=True)
         if self.variant == "code":
             object.__setattr__(self, "client_lr", CodeRate(self.client_lr))
             if self.clip is None:

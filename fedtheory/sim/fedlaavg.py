@@ -20,10 +20,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import Mask, Size, Tensor, declare
-from fedtheory.params import check_int
+from fedtheory.constraints import Integer, Mask, Size, Tensor, Text, declare
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -53,6 +52,7 @@ class FedLaAvgState(NamedTuple):
     participants: torch.Tensor | None = None  # [R, N] bool, the selected B^t
 
 
+@declare(**LOCAL_TRAINING, clients_per_round=Integer(1), name=Text())
 @dataclass(frozen=True)
 class FedLaAvg(LocalTraining):
     r"""FedLaAvg with ``clients_per_round`` = :math:`K` (:math:`\beta=K/N`)."""
@@ -62,7 +62,6 @@ class FedLaAvg(LocalTraining):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_int(self.clients_per_round, "clients_per_round", "FedLaAvg", low=1)
 
     @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:

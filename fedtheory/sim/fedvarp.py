@@ -18,11 +18,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import declare
-from fedtheory.params import check_bool
+from fedtheory.constraints import Bool, Text, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -33,6 +32,7 @@ class FedVARPState(NamedTuple):
     participants: torch.Tensor | None = None  # [R, N] bool
 
 
+@declare(**LOCAL_TRAINING, skip_empty_rounds=Bool(), name=Text())
 @dataclass(frozen=True)
 class FedVARP(LocalTraining):
     """FedVARP: SAGA-style variance reduction over clients with stored updates."""
@@ -42,7 +42,6 @@ class FedVARP(LocalTraining):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_bool(self.skip_empty_rounds, "skip_empty_rounds", "FedVARP")
 
     @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedVARPState:

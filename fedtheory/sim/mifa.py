@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import declare
+from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, empty_table, refresh
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -29,6 +29,7 @@ class MIFAState(NamedTuple):
     participants: torch.Tensor | None = None  # [R, N] bool
 
 
+@declare(**LOCAL_TRAINING, name=Text())
 @dataclass(frozen=True)
 class MIFA(LocalTraining):
     """MIFA: average of every client's latest update (stale for absent clients)."""

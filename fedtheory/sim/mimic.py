@@ -27,10 +27,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.constraints import declare
+from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -40,6 +40,7 @@ class MimiCState(NamedTuple):
     participants: torch.Tensor | None = None  # [R, N] bool
 
 
+@declare(**LOCAL_TRAINING, name=Text())
 @dataclass(frozen=True)
 class MimiC(LocalTraining):
     """MimiC: participants' updates corrected by their drift at their last active round."""

@@ -26,7 +26,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.divergence import algorithm_label
 
-__all__ = ["fedau_omega", "local_update", "reference_loop", "run", "server_update"]
+__all__ = ["examples", "fedau_omega", "local_update", "reference_loop", "run", "server_update"]
 # local_step, server_step: the plain loops' steps (arguments built by the loop)
 
 GeneratorFn = Callable[[int], torch.Generator | None]

@@ -21,8 +21,9 @@ from numbers import Real
 import numpy as np
 
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Integer, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import MAX_SIZE, check_int, check_seed
+from fedtheory.params import MAX_SIZE
 
 __all__ = ["Design", "Task", "grid", "point_seed", "points"]
 
@@ -58,6 +59,7 @@ def canonical(point: Mapping) -> str:
     return json.dumps(dict(point), sort_keys=True, separators=(",", ":"))
 
 
+@declare(seed=Integer(0), replicate=Integer(0))
 def point_seed(seed: int, point: Mapping, replicate: int) -> int:
     r"""Seed of replicate ``replicate`` at ``point`` of a sweep with seed ``seed``.
 
@@ -72,8 +74,6 @@ def point_seed(seed: int, point: Mapping, replicate: int) -> int:
     >>> point_seed(0, {"lam": 0.5}, 0) != point_seed(0, {"lam": 0.5}, 1)
     True
     """
-    seed = check_seed(seed, "point_seed")
-    replicate = check_int(replicate, "replicate", "point_seed", low=0)
     point = _check_point(point, "point", "point_seed")
     digest = hashlib.sha256(canonical(point).encode()).digest()
     words = np.frombuffer(digest[:16], dtype=np.uint32).tolist()
@@ -171,6 +171,7 @@ def _check_point(point: object, name: str, owner: str) -> dict:
     }
 
 
+@declare(replicates=Size(), seed=Integer(0))
 def points(settings: Sequence[Mapping], *, replicates: int = 1, seed: int = 0) -> Design:
     """A design over an explicit list of points (dicts with the same setting names).
 
@@ -192,13 +193,12 @@ def points(settings: Sequence[Mapping], *, replicates: int = 1, seed: int = 0) -
                 f"The 'settings' parameter of points must list dicts with the same names "
                 f"{sorted(names)}. Got {sorted(p)} at position {i} instead."
             )
-    replicates = check_int(replicates, "replicates", "points", low=1)
     check_tasks(len(checked), replicates, "points")
     if len({canonical(p) for p in checked}) != len(checked):
         raise ParameterError(
             "The 'settings' parameter of points must list distinct points. Got duplicates instead."
         )
-    return Design(checked, replicates=replicates, seed=check_seed(seed, "points"))
+    return Design(checked, replicates=replicates, seed=seed)
 
 
 def _shown(value: object) -> str:
@@ -206,6 +206,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:77]}..."
 
 
+@declare(replicates=Size(), seed=Integer(0))
 def grid(axes: Mapping[str, Sequence], *, replicates: int = 1, seed: int = 0) -> Design:
     """The Cartesian product of named lists of values, last name varying fastest.
 
@@ -234,7 +235,7 @@ def grid(axes: Mapping[str, Sequence], *, replicates: int = 1, seed: int = 0) ->
                 "instead."
             )
         sizes.append(len(values))
-    check_tasks(math.prod(sizes), check_int(replicates, "replicates", "grid", low=1), "grid")
+    check_tasks(math.prod(sizes), replicates, "grid")
     names = list(axes)
     combos = [dict(zip(names, c, strict=True)) for c in itertools.product(*axes.values())]
     return points(combos, replicates=replicates, seed=seed)

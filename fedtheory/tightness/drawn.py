@@ -26,8 +26,9 @@ depend on ``seed`` only. What it cannot see:
 a region reached only by changing an integer choice that no draw made (a number of clients,
 a seed), or a float choice with an unbounded box.
 
-This reads hypothesis's choice sequences (``hypothesis.internal.conjecture``, present in
-the pinned ``hypothesis>=6.130``).
+This reads hypothesis's choice sequences through its internal API
+(``hypothesis.internal.conjecture``: ``ConjectureData.for_choices``, the choice nodes'
+``constraints``), as of hypothesis 6.170; a change there shows in the tests of this module.
 """
 
 from __future__ import annotations

@@ -28,20 +28,22 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 
 import numpy as np
 
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
-from fedtheory.constraints import Instance, declare
+from fedtheory.constraints import Bool, Function, Instance, Text, declare, record
+from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_instance, check_real, check_str
 from fedtheory.verdict import Verdict
 
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
 
 
+@record(name=Text(), low=IntegerIn(), doc=Text(), size=Bool())
 @dataclass(frozen=True)
 class Integer:
     """An integer parameter in ``[low, high]``; ``high`` may be a function of the integers
@@ -53,11 +55,21 @@ class Integer:
     doc: str
     size: bool = True
 
+    def __post_init__(self) -> None:
+        if not callable(self.high) and (
+            isinstance(self.high, (bool, np.bool_)) or not isinstance(self.high, Integral)
+        ):
+            raise ParameterError(
+                "The 'high' parameter of Integer must be an integer or a function of the "
+                f"integers before it. Got {self.high!r} instead."
+            )
+
     def upper(self, before: Mapping[str, int]) -> int:
         """The upper end given the integers drawn before this one."""
         return self.high(before) if callable(self.high) else self.high
 
 
+@record(name=Text(), low=RealIn(), high=RealIn())
 @dataclass(frozen=True)
 class Real:
     """A real parameter in the box ``[low, high]``."""
@@ -166,6 +178,19 @@ class Evaluation(Judgement):
         }
 
 
+@record(
+    theorem=Instance(Theorem),
+    description=Text(),
+    reals=Function(),
+    evaluate=Function(),
+    monte_carlo=Bool(),
+    tightness=Text(),
+    supremum=RealIn(0.0, low_open=True, none=True),
+    instance=Function(none=True),
+    scale=RealIn(0.0, low_open=True),
+    module=Text(none=True),
+    proved_for=Instance(Theorem, none=True),
+)
 @dataclass(frozen=True)
 class Family:
     r"""An upper bound and a family of instances to search.
@@ -215,9 +240,6 @@ class Family:
     proved_for: Theorem | None = None
 
     def __post_init__(self) -> None:
-        check_instance(self.theorem, Theorem, "theorem", "Family")
-        check_str(self.description, "description", "Family")
-        check_str(self.tightness, "tightness", "Family")
         if not isinstance(self.integers, tuple) or not all(
             isinstance(i, Integer) for i in self.integers
         ):
@@ -225,27 +247,8 @@ class Family:
                 "The 'integers' parameter of Family must be a tuple of Integer. "
                 f"Got {self.integers!r} instead."
             )
-        for name in ("reals", "evaluate"):
-            if not callable(getattr(self, name)):
-                raise ParameterError(
-                    f"The '{name}' parameter of Family must be callable. "
-                    f"Got {getattr(self, name)!r} instead."
-                )
-        if self.instance is not None and not callable(self.instance):
-            raise ParameterError(
-                f"The 'instance' parameter of Family must be callable or None. "
-                f"Got {self.instance!r} instead."
-            )
-        check_bool(self.monte_carlo, "monte_carlo", "Family")
-        check_real(self.scale, "scale", "Family", low=0.0, low_open=True)
-        if self.module is not None:
-            check_str(self.module, "module", "Family")
-        if self.proved_for is not None:
-            check_instance(self.proved_for, Theorem, "proved_for", "Family")
-        if self.supremum is not None:
-            check_real(self.supremum, "supremum", "Family", low=0.0, low_open=True)
-            if self.proved_for is None:
-                object.__setattr__(self, "proved_for", self.theorem)
+        if self.supremum is not None and self.proved_for is None:
+            object.__setattr__(self, "proved_for", self.theorem)
         if self.theorem.kind != "upper bound":
             raise ParameterError(
                 "The 'theorem' parameter of Family must be an upper bound (kind 'upper "

@@ -8,13 +8,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from fedtheory.params import check_int, check_real
+from fedtheory.constraints import Integer, declare
+from fedtheory.verdict.intervals import LEVEL
 from fedtheory.verdict.rows import Comparison, Verdict
 
 AUTO_START = 64
 """First batch of :func:`replicate_until_decided` (then doubling up to the cap)."""
 
 
+@declare(
+    cap=Integer(2),
+    start=Integer(2, "cap"),
+    confidence=LEVEL,
+)
 def adaptive_looks(
     cap: int, *, start: int = AUTO_START, confidence: float = 0.95
 ) -> tuple[list[int], float]:
@@ -27,12 +33,6 @@ def adaptive_looks(
     >>> adaptive_looks(1000)
     ([64, 128, 256, 512, 1000], 0.99)
     """
-    owner = "adaptive_looks"
-    cap = check_int(cap, "cap", owner, low=2)
-    start = check_int(start, "start", owner, low=2, high=cap)
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
     sizes = [start]
     while sizes[-1] < cap:
         sizes.append(min(2 * sizes[-1], cap))

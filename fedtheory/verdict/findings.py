@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+from fedtheory.constraints import Label, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_real
-from fedtheory.verdict.intervals import mean_confidence_interval
+from fedtheory.verdict.intervals import LEVEL, POWER, SAMPLES, mean_confidence_interval
 from fedtheory.verdict.rows import Comparison, Verdict
 
 DETECTION_POWER = 0.8
@@ -40,6 +41,12 @@ class MeanDifference:
     power: float
 
 
+@declare(
+    samples=SAMPLES,
+    baseline=SAMPLES,
+    confidence=LEVEL,
+    power=POWER,
+)
 def mean_difference(
     samples, baseline, *, confidence: float = 0.95, power: float = DETECTION_POWER
 ) -> MeanDifference:
@@ -48,12 +55,7 @@ def mean_difference(
     detectable with probability ``power`` at this spread (a normal-approximation power
     calculation with Student-t quantiles; see :class:`MeanDifference`)."""
     owner = "mean_difference"
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
-    power = check_real(power, "power", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    x = np.asarray(samples, dtype=float).ravel()
-    y = np.asarray(baseline, dtype=float).ravel()
+    x, y = samples.ravel(), baseline.ravel()
     if x.size < 2 or y.size < 2:
         raise ParameterError(
             f"The 'samples' parameter of {owner} must hold at least 2 replicates (and so must "
@@ -100,6 +102,12 @@ class FindingDifference:
     power: float
 
 
+@declare(
+    samples=SAMPLES,
+    baseline=SAMPLES,
+    confidence=LEVEL,
+    power=POWER,
+)
 def finding_difference(
     samples, baseline, *, confidence: float = 0.95, power: float = DETECTION_POWER
 ) -> FindingDifference:
@@ -108,24 +116,13 @@ def finding_difference(
     draws**: the per-draw differences :math:`d_s` carry both the run-seed noise and the
     draw-to-draw variation, so the interval covers what another draw would give
     (:class:`FindingDifference`)."""
-    owner = "finding_difference"
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
-    power = check_real(power, "power", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    x, y = np.asarray(samples, dtype=float), np.asarray(baseline, dtype=float)
+    owner, x, y = "finding_difference", samples, baseline
     x = x[:, None] if x.ndim == 1 else x
     y = y[:, None] if y.ndim == 1 else y
     if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] < 2:
         raise ParameterError(
             f"The 'samples' parameter of {owner} must be [S, R] with S >= 2 data draws, like "
             f"'baseline'. Got shapes {x.shape} and {y.shape} instead."
-        )
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ParameterError(
-            f"The 'samples' parameter of {owner} must be finite, like 'baseline'. Got "
-            f"{int(np.sum(~np.isfinite(x)) + np.sum(~np.isfinite(y)))} non-finite value(s) "
-            "instead."
         )
     d = x.mean(axis=1) - y.mean(axis=1)  # [S]
     s = d.size
@@ -152,6 +149,15 @@ def distinct_runs(runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {" = ".join(names): values for names, values in groups}
 
 
+@declare(
+    claim=Label(),
+    reference=Label(),
+    samples=SAMPLES,
+    baseline=SAMPLES,
+    relation=Option("<", ">"),
+    confidence=LEVEL,
+    power=POWER,
+)
 def compare_finding(
     claim: str,
     reference: str,

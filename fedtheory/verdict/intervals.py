@@ -10,28 +10,31 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from fedtheory.constraints import Array, Integer, Option, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_choice, check_int, check_real, check_seed
 
 INTERVAL_KINDS = ("auto", "t", "binomial", "bootstrap")
 """Confidence intervals of a mean (:func:`mean_intervals`)."""
 
 BOOTSTRAP_RESAMPLES = 999
 """Resamples of the bootstrap interval."""
+LEVEL = Real(0.0, 1.0, low_open=True, high_open=True)
+"""A confidence level or a power: a probability in (0, 1)."""
+POWER = Real(0.5, 1.0, high_open=True)
+"""A detection power: in [1/2, 1) (a test that detects a difference less often than not
+detects nothing; below 1/2 its quantile runs to -inf)."""
+SAMPLE_MAGNITUDE = 1e150
+"""Replicates are at most this large in magnitude, so that their squares and their sums
+(the variance of a mean) stay finite in float64."""
+SAMPLES = Array(low=-SAMPLE_MAGNITUDE, high=SAMPLE_MAGNITUDE)
+"""Replicates ``[n, ...]`` of a random quantity: finite, of magnitude at most
+:data:`SAMPLE_MAGNITUDE`."""
 
 
+@declare(samples=SAMPLES, confidence=LEVEL)
 def mean_confidence_interval(samples, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and two-sided Student-t confidence interval of ``samples [n]`` (n >= 2)."""
-    x = np.asarray(samples, dtype=float).ravel()
-    confidence = check_real(
-        confidence,
-        "confidence",
-        "mean_confidence_interval",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
+    x = samples.ravel()
     m = float(x.mean())
     if x.size < 2:
         return m, m, m
@@ -72,6 +75,12 @@ def _as_points(samples, owner: str) -> np.ndarray:
     return x.reshape(x.shape[0], -1) if x.ndim > 1 else x[:, None]
 
 
+@declare(
+    samples=SAMPLES,
+    confidence=LEVEL,
+    kind=Option(*INTERVAL_KINDS),
+    seed=Integer(0),
+)
 def mean_intervals(
     samples,
     confidence: float = 0.95,
@@ -101,11 +110,6 @@ def mean_intervals(
     unchanged) and never leaves it. ``n = 1`` gives the point interval at the value.
     """
     owner = "mean_intervals"
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
-    kind = check_choice(kind, INTERVAL_KINDS, "kind", owner)
-    seed = check_seed(seed, owner)
     x = _as_points(samples, owner)  # [n, P]
     n = x.shape[0]
     if support is not None:
@@ -177,6 +181,7 @@ def _pointwise_level(confidence: float, points: int) -> float:
     return 1.0 - (1.0 - confidence) / points
 
 
+@declare(replicates=Integer(1), mean=Real(), low=Real(), high=Real(), target=Real())
 def replicates_needed(replicates: int, mean, low, high, target) -> int | None:
     r"""Replicates at which the interval, shrinking as :math:`1/\sqrt n` at the measured
     spread, no longer contains ``target``: the side of ``[low, high]`` facing ``target``,
@@ -189,12 +194,7 @@ def replicates_needed(replicates: int, mean, low, high, target) -> int | None:
     >>> replicates_needed(2000, 0.045, 0.039, 0.051, 0.05)  # upper limit must drop below 0.05
     2880
     """
-    owner = "replicates_needed"
-    n0 = check_int(replicates, "replicates", owner, low=1)
-    mean, low, high, target = (
-        check_real(v, k, owner)
-        for v, k in ((mean, "mean"), (low, "low"), (high, "high"), (target, "target"))
-    )
+    n0 = replicates
     d = abs(mean - target)
     if d == 0:
         return None

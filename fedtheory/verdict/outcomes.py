@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.params import check_real
+from fedtheory.constraints import Array, Real, declare
 from fedtheory.verdict.rounding import BOUND_RTOL
 from fedtheory.verdict.rows import Verdict
 
 
+@declare(low=Real(), high=Real(), bound=Real(), floor=Real(0.0), rtol=Real(0.0))
 def upper_bound_outcome(
     low, high, bound, *, floor: float = 0.0, rtol: float = BOUND_RTOL
 ) -> Verdict:
@@ -25,11 +26,6 @@ def upper_bound_outcome(
     >>> upper_bound_outcome(0.039, 0.051, 0.05).value
     'inconclusive'
     """
-    owner = "upper_bound_outcome"
-    low, high, bound = (check_real(v, n, owner) for v, n in ((low, "low"), (high, "high"),
-                                                             (bound, "bound")))  # fmt: skip
-    floor = check_real(floor, "floor", owner, low=0.0)
-    rtol = check_real(rtol, "rtol", owner, low=0.0)
     code = int(_upper_codes(np.array(low), np.array(high), np.array(bound), floor, rtol))
     return _CODES[code]
 
@@ -38,9 +34,16 @@ _CODES = (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.VIOLATED)
 
 
 def _slack(bound: np.ndarray, floor, rtol=BOUND_RTOL) -> np.ndarray:
-    return np.asarray(floor, dtype=float) + rtol * np.abs(bound)
+    with np.errstate(over="ignore"):  # a bound near the largest float: inf slack, never below
+        return np.asarray(floor, dtype=float) + rtol * np.abs(bound)
 
 
+@declare(
+    value=Array(finite=False, min_size=0),
+    bound=Array(finite=False, broadcast="value", min_size=0),
+    floor=Array(low=0.0, broadcast="value"),
+    rtol=Real(0.0),
+)
 def within_bound(value, bound, *, floor=0.0, rtol: float = BOUND_RTOL) -> np.ndarray:
     r"""Where ``value <= bound + floor + rtol |bound|`` (arrays broadcast; NaN is never
     within): the one comparison behind every upper-bound outcome
@@ -52,10 +55,16 @@ def within_bound(value, bound, *, floor=0.0, rtol: float = BOUND_RTOL) -> np.nda
     >>> within_bound([0.5, 1.0 + 1e-12, 1.1], 1.0).tolist()
     [True, True, False]
     """
-    value, bound = np.asarray(value, dtype=float), np.asarray(bound, dtype=float)
-    return value <= bound + _slack(bound, floor, rtol)
+    with np.errstate(over="ignore"):  # bound + slack above the largest float: inf
+        return value <= bound + _slack(bound, floor, rtol)
 
 
+@declare(
+    value=Array(finite=False, min_size=0),
+    predicted=Array(finite=False, broadcast="value", min_size=0),
+    rtol=Real(0.0),
+    atol=Array(low=0.0, broadcast="value"),
+)
 def near(value, predicted, *, rtol: float, atol=0.0) -> np.ndarray:
     r"""Where ``|value - predicted| <= atol + rtol |predicted|`` (arrays broadcast; NaN is
     never near): the comparison of a deterministic exact statement.
@@ -65,16 +74,17 @@ def near(value, predicted, *, rtol: float, atol=0.0) -> np.ndarray:
     >>> near([1.0, 1.1], 1.0, rtol=1e-9).tolist()
     [True, False]
     """
-    value, predicted = np.asarray(value, dtype=float), np.asarray(predicted, dtype=float)
     return np.abs(value - predicted) <= atol + rtol * np.abs(predicted)
 
 
 def _upper_codes(low, high, bound, floor, rtol=BOUND_RTOL) -> np.ndarray:
     """0 holds, 1 inconclusive, 2 violated, at every point."""
-    edge = bound + _slack(bound, floor, rtol)
+    with np.errstate(over="ignore"):  # bound + slack above the largest float: inf
+        edge = bound + _slack(bound, floor, rtol)
     return np.where(high <= edge, 0, np.where(low > edge, 2, 1))
 
 
+@declare(low=Real(), high=Real(), predicted=Real(), margin=Real(0.0))
 def equivalence_outcome(low, high, predicted, margin) -> Verdict:
     r"""The verdict of the exact statement ``E[X] == predicted`` from a confidence interval
     ``[low, high]`` of :math:`E[X]` and an equivalence margin :math:`M \ge 0` (two one-sided
@@ -90,11 +100,7 @@ def equivalence_outcome(low, high, predicted, margin) -> Verdict:
     >>> equivalence_outcome(0.99, 1.01, 1.0, 0.05).value
     'holds'
     """
-    owner = "equivalence_outcome"
-    low, high, p = (check_real(v, n, owner) for v, n in ((low, "low"), (high, "high"),
-                                                         (predicted, "predicted")))  # fmt: skip
-    margin = check_real(margin, "margin", owner, low=0.0)
-    return _CODES[int(_equivalence_codes(low, high, p, margin))]
+    return _CODES[int(_equivalence_codes(low, high, predicted, margin))]
 
 
 def _equivalence_codes(low, high, predicted, margin) -> np.ndarray:

@@ -26,8 +26,7 @@ def rounding_floor(*magnitudes, ulps: float = ROUNDING_ULPS) -> float:
     ``measured <= bound + floor`` then separates rounding from a real excess: a bound of
     exactly 0 met by 7.7e-34 holds within rounding when the floor is larger.
     Arrays are accepted; NaN and infinite magnitudes are ignored."""
-    owner = "rounding_floor"
-    ulps = check_real(ulps, "ulps", owner, low=0.0)
+    ulps = check_real(ulps, "ulps", "rounding_floor", low=0.0)
     scale = 0.0
     for m in magnitudes:
         a = np.abs(np.asarray(m, dtype=float))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
-from fedtheory.params import check_instance, check_str
+from fedtheory.constraints import Instance, Text, declare
 
 LOOSE_RATIO = 1e-2
 """A *holds* row whose ratio measured/bound is below this is *loose*: it could not detect
@@ -108,16 +108,16 @@ class Comparison:
         return d
 
 
+@declare(row=Instance(Comparison))
 def algorithm_comparison(row: Comparison) -> Comparison:
     """``row`` marked as a comparison between algorithms that no paper states: the report
     counts it apart from the papers' statements."""
-    return replace(check_instance(row, Comparison, "row", "algorithm_comparison"),
-                   source="comparison")  # fmt: skip
+    return replace(row, source="comparison")
 
 
+@declare(erratum=Text(), row=Instance(Comparison))
 def evidence_of(erratum: str, row: Comparison) -> Comparison:
     """``row`` labelled as the evidence of the catalogued erratum ``erratum`` (its key in
     ``validation/ERRATA.md``): a *violated* verdict there is the erratum, shown as such, and
     ``fedtheory validate --fail-on-violated`` does not fail on it (``--strict`` does)."""
-    check_instance(row, Comparison, "row", "evidence_of")
-    return replace(row, erratum=check_str(erratum, "erratum", "evidence_of"))
+    return replace(row, erratum=erratum)

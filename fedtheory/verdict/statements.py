@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.constraints import Array, Bool, Label, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_real
 from fedtheory.verdict.intervals import (
@@ -49,6 +50,15 @@ def _rounding_note(measured: np.ndarray, bound: np.ndarray, slack: np.ndarray, o
     )
 
 
+@declare(
+    claim=Label(),
+    reference=Label(),
+    measured=Array(finite=False),
+    bound=Array(finite=False, broadcast="measured"),
+    assumptions_hold=Bool(),
+    floor=Array(low=0.0, broadcast="measured"),
+    rtol=Real(0.0),
+)
 def compare_upper_bound(
     claim: str,
     reference: str,
@@ -64,11 +74,7 @@ def compare_upper_bound(
     :func:`rounding_floor`; ``rtol`` ``|bound|`` is added, :data:`BOUND_RTOL` by default).
     The row reports the worst point (largest ratio measured/bound, a failing point first)
     and says when the verdict rests on the floor."""
-    m, b, fl = np.broadcast_arrays(*(np.asarray(v, float) for v in (measured, bound, floor)))
-    if np.any(fl < 0) or np.any(np.isnan(fl)):
-        raise ParameterError(
-            f"The 'floor' parameter of compare_upper_bound must be >= 0. Got {floor!r} instead."
-        )
+    m, b, fl = np.broadcast_arrays(measured, bound, floor)
     slack = _slack(b, fl, rtol)
     ok_at = within_bound(m, b, floor=fl, rtol=rtol)
     ok = bool(np.all(ok_at))
@@ -251,6 +257,15 @@ def compare_mean_equal(
     )
 
 
+@declare(
+    claim=Label(),
+    reference=Label(),
+    measured=Array(finite=False),
+    predicted=Array(finite=False, broadcast="measured"),
+    rtol=Real(0.0),
+    atol=Real(0.0),
+    assumptions_hold=Bool(),
+)
 def compare_equal(
     claim: str,
     reference: str,

@@ -28,7 +28,7 @@ from fedtheory import rng
 from fedtheory.constraints import declare
 from fedtheory.params import check_instance, check_seed, check_simplex
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.algorithm import INIT, LocalTraining, round_arguments
+from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.selection.policies import Selector
 
 __all__ = ["SelectedFedAvg", "SelectedFedAvgState"]
@@ -43,6 +43,7 @@ class SelectedFedAvgState(NamedTuple):
     weights: torch.Tensor  # [R, K] float64, weights applied this round: omega_i on returners
 
 
+@declare(**LOCAL_TRAINING)
 @dataclass(frozen=True)
 class SelectedFedAvg(LocalTraining):
     r"""E3CS-style training (Algorithm 1): select with ``selector``, aggregate by line 9.
