@@ -341,12 +341,24 @@ def test_greedy_windows_decide_as_one_visit_at_a_time(window, monkeypatch):
         assert torch.equal(got, want), case
 
 
-def test_greedy_refuses_an_objective_of_one_candidate_per_replicate():
-    """An objective written for weights [R, N] (here with per-replicate costs) would mix the
-    replicates of the candidates [R, K, N]: refused, naming the expected shapes."""
-    costs = torch.ones(3, 4)
+def test_greedy_runs_an_objective_of_weights_r_n_once_per_candidate_deprecated():
+    """An objective written for weights [R, N] -> [R] (before 0.2; here with per-replicate
+    costs, which would mix the replicates of candidates [R, K, N]) still gives the same
+    weights, called once per candidate, with a DeprecationWarning; other shapes are refused."""
+    rng = np.random.default_rng(3)
+    costs = torch.from_numpy(rng.uniform(0, 1, (3, 5)))
+    q0 = torch.from_numpy(rng.uniform(0.1, 1, (3, 5)))
+    orders = [torch.from_numpy(np.argsort(rng.uniform(size=(3, 5)), axis=1))]
+
+    def weights(q, cost):
+        return (cost * q / q.sum(-1, keepdim=True)).sum(-1)
+
+    want = greedy_exclusion(lambda q: weights(q, costs[:, None]), q0, orders)
+    with pytest.warns(DeprecationWarning, match=r"\[R, K, N\] to \[R, K\]"):
+        got = greedy_exclusion(lambda q: weights(q, costs), q0, orders)
+    assert torch.equal(got, want) and (want == 0).any()
     with pytest.raises(ParameterError, match=r"\[R, K, N\] to values \[R, K\]"):
-        greedy_exclusion(lambda q: (costs * q).sum(-1), torch.ones(3, 4), [torch.zeros(3, 4)])
+        greedy_exclusion(lambda q: q, q0, orders)
 
 
 # -- sensitivity -----------------------------------------------------------------------------

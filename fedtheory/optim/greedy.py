@@ -14,6 +14,7 @@ client) is never kept.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -55,12 +56,37 @@ def greedy_exclusion(
     A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27. The visits are
     sequential, the objective is evaluated on windows of them at once (:func:`_visits`):
     the same decisions and the same numbers as one visit at a time, in a few calls."""
-    for order in orders:
-        q = _visits(objective, q, order, tau, strict)
+    objective, eps = _candidates(objective, q)
+    for order in orders:  # eps stays f(q): each order starts where the last one ended
+        q, eps = _visits(objective, q, eps, order, tau, strict)
     return q
 
 
-def _visits(objective: Objective, q: torch.Tensor, order: torch.Tensor, tau, strict):
+def _candidates(objective: Objective, q: torch.Tensor) -> tuple[Objective, torch.Tensor]:
+    """The objective of candidates ``[R, K, N]`` and its value ``[R]`` at ``q [R, N]``; an
+    objective of weights ``[R, N] -> [R]`` (the contract before 0.2, deprecated) is called
+    once per candidate."""
+    r, n = q.shape
+    eps = objective(q[:, None])
+    if isinstance(eps, torch.Tensor) and eps.shape == (r, 1):
+        return objective, eps[:, 0]
+    eps = objective(q)
+    if not isinstance(eps, torch.Tensor) or eps.shape != (r,):
+        raise ParameterError(
+            f"The 'objective' parameter of greedy_exclusion must map weights [R, K, N] to "
+            f"values [R, K] (row r: replicate r). Got {getattr(eps, 'shape', eps)!r} for "
+            f"[{r}, {n}] instead."
+        )
+    warnings.warn(
+        "greedy_exclusion: an objective of weights [R, N] -> [R] is deprecated (called once "
+        "per candidate, slower; refused from 0.3): map candidates [R, K, N] to [R, K].",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    return lambda c: torch.stack([objective(c[:, k]) for k in range(c.shape[1])], 1), eps
+
+
+def _visits(objective: Objective, q: torch.Tensor, eps: torch.Tensor, order, tau, strict):
     r"""One ``get`` over ``order [R, N]``. From visit :math:`j` on, each call of the
     objective evaluates, for the next :math:`W` visits, every exclusion alone and the
     exclusions accumulated; while the decisions keep nothing that changes :math:`q` the
@@ -69,14 +95,6 @@ def _visits(objective: Objective, q: torch.Tensor, order: torch.Tensor, tau, str
     call per run of equal decisions instead of one per visit. Each candidate is the
     weight vector the plain loop would build, so its value has the same bits."""
     r, n = q.shape
-    eps = objective(q[:, None])
-    if not isinstance(eps, torch.Tensor) or eps.shape != (r, 1):
-        raise ParameterError(
-            f"The 'objective' parameter of greedy_exclusion must map weights [R, K, N] to "
-            f"values [R, K] (row r: replicate r). Got {getattr(eps, 'shape', eps)!r} for "
-            f"[{r}, 1, {n}] instead."
-        )
-    eps = eps[:, 0]
     width = max(1, min(n, WINDOW_ELEMENTS // (2 * r * n)))
     steps = torch.arange(width, device=q.device)
     done = torch.zeros(r, dtype=torch.long, device=q.device)  # visits decided
@@ -105,7 +123,7 @@ def _visits(objective: Objective, q: torch.Tensor, order: torch.Tensor, tau, str
         chosen = torch.where(rejecting[:, None], eps_alone, eps_accumulated)
         eps = torch.where(moved, chosen.gather(1, last[:, None])[:, 0], eps)
         done = done + torch.where(first < width, first + 1, remaining)
-    return q
+    return q, eps
 
 
 def _kept(eps: torch.Tensor, eps_trial: torch.Tensor, tau: float, strict: bool) -> torch.Tensor:
