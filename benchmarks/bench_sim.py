@@ -52,6 +52,10 @@ threads mostly wait for each other.
    data copied to the device once). Beside each figure, from one more run under
    ``torch.profiler`` (CUDA only): kernels per round, host synchronisations per round and
    the GPU's busy fraction.
+8. CA-Fed's rounds at its App. F size (N = 24, d = 10, 4 seeds, 150 rounds, batch 32, E = 2,
+   §V-A's population): the greedy ``get`` evaluating windows of visits per objective call
+   (:func:`fedtheory.optim.greedy_exclusion`) against one call per visit (the loop as it
+   was, kept here), ms per round, best of alternated runs, their ratio, bit-identical.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ import torch
 
 from fedtheory import rng, threads
 from fedtheory.availability import Bernoulli
+from fedtheory.availability.builders import cafed_population
 from fedtheory.data import cafed_clustered
 from fedtheory.problems import LogisticRegressionProblem
 from fedtheory.sim import (
@@ -77,6 +82,7 @@ from fedtheory.sim import (
     FedLaAvg,
     FedVARP,
     MimiC,
+    cafed,
     reference,
     simulate,
 )
@@ -95,6 +101,8 @@ FULL = {
                "rounds": 12, "cpu_rounds": {16: 12, 1024: 2}, "repeats": 3},
     "huge": {"clients": 1_000_000, "dim": 10, "samples": 16, "rounds": 1000, "cpu_rounds": 20},
     "cores_repeats": 10,
+    "cafed": {"clients": 24, "dim": 10, "samples": 50, "replicates": 4, "rounds": 150,
+              "repeats": 3},
 }  # fmt: skip
 QUICK = {
     "compare": {"clients": 10, "dim": 8, "samples": 40, "replicates": 2, "rounds": 2, "repeats": 1},
@@ -103,6 +111,7 @@ QUICK = {
                "cpu_rounds": {2: 2, 8: 2}, "repeats": 1},
     "huge": {"clients": 2000, "dim": 4, "samples": 8, "rounds": 20, "cpu_rounds": 5},
     "cores_repeats": 1,
+    "cafed": {"clients": 8, "dim": 3, "samples": 20, "replicates": 2, "rounds": 5, "repeats": 1},
 }  # fmt: skip
 LOCAL_STEPS, BATCH, LR = 5, 32, 0.05
 NEVER_SLOWER = 0.95
@@ -549,6 +558,57 @@ def _print_device(sizes: dict, device: str, fig: dict[str, float]) -> None:
     )
 
 
+def one_visit_at_a_time(objective, q, orders, *, tau=0.0, strict=False):
+    """CA-Fed's ``get`` as it was before the windows: one objective call per visit."""
+    rows = torch.arange(q.shape[0], device=q.device)
+    for order in orders:
+        eps = objective(q[:, None])[:, 0]
+        for j in range(order.shape[1]):
+            trial = q.clone()
+            trial[rows, order[:, j]] = 0.0
+            eps_trial = objective(trial[:, None])[:, 0]
+            drop = eps - eps_trial
+            keep = torch.isfinite(eps_trial) & ((drop > tau) if strict else (drop >= tau))
+            q = torch.where(keep[:, None], trial, q)
+            eps = torch.where(keep, eps_trial, eps)
+    return q
+
+
+def cafed_rounds(size: dict) -> dict[str, float]:
+    """Part 8: ms per CA-Fed round, the greedy ``get`` in windows against one visit per
+    objective call, best of ``repeats`` alternated runs."""
+    n, rounds = size["clients"], size["rounds"]
+    data = cafed_clustered(n, size["dim"], size["samples"], seed=0)
+    problem = LogisticRegressionProblem(data, ridge=1e-2, batch_size=BATCH)
+    process = cafed_population(variant="paper", num_clients=n, seed=0).process
+    alg = cafed.CaFed(alpha=problem.alpha, pi=process.pi, lam=process.lam, local_steps=2,
+                      lr=0.01)  # fmt: skip
+    windows = cafed.greedy_exclusion
+
+    def run(get):
+        cafed.greedy_exclusion = get
+        try:
+            return simulate(problem, process, alg, rounds=rounds, replicates=size["replicates"],
+                            eval_every=rounds, keep_masks=False)  # fmt: skip
+        finally:
+            cafed.greedy_exclusion = windows
+
+    gets = {"windows": windows, "visits": one_visit_at_a_time}
+    records = {name: run(get) for name, get in gets.items()}  # warm-up
+    best = dict.fromkeys(gets, np.inf)
+    for _ in range(size["repeats"]):
+        for name, get in gets.items():
+            best[name] = min(best[name], timed(lambda get=get: run(get))[1])
+    return {
+        "ms_windows": 1e3 * best["windows"] / rounds,
+        "ms_visits": 1e3 * best["visits"] / rounds,
+        "ratio": best["visits"] / best["windows"],
+        "identical": float(
+            np.array_equal(records["windows"].iterates, records["visits"].iterates)
+        ),  # fmt: skip
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     """Run the benchmark, print the figures side by side, return them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -658,7 +718,17 @@ def _run(sizes: dict, *, default_threads: int) -> dict[str, dict[str, float]]:
         f"static {wide['t_static']:.3g} s ({wide['ratio']:.2f}x; final gap "
         f"{wide['gap_default']:.4g} vs {wide['gap_static']:.4g})"
     )
+    ca = sizes["cafed"]
+    get = cafed_rounds(ca)
+    print(
+        f"[8] CA-Fed N={ca['clients']} d={ca['dim']} R={ca['replicates']} "
+        f"T={ca['rounds']} (App. F size), best of {ca['repeats']} alternated runs: greedy "
+        f"get in windows {get['ms_windows']:.3g} ms per round, one objective call per visit "
+        f"{get['ms_visits']:.3g} ms per round ({get['ratio']:.2f}x); bit-identical: "
+        f"{bool(get['identical'])}"
+    )
     return {
+        "cafed": get,
         "static": static,
         "machine": {"gflops": peak, "gbytes": bandwidth},
         "compare": cmp,

@@ -83,6 +83,12 @@ def _in_range(x, low, high, low_open, high_open):
     return ok
 
 
+def _scalar_in_range(x, low, high, low_open, high_open) -> bool:
+    """:func:`_in_range` of one number (the checks run every round: no array built)."""
+    above = low is None or (x > low if low_open else x >= low)
+    return bool(above and (high is None or (x < high if high_open else x <= high)))
+
+
 def check_real(
     value: object,
     name: str,
@@ -94,11 +100,12 @@ def check_real(
     high_open: bool = False,
 ) -> float:
     """Return ``value`` as a float after checking it is a finite real in the interval."""
-    where = interval(low, high, low_open=low_open, high_open=high_open)
     if isinstance(value, bool) or not isinstance(value, Real):
+        where = interval(low, high, low_open=low_open, high_open=high_open)
         raise _fail(name, owner, f"a real number in {where}", repr(value))
     x = float(value)
-    if not math.isfinite(x) or not _in_range(x, low, high, low_open, high_open):
+    if not (math.isfinite(x) and _scalar_in_range(x, low, high, low_open, high_open)):
+        where = interval(low, high, low_open=low_open, high_open=high_open)
         raise _fail(name, owner, f"a finite real number in {where}", x)
     return x
 
@@ -112,10 +119,11 @@ def check_int(
     high: int | None = None,
 ) -> int:
     """Return ``value`` as an int after checking it is an integer in ``[low, high]``."""
-    where = interval(low, high, low_open=False, high_open=False)
     if isinstance(value, bool) or not isinstance(value, Integral):
+        where = interval(low, high, low_open=False, high_open=False)
         raise _fail(name, owner, f"an integer in {where}", repr(value))
-    if not _in_range(int(value), low, high, False, False):
+    if not _scalar_in_range(int(value), low, high, False, False):
+        where = interval(low, high, low_open=False, high_open=False)
         raise _fail(name, owner, f"an integer in {where}", int(value))
     return int(value)
 

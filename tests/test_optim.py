@@ -15,17 +15,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedtheory.bounds.divergences import chi_square, effective_weights
-from fedtheory.errors import SolverError
+from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim import (
     SOLVER_OPTIONS,
     WeightInstance,
     WeightProgram,
+    greedy,
     greedy_exclusion,
     greedy_weights,
     polish_weights,
     waterfilling_weights,
     weight_sensitivity,
 )
+from fedtheory.sim.cafed import proxy_values
 from fedtheory.testing.strategies import weight_instances
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
 
@@ -283,7 +285,7 @@ def test_greedy_matches_a_plain_loop():
     rng = np.random.default_rng(7)
     costs = torch.from_numpy(rng.uniform(0, 1, (3, 6)))
 
-    def objective(q, cost=costs):  # any function of q [R, N] -> [R]
+    def objective(q, cost=costs[:, None]):  # any function of candidates [R, K, N] -> [R, K]
         p = q / q.sum(-1, keepdim=True)
         return (cost * p).sum(-1) + 0.3 * ((p - 1 / 6) ** 2).sum(-1)
 
@@ -293,14 +295,70 @@ def test_greedy_matches_a_plain_loop():
     for r in range(3):
         q = q0[r].clone()
         for order in orders:
-            eps = float(objective(q[None], costs[r])[0])
+            eps = float(objective(q[None, None], costs[r])[0, 0])
             for k in order[r].tolist():
                 trial = q.clone()
                 trial[k] = 0.0
-                eps_trial = float(objective(trial[None], costs[r])[0])
+                eps_trial = float(objective(trial[None, None], costs[r])[0, 0])
                 if math.isfinite(eps_trial) and eps - eps_trial >= 0.001:
                     q, eps = trial, eps_trial
         assert torch.equal(got[r], q)
+
+
+@pytest.mark.parametrize("window", [1, 1 << 6, 1 << 15])
+def test_greedy_windows_decide_as_one_visit_at_a_time(window, monkeypatch):
+    """Windows of visits evaluated at once (every exclusion alone and accumulated) give the
+    bits of the plain loop, on CA-Fed's proxy with exact ties (zero gaps: every exclusion
+    keeps the proxy at 0), clients already at zero, tau = 0 and both tests of line 22."""
+    monkeypatch.setattr(greedy, "WINDOW_ELEMENTS", window)
+    rng = np.random.default_rng(11)
+    for case in range(60):
+        n, r = int(rng.integers(1, 30)), int(rng.integers(1, 6))
+        alpha = torch.from_numpy(rng.dirichlet(np.ones(n)))
+        pi = torch.from_numpy(rng.uniform(0.05, 1, (r, 1, n)))
+        keep = rng.uniform(size=(r, 1, n)) > (1.0 if case % 4 == 0 else rng.uniform())
+        gap = torch.from_numpy(rng.exponential(0.3, (r, 1, n)) * keep)
+
+        def objective(q, pi=pi, gap=gap, alpha=alpha):
+            return proxy_values(q, pi, gap, alpha, gap.amax(-1), 1.0)
+
+        q0 = alpha / pi[:, 0]
+        q0[:, : n // 3 if case % 3 == 0 else 0] = 0.0
+        orders = [torch.argsort(torch.from_numpy(rng.uniform(size=(r, n))), -1) for _ in range(2)]
+        tau, strict = float(rng.choice([0.0, 1e-3])), bool(case % 2)
+        rows, want = torch.arange(r), q0
+        for order in orders:
+            eps = objective(want[:, None])[:, 0]
+            for j in range(n):
+                trial = want.clone()
+                trial[rows, order[:, j]] = 0.0
+                eps_trial = objective(trial[:, None])[:, 0]
+                drop = eps - eps_trial
+                kept = torch.isfinite(eps_trial) & ((drop > tau) if strict else (drop >= tau))
+                want = torch.where(kept[:, None], trial, want)
+                eps = torch.where(kept, eps_trial, eps)
+        got = greedy_exclusion(objective, q0, orders, tau=tau, strict=strict)
+        assert torch.equal(got, want), case
+
+
+def test_greedy_runs_an_objective_of_weights_r_n_once_per_candidate_deprecated():
+    """An objective written for weights [R, N] -> [R] (before 0.2; here with per-replicate
+    costs, which would mix the replicates of candidates [R, K, N]) still gives the same
+    weights, called once per candidate, with a DeprecationWarning; other shapes are refused."""
+    rng = np.random.default_rng(3)
+    costs = torch.from_numpy(rng.uniform(0, 1, (3, 5)))
+    q0 = torch.from_numpy(rng.uniform(0.1, 1, (3, 5)))
+    orders = [torch.from_numpy(np.argsort(rng.uniform(size=(3, 5)), axis=1))]
+
+    def weights(q, cost):
+        return (cost * q / q.sum(-1, keepdim=True)).sum(-1)
+
+    want = greedy_exclusion(lambda q: weights(q, costs[:, None]), q0, orders)
+    with pytest.warns(DeprecationWarning, match=r"\[R, K, N\] to \[R, K\]"):
+        got = greedy_exclusion(lambda q: weights(q, costs), q0, orders)
+    assert torch.equal(got, want) and (want == 0).any()
+    with pytest.raises(ParameterError, match=r"\[R, K, N\] to values \[R, K\]"):
+        greedy_exclusion(lambda q: q, q0, orders)
 
 
 # -- sensitivity -----------------------------------------------------------------------------

@@ -24,7 +24,8 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "[5]", "speed-up", "of matmul",
             "clients x T=", "fused=False", "one call per pair", "2-core/1-core",
             "[5'] with one competing process", "default/1-thread speed",
-            "[6] static shapes", "default/static")  # fmt: skip
+            "[6] static shapes", "default/static", "[8] CA-Fed",
+            "one objective call per visit")  # fmt: skip
     for tag in tags:
         assert tag in out
     cmp = figures["compare"]
@@ -36,6 +37,7 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     busy = figures["competitor"]
     assert busy["identical"] == 1.0 and busy["t_default"] > 0 and busy["t_one"] > 0
     assert 1 <= busy["used"] <= busy["default"]
+    assert figures["cafed"]["identical"] == 1.0  # windows of visits: the loop's numbers
     for static in figures["static"].values():  # both paths train to about the same gap
         assert static["t_default"] > 0 and static["t_static"] > 0
         assert abs(static["gap_static"] - static["gap_default"]) < 0.5 * static["gap_default"]

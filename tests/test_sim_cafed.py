@@ -202,8 +202,8 @@ def test_exclusion_equals_the_authors_rule_on_random_inputs_with_negative_lambda
         orders = [signed, cafed_exclusion_orders(tensors[0], tensors[1])[1]]
         gap, a = tensors[2], torch.from_numpy(alpha)
 
-        def proxy(q, pi_t=tensors[0], gap=gap, a=a):
-            return proxy_values(q, pi_t, gap, a, gap.max(-1).values, 2.0)  # NaN: never kept
+        def proxy(q, pi_t=tensors[0][:, None], gap=gap[:, None], a=a):  # [R, K, N] -> [R, K]
+            return proxy_values(q, pi_t, gap, a, gap.amax(-1), 2.0)  # NaN: never kept
 
         with_signed = greedy_exclusion(proxy, a / tensors[0], orders, tau=tau).numpy()
         signed_differs += int(np.sum(np.any(with_signed != got, axis=1)))

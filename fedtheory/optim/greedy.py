@@ -14,6 +14,7 @@ client) is never kept.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,7 +28,12 @@ from fedtheory.optim.program import WeightSolution, excluded_clients
 __all__ = ["greedy_exclusion", "greedy_weights"]
 
 Objective = Callable[[torch.Tensor], torch.Tensor]
-"""Maps weights ``[R, N]`` to objective values ``[R]``."""
+"""Maps candidate weights ``[R, K, N]`` (``K`` candidates of each replicate) to objective
+values ``[R, K]``; row ``r`` is replicate ``r`` (e.g. ``pi[:, None] * q`` for rates
+``pi [R, N]``)."""
+
+WINDOW_ELEMENTS = 1 << 15
+"""The candidates evaluated in one call of the objective hold about this many weights."""
 
 
 @declare(
@@ -47,19 +53,91 @@ def greedy_exclusion(
     r"""Run ``get`` once per order: ``q [R, N]``, each order ``[R, N]`` (client indices)
     -> weights ``[R, N]`` with some entries set to zero.
 
-    A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27."""
-    rows = torch.arange(q.shape[0], device=q.device)
-    for order in orders:
-        eps = objective(q)  # [R]
-        for j in range(order.shape[1]):
-            trial = q.clone()
-            trial[rows, order[:, j]] = 0.0
-            eps_trial = objective(trial)
-            drop = eps - eps_trial
-            keep = torch.isfinite(eps_trial) & ((drop > tau) if strict else (drop >= tau))  # [R]
-            q = torch.where(keep[:, None], trial, q)
-            eps = torch.where(keep, eps_trial, eps)
+    A heuristic (no optimality claim): CA-Fed Algorithm 1, lines 16-27. The visits are
+    sequential, the objective is evaluated on windows of them at once (:func:`_visits`):
+    the same decisions and the same numbers as one visit at a time, in a few calls."""
+    objective, eps = _candidates(objective, q)
+    for order in orders:  # eps stays f(q): each order starts where the last one ended
+        q, eps = _visits(objective, q, eps, order, tau, strict)
     return q
+
+
+def _candidates(objective: Objective, q: torch.Tensor) -> tuple[Objective, torch.Tensor]:
+    """The objective of candidates ``[R, K, N]`` and its value ``[R]`` at ``q [R, N]``; an
+    objective of weights ``[R, N] -> [R]`` (the contract before 0.2, deprecated) is called
+    once per candidate."""
+    r, n = q.shape
+    eps = objective(q[:, None])
+    if isinstance(eps, torch.Tensor) and eps.shape == (r, 1):
+        return objective, eps[:, 0]
+    eps = objective(q)
+    if not isinstance(eps, torch.Tensor) or eps.shape != (r,):
+        raise ParameterError(
+            f"The 'objective' parameter of greedy_exclusion must map weights [R, K, N] to "
+            f"values [R, K] (row r: replicate r). Got {getattr(eps, 'shape', eps)!r} for "
+            f"[{r}, {n}] instead."
+        )
+    warnings.warn(
+        "greedy_exclusion: an objective of weights [R, N] -> [R] is deprecated (called once "
+        "per candidate, slower; refused from 0.3): map candidates [R, K, N] to [R, K].",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    return lambda c: torch.stack([objective(c[:, k]) for k in range(c.shape[1])], 1), eps
+
+
+def _visits(objective: Objective, q: torch.Tensor, eps: torch.Tensor, order, tau, strict):
+    r"""One ``get`` over ``order [R, N]``. From visit :math:`j` on, each call of the
+    objective evaluates, for the next :math:`W` visits, every exclusion alone and the
+    exclusions accumulated; while the decisions keep nothing that changes :math:`q` the
+    first set is exact, while they keep everything the second is. A replicate advances to
+    its first decision that breaks its hypothesis, and past it (it is decided too): one
+    call per run of equal decisions instead of one per visit. Each candidate is the
+    weight vector the plain loop would build, so its value has the same bits."""
+    r, n = q.shape
+    width = max(1, min(n, WINDOW_ELEMENTS // (2 * r * n)))
+    steps = torch.arange(width, device=q.device)
+    done = torch.zeros(r, dtype=torch.long, device=q.device)  # visits decided
+    while bool((done < n).any()):
+        position = done[:, None] + steps  # [R, W]
+        valid = position < n
+        client = order.gather(1, position.clamp(max=n - 1))  # [R, W]
+        hit = (client[..., None] == torch.arange(n, device=q.device)) & valid[..., None]
+        alone = torch.where(hit, 0.0, q[:, None])  # [R, W, N] one exclusion each
+        accumulated = torch.where(hit.cumsum(1) > 0, 0.0, q[:, None])  # visits <= i
+        values = objective(torch.cat([alone, accumulated], 1))  # [R, 2W]
+        eps_alone, eps_accumulated = values[:, :width], values[:, width:]
+        before = torch.cat([eps[:, None], eps_accumulated[:, :-1]], 1)  # eps before visit i
+        current = q.gather(1, client)
+        changes = valid & ((current != 0) | current.signbit())  # q_k^+ = +0 differs from q
+        kept = _kept(eps[:, None], eps_alone, tau, strict) & changes  # [R, W]
+        broken = ~_kept(before, eps_accumulated, tau, strict) & changes
+        remaining = valid.sum(1)
+        rejecting = ~kept[:, 0]  # visit j keeps nothing that changes q
+        first = torch.where(rejecting, _first(kept), _first(broken))  # [R] in [0, W]
+        last = torch.where(rejecting, first, first - 1).clamp(max=width - 1)
+        moved = ~rejecting | (first < width)
+        pick = last[:, None, None].expand(-1, 1, n)
+        source = torch.where(rejecting[:, None, None], alone, accumulated)
+        q = torch.where(moved[:, None], source.gather(1, pick)[:, 0], q)
+        chosen = torch.where(rejecting[:, None], eps_alone, eps_accumulated)
+        eps = torch.where(moved, chosen.gather(1, last[:, None])[:, 0], eps)
+        done = done + torch.where(first < width, first + 1, remaining)
+    return q, eps
+
+
+def _kept(eps: torch.Tensor, eps_trial: torch.Tensor, tau: float, strict: bool) -> torch.Tensor:
+    r"""Line 22: the exclusion is kept when the objective stays finite and drops by at least
+    :math:`\tau` (``strict``: by more)."""
+    drop = eps - eps_trial
+    return torch.isfinite(eps_trial) & ((drop > tau) if strict else (drop >= tau))
+
+
+def _first(flags: torch.Tensor) -> torch.Tensor:
+    """``[R, W]`` bool -> ``[R]``: the index of the first True, W where none."""
+    width = flags.shape[1]
+    steps = torch.arange(width, device=flags.device)
+    return torch.where(flags, steps, width).amin(1)
 
 
 @declare(

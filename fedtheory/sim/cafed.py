@@ -170,7 +170,8 @@ def cafed_proxy_error(
 
 def proxy_values(q, pi, loss_gap, alpha, gamma, trade_off: float) -> torch.Tensor:
     """:func:`cafed_proxy_error` inside CA-Fed's exclusion loop (arguments built by the loop,
-    unchecked): a candidate with :math:`\\pi^\top q=0` gets NaN, which the loop never keeps."""
+    unchecked; broadcast, e.g. candidates ``q [R, K, N]`` with ``pi [R, 1, N]``): a
+    candidate with :math:`\\pi^\top q=0` gets NaN, which the loop never keeps."""
     p = pi * q / (pi * q).sum(-1, keepdim=True)
     tv = 0.5 * (alpha - p).abs().sum(-1)
     return (loss_gap * p).sum(-1) + trade_off * tv**2 * gamma
@@ -462,9 +463,10 @@ class CaFed(LocalTraining):
         """``get`` twice from :math:`q=\\alpha/\\hat\\pi`: ``[R, N]`` inputs -> ``q [R, N]``."""
         alpha = torch.from_numpy(self.alpha).to(pi.device)
         gamma = loss_gap.max(-1).values  # (17)
+        gap = loss_gap[:, None]
 
-        def proxy(q: torch.Tensor) -> torch.Tensor:
-            return proxy_values(q, pi, loss_gap, alpha, gamma, self.trade_off)
+        def proxy(q: torch.Tensor) -> torch.Tensor:  # candidates [R, K, N] -> [R, K]
+            return proxy_values(q, pi[:, None], gap, alpha, gamma[:, None], self.trade_off)
 
         orders = cafed_exclusion_orders(pi, lam)
         return greedy_exclusion(proxy, alpha / pi, orders, tau=self.tau, strict=self.strict)
