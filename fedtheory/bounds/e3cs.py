@@ -136,6 +136,7 @@ def claim1_allocation(w, k: int, sigma: float) -> np.ndarray:
     Claim 1 says every :math:`p_i=k/K`). Needs :math:`\sigma_t<1`."""
     K_ = w.shape[-1]
     sigma = check_real(sigma, "sigma", "claim1_allocation", low=0.0, high=min(k / K_, 1 - 1e-12))
+    w = w / w.max(axis=-1, keepdims=True)  # (18) is scale-free: the sum below cannot overflow
     alpha = w.min(axis=-1, keepdims=True) / (1 - sigma)
     capped = np.minimum(w, (1 - sigma) * alpha)
     return sigma + (k - K_ * sigma) * capped / capped.sum(axis=-1, keepdims=True)
