@@ -369,6 +369,16 @@ class Judge:
         )
         check_real(self.scale, "scale", self.owner, low=0.0, low_open=True)
 
+    def upper_bound(self) -> Judge:
+        """This judge, where its theorem is an upper bound (a search maximises
+        measured/bound); otherwise a ParameterError naming ``theorem``."""
+        if self.theorem.kind != "upper bound":
+            raise ParameterError(
+                f"The 'theorem' parameter of {self.owner} must be an upper bound. Got "
+                f"{self.theorem.key!r} of kind {self.theorem.kind!r} instead."
+            )
+        return self
+
     @property
     def name(self) -> str:
         """The measurement's name as errors print it."""

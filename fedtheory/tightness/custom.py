@@ -100,12 +100,7 @@ def theorem_family(
     from fedtheory.bounds.judgement import Judge
     from fedtheory.testing.theorems import _box
 
-    judge = Judge(theorem, measure, owner=_OWNER)
-    if theorem.kind != "upper bound":
-        raise ParameterError(
-            f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
-            f"{theorem.key!r} of kind {theorem.kind!r} instead."
-        )
+    judge = Judge(theorem, measure, owner=_OWNER).upper_bound()
     unknown = [name for name in ranges if name not in theorem.parameters]
     if unknown:
         raise ParameterError(

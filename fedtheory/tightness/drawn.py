@@ -168,12 +168,7 @@ def strategy_family(
     from fedtheory.bounds.judgement import Judge
     from fedtheory.testing.theorems import rebuildable
 
-    judge = Judge(theorem, measure, owner=_OWNER)
-    if theorem.kind != "upper bound":
-        raise ParameterError(
-            f"The 'theorem' parameter of {_OWNER} must be an upper bound. Got "
-            f"{theorem.key!r} of kind {theorem.kind!r} instead."
-        )
+    judge = Judge(theorem, measure, owner=_OWNER).upper_bound()
     derive = Judge(theorem, constants, owner=_OWNER)  # its failures are the user's, recorded
     drawn = {}
     for k in range(draws):
