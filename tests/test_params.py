@@ -59,7 +59,11 @@ BAD_CALLS = [
     (lambda: check_simplex([0.5, 0.5], "p", "f", size=3), "'p'", "length N=3. Got length 2"),
     (lambda: check_choice("c", ("a", "b"), "kind", "f"), "'kind'", "one of ('a', 'b'). Got 'c'"),
     (lambda: chi_square([0.5, 0.5], [0.7, 0.7]), "'p'", "summing to 1"),
-    (lambda: total_variation([1.5, -0.5], [0.5, 0.5]), "'alpha'", "entries in [0, 1], summing to 1"),
+    (
+        lambda: total_variation([1.5, -0.5], [0.5, 0.5]),
+        "'alpha'",
+        "entries in [0, 1], summing to 1",
+    ),
     (lambda: effective_weights([0.0, 0.0], [0.5, 0.5]), "'q'", "(0, inf)"),
     (
         lambda: cafed.theorem1.evaluate(kappa=2.0, gap_B=-1.0, chi2=0.1, Gamma=1.0),
