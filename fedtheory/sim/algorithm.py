@@ -35,7 +35,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.local import _sgd_steps, ball_projection, sgd_updates
+from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
     SGDState,
     Training,
@@ -198,8 +198,8 @@ class LocalTraining:
             pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
             rep, cli = pairs.rep, pairs.cli
             lr = self.client_lr(t)
-            delta = _sgd_steps(problem, w[rep], cli, steps=self.local_steps, lr=lr,
-                               prox=self.prox, generator=generator)  # fmt: skip
+            delta = sgd_updates(problem, w[rep], cli, steps=self.local_steps, lr=lr,
+                                prox=self.prox, generator=generator, fused=False)  # fmt: skip
             delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
         else:
             rep, cli, delta = self.local_updates(problem, w, mask, t, generator)

@@ -65,27 +65,15 @@ def sgd_updates(
     lr: float,
     prox: float,
     generator: torch.Generator | None,
+    fused: bool = True,
 ) -> torch.Tensor:
     """:func:`local_sgd` for the simulator's rounds, whose arguments the algorithm built:
     nothing is checked (no host sync), and a diverging run's inf or NaN is returned for the
-    simulator's finiteness check after the round to report (DivergenceError naming it)."""
-    if getattr(problem, "fused", False) and w.device == torch.device("cpu"):
+    simulator's finiteness check after the round to report (DivergenceError naming it).
+    ``fused=False`` never takes the fused CPU kernel: the steps are batched torch
+    operations that read nothing back from the device (a static round)."""
+    if fused and getattr(problem, "fused", False) and w.device == torch.device("cpu"):
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
-    return _sgd_steps(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
-
-
-def _sgd_steps(
-    problem: FederatedProblem,
-    w: torch.Tensor,
-    clients: torch.Tensor,
-    *,
-    steps: int,
-    lr: float,
-    prox: float,
-    generator: torch.Generator | None,
-) -> torch.Tensor:
-    """The steps of :func:`local_sgd` as batched torch operations, never the fused CPU
-    kernel (a static round calls it: nothing is read back from the device)."""
     y = w.clone()
     for _ in range(steps):
         g = problem.grad(y, clients, generator)

@@ -22,7 +22,6 @@ family with it, so that a saved search names the file and replays from it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -31,7 +30,14 @@ from fedtheory.constraints import Function, Instance, Location, MappingOf, Text,
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
-from fedtheory.tightness.family import Family, Integer, Measurement, Real, scaled
+from fedtheory.tightness.family import (
+    Family,
+    Integer,
+    Measurement,
+    Real,
+    _judged_measurement,
+    scaled,
+)
 
 _OWNER = "theorem_family"
 
@@ -118,16 +124,7 @@ def theorem_family(
 
     def evaluate(ints, x, seed) -> Measurement:
         values = {**fixed, **ints, **{r.name: float(v) for r, v in zip(reals, x, strict=True)}}
-        if not judge.bound_at(values).valid:  # outside the hypotheses: never measured
-            return Measurement(math.nan, values)
-        if replicates is None:
-            j = judge(values, judge.measure_at(values))
-        else:
-            drawn = judge.measure_at(values, replicates=replicates, seed=seed)
-            j = judge(values, samples=drawn, shape=(replicates,))
-        # the magnitude of the computation where the measurement gave it (else 0: the
-        # family's judge reads it off the parameters and the bound's terms)
-        return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
+        return _judged_measurement(judge, values, values, replicates=replicates, seed=seed)
 
     shown = ", ".join(f"{p} in [{b.low:g}, {b.high:g}]" for p, b in boxes.items()) + "".join(
         f", {k} = {v}" for k, v in fixed.items()

@@ -44,7 +44,7 @@ from fedtheory.bounds.base import Theorem
 from fedtheory.constraints import Function, Instance, declare
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.errors import ParameterError
-from fedtheory.tightness.family import Family, Integer, Measurement, Real
+from fedtheory.tightness.family import Family, Integer, Measurement, Real, _judged_measurement
 
 __all__ = ["DRAWS", "strategy_family"]
 
@@ -198,14 +198,7 @@ def strategy_family(
         if drawn is None:  # the strategy rejects these choices: not an instance
             return Measurement(math.nan, {})
         values = dict(derive.measure_at(drawn))
-        if not judge.bound_at(values).valid:  # outside the hypotheses: never measured
-            return Measurement(math.nan, values)
-        if replicates is None:
-            j = judge(values, judge.measure_at(drawn))
-        else:
-            out = judge.measure_at(drawn, replicates=replicates, seed=seed)
-            j = judge(values, samples=out, shape=(replicates,))
-        return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
+        return _judged_measurement(judge, values, drawn, replicates=replicates, seed=seed)
 
     evaluate.instance_at = instance_at  # the instance at a point, to measure it again
 

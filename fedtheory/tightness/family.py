@@ -95,6 +95,22 @@ class Measurement:
     magnitude: float = 0.0
 
 
+def _judged_measurement(judge: Judge, values: Mapping, at, *, replicates, seed) -> Measurement:
+    """``judge``'s measure taken at ``at`` (the instance, or the values themselves) and judged
+    against the theorem at ``values``: NaN outside the hypotheses (never measured), one
+    measurement or ``replicates`` of them, and the magnitude of the computation where the
+    measurement gave it (else 0: the family's judge reads it off the parameters and the
+    bound's terms)."""
+    if not judge.bound_at(values).valid:
+        return Measurement(math.nan, values)
+    if replicates is None:
+        j = judge(values, judge.measure_at(at))
+    else:
+        out = judge.measure_at(at, replicates=replicates, seed=seed)
+        j = judge(values, samples=out, shape=(replicates,))
+    return Measurement(j.measured, values, j.interval, j.magnitude if j.scaled else 0.0)
+
+
 @dataclass(frozen=True)
 class Evaluation(Judgement):
     r"""One instance: the measured quantity next to the bound of the family's theorem, as
