@@ -14,6 +14,12 @@ import os
 import numba
 from numba.core import caching
 
+from fedtheory.constraints import Bool, Either, Function, Option, SequenceOf, declare
+from fedtheory.errors import ParameterError
+
+FAST_MATH = ("fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc")
+"""LLVM's fast-math flags, which numba's ``fastmath`` takes as a set (or ``True``: all)."""
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -41,6 +47,29 @@ if _UserCacheLocator not in _locators:  # after NUMBA_CACHE_DIR, before the in-t
     _locators.insert(_locators.index(_UserProvided) + 1, _UserCacheLocator)
 
 
-def njit(*args, **options):
-    """``numba.njit(..., cache=True)`` with the cache in the user's cache directory."""
-    return numba.njit(*args, cache=True, **options)
+@declare(
+    function=Function(none=True),
+    boundscheck=Bool(none=True),
+    nogil=Bool(),
+    fastmath=Either(Bool(), SequenceOf(Option(*FAST_MATH), plural="LLVM fast-math flags")),
+    error_model=Option("python", "numpy"),
+)
+def njit(function=None, *, boundscheck=None, nogil=False, fastmath=False, error_model="python"):
+    """``numba.njit(..., cache=True)`` with the cache in the user's cache directory: as
+    ``@njit`` or ``@njit(nogil=True, ...)`` (numba's options of the same names: ``fastmath``
+    a bool or a set of :data:`FAST_MATH` flags; ``boundscheck`` ``None`` follows
+    ``NUMBA_BOUNDSCHECK``)."""
+    flags = fastmath if isinstance(fastmath, bool) else set(fastmath)
+    options = {"nogil": nogil, "fastmath": flags, "error_model": error_model}
+    if boundscheck is not None:
+        options["boundscheck"] = boundscheck
+    compile_ = numba.njit(cache=True, **options)
+    if function is None:
+        return compile_
+    try:
+        return compile_(function)
+    except RuntimeError as err:  # numba: "cannot cache function ...: no locator available"
+        raise ParameterError(
+            "The 'function' parameter of njit must be defined in a source file (its compiled "
+            f"code is cached by file). Got {function!r} instead ({err})."
+        ) from None

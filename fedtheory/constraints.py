@@ -54,6 +54,8 @@ __all__ = [
     "Bytes",
     "Constraint",
     "Device",
+    "Either",
+    "Exemplified",
     "Function",
     "Generator",
     "Having",
@@ -67,6 +69,8 @@ __all__ = [
     "Option",
     "Probabilities",
     "Real",
+    "RealUpTo",
+    "SequenceOf",
     "Size",
     "StochasticMatrix",
     "VOCABULARY",
@@ -1135,3 +1139,128 @@ class Label(Text):
 
     def hostile(self):
         return [*Constraint.hostile(self), ("int", 1), ("bytes", b"x")]
+
+
+# kinds added for pep/bounds ---------------------------------------------------------------
+class SequenceOf(Constraint):
+    """A list, a tuple, a set or an array (along its first axis; never a string or a mapping) of at
+    least ``min_size`` items each accepted by ``item`` (a :class:`Constraint`), returned as a
+    list of the converted items (square matrices of several sizes, the PEPit points of a
+    trajectory)."""
+
+    def __init__(self, item: Constraint, *, min_size: int = 1, plural: str = "items",
+                 none: bool = False):  # fmt: skip
+        self.item, self.min_size, self.plural, self.none = item, min_size, plural, none
+
+    def describe(self, args):
+        least = f"at least {self.min_size} " if self.min_size else ""
+        return f"a sequence of {least}{self.plural}, each {self.item.describe(args)}"
+
+    def convert(self, value, args):
+        if not isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
+            return None
+        if len(value) < self.min_size:
+            return None
+        items = [None if v is None else self.item.convert(v, args) for v in value]
+        return None if any(v is None for v in items) else items
+
+    def hostile(self):
+        bad = [*super().hostile(), ("string", "ab"), ("bad item", [object()]),
+               ("array", np.zeros(2))]  # fmt: skip
+        return [*bad, ("empty", [])] if self.min_size else bad
+
+    def example(self, args):
+        return [self.item.example(args) for _ in range(max(self.min_size, 2))]
+
+
+class Exemplified(Constraint):
+    """``constraint`` (any kind) with a valid example made by ``make()``: an object no
+    generic example exists for (a PEPit point, a solved PEP), for the generated tests."""
+
+    def __init__(self, constraint: Constraint, make: Callable[[], object]):
+        self.constraint, self.make, self.none = constraint, make, constraint.none
+
+    def describe(self, args):
+        return self.constraint.describe(args)
+
+    def check(self, value, name, owner, args):
+        return self.constraint.check(value, name, owner, args)
+
+    def convert(self, value, args):
+        return self.constraint.convert(value, args)
+
+    def hostile(self):
+        return self.constraint.hostile()
+
+    def edges(self, valid):
+        return self.constraint.edges(valid)
+
+    def example(self, args):
+        return self.make()
+
+
+class Either(Constraint):
+    """A value accepted by one of ``constraints`` (the first that accepts it converts it):
+    a number or a :class:`fedtheory.verdict.Measured`, say."""
+
+    def __init__(self, *constraints: Constraint, none: bool = False):
+        self.constraints, self.none = constraints, none
+
+    def describe(self, args):
+        return " or ".join(c.describe(args) for c in self.constraints)
+
+    def convert(self, value, args):
+        for c in self.constraints:
+            with contextlib.suppress(TypeError, ValueError, OverflowError, IndexError):
+                out = c.convert(value, args)
+                if out is not None:
+                    return out
+        return None
+
+    def hostile(self):
+        """What every alternative refuses (a value one of them accepts is not hostile)."""
+        found = dict(h for c in self.constraints for h in c.hostile())
+        refused = [(k, v) for k, v in found.items() if v is not None and not self.accepts(v)]
+        return refused if self.none else [("None", None), *refused]
+
+    def accepts(self, value) -> bool:
+        return self.convert(value, {}) is not None
+
+    def edges(self, valid):
+        return self.constraints[0].edges(valid)
+
+    def example(self, args):
+        return self.constraints[0].example(args)
+
+
+class RealUpTo(Real):
+    """A finite real number in an interval whose ends may be other parameters (``"L"``,
+    checked before this one): a strong-convexity modulus ``mu`` in ``[0, L)``."""
+
+    def __init__(self, low=None, high=None, **kwargs):
+        super().__init__(low, high, **kwargs)
+        self.low_spec, self.high_spec = low, high
+
+    def _at(self, args) -> Real:
+        def end(spec):
+            return float(_lookup(spec, args)) if isinstance(spec, str) else spec
+
+        return Real(end(self.low_spec), end(self.high_spec), low_open=self.low_open,
+                    high_open=self.high_open)  # fmt: skip
+
+    def describe(self, args):
+        return self._at(args).describe(args)
+
+    def convert(self, value, args):
+        return self._at(args).convert(value, args)
+
+    def hostile(self):
+        fixed = Real(*(None if isinstance(s, str) else s for s in (self.low_spec, self.high_spec)),
+                     low_open=self.low_open, high_open=self.high_open)  # fmt: skip
+        return fixed.hostile()
+
+    def edges(self, valid):
+        return [("zero", 0.0), ("denormal", DENORMAL)]
+
+    def example(self, args):
+        return self._at(args).example(args)

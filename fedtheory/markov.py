@@ -22,25 +22,24 @@ feasible iff :math:`1-1/\max(\pi,1-\pi)\le\lambda\le1`; the inverse map is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
 
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import (
     Array,
     Integer,
     Real,
+    SequenceOf,
     Size,
     StochasticMatrix,
     Text,
     declare,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_stochastic_matrix,
-)
 
 __all__ = [
     "MixingConstants",
@@ -183,6 +182,7 @@ def two_state_matrix(pi, lam) -> np.ndarray:
     return np.stack([np.stack([1.0 - c, c], -1), np.stack([1.0 - a, a], -1)], -2)
 
 
+@declare(matrices=SequenceOf(StochasticMatrix(), plural="transition matrices"))
 def kron_chain(matrices) -> np.ndarray:
     r"""Transition matrix of independent chains run side by side, :math:`P=\bigotimes_kP_k`.
 
@@ -194,18 +194,10 @@ def kron_chain(matrices) -> np.ndarray:
     ----------
     matrices : sequence of square stochastic matrices, or an array [N, m, m]
     """
-    owner = "kron_chain"
-    if not isinstance(matrices, Sequence | np.ndarray) or isinstance(matrices, str):
-        raise ParameterError(
-            f"The 'matrices' parameter of {owner} must be a sequence of stochastic matrices. "
-            f"Got {type(matrices).__name__} instead."
-        )
-    mats = [check_stochastic_matrix(m, f"matrices[{k}]", owner) for k, m in enumerate(matrices)]
-    if not mats:
-        raise ParameterError(
-            f"The 'matrices' parameter of {owner} must be a non-empty sequence. Got [] instead."
-        )
-    return reduce(np.kron, mats)
+    states = math.prod(len(m) for m in matrices)
+    check_bytes(8 * states**2, "kron_chain", what=f"a transition matrix [{states}, {states}]",
+                fixes="fewer or smaller chains")  # fmt: skip
+    return reduce(np.kron, matrices)
 
 
 @declare(P=StochasticMatrix(), name=Text(), owner=Text())
