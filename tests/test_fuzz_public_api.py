@@ -197,6 +197,9 @@ EXTRA_INSTANCES = [
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
+    CONTRACT["fedtheory.bounds.cafed:decomposition_constants"].call(
+        **CONTRACT["fedtheory.bounds.cafed:decomposition_constants"].valid
+    ),
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()

@@ -21,15 +21,21 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.bounds.symbols import RENAMED, Notation, notation_of
-from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import (
-    check_array,
-    check_bool,
-    check_choice,
-    check_mapping,
-    check_str,
-    interval,
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Constraint,
+    Function,
+    Instance,
+    Label,
+    MappingOf,
+    Option,
+    SequenceOf,
+    Text,
+    declare,
 )
+from fedtheory.errors import HypothesisViolation, ParameterError
+from fedtheory.params import interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {
@@ -74,12 +80,11 @@ class BoundResult:
         return f"BoundResult({self.theorem}: total={fmt(self.total)} [{terms}]{flag})"
 
 
-def _iterable(value: object) -> tuple:
-    """``value`` as a tuple, or ``(value,)`` if it is not iterable (to be refused)."""
-    try:
-        return tuple(value)
-    except TypeError:
-        return (value,)
+def _domain(n: Notation) -> Constraint:
+    """A parameter's constraint from its notation entry: finite reals (whole numbers for an
+    integer symbol) in its interval, a scalar or an array (grids broadcast)."""
+    return Array(low=n.low, high=n.high, low_open=n.low_open, high_open=n.high_open,
+                 integer=n.integer)  # fmt: skip
 
 
 def _positional(fn: Callable[..., np.ndarray], names: tuple[str, ...]):
@@ -134,6 +139,18 @@ class Theorem:
     meaning, domain and symbol.
     """
 
+    @declare(
+        key=Text(),
+        title=Text(),
+        reference=Text(),
+        kind=Option(*KINDS),
+        terms=MappingOf(Instance(sp.Basic), "sympy expressions"),
+        conditions=SequenceOf(Instance(Condition), min_size=0, plural="Condition records"),
+        statement=Label(),
+        numeric=MappingOf(Function(), "callables"),
+        meanings=MappingOf(Label(), "strings"),
+        ranges=MappingOf(Array(shape=(2,)), "(low, high) pairs"),
+    )
     def __init__(
         self,
         key,
@@ -148,34 +165,9 @@ class Theorem:
         meanings=None,
         ranges=None,
     ):
-        check_choice(kind, KINDS, "kind", "Theorem")
-        for name, value in (("key", key), ("title", title), ("reference", reference)):
-            check_str(value, name, "Theorem")
-        if not isinstance(terms, Mapping) or not all(
-            isinstance(k, str) and isinstance(e, sp.Basic) for k, e in terms.items()
-        ):
-            raise ParameterError(
-                "The 'terms' parameter of Theorem must be a mapping from term names to sympy "
-                f"expressions. Got {type(terms).__name__} instead."
-            )
-        for name, value in (("numeric", numeric), ("meanings", meanings)):
-            if value is not None and not isinstance(value, Mapping):
-                raise ParameterError(
-                    f"The '{name}' parameter of Theorem must be a dict keyed by name. Got "
-                    f"{type(value).__name__} instead."
-                )
-        if isinstance(conditions, (str, bytes)) or not all(
-            isinstance(c, Condition) for c in _iterable(conditions)
-        ):
-            raise ParameterError(
-                "The 'conditions' parameter of Theorem must be a sequence of Condition. Got "
-                f"{type(conditions).__name__} instead."
-            )
-        if statement != "":
-            check_str(statement, "statement", "Theorem")
         self.key, self.title, self.reference, self.kind = key, title, reference, kind
-        self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in dict(terms).items()}
-        self.numeric: dict[str, Callable[..., np.ndarray]] = dict(numeric or {})
+        self.terms: dict[str, sp.Expr] = {k: sp.sympify(e) for k, e in terms.items()}
+        self.numeric: dict[str, Callable[..., np.ndarray]] = numeric
         unknown = set(self.numeric) - set(self.terms)
         if unknown:
             raise ParameterError(
@@ -184,7 +176,6 @@ class Theorem:
             )
         self.conditions: tuple[Condition, ...] = tuple(conditions)
         self.statement = statement
-        meanings = dict(meanings or {})
         free = set().union(*(e.free_symbols for e in self.terms.values()))
         for c in self.conditions:
             free |= sp.sympify(c.lhs).free_symbols | sp.sympify(c.rhs).free_symbols
@@ -199,13 +190,17 @@ class Theorem:
                 )
             notation[name] = entry
         self.parameters: tuple[str, ...] = tuple(sorted(notation))
-        self.ranges: dict[str, tuple[float, float]] = check_mapping(ranges, "ranges", "Theorem")
+        self.ranges: dict[str, tuple[float, float]] = {
+            k: (float(lo), float(hi)) for k, (lo, hi) in ranges.items()
+        }
         if set(self.ranges) - set(self.parameters):
             raise ParameterError(
                 f"The 'ranges' parameter of Theorem must name parameters of {key!r} "
                 f"({', '.join(self.parameters)}). Got {sorted(self.ranges)} instead."
             )
         self.notation: dict[str, Notation] = {p: notation[p] for p in self.parameters}
+        self.constraints: dict[str, Constraint] = {p: _domain(n) for p, n in self.notation.items()}
+        """Each parameter's declared constraint (:func:`_domain`), which ``evaluate`` checks."""
         self.__doc__ = self._doc()
         self.evaluate = self._signed_evaluate()
 
@@ -239,6 +234,7 @@ class Theorem:
         evaluate.__name__ = "evaluate"
         evaluate.__qualname__ = f"Theorem({self.key!r}).evaluate"
         evaluate.__doc__ = f"Evaluate {self.title}.\n\n{unbound.__doc__}\n\n{self.__doc__}"
+        evaluate.__constraints__ = {**self.constraints, "strict": Bool()}  # as declare gives
         return evaluate
 
     @property
@@ -269,7 +265,7 @@ class Theorem:
                 warnings.warn(
                     f"{owner}: the keyword '{old}' is deprecated; use '{new}'.",
                     DeprecationWarning,
-                    stacklevel=4,
+                    stacklevel=5,
                 )
                 values = {**{k: v for k, v in values.items() if k != old}, new: values[old]}
         unknown = set(values) - set(self.parameters)
@@ -279,25 +275,10 @@ class Theorem:
                 f"{owner} takes exactly the parameters {', '.join(self.parameters)}; "
                 f"missing: {sorted(missing) or 'none'}, unknown: {sorted(unknown) or 'none'}."
             )
-        arrays = []
-        for p in self.parameters:
-            n = self.notation[p]
-            a = check_array(
-                values[p],
-                p,
-                owner,
-                low=n.low,
-                high=n.high,
-                low_open=n.low_open,
-                high_open=n.high_open,
-            )
-            if n.integer and np.any(a != np.round(a)):
-                where = interval(n.low, n.high, low_open=n.low_open, high_open=n.high_open)
-                raise ParameterError(
-                    f"The '{p}' parameter of {owner} must be an integer in {where}. "
-                    f"Got {values[p]} instead."
-                )
-            arrays.append(a)
+        arrays = [  # whole numbers too as float64 (an int64 power or factorial overflows)
+            np.asarray(c.check(values[p], p, owner, values), dtype=float)
+            for p, c in self.constraints.items()
+        ]
         shape: tuple[int, ...] = ()
         for p, a in zip(self.parameters, arrays, strict=True):
             try:
@@ -326,6 +307,7 @@ class Theorem:
                 "instead."
             )
 
+    @declare(strict=Bool())
     def evaluate(self, *, strict: bool = True, **values) -> BoundResult:
         """Evaluate every term at ``values`` (arrays broadcast together).
 
@@ -333,7 +315,6 @@ class Theorem:
         otherwise the result is returned with ``valid=False`` and the reason (its terms may
         then be NaN or inf). Inside the hypotheses a non-finite term is a ParameterError
         naming the input that overflows."""
-        strict = check_bool(strict, "strict", self.title)
         args = self._check_inputs(values)
         term_fns, cond_fns = self._numeric
         shape = np.broadcast_shapes(*(a.shape for a in args)) if args else ()

@@ -47,7 +47,7 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
-from fedtheory.constraints import Array, InstanceOf, Integer, Probabilities, Real, declare
+from fedtheory.constraints import Array, Instance, InstanceOf, Integer, Probabilities, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_finite_result
 
@@ -100,6 +100,7 @@ class DecompositionConstants:
     F_star: float
     F_B_star: float
 
+    @declare(theorem=Instance(Theorem, none=True))
     def as_kwargs(self, theorem: Theorem | None = None) -> dict:
         """The constants as keywords: all of them, or those ``theorem`` takes (e.g.
         ``theorem1.evaluate(**c.as_kwargs(theorem1))``)."""
