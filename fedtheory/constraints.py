@@ -1174,10 +1174,11 @@ class SequenceOf(Constraint):
 
 
 class Exemplified(Constraint):
-    """``constraint`` (any kind) with a valid example made by ``make()``: an object no
-    generic example exists for (a PEPit point, a solved PEP), for the generated tests."""
+    """``constraint`` (any kind) with a valid example made by ``make(args)`` (``args``: the
+    arguments checked before, ``self`` for a method): an object no generic example exists
+    for (a PEPit point, a solved PEP, a theorem's values), for the generated tests."""
 
-    def __init__(self, constraint: Constraint, make: Callable[[], object]):
+    def __init__(self, constraint: Constraint, make: Callable[[Mapping[str, Any]], object]):
         self.constraint, self.make, self.none = constraint, make, constraint.none
 
     def describe(self, args):
@@ -1196,7 +1197,7 @@ class Exemplified(Constraint):
         return self.constraint.edges(valid)
 
     def example(self, args):
-        return self.make()
+        return self.make(args)
 
 
 class Either(Constraint):

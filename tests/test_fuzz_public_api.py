@@ -40,6 +40,8 @@ import torch
 
 import fedtheory
 from fedtheory.availability import TraceReplay
+from fedtheory.bounds import fedau
+from fedtheory.bounds.judgement import Judge
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, constraints_of
 from fedtheory.errors import FedTheoryError
@@ -197,8 +199,13 @@ EXTRA_INSTANCES = [
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
-    CONTRACT["fedtheory.bounds.cafed:decomposition_constants"].call(
-        **CONTRACT["fedtheory.bounds.cafed:decomposition_constants"].valid
+    Judge(fedau.theorem3_per_round, lambda **values: 0.0),
+    *(
+        CONTRACT[key].call(**CONTRACT[key].valid)  # results of functions: their methods' selves
+        for key in (
+            "fedtheory.bounds.cafed:decomposition_constants",
+            "fedtheory.bounds.judgement:judge",
+        )
     ),
 ]
 """Valid objects of classes outside the contract table."""
@@ -287,7 +294,10 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
                 value = next((o for o in POOL if c.convert(o, args) is not None), None)
                 if value is None:
                     raise
-        elif p.default is not inspect.Parameter.empty:
+        elif p.default is not inspect.Parameter.empty or p.kind in (
+            p.VAR_POSITIONAL,
+            p.VAR_KEYWORD,
+        ):
             continue
         else:
             raise LookupError(f"{key}: no valid value for the undeclared '{name}'")

@@ -34,8 +34,21 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Either,
+    Exemplified,
+    Function,
+    Instance,
+    InstanceOf,
+    Label,
+    MappingOf,
+    Real,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_mapping, check_real, check_str
 from fedtheory.verdict import (
     BOUND_RTOL,
     ROUNDING_ULPS,
@@ -77,6 +90,16 @@ EXACT_RTOL = 1e-9
 """Default relative tolerance of a deterministic exact statement."""
 
 
+THEOREM = InstanceOf("fedtheory.bounds.base:Theorem")
+"""A theorem parameter (imported at the first check: base imports nothing of this module)."""
+VALUES = Exemplified(
+    MappingOf(),
+    lambda args: {p: c.example(args) for p, c in args["self"].theorem.constraints.items()},
+)
+"""A theorem's parameter values, a mapping (the theorem checks each value)."""
+REPLICATES = Exemplified(Array(min_size=2, none=True), lambda args: None)
+"""Replicates ``[n, ...]`` of a random measurement, or None (then ``measured`` is given:
+so is it in the generated tests' valid call)."""
 NOTHING = object()
 """Default of ``measured`` and ``samples`` (``None`` is a measurement to refuse)."""
 
@@ -91,21 +114,13 @@ class MeasureError(ParameterError):
         super().__init__(message)
 
 
-def _check_measurable(theorem: object, measure: object, owner: str) -> None:
-    """``theorem`` is a :class:`Theorem` whose value a measurement is compared with (an
-    upper bound or an exact statement) and ``measure`` is callable (or not given), else
-    ParameterError."""
-    from fedtheory.bounds.base import Theorem
-
-    check_instance(theorem, Theorem, "theorem", owner)
+def _check_measurable(theorem, owner: str) -> None:
+    """``theorem`` is a statement a measurement is compared with (an upper bound or an
+    exact statement), else ParameterError."""
     if theorem.kind not in ("upper bound", "exact"):
         raise ParameterError(
             f"The 'theorem' parameter of {owner} must be an upper bound or an exact statement "
             f"(a number to compare with). Got {theorem.key!r} of kind {theorem.kind!r} instead."
-        )
-    if measure is not NOTHING and not callable(measure):
-        raise ParameterError(
-            f"The 'measure' parameter of {owner} must be callable. Got {measure!r} instead."
         )
 
 
@@ -246,6 +261,7 @@ class Judgement:
         m, lo, hi, b = (float(np.max(v)) for v in (self.measured, self.low, self.high, self.bound))
         return replicates_needed(len(self.samples), m, lo, hi, b + self.floor)
 
+    @declare(claim=Label(), confidence=Real(0.0, 1.0, low_open=True, high_open=True, none=True))
     def row(self, claim: str = "", *, confidence: float | None = None) -> Comparison:
         """The verdict row (:class:`fedtheory.verdict.Comparison`) with the detail of the
         report: the rows of :mod:`fedtheory.verdict.statements` for values and replicates
@@ -314,6 +330,16 @@ class Judgement:
         return row
 
 
+@declare(
+    theorem=THEOREM,
+    measure=Function(none=True),
+    rtol=Real(0.0, 1.0, none=True),
+    atol=Real(0.0),
+    margin=Real(0.0, none=True),
+    confidence=Real(0.0, 1.0, low_open=True, high_open=True),
+    scale=Real(0.0, low_open=True),
+    owner=Text(),
+)
 @dataclass(frozen=True)
 class Judge:
     r"""The one judge of a measurement against ``theorem`` (module docstring).
@@ -323,8 +349,8 @@ class Judge:
     theorem : Theorem
         An upper bound or an exact statement.
     measure : callable, optional
-        The user's measurement, where there is one (checked callable; its name is printed
-        when what it returned is refused).
+        The user's measurement, where there is one (its name is printed when what it
+        returned is refused).
     rtol, atol : float, optional
         Relative slack (default :data:`fedtheory.verdict.BOUND_RTOL` for an upper bound,
         :data:`EXACT_RTOL` for an exact statement) and absolute slack added to the rounding
@@ -340,7 +366,7 @@ class Judge:
     """
 
     theorem: object
-    measure: Callable | object = NOTHING
+    measure: Callable | None = None
     rtol: float | None = None
     atol: float = 0.0
     margin: float | None = None
@@ -349,25 +375,10 @@ class Judge:
     owner: str = "judge"
 
     def __post_init__(self) -> None:
-        check_str(self.owner, "owner", "Judge")
-        _check_measurable(self.theorem, self.measure, self.owner)
+        _check_measurable(self.theorem, self.owner)
         if self.rtol is None:
             default = BOUND_RTOL if self.theorem.kind == "upper bound" else EXACT_RTOL
             object.__setattr__(self, "rtol", default)
-        check_real(self.rtol, "rtol", self.owner, low=0.0, high=1.0)
-        check_real(self.atol, "atol", self.owner, low=0.0)
-        if self.margin is not None:
-            check_real(self.margin, "margin", self.owner, low=0.0)
-        check_real(
-            self.confidence,
-            "confidence",
-            self.owner,
-            low=0.0,
-            high=1.0,
-            low_open=True,
-            high_open=True,
-        )
-        check_real(self.scale, "scale", self.owner, low=0.0, low_open=True)
 
     def upper_bound(self) -> Judge:
         """This judge, where its theorem is an upper bound (a search maximises
@@ -384,22 +395,40 @@ class Judge:
         """The measurement's name as errors print it."""
         return getattr(self.measure, "__qualname__", None) or repr(self.measure)
 
+    @declare(values=VALUES)
     def bound_at(self, values: Mapping):
         """The theorem at ``values`` (its parameters; extra keys ignored), terms and total
         times ``scale``: a :class:`~fedtheory.bounds.BoundResult` (``valid`` false where a
         hypothesis fails)."""
-        result = self.theorem.evaluate(
-            strict=False, **{p: values[p] for p in self.theorem.parameters}
-        )
+        result = self.theorem.evaluate(strict=False, **self._parameters(values))
         if self.scale == 1.0:
             return result
         terms = {k: np.asarray(v) * self.scale for k, v in result.terms.items()}
         return replace(result, terms=terms, total=np.asarray(result.total) * self.scale)
 
+    def _parameters(self, values: Mapping) -> dict:
+        """The theorem's parameters taken from ``values``, else ParameterError naming the
+        missing ones."""
+        th = self.theorem
+        missing = [p for p in th.parameters if p not in values]
+        if missing:
+            raise ParameterError(
+                f"The 'values' parameter of {self.owner} must give every parameter of "
+                f"{th.title} ({', '.join(th.parameters)}). Got {dict(values)!r} (missing "
+                f"{missing}) instead."
+            )
+        return {p: values[p] for p in th.parameters}
+
+    @declare(values=VALUES)
     def measure_at(self, values: Mapping, **extra):
         """``measure(**values, **extra)``; whatever it raises (a ``DivergenceError`` of the
         simulator, any error of the user's code) becomes a :class:`MeasureError` naming the
         function, the instance and the error."""
+        if self.measure is None:
+            raise ParameterError(
+                f"The 'measure' parameter of {self.owner} must be a callable to measure at "
+                "values. Got None instead."
+            )
         try:
             return self.measure(**values, **extra)
         except (KeyboardInterrupt, MeasureError):
@@ -430,16 +459,8 @@ class Judge:
         magnitude of the computation where the caller knows it (a tightness family's
         ``Measurement``). A non-number, a non-finite value or (with ``shape``) another
         shape is a :class:`MeasureError` naming ``where`` (default: the values)."""
-        th = self.theorem
-        values = check_mapping(values, "values", self.owner)
-        missing = [p for p in th.parameters if p not in values]
-        if missing:
-            raise ParameterError(
-                f"The 'values' parameter of {self.owner} must give every parameter of "
-                f"{th.title} ({', '.join(th.parameters)}). Got {dict(values)!r} (missing "
-                f"{missing}) instead."
-            )
-        params = {p: values[p] for p in th.parameters}
+        values = MappingOf().check(values, "values", self.owner, {})
+        params = self._parameters(values)
         result = self.bound_at(params)
         bound = np.asarray(result.total, dtype=float)
         terms = _largest(*result.terms.values())
@@ -456,7 +477,7 @@ class Judge:
         value = self._numbers(samples if random else measured, values, where, shape)
         if not random and interval is None and not scaled:
             magnitude = _largest(*params.values()) if _numeric(params) else 0.0
-        return self.of(
+        return self._of(
             None if random else value,
             bound,
             samples=value if random else None,
@@ -468,6 +489,17 @@ class Judge:
             reason=result.reason,
         )
 
+    @declare(
+        measured=Array(none=True),
+        bound=Array(),
+        samples=REPLICATES,
+        interval=Array(shape=(2,), none=True),
+        valid=Bool(),
+        magnitude=Real(0.0),
+        scaled=Bool(),
+        values=MappingOf(),
+        reason=Label(),
+    )
     def of(
         self,
         measured,
@@ -484,6 +516,17 @@ class Judge:
         """The :class:`Judgement` of numbers already taken (a validation's stored data):
         ``measured`` (or ``samples [n, ...]``, whose mean and Bonferroni-corrected interval
         it computes) against ``bound``, with this judge's settings."""
+        if (measured is None) == (samples is None):
+            raise ParameterError(
+                f"The 'measured' parameter of {self.owner}.of must be given, or 'samples', not "
+                f"both. Got {'both' if measured is not None else 'neither'} instead."
+            )
+        given = dict(interval=interval, valid=valid, magnitude=magnitude, scaled=scaled)
+        return self._of(measured, bound, samples=samples, values=values, reason=reason, **given)
+
+    def _of(self, measured, bound, *, samples, interval, valid, magnitude, scaled, values,
+            reason) -> Judgement:  # fmt: skip
+        """:meth:`of` without its checks (a bound outside the hypotheses may be NaN)."""
         shared = dict(
             values=dict(values or {}), valid=bool(valid), kind=self.theorem.kind,
             rtol=self.rtol, atol=self.atol, margin=self.margin, confidence=self.confidence,
@@ -549,7 +592,13 @@ def _numeric(values: Mapping) -> bool:
         return False
 
 
-def judge(theorem, values: Mapping, measured=NOTHING, *, samples=NOTHING, **options) -> Judgement:
+@declare(
+    theorem=THEOREM,
+    values=MappingOf(),
+    measured=Either(Array(), Instance(Measured), none=True),
+    samples=REPLICATES,
+)
+def judge(theorem, values: Mapping, measured=None, *, samples=None, **options) -> Judgement:
     r"""Judge a measurement against ``theorem`` at ``values``: ``Judge(theorem,
     **options)(values, measured, samples=samples)`` (:class:`Judge`).
 
@@ -560,7 +609,9 @@ def judge(theorem, values: Mapping, measured=NOTHING, *, samples=NOTHING, **opti
     >>> j.outcome.value, j.valid
     ('holds', True)
     """
-    return Judge(theorem, **options)(values, measured, samples=samples)
+    given = {"measured": measured, "samples": samples}
+    given = {k: NOTHING if v is None else v for k, v in given.items()}
+    return Judge(theorem, **options)(values, given["measured"], samples=given["samples"])
 
 
 __all__ = [
