@@ -1145,8 +1145,8 @@ class Label(Text):
 class SequenceOf(Constraint):
     """A list, a tuple, a set or an array (along its first axis; never a string or a mapping) of at
     least ``min_size`` items each accepted by ``item`` (a :class:`Constraint`), returned as a
-    list of the converted items (square matrices of several sizes, the PEPit points of a
-    trajectory)."""
+    list of the converted items, or as given where every item is kept as it is (square
+    matrices of several sizes, the PEPit points of a trajectory)."""
 
     def __init__(self, item: Constraint, *, min_size: int = 1, plural: str = "items",
                  none: bool = False):  # fmt: skip
@@ -1162,7 +1162,18 @@ class SequenceOf(Constraint):
         if len(value) < self.min_size:
             return None
         items = [None if v is None else self.item.convert(v, args) for v in value]
-        return None if any(v is None for v in items) else items
+        if any(v is None for v in items):
+            return None
+        same = not isinstance(value, (set, frozenset, np.ndarray))
+        return value if same and all(a is b for a, b in zip(items, value)) else items
+
+    def check(self, value, name, owner, args):
+        """As :meth:`Constraint.check`; a refused item is named by its index
+        (``'matrices[1]'``)."""
+        if isinstance(value, (list, tuple)) and len(value) >= self.min_size:
+            for k, v in enumerate(value):
+                self.item.check(v, f"{name}[{k}]", owner, args)
+        return super().check(value, name, owner, args)
 
     def hostile(self):
         bad = [*super().hostile(), ("string", "ab"), ("bad item", [object()]),
@@ -1244,7 +1255,10 @@ class RealUpTo(Real):
 
     def _at(self, args) -> Real:
         def end(spec):
-            return float(_lookup(spec, args)) if isinstance(spec, str) else spec
+            if not isinstance(spec, str):
+                return spec
+            other = _lookup(spec, args)
+            return None if other is None else float(other)
 
         return Real(end(self.low_spec), end(self.high_spec), low_open=self.low_open,
                     high_open=self.high_open)  # fmt: skip
@@ -1264,4 +1278,9 @@ class RealUpTo(Real):
         return [("zero", 0.0), ("denormal", DENORMAL)]
 
     def example(self, args):
-        return self._at(args).example(args)
+        """Inside the interval; below 1 (the other parameter's own example, see
+        :meth:`Real.example`) where that parameter is not known yet."""
+        at = self._at(args)
+        if at.high is None and isinstance(self.high_spec, str) and at.low is not None:
+            return at.low + 0.5
+        return at.example(args)

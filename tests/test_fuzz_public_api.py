@@ -39,6 +39,7 @@ import pytest
 import torch
 
 import fedtheory
+from fedtheory import pep
 from fedtheory.availability import TraceReplay
 from fedtheory.bounds import fedau
 from fedtheory.bounds.judgement import Judge
@@ -49,6 +50,7 @@ from fedtheory.io import import_file, load_npz, save_npz
 from fedtheory.optim import WeightInstance, WeightProgram
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.optim.implicit import polish_weights
+from fedtheory.pep.interpolation import InterpolatedProblem
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
@@ -200,6 +202,8 @@ EXTRA_INSTANCES = [
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
     Judge(fedau.theorem3_per_round, lambda **values: 0.0),
+    *(pep.Isotropic(2.0), pep.Quadratic(0.5, 1.0), pep.SmoothStronglyConvex(0.5, 1.0)),
+    *(pep.SmoothNonconvex(1.0), pep.AtOptimum(0.1), pep.Dissimilarity(0.1, 0.1), pep.Initial()),
     *(
         CONTRACT[key].call(**CONTRACT[key].valid)  # results of functions: their methods' selves
         for key in (
@@ -235,6 +239,17 @@ def _states() -> list[Any]:
 
 
 POOL += _states()
+POOL.append(  # after the states: the algorithms' init runs on the pool's torch problem
+    InterpolatedProblem(
+        [np.zeros((1, 2))],
+        [np.ones((1, 2))],
+        [np.zeros(1)],
+        mu=0.5,
+        L=1.0,
+        alpha=[1.0],
+        x_star=np.zeros(2),
+    )
+)
 
 
 def _file(name: str, text: str = "") -> Path:

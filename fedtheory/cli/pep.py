@@ -120,12 +120,10 @@ def _report(result, bound: float | None, replayed: bool) -> int:
         f"{c.primal:.10g}, dual {c.dual:.10g}, largest check error {c.error:.2g}"
     )
     if replayed:
-        import numpy as np
-
         from fedtheory.pep.replay import replay
 
         r = replay(result)
-        how = "interpolating functions" if np.isnan(r.fit_residual) else "explicit quadratics"
+        how = "interpolating functions" if r.fit_residual is None else "explicit quadratics"
         print(
             f"replayed in the simulator ({how}): {r.value:.10g} (|difference| {r.difference:.2g})"
         )

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import math
 
-from fedtheory.constraints import Array, Integer, Real, Size, declare
-from fedtheory.params import check_real
+import numpy as np
+
+from fedtheory.constraints import Array, Integer, MappingOf, Option, Real, Size, Text, declare
+from fedtheory.errors import ParameterError
 from fedtheory.pep.classes import Isotropic
 from fedtheory.pep.heterogeneity import AtOptimum
 from fedtheory.pep.initial import Initial
@@ -59,19 +61,26 @@ def example1_setting(*, t1: int, t2: int, T: int, a2: float, zeta2: float = 1.0)
     }
 
 
+@declare(t1=Size(), t2=Size(), T=Size(), x0=Real())
 def fedlaavg_theorem4(*, t1: int, t2: int, T: int, x0: float) -> tuple[PepResult, float]:
     """Exact worst case of FedLaAvg on the Example 1 class with ``a = |x0 - 1/2|``
     (:math:`e_1=0, e_2=1`) and the paper's bound at the same constants."""
     from fedtheory.bounds import fedlaavg
     from fedtheory.sim import FedLaAvg
 
-    x0 = check_real(x0, "x0", "fedlaavg_theorem4")
-    s = example1_setting(t1=t1, t2=t2, T=T, a2=max((x0 - 0.5) ** 2, 1e-12))
+    a2 = float(np.square(np.float64(x0) - 0.5)) if abs(x0) < 1e150 else math.inf
+    if not math.isfinite(a2):
+        raise ParameterError(
+            f"The 'x0' parameter of fedlaavg_theorem4 must keep (x0 - 1/2)^2 finite. Got {x0!r} "
+            "instead."
+        )
+    s = example1_setting(t1=t1, t2=t2, T=T, a2=max(a2, 1e-12))
     alg = FedLaAvg(clients_per_round=1, local_steps=1, lr=1 / (2 * math.sqrt(T)))
     part = s.pop("participation")
     solvers = ("CLARABEL-TIGHT", "CLARABEL", "SCS")  # a 3 x 3 program with tiny values
-    result = worst_case(alg, EXAMPLE1, part, criterion="min_gap", solvers=solvers, **s)
+    # the bound first: constants it refuses (an overflow) are refused before the solve
     bound = fedlaavg.fedlaavg_bound.evaluate(x0=x0, e1=0.0, e2=1.0, t1=t1, t2=t2, T=T).total
+    result = worst_case(alg, EXAMPLE1, part, criterion="min_gap", solvers=solvers, **s)
     return result, float(bound)
 
 
@@ -89,6 +98,12 @@ def example1_plateau(*, t1: int, t2: int, periods: int, gamma: float) -> tuple[f
     rho = (1 - 2 * gamma) ** (t1 + t2)
     gap2 = (float(limit) - 0.5) ** 2
     return gap2, gap2 * (1 - rho**k) ** 2
+
+
+def _whole(value: object) -> object:
+    """A whole float (a JSON number such as ``8.0``) as an int; anything else as given
+    (then checked by the function it goes to)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 FEDAWE_STATEMENTS = {
@@ -140,20 +155,29 @@ def fedawe_constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float 
     return {**c, "eta_l": float(min(limits))}
 
 
+@declare(
+    criterion=Option(*FEDAWE_STATEMENTS),
+    probabilities=Array(ndim=2, low=0.0, high=1.0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
+)
 def fedawe_statement(criterion: str, probabilities, **constants) -> tuple[PepResult, float, dict]:
     """Exact worst case (module docstring) of FedAWE's statement measured by ``criterion``
     (a key of :data:`FEDAWE_STATEMENTS`) under independent availability
     ``probabilities [T, m]``, the statement's bound at the same constants, and the
     constants (:func:`fedawe_constants`)."""
     from fedtheory.bounds import fedawe
-    from fedtheory.params import check_choice
     from fedtheory.pep.classes import SmoothConvex
     from fedtheory.pep.heterogeneity import Dissimilarity
     from fedtheory.sim import FedAWE
 
-    check_choice(criterion, tuple(FEDAWE_STATEMENTS), "criterion", "fedawe_statement")
     c = fedawe_constants(probabilities, **constants)
     alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
+    # the bound first: constants it refuses (an overflow) are refused before the solve
+    thm = getattr(fedawe, FEDAWE_STATEMENTS[criterion])
+    bound = thm.evaluate(**{k: c[k] for k in thm.parameters}).total
     result = worst_case(
         alg,
         SmoothConvex(c["L"]),
@@ -163,11 +187,14 @@ def fedawe_statement(criterion: str, probabilities, **constants) -> tuple[PepRes
         criterion=criterion,
         solvers=("CLARABEL-TIGHT", "CLARABEL", "SCS"),
     )
-    thm = getattr(fedawe, FEDAWE_STATEMENTS[criterion])
-    bound = thm.evaluate(**{k: c[k] for k in thm.parameters}).total
     return result, float(bound), c
 
 
+EXAMPLE1_CONSTANTS = ("t1", "t2", "T", "x0")
+"""The constants of a worst instance of FedLaAvg's Example 1 family."""
+
+
+@declare(family_key=Text(), instance=MappingOf())
 def exact_worst_case_for(family_key: str, instance: dict) -> float | None:
     """Exact worst case (PEP value) for the tightness family ``family_key`` at the
     constants ``instance`` of its worst instance (the tightness table's JSON, with
@@ -180,9 +207,13 @@ def exact_worst_case_for(family_key: str, instance: dict) -> float | None:
     RuntimeError with its status (never a number)."""
     if family_key != "fedlaavg.example1.fedlaavg_bound":
         return None
-    result, _ = fedlaavg_theorem4(
-        t1=int(instance["t1"]), t2=int(instance["t2"]), T=int(instance["T"]), x0=instance["x0"]
-    )
+    missing = [k for k in EXAMPLE1_CONSTANTS if k not in instance]
+    if missing:
+        raise ParameterError(
+            f"The 'instance' parameter of exact_worst_case_for must give {EXAMPLE1_CONSTANTS} "
+            f"for {family_key!r}. Got {instance!r} (missing {missing}) instead."
+        )
+    result, _ = fedlaavg_theorem4(**{k: _whole(instance[k]) for k in EXAMPLE1_CONSTANTS})
     if not result.ok:
         raise RuntimeError(f"exact worst case of {family_key}: {result}")
     if result.value < RESOLUTION * result.certificate.error:

@@ -11,7 +11,7 @@ certified upper bound) and the primal value (the one the extracted instance atta
 
 PEPit 0.5.1 does not rebuild the proof of classes defined with LMIs (the quadratic class):
 its own check reports a leftover of order one even when the primal and dual values agree to
-1e-9. For those the leftover is not checked (``proof_residual`` is NaN); the duality gap,
+1e-9. For those the leftover is not checked (``proof_residual`` is None); the duality gap,
 the feasibility checks and the replay in the simulator remain.
 """
 
@@ -21,7 +21,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedtheory.constraints import Real, declare
+from fedtheory.errors import ParameterError
+from fedtheory.pep._pepit import SOLVED
 
+
+@declare(
+    **dict.fromkeys(
+        (
+            "primal",
+            "dual",
+            "gram_min_eig",
+            "lmi_min_eig",
+            "constraint_violation",
+            "residual_min_eig",
+            "multiplier_min",
+        ),
+        Real(),
+    ),  # fmt: skip
+    proof_residual=Real(0.0, none=True),
+)
 @dataclass(frozen=True)
 class Certificate:
     """The checks' numbers; ``error`` is their largest (absolute) size."""
@@ -33,7 +52,7 @@ class Certificate:
     constraint_violation: float
     residual_min_eig: float
     multiplier_min: float
-    proof_residual: float  # largest leftover coefficient (PEPit prints their sum); NaN: LMI
+    proof_residual: float | None  # largest leftover coefficient (PEPit: their sum); None: LMI
 
     @property
     def gap(self) -> float:
@@ -48,12 +67,17 @@ class Certificate:
             max(self.constraint_violation, 0.0),
             -min(self.residual_min_eig, 0.0),
             -min(self.multiplier_min, 0.0),
-            0.0 if np.isnan(self.proof_residual) else self.proof_residual,
+            0.0 if self.proof_residual is None else self.proof_residual,
         )
 
 
+@declare(pep=SOLVED, primal=Real())
 def check(pep, primal: float) -> Certificate:
     """The certificate of a solved PEPit ``pep`` whose primal value is ``primal``."""
+    if pep.G_value is None or pep.residual is None:
+        raise ParameterError(
+            f"The 'pep' parameter of check must be a solved PEP. Got {pep!r} (not solved) instead."
+        )
     from PEPit.point import Point
     from PEPit.tools.dict_operations import prune_dict, symmetrize_dict
 
@@ -77,9 +101,9 @@ def check(pep, primal: float) -> Certificate:
     dual = float(proof.get(1, 0.0))
     leftover = float(np.max(np.abs([v for k, v in proof.items() if k != 1]), initial=0.0))
     if lmis:  # not rebuilt by PEPit 0.5.1 (see the module's docstring)
-        leftover = float("nan")
+        leftover = None
     return Certificate(
-        primal=float(primal),
+        primal=primal,
         dual=dual,
         gram_min_eig=float(np.linalg.eigvalsh(pep.G_value).min()),
         lmi_min_eig=float(min(lmi_eig, lmi_dual)),

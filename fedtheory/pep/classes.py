@@ -10,15 +10,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedtheory.constraints import Real, declare
-from fedtheory.params import check_real
-from fedtheory.pep._pepit import functions
+from fedtheory.constraints import Real, RealUpTo, declare
+from fedtheory.pep._pepit import PEP, functions
+
+SMOOTHNESS = Real(0.0, low_open=True)
+"""A smoothness constant :math:`L>0`."""
 
 
+@declare(L=SMOOTHNESS, mu=RealUpTo(0.0, "L", high_open=True))
 @dataclass(frozen=True)
 class SmoothStronglyConvex:
     r""":math:`L`-smooth, :math:`\mu`-strongly convex functions :math:`\mathcal F_{\mu,L}`
-    (:math:`0\le\mu<L`; :math:`\mu=0` is the smooth convex class)."""
+    (:math:`0\le\mu<L`; :math:`\mu=0` is the smooth convex class).
+
+    Examples
+    --------
+    >>> print(SmoothStronglyConvex(0.5, 1.0))
+    smooth strongly convex (mu=0.5, L=1)
+    """
 
     mu: float
     L: float
@@ -26,11 +35,7 @@ class SmoothStronglyConvex:
     convex = True
     replayable = True
 
-    def __post_init__(self) -> None:
-        owner = type(self).__name__
-        L = check_real(self.L, "L", owner, low=0.0, low_open=True)
-        check_real(self.mu, "mu", owner, low=0.0, high=L, high_open=True)
-
+    @declare(pep=PEP)
     def declare(self, pep):
         """A new PEPit function of this class in ``pep``."""
         return pep.declare_function(functions().SmoothStronglyConvexFunction, mu=self.mu, L=self.L)
@@ -39,16 +44,24 @@ class SmoothStronglyConvex:
         return f"{self.name} (mu={self.mu:g}, L={self.L:g})"
 
 
+@declare(L=SMOOTHNESS)
 def SmoothConvex(L: float) -> SmoothStronglyConvex:
     r""":math:`L`-smooth convex functions :math:`\mathcal F_{0,L}`."""
     return SmoothStronglyConvex(0.0, L)
 
 
+@declare(L=SMOOTHNESS, mu=RealUpTo(0.0, "L", low_open=True))
 @dataclass(frozen=True)
 class Quadratic:
     r"""Quadratics :math:`f(x)=f^*+\tfrac12(x-c)^\top A(x-c)` with
     :math:`\mu I\preceq A\preceq LI` (:math:`0<\mu\le L`: the replay builds a
-    :class:`~fedtheory.problems.QuadraticProblem`, which needs :math:`A\succ0`)."""
+    :class:`~fedtheory.problems.QuadraticProblem`, which needs :math:`A\succ0`).
+
+    Examples
+    --------
+    >>> print(Quadratic(0.5, 1.0))
+    quadratic (mu=0.5, L=1)
+    """
 
     mu: float
     L: float
@@ -56,11 +69,7 @@ class Quadratic:
     convex = True
     replayable = True
 
-    def __post_init__(self) -> None:
-        owner = type(self).__name__
-        L = check_real(self.L, "L", owner, low=0.0, low_open=True)
-        check_real(self.mu, "mu", owner, low=0.0, high=L, low_open=True)
-
+    @declare(pep=PEP)
     def declare(self, pep):
         return pep.declare_function(
             functions().SmoothStronglyConvexQuadraticFunction, mu=self.mu, L=self.L
@@ -70,7 +79,7 @@ class Quadratic:
         return f"{self.name} (mu={self.mu:g}, L={self.L:g})"
 
 
-@declare(L=Real(0.0, low_open=True))
+@declare(L=SMOOTHNESS)
 @dataclass(frozen=True)
 class SmoothNonconvex:
     r""":math:`L`-smooth (possibly non-convex) functions; only gradient-norm criteria and a
@@ -82,6 +91,7 @@ class SmoothNonconvex:
     convex = False
     replayable = True
 
+    @declare(pep=PEP)
     def declare(self, pep):
         return pep.declare_function(functions().SmoothFunction, L=self.L)
 
@@ -89,7 +99,7 @@ class SmoothNonconvex:
         return f"{self.name} (L={self.L:g})"
 
 
-@declare(L=Real(0.0, low_open=True))
+@declare(L=SMOOTHNESS)
 @dataclass(frozen=True)
 class Isotropic:
     r"""Isotropic quadratics :math:`f(x)=\tfrac L2\|x-c\|^2` (:math:`\mu=L`; FedLaAvg's
@@ -106,6 +116,7 @@ class Isotropic:
     def mu(self) -> float:
         return self.L
 
+    @declare(pep=PEP)
     def declare(self, pep):
         from PEPit import Point
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedtheory.constraints import Array, Having, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.pep import fedawe
+from fedtheory.pep._pepit import FUNCTION, POINT, POINTS
 
-FEDAWE = ("fedawe_zbar", "fedawe_xbar", "fedawe_consensus_x", "fedawe_consensus_z")
+FEDAWE = fedawe.STATEMENTS
 CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm", *FEDAWE)
 CONVEX_ONLY = ("distance", "gap", "min_gap")
 DESCRIPTION = {
@@ -31,6 +33,7 @@ DESCRIPTION = {
 }
 
 
+@declare(criterion=Option(*CRITERIA), models=POINTS, xs=POINT, F=FUNCTION)
 def terms(criterion: str, models, xs, F) -> list:
     """The PEPit expressions whose minimum is the criterion on one trajectory
     ``models`` (:math:`x_0..x_T`)."""
@@ -50,6 +53,13 @@ def terms(criterion: str, models, xs, F) -> list:
     return [F.gradient(x) ** 2 for x in models]
 
 
+@declare(
+    criterion=Option(*CRITERIA[:4]),
+    problem=Having("loss", "client_grads", "alpha", "dim"),
+    models=Array(shape=(None, "problem.dim")),
+    x_star=Array(shape=("problem.dim",)),
+    finite_result=True,
+)
 def value(criterion: str, models, x_star, problem) -> float:
     """The same criterion measured on a simulated trajectory ``models [T+1, d]`` of
     ``problem`` (numpy), :math:`x^*` = ``x_star [d]``."""

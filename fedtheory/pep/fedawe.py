@@ -29,9 +29,28 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from fedtheory.constraints import (
+    Array,
+    Exemplified,
+    Instance,
+    InstanceOf,
+    Mask,
+    Option,
+    SequenceOf,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
+from fedtheory.pep._pepit import FUNCTION, FUNCTIONS, POINT, POINTS
+from fedtheory.sim.fedawe import FedAWE
+
+STATEMENTS = ("fedawe_zbar", "fedawe_xbar", "fedawe_consensus_x", "fedawe_consensus_z")
+"""The left sides of FedAWE's statements, as criteria (:func:`statement_terms`)."""
+ALGORITHM = Exemplified(Instance(FedAWE), lambda args: FedAWE(lr=0.1))
+PROBLEM = InstanceOf("fedtheory.problems.base:FederatedProblem")
 
 
+@declare(server=POINTS, clients=SequenceOf(POINTS), aux=SequenceOf(POINTS, min_size=0))
 class Trajectory(list):
     """The server models :math:`x^0..x^T` (the list itself, what the generic criteria read)
     with the client models ``clients[t][i]`` (:math:`t\\le T`) and the auxiliary models
@@ -42,6 +61,7 @@ class Trajectory(list):
         self.clients, self.aux = clients, aux
 
 
+@declare(algorithm=ALGORITHM, owner=Text())
 def check(algorithm, owner: str) -> None:
     """ParameterError for a FedAWE whose update is not linear in the gradients (clipped) or
     whose rates vary (Definition 1 uses one :math:`\\eta_l\\eta_g`)."""
@@ -74,10 +94,11 @@ points (the Gram matrix grows with the number of distinct prefixes, not with mas
 rounds). Only the latest PEP is kept (its masks are run one after the other)."""
 
 
+@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=Mask(ndim=2, min_size=1))
 def run(algorithm, fs, x0, mask: np.ndarray) -> Trajectory:
     """Server models, client models and auxiliary models of FedAWE on the clients'
     functions ``fs`` from :math:`x_0` under ``mask [T, N]``."""
-    n = len(fs)
+    n = clients_of(mask, fs, "run")
     if _PREFIXES[0] is not x0:
         _PREFIXES[:] = [x0, {}]
     cache = _PREFIXES[1]
@@ -125,11 +146,35 @@ def _round(algorithm, fs, state: _State, row: np.ndarray, t: int) -> _State:
     )  # fmt: skip
 
 
+@declare(mask=Mask(ndim=2, min_size=1), fs=FUNCTIONS, owner=Text())
+def clients_of(mask: np.ndarray, fs: list, owner: str) -> int:
+    """The number of clients, ``len(fs)``, which must be the mask's ``N``, else
+    ParameterError."""
+    if mask.shape[1] != len(fs):
+        raise ParameterError(
+            f"The 'mask' parameter of {owner} must have one column per client function "
+            f"({len(fs)}). Got shape {mask.shape} instead."
+        )
+    return len(fs)
+
+
+@declare(points=POINTS)
 def average(points: list):
     """:math:`\\frac1N\\sum_ip_i` of PEPit points."""
     return (1 / len(points)) * _sum(points)
 
 
+def _trajectory(args):
+    """Two rounds of two clients on fresh points (the generated tests' valid trajectory)."""
+    x = [POINT.example(args) for _ in range(4)]
+    return Trajectory(x[:3], [x[:2], x[1:3], x[2:]], [x[:2], x[2:]])
+
+
+@declare(
+    criterion=Option(*STATEMENTS),
+    traj=Exemplified(Instance(Trajectory), _trajectory),
+    F=FUNCTION,
+)
 def statement_terms(criterion: str, traj: Trajectory, F) -> list:
     r"""The PEPit expression of FedAWE's statements at :math:`\sigma=0` on one trajectory
     (one term: the criterion is an average, linear in the Gram matrix):
@@ -153,6 +198,14 @@ def statement_terms(criterion: str, traj: Trajectory, F) -> list:
     return [(1 / T) * _sum(terms)]
 
 
+@declare(
+    criterion=Option(*STATEMENTS),
+    algorithm=ALGORITHM,
+    problem=PROBLEM,
+    mask=Mask(shape=(None, "problem.num_clients"), min_size=1),
+    x0=Array(shape=("problem.dim",)),
+    finite_result=True,
+)
 def measure(criterion: str, algorithm, problem, mask: np.ndarray, x0: np.ndarray) -> float:
     """The same criterion as :func:`statement_terms` on a run of the simulator's FedAWE
     (``algorithm.init``/``step``, one replicate) on ``problem`` from ``x0 [d]`` under

@@ -17,7 +17,27 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import add
 
-from fedtheory.constraints import Real, declare
+from fedtheory.constraints import Probabilities, Real, SequenceOf, declare
+from fedtheory.errors import ParameterError
+from fedtheory.pep._pepit import POINTS
+
+GRADIENTS = dict(
+    grads_at_opt=POINTS,
+    grads_at_models=SequenceOf(POINTS, min_size=0, plural="lists of PEPit points"),
+    alpha=Probabilities(),
+)
+"""The clients' gradients ``[N]`` at :math:`x^*` and at each server model, and the weights
+``alpha [N]``."""
+
+
+def _per_client(grads_at_opt, grads_at_models, alpha, owner: str) -> None:
+    """ParameterError unless every list of gradients has one point per weight."""
+    sizes = {len(g) for g in [grads_at_opt, *grads_at_models]}
+    if sizes != {len(alpha)}:
+        raise ParameterError(
+            f"The 'alpha' parameter of {owner} must have one weight per client gradient "
+            f"({sorted(sizes)}). Got {len(alpha)} weights instead."
+        )
 
 
 @declare(zeta2=Real(0.0))
@@ -28,8 +48,10 @@ class AtOptimum:
     zeta2: float
     relaxed = False
 
+    @declare(**GRADIENTS)
     def constraints(self, grads_at_opt, grads_at_models, alpha):
         """PEPit constraints from the clients' gradients at :math:`x^*` (``[N]`` points)."""
+        _per_client(grads_at_opt, grads_at_models, alpha, "AtOptimum.constraints")
         return [g**2 <= self.zeta2 for g in grads_at_opt]
 
     def __str__(self) -> str:
@@ -46,7 +68,10 @@ class Dissimilarity:
     zeta2: float
     relaxed = True
 
+    @declare(**GRADIENTS)
     def constraints(self, grads_at_opt, grads_at_models, alpha):
+        """PEPit constraints at :math:`x^*` and at every server model (class docstring)."""
+        _per_client(grads_at_opt, grads_at_models, alpha, "Dissimilarity.constraints")
         out = []
         for grads in [grads_at_opt, *grads_at_models]:
             full = reduce(add, [a * g for a, g in zip(alpha, grads, strict=True)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedtheory.constraints import Option, Real, declare
+from fedtheory.pep._pepit import FUNCTION, POINT
 
 KINDS = ("distance", "gap")
 
@@ -21,7 +22,10 @@ class Initial:
     value: float = 1.0
     kind: str = "distance"
 
+    @declare(x0=POINT, xs=POINT, F=FUNCTION)
     def constraint(self, x0, xs, F):
+        """The PEPit constraint at the initial point ``x0`` and the minimiser ``xs`` of
+        ``F``."""
         if self.kind == "distance":
             return (x0 - xs) ** 2 <= self.value
         return F(x0) - F(xs) <= self.value

@@ -29,7 +29,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedtheory.errors import ParameterError
+from fedtheory.constraints import (
+    Array,
+    Exemplified,
+    Generator,
+    Indices,
+    Probabilities,
+    Real,
+    SequenceOf,
+    Tensor,
+    declare,
+)
+from fedtheory.errors import ParameterError, SolverError
 
 SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 """Clarabel's tolerances for the interpolant's QPs."""
@@ -80,16 +91,33 @@ class _Conjugate:
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         r""":math:`(f(x), \nabla f(x))`."""
+        import cvxpy as cp
+
+        with np.errstate(over="ignore"):
+            if not np.isfinite(self.Lp * float(x @ x)):
+                raise ParameterError(
+                    "The 'w' parameter of InterpolatedProblem must keep L ||w||^2 finite (the "
+                    f"interpolant's value). Got an entry of magnitude {np.abs(x).max():g} instead."
+                )
         self.x.value = x
-        self.problem.solve(solver="CLARABEL", **SOLVER_OPTIONS)
+        try:
+            self.problem.solve(solver="CLARABEL", **SOLVER_OPTIONS)
+        except cp.error.SolverError as err:
+            raise SolverError(f"interpolant at x = {x}: {err}") from None
         # "optimal_inaccurate" happens where the QP is degenerate (several lambda give the
         # same point); what the replay claims is checked on its result, the criterion's value
         if self.problem.status not in ("optimal", "optimal_inaccurate"):
-            raise RuntimeError(f"interpolant: cvxpy status {self.problem.status!r} at x = {x}")
+            raise SolverError(f"interpolant: cvxpy status {self.problem.status!r} at x = {x}")
         lam = self._polish(x, np.clip(self.lam.value, 0.0, None))
         p = self.z.T @ lam
         value = self._objective(x, lam)
         return value + 0.5 * self.mu * float(x @ x), self.Lp * (x - p) + self.mu * x
+
+
+POINTS = Array(shape=(None, "x_star[0]"))
+"""One client's interpolation points or gradients ``[P_i, d]``."""
+AT = Array(shape=(..., "self.dim"))
+"""Points ``[..., d]`` at which the clients are evaluated."""
 
 
 class InterpolatedProblem:
@@ -98,18 +126,37 @@ class InterpolatedProblem:
     possibly non-convex), weights ``alpha [N]``,
     minimiser ``x_star [d]`` (where :math:`\sum_i\alpha_i\nabla f_i=0` by construction)."""
 
+    @declare(
+        x_star=Array(ndim=1),
+        points=SequenceOf(POINTS, plural="clients' points [P_i, d]"),
+        grads=SequenceOf(POINTS, plural="clients' gradients [P_i, d]"),
+        values=SequenceOf(Array(ndim=1), plural="clients' values [P_i]"),
+        L=Real(0.0, low_open=True),
+        mu=Real(),
+        alpha=Probabilities(),
+    )
     def __init__(self, points, grads, values, *, mu: float, L: float, alpha, x_star) -> None:
         if not (L > mu >= 0 or mu == -L):
             raise ParameterError(
                 f"The 'mu' parameter of InterpolatedProblem must be in [0, L={L:g}) or -L "
                 f"(smooth non-convex clients). Got {mu!r} instead."
             )
+        shapes = [
+            (x.shape, g.shape, f.shape) for x, g, f in zip(points, grads, values, strict=False)
+        ]
+        if len({len(points), len(grads), len(values), len(alpha)}) > 1 or any(
+            g != x or f != x[:1] for x, g, f in shapes
+        ):
+            raise ParameterError(
+                "The 'grads' parameter of InterpolatedProblem must hold, like 'values', one "
+                "entry per point of 'points' for every client (one weight of 'alpha' each). Got "
+                f"{len(alpha)} weights and the shapes (points, grads, values) {shapes} instead."
+            )
         self.clients = [
             _Conjugate(x, g, f, mu, L) for x, g, f in zip(points, grads, values, strict=True)
         ]
         self.num_clients, self.dim = len(self.clients), int(np.asarray(x_star).size)
-        self.alpha = np.asarray(alpha, float)
-        self.x_star = np.asarray(x_star, float)
+        self.alpha, self.x_star = alpha, x_star
         self.L, self.mu = L, mu
 
     def _each(self, w: np.ndarray, index: int) -> np.ndarray:
@@ -117,19 +164,29 @@ class InterpolatedProblem:
         out = [[c(x)[index] for c in self.clients] for x in pts]
         return np.asarray(out)
 
+    @declare(w=AT, finite_result=True)
     def client_losses(self, w) -> np.ndarray:
-        w = np.asarray(w, float)
+        """The clients' values ``[..., N]`` at ``w [..., d]``."""
         return self._each(w, 0).reshape(*w.shape[:-1], self.num_clients)
 
+    @declare(w=AT, finite_result=True)
     def client_grads(self, w) -> np.ndarray:
-        w = np.asarray(w, float)
+        """The clients' gradients ``[..., N, d]`` at ``w [..., d]``."""
         return self._each(w, 1).reshape(*w.shape[:-1], self.num_clients, self.dim)
 
+    @declare(w=AT, weights=Probabilities(size="self.num_clients", none=True), finite_result=True)
     def loss(self, w, weights=None) -> np.ndarray:
-        p = self.alpha if weights is None else np.asarray(weights, float)
+        r""":math:`\sum_i p_if_i` ``[...]`` at ``w [..., d]`` (``p``: ``weights``, default
+        :math:`\alpha`)."""
+        p = self.alpha if weights is None else weights
         return self.client_losses(w) @ p
 
+    @declare(
+        weights=Exemplified(Probabilities(size="self.num_clients", none=True), lambda args: None)
+    )
     def optimum(self, weights=None) -> tuple[np.ndarray, float]:
+        """:math:`(x^*, F(x^*))` of the PEP's objective (``weights`` None: no other
+        objective's minimiser is known)."""
         if weights is not None:
             raise ParameterError(
                 "The 'weights' parameter of InterpolatedProblem.optimum must be None (only "
@@ -137,6 +194,12 @@ class InterpolatedProblem:
             )
         return self.x_star.copy(), float(self.loss(self.x_star))
 
+    @declare(
+        w=Tensor(shape=(None, "self.dim")),
+        clients=Indices("self.num_clients", shape=("w[0]",)),
+        generator=Generator(none=True),
+        finite_result=True,
+    )
     def grad(self, w: torch.Tensor, clients: torch.Tensor, generator=None) -> torch.Tensor:
         """Exact gradients ``[M, d]`` of clients ``clients [M]`` at ``w [M, d]``."""
         rows = [

@@ -25,17 +25,36 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedtheory.constraints import (
+    Either,
+    Exemplified,
+    Function,
+    Having,
+    Instance,
+    Mask,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.pep import fedawe
-from fedtheory.sim.aggregation import StatefulAggregator
+from fedtheory.pep._pepit import FUNCTIONS, POINT
+from fedtheory.sim.aggregation import AverageParticipating, StatefulAggregator
+from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.fedavg import FedAvg
 from fedtheory.sim.fedawe import FedAWE
 from fedtheory.sim.fedlaavg import FedLaAvg, absent_longest
 from fedtheory.sim.mifa import MIFA
 
 SUPPORTED = (FedAvg, MIFA, FedLaAvg, FedAWE)
+ALGORITHM = Exemplified(
+    Instance(LocalTraining), lambda args: FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+)
+"""A simulator algorithm (:func:`check_method` says which a PEP can express)."""
+MASK = Mask(ndim=2, min_size=1)
+"""A participation mask ``[T, N]``."""
 
 
+@declare(algorithm=ALGORITHM, owner=Text())
 def check_method(algorithm: object, owner: str) -> None:
     """ParameterError unless ``algorithm`` is a supported simulator algorithm without
     projection."""
@@ -54,10 +73,17 @@ def check_method(algorithm: object, owner: str) -> None:
         fedawe.check(algorithm, owner)
 
 
+@declare(
+    aggregator=Exemplified(
+        Either(Having("init", "weights", "update"), Function()),
+        lambda args: AverageParticipating(),
+    ),
+    mask=MASK,
+)
 def fedavg_weights(aggregator, mask: np.ndarray) -> np.ndarray:
     """FedAvg's weights :math:`q_{t,i}` ``[T, N]`` for ``mask [T, N]`` from the simulator's
     aggregator (stateless ``mask -> q`` or stateful ``init/weights/update``)."""
-    m = torch.from_numpy(np.asarray(mask, bool))
+    m = torch.from_numpy(mask)
     if isinstance(aggregator, StatefulAggregator):
         state, rows = aggregator.init(1, m.shape[1]), []
         for t in range(m.shape[0]):
@@ -67,10 +93,11 @@ def fedavg_weights(aggregator, mask: np.ndarray) -> np.ndarray:
     return aggregator(m).double().numpy()
 
 
+@declare(algorithm=ALGORITHM, mask=MASK)
 def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     """The clients that do local work each round ``[T, N]``: the mask (all clients in a
     forced first round), restricted by FedLaAvg to its absent-longest selection."""
-    m = torch.from_numpy(np.asarray(mask, bool))
+    m = torch.from_numpy(mask)
     rows = [algorithm.participants(m[t : t + 1], t) for t in range(m.shape[0])]
     if not isinstance(algorithm, FedLaAvg):
         return torch.cat(rows).numpy()
@@ -83,15 +110,17 @@ def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     return torch.cat(chosen).numpy()
 
 
+@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=MASK)
 def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
     functions ``fs`` under ``mask [T, N]`` (for FedAWE a :class:`fedawe.Trajectory`, which
     also holds the client and auxiliary models)."""
+    check_method(algorithm, "run")
     if isinstance(algorithm, FedAWE):
         return fedawe.run(algorithm, fs, x0, mask)
+    n = fedawe.clients_of(mask, fs, "run")
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
-    n = len(fs)
     table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)
     models = [x0]
     x = x0

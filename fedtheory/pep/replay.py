@@ -29,13 +29,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance
+from fedtheory.constraints import Array, Exemplified, Having, Instance, Real, RealUpTo, declare
+from fedtheory.errors import ParameterError, SolverError
 from fedtheory.pep import criteria, fedawe
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
-from fedtheory.pep.solve import PepResult
+from fedtheory.pep.participation import Participation
+from fedtheory.pep.solve import PepResult, worst_case
 
 
+@declare(
+    value=Real(),
+    pep_value=Real(),
+    fit_residual=Real(0.0, none=True),
+    problem=Having("loss", "client_grads", "alpha"),
+)
 @dataclass(frozen=True)
 class Replay:
     """The simulator's value on the worst-case instance and how well the fit reproduced
@@ -43,17 +50,26 @@ class Replay:
 
     value: float  # the criterion measured in the simulator (expected over the masks)
     pep_value: float
-    fit_residual: float  # quadratics: max_i ||A_i (X_i - c_i) - G_i||_F (NaN: interpolant)
-    problem: object  # the QuadraticProblem
+    fit_residual: float | None  # quadratics: max_i ||A_i (X_i - c_i) - G_i||_F; None: interpolant
+    problem: object  # the QuadraticProblem or the InterpolatedProblem
 
     @property
     def difference(self) -> float:
         return abs(self.value - self.pep_value)
 
 
+@declare(
+    points=Array(ndim=2),
+    grads=Array(shape=("points[0]", "points[1]")),
+    centre=Array(shape=("points[1]",)),
+    L=Real(0.0, low_open=True),
+    mu=RealUpTo(0.0, "L"),
+    finite_result=True,
+)
 def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarray, float]:
     r"""``A [d, d]`` with :math:`\mu I\preceq A\preceq LI` closest to
-    :math:`A(x_k-c)=g_k` for ``points, grads [P, d]``, ``centre [d]``; and the residual."""
+    :math:`A(x_k-c)=g_k` for ``points, grads [P, d]``, ``centre [d]``; and the residual.
+    A solver failure is a :class:`~fedtheory.errors.SolverError` with cvxpy's status."""
     import cvxpy as cp
 
     d = points.shape[1]
@@ -63,9 +79,13 @@ def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarra
     problem = cp.Problem(
         cp.Minimize(cp.norm(A @ X - G, "fro")), [A - mu * eye >> 0, L * eye - A >> 0]
     )
-    problem.solve(solver="CLARABEL")
+    try:
+        with np.errstate(all="ignore"):  # an overflowing datum: the status says so
+            problem.solve(solver="CLARABEL")
+    except (cp.error.SolverError, ValueError) as err:
+        raise SolverError(f"fitting a quadratic failed: {err}") from None
     if problem.status != "optimal":
-        raise RuntimeError(f"fitting a quadratic failed: cvxpy status {problem.status!r}")
+        raise SolverError(f"fitting a quadratic failed: cvxpy status {problem.status!r}")
     fitted = 0.5 * (A.value + A.value.T)
     # clip the solver's eigenvalue error so that QuadraticProblem sees A in [mu, L]
     w, v = np.linalg.eigh(fitted)
@@ -73,13 +93,21 @@ def fit_quadratic(points, grads, centre, mu: float, L: float) -> tuple[np.ndarra
     return fitted, float(np.linalg.norm(fitted @ X - G))
 
 
+def _verified(args) -> PepResult:
+    """Two rounds of gradient descent on a quadratic client: a verified PEP to replay."""
+    from fedtheory.sim import AverageParticipating, FedAvg
+
+    gd = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    return worst_case(gd, Quadratic(0.5, 1.0), Participation.full(2, 1))
+
+
+@declare(result=Exemplified(Instance(PepResult), _verified))
 def replay(result: PepResult) -> Replay:
     """Rebuild the worst-case clients of ``result`` (explicit quadratics, or the
     :math:`\\mathcal F_{\\mu,L}` interpolant of :mod:`fedtheory.pep.interpolation`) and
     measure the criterion in the simulator (``fedtheory.sim.simulate``)."""
     from fedtheory.problems import QuadraticProblem
 
-    check_instance(result, PepResult, "result", "replay")
     fclass = result.inputs.get("fclass")
     classes = (Quadratic, Isotropic, SmoothStronglyConvex, SmoothNonconvex)
     if not result.ok or not isinstance(fclass, classes):
@@ -101,7 +129,7 @@ def replay(result: PepResult) -> Replay:
             alpha=result.inputs["alpha"],
             x_star=inst.x_star,
         )
-        return _run(result, problem, inst.x_star, float("nan"))
+        return _run(result, problem, inst.x_star, None)
     if isinstance(fclass, Isotropic):  # A_i = L I: nothing to fit
         fits = [(fclass.L * np.eye(c.size), 0.0) for c in inst.centres]
     else:
@@ -114,7 +142,7 @@ def replay(result: PepResult) -> Replay:
     return _run(result, problem, problem.optimum()[0], max(r for _, r in fits))
 
 
-def _run(result: PepResult, problem, x_star, fit_residual: float) -> Replay:
+def _run(result: PepResult, problem, x_star, fit_residual: float | None) -> Replay:
     """The criterion measured on ``simulate`` runs of every mask, weighted by its probability."""
     from fedtheory.availability import TraceReplay
     from fedtheory.sim import simulate

@@ -17,8 +17,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fedtheory.budget import check_seconds, seconds
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Exemplified,
+    Integer,
+    Label,
+    MappingOf,
+    Option,
+    Probabilities,
+    Real,
+    SequenceOf,
+    declare,
+)
+from fedtheory.constraints import Instance as IsA
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_choice, check_instance, check_simplex
 from fedtheory.pep import _symmetry as symmetry
 from fedtheory.pep import criteria, methods
 from fedtheory.pep._pepit import pepit
@@ -48,6 +62,18 @@ CHECK_RTOL = 1e-5
 ``CHECK_RTOL * max(1, |value|)``; otherwise *inaccurate* (and no value is reported)."""
 
 
+DIM = "x0[0]"
+"""The dimension :math:`d` of the instance's points."""
+
+
+@declare(
+    x0=Array(ndim=1),
+    x_star=Array(shape=(DIM,)),
+    points=SequenceOf(Array(shape=(None, DIM), min_size=0), plural="arrays [P_i, d]"),
+    grads=SequenceOf(Array(shape=(None, DIM), min_size=0), plural="arrays [P_i, d]"),
+    values=SequenceOf(Array(ndim=1, min_size=0), min_size=0, plural="arrays [P_i]"),
+    centres=SequenceOf(Array(shape=(DIM,)), plural="arrays [d]", none=True),
+)
 @dataclass(frozen=True)
 class Instance:
     """What the replay needs: the interpolation data of every client (points ``x [P, d]``,
@@ -62,6 +88,24 @@ class Instance:
     centres: tuple | None  # N x [d] (quadratic class)
 
 
+STATUSES = ("verified", "inaccurate", "failed")
+
+
+@declare(
+    status=Option(*STATUSES),
+    value=Real(none=True),
+    solver=Option(*SOLVERS, none=True),
+    tolerance=Real(0.0, low_open=True, none=True),
+    certificate=Exemplified(IsA(Certificate, none=True), lambda args: None),
+    message=Label(),
+    gram_dim=Integer(0),
+    constraints=Integer(0),
+    seconds=Real(0.0),
+    relaxed=Bool(),
+    setting=MappingOf(),
+    instance=Exemplified(IsA(Instance, none=True), lambda args: None),
+    inputs=MappingOf(),
+)
 @dataclass(frozen=True)
 class PepResult:
     """A solved (or failed) PEP. ``value`` is the certified worst case (the proof's dual
@@ -77,9 +121,9 @@ class PepResult:
     constraints: int
     seconds: float
     relaxed: bool  # a condition imposed only at evaluated points (value: upper bound)
-    setting: dict = field(default_factory=dict)
+    setting: dict | None = None  # None: {}
     instance: Instance | None = field(default=None, repr=False)
-    inputs: dict = field(default_factory=dict, repr=False)  # the objects worst_case was given
+    inputs: dict | None = field(default=None, repr=False)  # the objects worst_case was given
 
     @property
     def ok(self) -> bool:
@@ -95,17 +139,13 @@ class PepResult:
         )
 
 
-def _check_setting(algorithm, fclass, participation, initial, heterogeneity, criterion, alpha):
+CLASSES = (SmoothStronglyConvex, Quadratic, Isotropic, SmoothNonconvex)
+
+
+def _check_setting(algorithm, fclass, participation, initial, criterion) -> None:
+    """ParameterError where the arguments, each valid, do not fit together."""
     owner = "worst_case"
     methods.check_method(algorithm, owner)
-    check_instance(
-        fclass, (SmoothStronglyConvex, Quadratic, Isotropic, SmoothNonconvex), "fclass", owner
-    )
-    check_instance(participation, Participation, "participation", owner)
-    check_instance(initial, Initial, "initial", owner)
-    if heterogeneity is not None:
-        check_instance(heterogeneity, (AtOptimum, Dissimilarity), "heterogeneity", owner)
-    check_choice(criterion, criteria.CRITERIA, "criterion", owner)
     if not fclass.convex and criterion in criteria.CONVEX_ONLY:
         raise ParameterError(
             f"The 'criterion' parameter of {owner} must be 'min_grad_norm' for the class "
@@ -116,10 +156,33 @@ def _check_setting(algorithm, fclass, participation, initial, heterogeneity, cri
             f"The 'initial' parameter of {owner} must have kind='gap' for the class {fclass}. "
             f"Got kind={initial.kind!r} instead."
         )
-    n = participation.num_clients
-    return np.full(n, 1.0 / n) if alpha is None else check_simplex(alpha, "alpha", owner, size=n)
 
 
+def _budget(algorithm, fclass, participation, max_seconds) -> None:
+    r"""Refuse a PEP estimated to take longer than the time budget: at least one PEPit
+    operation per gradient step (masks x rounds x clients x local steps) and, but for the
+    isotropic class (whose gradients are no new points), one factorisation of a Gram matrix
+    of at least one point per round, :math:`T^3/3` flops."""
+    K, T, N = participation.masks.shape
+    steps = K * T * N * algorithm.local_steps
+    gram = 0 if isinstance(fclass, Isotropic) else T**3 / 3
+    what = f"{K} masks x {T} rounds x {N} clients x {algorithm.local_steps} local steps"
+    check_seconds(seconds(rounds=steps, flops=gram), "worst_case", what=what,
+                  fixes="fewer rounds, masks or clients", max_seconds=max_seconds)  # fmt: skip
+
+
+@declare(
+    "max_seconds",
+    algorithm=methods.ALGORITHM,
+    fclass=Exemplified(IsA(object, among=CLASSES), lambda args: SmoothStronglyConvex(0.5, 1.0)),
+    participation=Exemplified(IsA(Participation), lambda args: Participation.full(2, 2)),
+    initial=IsA(Initial, none=True),
+    heterogeneity=IsA(object, among=(AtOptimum, Dissimilarity), none=True),
+    criterion=Option(*criteria.CRITERIA),
+    alpha=Probabilities(size="participation.num_clients", none=True),
+    solvers=SequenceOf(Option(*SOLVERS), plural="solver names"),
+    use_symmetry=Bool(),
+)
 def worst_case(
     algorithm,
     fclass,
@@ -131,6 +194,7 @@ def worst_case(
     alpha=None,
     solvers: tuple[str, ...] = ("CLARABEL", "SCS"),
     use_symmetry: bool = True,
+    max_seconds: float | None = None,
 ) -> PepResult:
     r"""Exact worst case of ``algorithm`` (a :mod:`fedtheory.sim` FedAvg, MIFA or FedLaAvg)
     when every client's :math:`f_i` is in ``fclass``, under ``participation``.
@@ -145,7 +209,8 @@ def worst_case(
     participation and aggregation weights under every mask) are reduced to one
     representative and their mean (:mod:`fedtheory.pep._symmetry`): the same value with a
     program whose size does not grow with the group's size. ``setting["symmetry"]`` says
-    which groups were used, or why the full PEP was solved.
+    which groups were used, or why the full PEP was solved. A PEP estimated to take longer
+    than ``max_seconds`` (:mod:`fedtheory.budget`) is refused before it is built.
 
     Examples
     --------
@@ -156,13 +221,11 @@ def worst_case(
     ('verified', 0.735092, 0.735092)
     """
     initial = Initial() if initial is None else initial
-    alpha = _check_setting(
-        algorithm, fclass, participation, initial, heterogeneity, criterion, alpha
-    )
-    for name in solvers:
-        check_choice(name, tuple(SOLVERS), "solvers", "worst_case")
-    args = (algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers)
+    _check_setting(algorithm, fclass, participation, initial, criterion)
+    _budget(algorithm, fclass, participation, max_seconds)
     n = participation.num_clients
+    alpha = np.full(n, 1.0 / n) if alpha is None else alpha
+    args = (algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers)
     parts, note = [[i] for i in range(n)], "none (full PEP: use_symmetry=False)"
     if use_symmetry:
         parts, note = symmetry.groups(algorithm, fclass, participation, alpha, heterogeneity)
