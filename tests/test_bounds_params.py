@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg, mimic
+from fedtheory.bounds import CATALOGUE, cafed, divergences, e3cs, fedau, fedlaavg, mimic
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 
@@ -73,3 +73,28 @@ CASES = [
 def test_bad_input_raises_parameter_error(call, message):
     with pytest.raises(ParameterError, match=message.replace("(", r"\(").replace(")", r"\)")):
         call()
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_every_catalogue_theorem_refuses_the_hostile_values_its_parameters_declare(key):
+    """The generated fuzz binds one theorem's ``evaluate``; here every theorem of the
+    catalogue gets each hostile value of each parameter's declared constraint (the others at
+    their examples, hypotheses not checked): a one-line ParameterError naming it. The edge
+    values (1e308, a denormal, 0) are refused or give finite terms (or a result outside the
+    hypotheses, marked not valid)."""
+    theorem = CATALOGUE[key]
+    declared = theorem.evaluate.__constraints__
+    assert set(declared) == {*theorem.parameters, "strict"}
+    valid = {p: declared[p].example({}) for p in theorem.parameters}
+    for name in theorem.parameters:
+        for label, value in declared[name].hostile():
+            with pytest.raises(ParameterError, match=f"^The '{name}' parameter of ") as err:
+                theorem.evaluate(strict=False, **{**valid, name: value})
+            assert "\n" not in str(err.value), (name, label)
+        for label, value in declared[name].edges(valid[name]):
+            try:
+                result = theorem.evaluate(strict=False, **{**valid, name: value})
+            except ParameterError:
+                continue
+            finite = all(np.isfinite(v).all() for v in [*result.terms.values(), result.total])
+            assert finite or not result.valid, (name, label)

@@ -404,3 +404,16 @@ def test_tightness_table_exact_column_lies_between_the_search_and_the_bound():
     assert np.isfinite(exact) and np.isnan(data["exact"][1])
     assert measured <= exact * (1 + 1e-5) and exact <= bound * (1 + 1e-9)
     assert "exact worst case (PEP)" in tightness.notes(data, s)[0]
+
+
+@pytest.mark.parametrize(
+    "module", ["fedtheory.pep.classes", "fedtheory.pep.participation", "fedtheory.pep.solve"]
+)
+def test_docstring_examples_run(module):
+    """The classes' examples (mu < L: a strongly convex class that is not a single
+    quadratic's), the patterns' and worst_case's."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

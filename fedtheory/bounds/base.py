@@ -80,10 +80,17 @@ class BoundResult:
         return f"BoundResult({self.theorem}: total={fmt(self.total)} [{terms}]{flag})"
 
 
+class _Grid(Array):
+    """A number or an array of them (a grid): a theorem's parameter."""
+
+    def describe(self, args):
+        return super().describe(args).replace("an array of", "a number or an array of", 1)
+
+
 def _domain(n: Notation) -> Constraint:
     """A parameter's constraint from its notation entry: finite reals (whole numbers for an
     integer symbol) in its interval, a scalar or an array (grids broadcast)."""
-    return Array(low=n.low, high=n.high, low_open=n.low_open, high_open=n.high_open,
+    return _Grid(low=n.low, high=n.high, low_open=n.low_open, high_open=n.high_open,
                  integer=n.integer)  # fmt: skip
 
 

@@ -39,7 +39,6 @@ from fedtheory.errors import ParameterError
 from fedtheory.pep import fedawe
 from fedtheory.pep._pepit import FUNCTIONS, POINT
 from fedtheory.sim.aggregation import AverageParticipating, StatefulAggregator
-from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.fedavg import FedAvg
 from fedtheory.sim.fedawe import FedAWE
 from fedtheory.sim.fedlaavg import FedLaAvg, absent_longest
@@ -47,23 +46,18 @@ from fedtheory.sim.mifa import MIFA
 
 SUPPORTED = (FedAvg, MIFA, FedLaAvg, FedAWE)
 ALGORITHM = Exemplified(
-    Instance(LocalTraining), lambda args: FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
+    Instance(object, among=SUPPORTED),
+    lambda args: FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
 )
-"""A simulator algorithm (:func:`check_method` says which a PEP can express)."""
+"""A simulator algorithm a PEP can express (:func:`check_method` says with which options)."""
 MASK = Mask(ndim=2, min_size=1)
 """A participation mask ``[T, N]``."""
 
 
 @declare(algorithm=ALGORITHM, owner=Text())
 def check_method(algorithm: object, owner: str) -> None:
-    """ParameterError unless ``algorithm`` is a supported simulator algorithm without
-    projection."""
-    if not isinstance(algorithm, SUPPORTED):
-        raise ParameterError(
-            f"The 'algorithm' parameter of {owner} must be one of "
-            f"{tuple(c.__name__ for c in SUPPORTED)} from fedtheory.sim. "
-            f"Got {type(algorithm).__name__} instead."
-        )
+    """ParameterError unless ``algorithm`` (a supported simulator algorithm) has no
+    projection (and, for FedAWE, no clipping)."""
     if algorithm.radius is not None:
         raise ParameterError(
             f"The 'algorithm' parameter of {owner} must have radius=None (a projection is not "
