@@ -34,6 +34,7 @@ import contextvars
 import functools
 import inspect
 import math
+import operator
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -1165,7 +1166,7 @@ class SequenceOf(Constraint):
         if any(v is None for v in items):
             return None
         same = not isinstance(value, (set, frozenset, np.ndarray))
-        return value if same and all(a is b for a, b in zip(items, value)) else items
+        return value if same and all(map(operator.is_, items, value)) else items
 
     def check(self, value, name, owner, args):
         """As :meth:`Constraint.check`; a refused item is named by its index
