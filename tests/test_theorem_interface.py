@@ -54,7 +54,8 @@ def test_a_users_symbols_take_their_domain_from_their_assumptions():
     assert thm.evaluate(L=2.0, mu=1.0, n=3).total == 6.0
     with pytest.raises(ParameterError, match=r"'mu' parameter of user bound .* \(0, inf\)"):
         thm.evaluate(L=2.0, mu=0.0, n=3)
-    with pytest.raises(ParameterError, match="'n' parameter of user bound must be a number or an array of int"):
+    integer = "'n' parameter of user bound must be a number or an array of integers"
+    with pytest.raises(ParameterError, match=integer):
         thm.evaluate(L=2.0, mu=1.0, n=1.5)
     assert not thm.evaluate(strict=False, L=np.array([0.5, 2.0]), mu=1.0, n=1).valid
 
