@@ -25,6 +25,7 @@ from fedtheory.pep.catalogue import (  # noqa: E402
     EXAMPLE1,
     exact_worst_case_for,
     example1_setting,
+    fedawe_statement,
     fedlaavg_theorem4,
 )
 from fedtheory.pep.classes import Isotropic  # noqa: E402
@@ -417,3 +418,19 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_pep_estimated_above_the_time_budget_is_refused_before_it_is_built():
+    alg = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
+    long = Participation.full(10_000, 1)  # a Gram matrix of >= 10^4 points: T^3/3 flops
+    with pytest.raises(ParameterError, match=r"worst_case would take at least about .* s \(1 "):
+        worst_case(alg, SmoothStronglyConvex(MU, L), long, max_seconds=1.0)
+
+
+def test_catalogue_inputs_are_refused_before_any_solve():
+    key = "fedlaavg.example1.fedlaavg_bound"
+    assert_parameter_error(lambda: exact_worst_case_for(key, {"t1": 2}), "instance", "x0")
+    assert_parameter_error(lambda: fedlaavg_theorem4(t1=1, t2=1, T=4, x0=1e308), "x0", "finite")
+    assert_parameter_error(
+        lambda: fedawe_statement("fedawe_zbar", np.full((2, 2), 0.5), Delta=1e308), "F_gap", ""
+    )
