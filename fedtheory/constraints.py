@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import inspect
 import math
@@ -160,15 +161,18 @@ def _number(value: object) -> float | None:
 
 
 class Real(Constraint):
-    """A finite real number in an interval (``low``/``high``: ``None`` for no end)."""
+    """A finite real number in an interval (``low``/``high``: ``None`` for no end);
+    ``nan=True`` also accepts NaN where it is documented to mean "not measured" (never
+    ``inf``)."""
 
-    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, none=False):
+    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, nan=False,
+                 none=False):  # fmt: skip
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
-        self.none = none
+        self.nan, self.none = nan, none
 
     def describe(self, args):
         where = interval(self.low, self.high, low_open=self.low_open, high_open=self.high_open)
-        return f"a finite real number in {where}"
+        return f"a finite real number in {where}" + (" or NaN (not measured)" if self.nan else "")
 
     def _inside(self, x: float) -> bool:
         lo, hi = self.low, self.high
@@ -178,10 +182,13 @@ class Real(Constraint):
 
     def convert(self, value, args):
         x = _number(value)
+        if x is not None and self.nan and math.isnan(x):
+            return x
         return x if x is not None and math.isfinite(x) and self._inside(x) else None
 
     def hostile(self):
-        out = [*super().hostile(), ("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf),
+        nan = [] if self.nan else [("nan", math.nan)]
+        out = [*super().hostile(), *nan, ("inf", math.inf), ("-inf", -math.inf),
                ("string", "0.5"), ("bool", True), ("complex", 1 + 1j)]  # fmt: skip
         if self.low is not None:
             out.append(("below", self.low if self.low_open else self.low - 1.0))
@@ -362,26 +369,33 @@ class Array(Constraint):
     parameter (checked before) whose shape this one must broadcast with; ``like`` names one
     whose shape this one must have, unless it is a scalar (then broadcast to that shape:
     never a silent broadcast of a mismatched length). ``finite=False`` lets NaN and inf
-    through (a simulator's inner step, whose caller reports a diverging run)."""
+    through (a simulator's inner step, whose caller reports a diverging run).
+    ``scalar=True`` also accepts a single number (returned as a 0-d array: one value for
+    every entry of the declared shape, e.g. a constant quota). ``high`` may also be a
+    function of the arguments checked before (``lambda a: a["k"] / a["n"]``)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
                  high_open=False, min_size=1, integer=False, broadcast=None, like=None,
-                 finite=True, none=False):  # fmt: skip
-        self.broadcast, self.like, self.finite = broadcast, like, finite
+                 finite=True, scalar=False, none=False):  # fmt: skip
+        self.broadcast, self.like, self.finite, self.scalar = broadcast, like, finite, scalar
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
-        self.entries = Real(low, high, low_open=low_open, high_open=high_open)
-        self.high_spec = high  # a number, or a parameter or its attribute (the class count)
+        known = high if high is None or isinstance(high, (int, float)) else None
+        self.entries = Real(low, known, low_open=low_open, high_open=high_open)
+        self.high_spec = high  # a number, a parameter or its attribute, or a function
 
     def _entries(self, args) -> Real:
-        """The entries' interval, its upper end read from another parameter if declared so."""
-        e = self.entries
-        if not isinstance(self.high_spec, str):
+        """The entries' interval, its upper end read from the other arguments if declared so."""
+        e, spec = self.entries, self.high_spec
+        if spec is None or isinstance(spec, (int, float)):
             return e
-        return Real(e.low, _dimension(self.high_spec, args), low_open=e.low_open,
-                    high_open=e.high_open)  # fmt: skip
+        try:
+            high = spec(args) if callable(spec) else _dimension(spec, args)
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
+            high = None  # the arguments it reads are not known (a test's edge values)
+        return Real(e.low, high, low_open=e.low_open, high_open=e.high_open)
 
     def _want_shape(self, args) -> tuple[int | None, ...] | None:
         if self.shape is None:
@@ -408,6 +422,7 @@ class Array(Constraint):
         e = self._entries(args)
         where = interval(e.low, e.high, low_open=e.low_open, high_open=e.high_open)
         finite = ", finite," if self.finite else ""
+        what = f"a number or {what}" if self.scalar else what
         return f"{what}{finite} with entries in {where}" + self._extra()
 
     def _extra(self) -> str:
@@ -427,6 +442,8 @@ class Array(Constraint):
         a = self._array(value)
         if a is None or a.size < self.min_size:
             return None
+        if self.scalar and a.ndim == 0:
+            return a if np.isfinite(a) and self._entries(args)._inside(float(a)) else None
         if self.ndim is not None and a.ndim != self.ndim:
             return None
         want = self._want_shape(args)
@@ -950,8 +967,9 @@ sizes (integers in ``[1, MAX_SIZE]``); a seed, a first round ``start`` and a rou
 
 
 def _non_finite(result: object, depth: int = 0) -> bool:
-    """Whether a result (a number, an array, a CPU tensor, a tuple or a dataclass record of
-    them) holds NaN or inf. A tensor on an accelerator is not read (no host sync)."""
+    """Whether a result (a number, an array, a CPU tensor, a tuple, a NamedTuple, a mapping
+    or a dataclass record of them) holds NaN or inf. A tensor on an accelerator is not
+    read (no host sync)."""
     if isinstance(result, (bool, np.bool_)):
         return False
     if isinstance(result, (float, np.floating)):
@@ -964,6 +982,8 @@ def _non_finite(result: object, depth: int = 0) -> bool:
         return not bool(result.isfinite().all())
     if depth < 3 and isinstance(result, (tuple, list)):
         return any(_non_finite(v, depth + 1) for v in result)
+    if depth < 3 and isinstance(result, Mapping):
+        return any(_non_finite(v, depth + 1) for v in result.values())
     if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
         return any(_non_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
     return False
@@ -989,6 +1009,16 @@ def overflow(owner: str, values: Mapping[str, Any]) -> ParameterError:
         f"overflow, or a zero denominator). Got the largest magnitude, {sizes[name]:g}, there."
     )
 
+
+_FACTORY = (
+    inspect.signature(
+        dataclasses.make_dataclass("_D", [("x", dict, dataclasses.field(default_factory=dict))])
+    )
+    .parameters["x"]
+    .default
+)
+"""The default a dataclass's ``__init__`` receives for a field with a ``default_factory``
+(the field is then built by the factory: nothing to check)."""
 
 _TRUSTED = contextvars.ContextVar("fedtheory_trusted_arguments", default=False)
 
@@ -1046,6 +1076,8 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
                 if name in unknown:  # passed on through **options, checked where given
                     if name in passed_on:
                         passed_on[name] = constraint.check(passed_on[name], name, where, values)
+                    continue
+                if values[name] is _FACTORY:  # a dataclass field's default_factory, not given
                     continue
                 values[name] = constraint.check(values[name], name, where, values)
             if not finite_result:
