@@ -30,6 +30,7 @@ import signal
 import tempfile
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
@@ -293,14 +294,18 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _finite(result: Any, depth: int = 0) -> bool:
+    """Whether a result holds no NaN or inf: a number, an array, a tensor, or a tuple, a
+    NamedTuple, a mapping or a dataclass record of them (three levels deep)."""
     if isinstance(result, float | np.floating):
         return math.isfinite(result)
     if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
         return bool(np.isfinite(result).all())
     if isinstance(result, torch.Tensor) and result.is_floating_point():
         return bool(torch.isfinite(result).all())
-    if depth < 3 and isinstance(result, tuple | list):
+    if depth < 3 and isinstance(result, tuple | list):  # NamedTuple records included
         return all(_finite(v, depth + 1) for v in result[:20])
+    if depth < 3 and isinstance(result, Mapping):
+        return all(_finite(v, depth + 1) for v in list(result.values())[:20])
     if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
         return all(_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
     return True
