@@ -55,6 +55,7 @@ __all__ = [
     "Bytes",
     "Constraint",
     "Device",
+    "Fields",
     "Function",
     "Generator",
     "Having",
@@ -73,6 +74,7 @@ __all__ = [
     "VOCABULARY",
     "Tensor",
     "Text",
+    "checking",
     "constraints_of",
     "declare",
     "trusted",
@@ -372,12 +374,15 @@ class Array(Constraint):
     through (a simulator's inner step, whose caller reports a diverging run).
     ``scalar=True`` also accepts a single number (returned as a 0-d array: one value for
     every entry of the declared shape, e.g. a constant quota). ``high`` may also be a
-    function of the arguments checked before (``lambda a: a["k"] / a["n"]``)."""
+    function of the arguments checked before (``lambda a: a["k"] / a["n"]``).
+    ``copy=False`` returns a float64 NumPy array as given (a large result record's arrays,
+    not duplicated)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
                  high_open=False, min_size=1, integer=False, broadcast=None, like=None,
-                 finite=True, scalar=False, none=False):  # fmt: skip
+                 finite=True, scalar=False, copy=True, none=False):  # fmt: skip
         self.broadcast, self.like, self.finite, self.scalar = broadcast, like, finite, scalar
+        self.copy = copy
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
@@ -436,7 +441,7 @@ class Array(Constraint):
         a = np.asarray(value)
         if a.dtype.kind not in "biuf":  # complex, objects, ragged lists
             return None
-        return a.astype(np.float64)
+        return a.astype(np.float64, copy=self.copy)
 
     def convert(self, value, args):
         a = self._array(value)
@@ -494,6 +499,8 @@ class Array(Constraint):
     def example(self, args):
         want = self._want_shape(args)
         shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
+        if self.like is not None and args.get(self.like) is not None:
+            shape = tuple(np.shape(args[self.like]))
         value = self._entries(args).example(args)
         return np.full(shape, math.ceil(value) if self.integer else value)
 
@@ -936,6 +943,51 @@ class Having(Constraint):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
 
 
+class Fields(Instance):
+    """An instance of ``kind`` (a state record: a NamedTuple or a dataclass) whose fields
+    meet their own constraints (``buffer=Tensor(like="w")``: read against the other
+    arguments), so a NaN inside a record's tensor is refused at the entry like one passed
+    on its own. The fields are checked, never converted: the record is returned as given."""
+
+    def __init__(self, kind: type, *, none: bool = False, **fields: Constraint):
+        super().__init__(kind, none=none)
+        self.fields = fields
+
+    def describe(self, args):
+        inner = ", ".join(f"{k} {c.describe(args)}" for k, c in self.fields.items())
+        return f"a {self.kind.__name__} with {inner}"
+
+    def convert(self, value, args):
+        if super().convert(value, args) is None:
+            return None
+        for name, c in self.fields.items():
+            field = getattr(value, name, None)
+            if not (field is None and c.none) and c.convert(field, args) is None:
+                return None
+        return value
+
+    def example(self, args):
+        return self.kind(**{k: c.example(args) for k, c in self.fields.items()})
+
+    def hostile(self):
+        bad = super().hostile()
+        try:
+            valid = self.example({})
+        except (LookupError, TypeError, ValueError):
+            return bad
+        for name, c in self.fields.items():  # one field hostile, the others valid
+            inside = [h for h in c.hostile() if h[0] in ("nan inside", "nan tensor", "None")]
+            bad += [(f"{name} {label}", _replaced(valid, name, v)) for label, v in inside]
+        return bad
+
+
+def _replaced(record: object, name: str, value: object) -> object:
+    """``record`` with field ``name`` set to ``value`` (a NamedTuple or a dataclass)."""
+    if hasattr(record, "_replace"):
+        return record._replace(**{name: value})
+    return dataclasses.replace(record, **{name: value})
+
+
 def _owner(fn: Callable) -> str:
     """``Bernoulli`` for ``Bernoulli.__init__``, ``QuadraticProblem.grad``, ``local_sgd``."""
     return fn.__qualname__.rpartition("<locals>.")[2].removesuffix(".__init__")
@@ -1034,6 +1086,12 @@ def trusted() -> Iterator[None]:
         yield
     finally:
         _TRUSTED.reset(token)
+
+
+def checking() -> bool:
+    """Whether declared checks run here (``False`` inside :func:`trusted`): a body's own
+    check of a relation between its arguments is skipped where the caller built them."""
+    return not _TRUSTED.get()
 
 
 def declare(*names: str, finite_result: bool = False, **constraints: Constraint) -> Callable:

@@ -53,6 +53,8 @@ from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.memory import empty_table
+from fedtheory.sim.optimizer import SGD, Training
+from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.verdict import Comparison, Verdict
 from tests.test_public_api_contract import CONTRACT, EXEMPT
@@ -185,6 +187,7 @@ def _pool() -> list[Any]:
     return objects
 
 
+RUN_RECORD = RunRecord(np.zeros((1, 3, 2)), None, {"gap": np.ones((1, 3))}, {"rounds": 2})
 PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
     PLAIN_WEIGHTS,
@@ -198,6 +201,9 @@ EXTRA_INSTANCES = [
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
+    SGD(momentum=0.5),
+    Training(),
+    RUN_RECORD,
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -228,6 +234,12 @@ def _states() -> list[Any]:
 POOL += _states()
 
 
+def _saved(record: RunRecord) -> Path:
+    path = Path(tempfile.mkdtemp()) / "run.npz"
+    record.save(path)
+    return path
+
+
 def _file(name: str, text: str = "") -> Path:
     path = Path(tempfile.mkdtemp()) / name
     if name.endswith(".npz"):
@@ -238,6 +250,7 @@ def _file(name: str, text: str = "") -> Path:
 
 
 EXTRA_CALLS = {
+    "fedtheory.sim.record:RunRecord.load": (RunRecord.load, {"path": _saved(RUN_RECORD)}),
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
