@@ -48,7 +48,9 @@ from fedtheory.io import import_file, load_npz, save_npz
 from fedtheory.optim import WeightInstance, WeightProgram
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.optim.implicit import polish_weights
+from fedtheory.problems.ball import Ball
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.f3ast import F3astOnline
@@ -249,7 +251,10 @@ def _file(name: str, text: str = "") -> Path:
     return path
 
 
+LOGISTIC = _instance_of(LogisticRegressionProblem)
 EXTRA_CALLS = {
+    "fedtheory.problems.logistic:LogisticRegressionProblem.curvature_on_ball": (
+        LOGISTIC.curvature_on_ball, {"ball": Ball(np.zeros(LOGISTIC.dim), 1.0)}),
     "fedtheory.sim.record:RunRecord.load": (RunRecord.load, {"path": _saved(RUN_RECORD)}),
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
