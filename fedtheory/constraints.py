@@ -63,6 +63,7 @@ __all__ = [
     "Instance",
     "InstanceOf",
     "Integer",
+    "Interval",
     "Location",
     "MappingOf",
     "Mask",
@@ -530,6 +531,31 @@ class StochasticMatrix(Array):
 
     def example(self, args):
         return np.array([[0.9, 0.1], [0.3, 0.7]])
+
+
+class Interval(Array):
+    """A pair ``(low, high)`` of finite real numbers with ``low <= high``, both in the
+    declared interval (a confidence interval, a range of weights); returned as a tuple of
+    floats."""
+
+    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, none=False):
+        super().__init__(shape=(2,), low=low, high=high, low_open=low_open,
+                         high_open=high_open, none=none)  # fmt: skip
+
+    def _extra(self):
+        return ", low <= high"
+
+    def _finish(self, a):
+        return (float(a[0]), float(a[1])) if a[0] <= a[1] else None
+
+    def hostile(self):
+        return [*super().hostile(), ("reversed", (1.0, 0.5)), ("three", (0.1, 0.2, 0.3))]
+
+    def example(self, args):
+        return tuple(float(x) for x in super().example(args))
+
+    def edges(self, valid):
+        return [(label, tuple(v)) for label, v in super().edges(np.zeros(2))]
 
 
 class Probabilities(Array):

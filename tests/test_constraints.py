@@ -196,3 +196,18 @@ def test_a_non_finite_result_is_found_inside_mappings_tuples_and_records():
         with pytest.raises(ParameterError, match="'x' parameter of f must keep the result finite"):
             f(1.0)
     assert declare(x=Real(), finite_result=True)(lambda x: {"a": np.ones(2)})(1.0)["a"].size == 2
+
+
+def test_a_measurement_is_nan_only_where_not_measured():
+    """A family's Measurement: NaN means "outside the hypotheses, not measured"; an
+    infinite, complex or textual measured value, or a reversed interval, is refused."""
+    from fedtheory.tightness.family import Measurement
+
+    assert math.isnan(Measurement(math.nan, {}).measured)
+    assert Measurement(0.5, {"p": 0.1}, (0.4, 0.6), magnitude=1.0).interval == (0.4, 0.6)
+    for bad in (math.inf, -math.inf, 1 + 1j, "0.5", None):
+        with pytest.raises(ParameterError, match="'measured' parameter of Measurement"):
+            Measurement(bad, {})
+    for interval in ((0.6, 0.4), (0.4, math.inf), (math.nan, 0.5)):
+        with pytest.raises(ParameterError, match="'interval' parameter of Measurement"):
+            Measurement(0.5, {}, interval)

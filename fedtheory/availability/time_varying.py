@@ -27,7 +27,7 @@ from fedtheory.availability.sampling import (
     systematic_sample,
 )
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, Option, Real, declare
+from fedtheory.constraints import Interval, Option, Real, declare
 from fedtheory.errors import ParameterError
 
 SAMPLERS = ("successive", "exact")
@@ -59,7 +59,7 @@ class TimeVaryingParticipation(AvailabilityProcess):
         "num_clients",
         ratio=Real(0.0, 1.0, low_open=True),
         sampler=Option(*SAMPLERS),
-        weight_range=Array(shape=(2,), low=0.0, low_open=True),
+        weight_range=Interval(0.0, low_open=True),
     )
     def __init__(
         self,
@@ -75,14 +75,8 @@ class TimeVaryingParticipation(AvailabilityProcess):
                 f"The 'ratio' parameter of {owner} must be in [1/N, 1] = [{1 / num_clients:g}, "
                 f"1] (at least one client per round). Got {ratio!r} instead."
             )
-        low, high = (float(x) for x in weight_range)
-        if low > high:
-            raise ParameterError(
-                f"The 'weight_range' parameter of {owner} must be a pair (low, high) with "
-                f"low <= high. Got {(low, high)!r} instead."
-            )
         self.num_clients, self.ratio, self.sampler = num_clients, ratio, sampler
-        self.low, self.high = low, high
+        self.low, self.high = weight_range
         self.m = int(self.num_clients * self.ratio)
 
     @property

@@ -34,7 +34,16 @@ import numpy as np
 
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
-from fedtheory.constraints import Bool, Function, Instance, Text, declare, record
+from fedtheory.constraints import (
+    Bool,
+    Function,
+    Instance,
+    Interval,
+    MappingOf,
+    Text,
+    declare,
+    record,
+)
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
@@ -79,15 +88,22 @@ class Real:
     high: float
 
 
+@record(
+    measured=RealIn(nan=True),
+    constants=MappingOf(),
+    interval=Interval(none=True),
+    magnitude=RealIn(0.0),
+)
 @dataclass(frozen=True)
 class Measurement:
     r"""What a family's ``evaluate`` returns: the measured quantity and the constants.
 
     ``measured`` is exact, or for a Monte-Carlo family the mean over replicates with its 95%
-    confidence ``interval``. ``constants`` holds every parameter of the theorem (and any
-    other constant worth printing); ``magnitude`` is the largest magnitude that entered the
-    computation of either side (e.g. :math:`F(w)` and :math:`F^*` when the measured value is
-    their difference), which sets the rounding floor."""
+    confidence ``interval`` (finite, low <= high); NaN only where the instance lies outside
+    the theorem's hypotheses (never measured), never ``inf``. ``constants`` holds every
+    parameter of the theorem (and any other constant worth printing); ``magnitude`` is the
+    largest magnitude that entered the computation of either side (e.g. :math:`F(w)` and
+    :math:`F^*` when the measured value is their difference), which sets the rounding floor."""
 
     measured: float
     constants: Mapping[str, float] = field(default_factory=dict)
