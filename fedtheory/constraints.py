@@ -1001,6 +1001,8 @@ class Fields(Instance):
             valid = self.example({})
         except (LookupError, TypeError, ValueError):
             return bad
+        if valid is None:  # no valid record without the other arguments
+            return bad
         for name, c in self.fields.items():  # one field hostile, the others valid
             inside = [h for h in c.hostile() if h[0] in ("nan inside", "nan tensor", "None")]
             bad += [(f"{name} {label}", _replaced(valid, name, v)) for label, v in inside]

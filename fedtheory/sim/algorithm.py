@@ -37,6 +37,7 @@ from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
+    TRAINING_BUFFERS,
     SGDState,
     Training,
     TrainingState,
@@ -106,6 +107,20 @@ LOCAL_TRAINING = dict(
 ``lr`` and ``server_lr`` (a rate or a schedule) are checked by ``as_schedule``."""
 
 
+ROUND = dict(
+    problem=Instance(FederatedProblem),
+    w=Tensor(dtype="floating", shape=(None, "problem.dim")),
+    mask=Mask(tensor=True, shape=("w[0]", "problem.num_clients")),
+    t=VOCABULARY["t"],
+    generator=Generator(none=True),
+)
+"""The declared arguments of a round of :class:`LocalTraining`: the server models
+``w [R, d]`` (finite), round ``t``'s ``mask [R, N]`` and the generator (the simulator's
+rounds run them trusted, unchecked)."""
+WEIGHTS = Tensor(dtype="floating", shape=("w[0]", "problem.num_clients"))
+"""A round's aggregation weights ``q [R, N]``."""
+
+
 @declare(**LOCAL_TRAINING)
 @dataclass(frozen=True, kw_only=True)
 class LocalTraining:
@@ -150,12 +165,14 @@ class LocalTraining:
         object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
         object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))
 
+    @declare("t", mask=Mask(tensor=True, ndim=2))
     def participants(self, mask: torch.Tensor, t: int) -> torch.Tensor:
         """The clients that work in round ``t``: ``mask [R, N]``, or all in a forced round 0."""
         if self.full_first_round and t == 0:
             return torch.ones_like(mask, dtype=torch.bool)
         return mask.to(torch.bool)
 
+    @declare(**ROUND, finite_result=True)
     def local_updates(
         self,
         problem: FederatedProblem,
@@ -180,6 +197,7 @@ class LocalTraining:
         )
         return rep, cli, delta
 
+    @declare(**ROUND, q=WEIGHTS, finite_result=True)
     def weighted_round(
         self,
         problem: FederatedProblem,
@@ -206,17 +224,21 @@ class LocalTraining:
         v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
         return self.server_update(w, v, t)
 
+    @declare("t", w=Tensor(dtype="floating", ndim=2), v=Tensor(dtype="floating", like="w"),
+             finite_result=True)  # fmt: skip
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
         return w_next if self.radius is None else ball_projection(w_next, self.radius)
 
+    @declare(**INIT)
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""
         if self.training is None or self.training.plain:
             return None
         return training_init(problem.num_clients, w0)
 
+    @declare(**ROUND, q=WEIGHTS, opt=TRAINING_BUFFERS, finite_result=True)
     def trained_round(
         self,
         problem: FederatedProblem,

@@ -182,6 +182,43 @@ class TrainingState(NamedTuple):
     server: SGDState  # buffer [R, d], started [R]
 
 
+class _Buffers(Fields):
+    """The optimiser buffers a round of ``self`` (a :class:`~fedtheory.sim.algorithm.
+    LocalTraining`) carries: ``None`` for plain SGD steps, else a :class:`TrainingState`
+    for the models ``w [R, d]`` of ``problem`` (finite buffers)."""
+
+    def __init__(self):
+        client = Fields(
+            SGDState,
+            buffer=Tensor(dtype="floating", shape=("w[0]", "problem.num_clients", "problem.dim")),
+            started=Mask(tensor=True, shape=("w[0]", "problem.num_clients")),
+        )
+        server = Fields(
+            SGDState,
+            buffer=Tensor(dtype="floating", like="w"),
+            started=Mask(tensor=True, shape=("w[0]",)),
+        )
+        super().__init__(TrainingState, none=True, client=client, server=server)
+
+    @staticmethod
+    def _plain(args) -> bool:
+        training = getattr(args.get("self"), "training", None)
+        return training is None or training.plain
+
+    def describe(self, args):
+        return "None (plain SGD steps)" if self._plain(args) else super().describe(args)
+
+    def convert(self, value, args):
+        return None if self._plain(args) else super().convert(value, args)
+
+    def example(self, args):
+        return None if self._plain(args) else super().example(args)
+
+
+TRAINING_BUFFERS = _Buffers()
+"""The declared optimiser buffers ``opt`` of a round (``None`` for plain SGD steps)."""
+
+
 @declare("num_clients", w0=Tensor(dtype="floating", ndim=2))
 def training_init(num_clients: int, w0: torch.Tensor) -> TrainingState:
     """Empty client ``[R, N, d]`` and server ``[R, d]`` buffers for models ``w0 [R, d]``."""
