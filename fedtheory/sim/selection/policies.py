@@ -31,7 +31,7 @@ from fedtheory.constraints import (
     Text,
     declare,
 )
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.params import check_array, check_int
 from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
@@ -130,7 +130,13 @@ class E3CS:
 
     needs_losses = False
 
-    @declare(k=Size(), eta=Real(0.0, low_open=True), sampler=Option(*sorted(SAMPLERS)), name=Text())
+    @declare(
+        k=Size(),
+        sigma=Array(ndim=1, low=0.0, scalar=True),
+        eta=Real(0.0, low_open=True),
+        sampler=Option(*sorted(SAMPLERS)),
+        name=Text(),
+    )
     def __init__(
         self,
         k: int,
@@ -140,12 +146,8 @@ class E3CS:
         sampler: str = "systematic",
         name: str = "e3cs",
     ) -> None:
-        owner, self.k = "E3CS", k
-        self.sigma = (  # a number or one per round: checked here (two forms)
-            check_real(sigma, "sigma", owner, low=0.0)
-            if np.ndim(sigma) == 0
-            else check_array(sigma, "sigma", owner, ndim=1, low=0.0)
-        )
+        self.k = k
+        self.sigma = float(sigma) if sigma.ndim == 0 else sigma  # a number or one per round
         self.eta, self.sampler, self.name = eta, sampler, name
 
     @declare("t")
