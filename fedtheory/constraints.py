@@ -799,13 +799,16 @@ class Mask(Constraint):
     """A boolean mask (availability, participation) of ``ndim`` dimensions or ``shape``
     (entries as for :class:`Array`): a NumPy array (``True``/``False`` or 0/1 numbers,
     returned as a bool array) or, with ``tensor=True``, a ``torch.bool`` tensor (returned
-    as given, its entries never read: a mask's every value is valid)."""
+    as given, its entries never read: a mask's every value is valid); ``copy=False``
+    returns a bool NumPy array as given (a run record's masks, not duplicated)."""
 
-    def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, none=False):
+    def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, copy=True,
+                 none=False):  # fmt: skip
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.tensor, self.min_size, self.none = shape, tensor, min_size, none
+        self.copy = copy
 
     def describe(self, args):
         what = "a torch.bool tensor" if self.tensor else "a boolean (0/1) array"
@@ -839,7 +842,7 @@ class Mask(Constraint):
             return None
         if a.size < self.min_size or not (a.dtype == bool or np.isin(a, (0, 1)).all()):
             return None
-        return a.astype(bool)
+        return a.astype(bool, copy=self.copy)
 
     def hostile(self):
         bad = [*super().hostile(), ("string", "1"), ("ragged", [[True], [True, False]])]

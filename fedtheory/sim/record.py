@@ -45,7 +45,7 @@ REPLICATES = "iterates[0]"
 
 @declare(
     iterates=Array(ndim=3, copy=False),
-    participation=Mask(shape=(REPLICATES, None, None), none=True),
+    participation=Mask(shape=(REPLICATES, None, None), copy=False, none=True),
     metrics=MappingOf(Array(shape=(REPLICATES, None), copy=False), "arrays [R, K]"),
     config=MappingOf(),
     versions=MappingOf(Text(), "version strings"),
