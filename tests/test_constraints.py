@@ -211,3 +211,26 @@ def test_a_measurement_is_nan_only_where_not_measured():
     for interval in ((0.6, 0.4), (0.4, math.inf), (math.nan, 0.5)):
         with pytest.raises(ParameterError, match="'interval' parameter of Measurement"):
             Measurement(0.5, {}, interval)
+
+
+def test_a_state_record_is_checked_field_by_field():
+    """A NaN inside a record's tensor, a field of the wrong shape or a missing field is
+    refused like the same tensor passed alone; ``Fields``' hostile values include them."""
+    from fedtheory.constraints import Fields, Mask
+    from fedtheory.sim.optimizer import SGDState
+
+    state = Fields(SGDState, buffer=Tensor(like="w"), started=Mask(tensor=True))
+
+    @declare(w=Tensor(ndim=1), state=state)
+    def f(w, state):
+        return state
+
+    w = torch.zeros(3, dtype=torch.float64)
+    good = SGDState(torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.bool))
+    assert f(w, good) is good
+    for bad in (good._replace(buffer=torch.tensor([0.0, math.nan, 0.0], dtype=torch.float64)),
+                good._replace(buffer=torch.zeros(2, dtype=torch.float64)),
+                good._replace(started=None), (good.buffer, good.started)):  # fmt: skip
+        with pytest.raises(ParameterError, match="'state' parameter of f must be a SGDState"):
+            f(w, bad)
+    assert {"buffer nan tensor", "started None"} <= {label for label, _ in state.hostile()}
