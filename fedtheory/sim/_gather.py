@@ -102,11 +102,19 @@ def _participants_first(flat: torch.Tensor) -> torch.Tensor:
     )
 
 
-def where_valid(values: torch.Tensor, gathered: Pairs) -> torch.Tensor:
-    """``values [rows, ...]`` with the padding rows of ``gathered`` set to zero (by
-    selection, not multiplication: a padding row's inf or NaN does not leak)."""
+def where_valid(
+    values: torch.Tensor, gathered: Pairs, other: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``values [rows, ...]`` with the padding rows of ``gathered`` set to zero, or to the
+    rows of ``other [rows, ...]`` (a client's stored value, so that writing the rows back
+    leaves a padding client's state as it was); by selection, not multiplication: a padding
+    row's inf or NaN does not leak. ``values`` itself where every row participates."""
+    if gathered.valid is None:
+        return values
     valid = gathered.valid.reshape(-1, *([1] * (values.dim() - 1)))
-    return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
+    if other is None:
+        other = torch.zeros((), dtype=values.dtype, device=values.device)
+    return torch.where(valid, values, other)
 
 
 def active() -> bool:
