@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten
 
 from fedtheory import rng
 from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
-from fedtheory.constraints import Indices
+from fedtheory.constraints import Indices, trusted
 from fedtheory.errors import DivergenceError
 from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem, QuadraticProblem
 from fedtheory.sim import (
@@ -44,6 +44,7 @@ from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.cafed import CaFed
+from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.optimizer import SGD, Training
 from tests.conftest import ZERO_ATOL
 from tests.test_sim_algorithms import PI
@@ -82,6 +83,7 @@ EXTRA = {
         training=Training(client=MOMENTUM, persistent=False)),
     "fedavg-epochs": FedAvg(AverageAll(), local_steps=2, lr=0.3,
                             training=Training(client=MOMENTUM, local="epochs", batch_size=8)),
+    "f3ast-online": FedAvg(F3astOnline(np.full(N, 1 / N), clients=2), local_steps=2, lr=0.3),
     "cafed-momentum": CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4), local_steps=2,
                             lr=0.3, training=Training(client=MOMENTUM)),
 }  # fmt: skip
@@ -98,6 +100,7 @@ HOST_SIDE = {
     "cafed-prior": ("optim/greedy.py", "problems/data_backed.py"),
     "cafed-momentum": ("optim/greedy.py", "problems/data_backed.py"),
     "pow-d": ("sim/selection/",),
+    "e3cs": ("sim/selection/",),  # none on the CPU; on a GPU the mask's copy to the host
     "fedavg-epochs": ("problems/data_backed.py",),
 }
 """The documented exceptions (``simulate``'s docstring): where their static rounds still
@@ -285,6 +288,9 @@ REPLAYED = {
     "fedavg-all": ALGS["fedavg-all"],
     "fedau-K3": FedAvg(FedAU(cutoff=3), local_steps=2, lr=0.3),
     "prox-ball": ALGS["fedavg-fixed-prox-ball"],
+    "mifa-first": ALGS["mifa-first"],
+    "fedvarp": ALGS["fedvarp"],
+    "mimic-first": MimiC(local_steps=2, lr=0.3, full_first_round=True),
 }
 
 
@@ -330,7 +336,7 @@ def test_replayed_divergence_is_reported_like_the_default(monkeypatch):
     np.testing.assert_array_equal(a.partial.iterates, b.partial.iterates)
 
 
-def test_only_fedavg_with_constant_steps_is_replayed():
+def test_only_algorithms_reading_t_through_constant_steps_are_replayed():
     cpu = torch.device("cpu")
     capture.EAGER_ON_CPU = True
     try:
@@ -338,7 +344,11 @@ def test_only_fedavg_with_constant_steps_is_replayed():
         assert not capture.replayable(REPLAYED["fedau-K3"], cpu, 0)  # the initial state
         assert not capture.replayable(ALGS["fedau-K3"], cpu, 1)  # server rate a/(t+b)
         assert not capture.replayable(EXTRA["more-than-available"], cpu, 1)  # a subclass
-        assert not capture.replayable(ALGS["mifa"], cpu, 1)
+        assert capture.replayable(ALGS["mifa"], cpu, 1)
+        assert not capture.replayable(ALGS["mimic"], cpu, 1)  # exponentially decaying rate
+        assert not capture.replayable(ALGS["fedlaavg"], cpu, 1)  # t in the last-seen rounds
+        assert not capture.replayable(ALGS["fedawe"], cpu, 1)  # t in the echoes
+        assert not capture.replayable(EXTRA["fedavg-momentum-ball"], cpu, 1)  # the optimiser
         decaying = FedAvg(AverageParticipating(), lr=lambda t: 1 / (t + 1))
         assert not capture.replayable(decaying, cpu, 1)
     finally:
@@ -410,11 +420,12 @@ def test_declared_value_checks_skip_tensors_off_the_cpu():
 
 
 @pytest.mark.gpu
-def test_steady_state_static_round_does_not_synchronise_on_cuda():
-    """On CUDA a steady-state static FedAvg round runs under ``set_sync_debug_mode("error")``
-    (any synchronising call raises)."""
+@pytest.mark.parametrize("key", [k for k in EVERY if k not in HOST_SIDE])
+def test_steady_state_static_round_does_not_synchronise_on_cuda(key):
+    """On CUDA a steady-state static round of every algorithm but the documented exceptions
+    runs under ``set_sync_debug_mode("error")`` (any synchronising call raises)."""
     device = torch.device("cuda")
-    algorithm = ALGS["fedau-K3"]
+    algorithm = EVERY[key]
     reps = 3
     state = algorithm.init(MINI_BATCH, torch.from_numpy(W0).to(device).expand(reps, -1).clone())
     masks = PROCESSES["markov"].sample(4, replicates=reps, seed=0, device=device)
@@ -422,8 +433,8 @@ def test_steady_state_static_round_does_not_synchronise_on_cuda():
     overflow = torch.zeros((), dtype=torch.bool, device=device)
     gens = [rng.torch_generator(0, t, rng.GRADIENT_NOISE, device) for t in range(4)]
     for t in range(4):
-        with gather.static(sizes[t], overflow):
-            if t == 0:
+        with gather.static(sizes[t], overflow), trusted():  # as simulate calls the step
+            if t <= 1:  # round 0 may start from fields still None; constants reach the GPU
                 state = algorithm.step(MINI_BATCH, state, masks[:, t], t, gens[t])
                 continue
             torch.cuda.set_sync_debug_mode("error")
@@ -435,10 +446,12 @@ def test_steady_state_static_round_does_not_synchronise_on_cuda():
 
 
 @pytest.mark.gpu
-def test_cuda_graph_replay_equals_the_eager_static_round(monkeypatch):
-    """On CUDA the static FedAvg rounds are captured in a CUDA graph and replayed with the
-    generator reseeded per round: the numbers of the eager static rounds, bit for bit."""
-    algorithm = REPLAYED["fedau-K3"]
+@pytest.mark.parametrize("key", list(REPLAYED))
+def test_cuda_graph_replay_equals_the_eager_static_round(key, monkeypatch):
+    """On CUDA the static rounds of FedAvg, MIFA, FedVARP and MimiC are captured in a CUDA
+    graph and replayed with the generator reseeded per round: the numbers of the eager
+    static rounds, bit for bit."""
+    algorithm = REPLAYED[key]
     kw = {"rounds": 9, "replicates": 3, "seed": 4, "w0": W0, "static_shapes": True,
           "device": "cuda"}  # fmt: skip
     calls = []
