@@ -7,7 +7,9 @@ A static round gathers exactly ``capacity`` :math:`C\ge M` pairs instead: the pa
 first, in the order of ``nonzero`` (replicate-major), then non-participating pairs as
 padding, each pair at most once. Padding rows train like any client (they read a real
 client's data at a finite model) and are dropped by :func:`where_valid` before anything is
-summed or stored, so they change no number.
+summed or stored: zeroed before a sum, and before a write into per-client state (a memory
+table, a correction, a last-seen round, an optimiser buffer) replaced by the client's
+stored value, so that the write leaves it as it was. They change no number.
 
 The capacity of a round is fixed by :func:`capacity` from its availability count, which
 the runner copies to the host once per chunk of rounds, so that no participant is ever

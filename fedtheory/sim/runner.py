@@ -191,13 +191,21 @@ def simulate(
         Rounds with static shapes and no host synchronisation in the steady state (meant
         for GPUs; docs/guide/simulator.md): the participants are gathered to a capacity
         fixed by the round's availability count (padding rows change no number), the
-        finiteness checks are read back once per chunk of rounds, and FedAvg's and CA-Fed's
-        local steps are batched torch operations (never the fused CPU kernel). Same law
-        and same per-``(seed, t)`` determinism as the default; the same numbers when the
-        problem draws no random numbers or every pair participates. Other algorithms and
-        the optimiser of ``LocalTraining.training`` keep their dynamic gather. On CUDA,
-        FedAvg's rounds with constant step sizes are replayed from a CUDA graph recorded
-        once per capacity (the generator reseeded per round: the same numbers).
+        finiteness checks are read back once per chunk of rounds, and the local steps are
+        batched torch operations (never the fused CPU kernel). Every algorithm's round is
+        static (FedAvg with any aggregator, MIFA, FedVARP, FedLaAvg, MimiC, FedAWE, CA-Fed,
+        the selection algorithms, the optimiser of ``LocalTraining.training``): padding
+        rows write nothing into per-client state. Same law and same per-``(seed, t)``
+        determinism as the default; the same numbers when the problem draws no random
+        numbers or every pair participates. Still read back each round, by design: CA-Fed's
+        weights (the greedy exclusion of its Algorithm 1 runs a data-dependent number of
+        passes, its availability estimates are NumPy), the selectors' policies (E3CS,
+        Pow-d: NumPy generators and state on the host), the client-index check of a data
+        problem's ``batch_losses`` and ``indexed_grad`` (CA-Fed's mini-batch losses,
+        training by epochs), and a recorder's value (``record``). On CUDA, the rounds of
+        FedAvg, MIFA, FedVARP and MimiC with constant step sizes and plain SGD are replayed
+        from a CUDA graph recorded once per capacity (the generator reseeded per round: the
+        same numbers).
     max_seconds : float, optional
         Time cap of the run in seconds; default: the environment variable
         ``FEDTHEORY_MAX_SECONDS``, else 10 minutes. A run whose optimistic estimate
