@@ -84,6 +84,8 @@ EXTRA = {
     "fedavg-epochs": FedAvg(AverageAll(), local_steps=2, lr=0.3,
                             training=Training(client=MOMENTUM, local="epochs", batch_size=8)),
     "f3ast-online": FedAvg(F3astOnline(np.full(N, 1 / N), clients=2), local_steps=2, lr=0.3),
+    "cafed-first": CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4), local_steps=2,
+                         lr=0.3, full_first_round=True),
     "cafed-momentum": CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4), local_steps=2,
                             lr=0.3, training=Training(client=MOMENTUM)),
 }  # fmt: skip
@@ -92,13 +94,14 @@ and the optimiser path (momentum buffers kept per client, or fresh each round; e
 EVERY = {**ALGS, **EXTRA}
 """Every algorithm family and option the static round must cover."""
 SELECTING = {"fedlaavg", "fedlaavg-first", "cafed-oracle", "cafed-prior", "cafed-momentum",
-             "e3cs", "pow-d"}  # fmt: skip
+             "cafed-first", "e3cs", "pow-d"}  # fmt: skip
 """Algorithms whose workers are a strict subset of the available clients: the capacity
 (from the availability count) leaves padding rows even when every client is available."""
 HOST_SIDE = {
     "cafed-oracle": ("optim/greedy.py", "problems/data_backed.py"),
     "cafed-prior": ("optim/greedy.py", "problems/data_backed.py"),
     "cafed-momentum": ("optim/greedy.py", "problems/data_backed.py"),
+    "cafed-first": ("optim/greedy.py", "problems/data_backed.py"),
     "pow-d": ("sim/selection/",),
     "e3cs": ("sim/selection/",),  # none on the CPU; on a GPU the mask's copy to the host
     "fedavg-epochs": ("problems/data_backed.py",),
@@ -191,6 +194,26 @@ def test_padding_rows_change_no_per_client_state(key):
                                     rng.torch_generator(0, t, rng.GRADIENT_NOISE))  # fmt: skip
         _assert_same_state(default, static)
     assert not overflow
+
+
+def test_fedlaavg_capacity_is_its_selection_not_the_available_clients(monkeypatch):
+    """FedLaAvg selects at most K clients per replicate: the static capacity is bounded by
+    RK instead of the available count (its padding would be most of the round), no round
+    overflows (no rerun), and the run equals the default."""
+    algorithm = FedLaAvg(clients_per_round=2, local_steps=2, lr=0.3)
+    sizes, flags = [], []
+    static_round = gather.static
+
+    def watched(size, overflow):
+        sizes.append(size)
+        flags.append(overflow)
+        return static_round(size, overflow)
+
+    monkeypatch.setattr(gather, "static", watched)
+    default, static = _both(FULL_BATCH, PROCESSES["always"], algorithm)
+    _assert_same_run(default, static)
+    assert sizes == [3 * 2] * 10  # R K = 6 of the 18 available pairs, each round gathered once
+    assert not any(bool(f) for f in flags)
 
 
 def test_overflowing_rounds_are_replayed_with_every_pair():

@@ -203,6 +203,12 @@ class LocalTraining:
         pairs, delta = self.local_updates(problem, w, mask, t, generator)
         return self.server_update(w, _weighted_sum(q, pairs, delta), t)
 
+    def _most_workers(self, replicates: int) -> int | None:
+        """The most (replicate, client) pairs that can work in a round of ``replicates``
+        replicates besides a forced full first round (a static round's capacity needs no
+        more), or None: as many as are available."""
+        return None
+
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v

@@ -63,6 +63,10 @@ class FedLaAvg(LocalTraining):
     def __post_init__(self) -> None:
         super().__post_init__()
 
+    def _most_workers(self, replicates: int) -> int:
+        """At most :math:`K` clients per replicate work (a static round's capacity)."""
+        return replicates * self.clients_per_round
+
     @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
         r, n = w0.shape[0], problem.num_clients

@@ -332,13 +332,17 @@ def _round(run: _Run, state, problem, algorithm, mask: torch.Tensor, t: int, che
 
 def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0: int):
     """The rounds of a chunk ``mask [R, T, N]`` with static shapes (:mod:`fedtheory.sim.
-    _gather`): each round's capacity from its availability count (on the host already),
+    _gather`): each round's capacity from its availability count (on the host already;
+    at most the algorithm's ``_most_workers``, e.g. FedLaAvg's :math:`K` per replicate),
     its finiteness and overflow flags kept on the device and read back once for the chunk.
     If a round overflowed or diverged, the chunk is rerun from its first state, with
     every pair gathered in the rounds that overflowed and the checks of :func:`_round`
     (the same numbers, so the same DivergenceError as a run checked every round)."""
     replicates, rounds, n = mask.shape
     counts = run.available[:, t0 : t0 + rounds].sum(0).tolist()  # [T] on the host
+    most = getattr(algorithm, "_most_workers", lambda r: None)(replicates)  # e.g. FedLaAvg's K
+    if most is not None:  # (a forced full first round gathers every pair whatever its size)
+        counts = [min(c, most) for c in counts]
     sizes = [gather.capacity(c, replicates * n) for c in counts]
     replaying = capture.replayable(algorithm, run.device, t0 + 1)
     start, weight_sum = capture.copied(state) if replaying else state, run.weight_sum
