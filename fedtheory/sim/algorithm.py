@@ -76,6 +76,14 @@ def round_arguments(state: type) -> dict[str, Constraint]:
     )
 
 
+def _weighted_sum(q: torch.Tensor, pairs: gather.Pairs, values: torch.Tensor) -> torch.Tensor:
+    r""":math:`\sum_kq_kv_k` ``[R, d]`` of the rows ``values [M, d]`` of ``pairs`` with
+    weights ``q [R, N]`` (padding rows add exact zeros, whatever their weight)."""
+    rep, cli = pairs.rep, pairs.cli
+    weighted = gather.where_valid(q[rep, cli, None] * values, pairs)
+    return _sum_per_replicate(weighted, rep, cli, tuple(q.shape))
+
+
 @runtime_checkable
 class Algorithm(Protocol):
     name: str
@@ -180,22 +188,22 @@ class LocalTraining:
         mask: torch.Tensor,
         t: int,
         generator: torch.Generator | None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(rep [M], cli [M], Delta [M, d])`` for the participating pairs of ``mask [R, N]``
-        only (the cost follows the number of participants, not N)."""
-        rep, cli = mask.nonzero(as_tuple=True)
-        if rep.numel() == 0:
-            return rep, cli, w.new_zeros(0, w.shape[-1])
-        delta = sgd_updates(
-            problem,
-            w[rep],
-            cli,
-            steps=self.local_steps,
-            lr=self.client_lr(t),
-            prox=self.prox,
-            generator=generator,
-        )
-        return rep, cli, delta
+    ) -> tuple[gather.Pairs, torch.Tensor]:
+        """The participating pairs of ``mask [R, N]`` (:func:`~fedtheory.sim._gather.pairs`)
+        and their updates ``Delta [M, d]``, each from its replicate's model ``w [R, d]``, or
+        from its own model where ``w [R, N, d]`` holds one per client (FedAWE). The cost
+        follows the number of participants, not N. In a static round the pairs fill a fixed
+        capacity, the padding rows of ``Delta`` are zero and the local steps are batched
+        torch operations that read nothing back from the device."""
+        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+        rep, cli = pairs.rep, pairs.cli
+        if pairs.valid is None and rep.numel() == 0:  # the default round: nobody works
+            return pairs, w.new_zeros(0, w.shape[-1])
+        start = w[rep] if w.dim() == 2 else w[rep, cli]  # [M, d]
+        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
+                            prox=self.prox, generator=generator,
+                            fused=pairs.valid is None)  # fmt: skip
+        return pairs, gather.where_valid(delta, pairs)  # padding rows: exact zeros
 
     @declare(**ROUND, q=WEIGHTS, finite_result=True)
     def weighted_round(
@@ -207,22 +215,17 @@ class LocalTraining:
         t: int,
         generator: torch.Generator | None,
     ) -> torch.Tensor:
-        r"""The pairs of ``mask [R, N]`` train locally, then
+        r"""The pairs of ``mask [R, N]`` train locally (:meth:`local_updates`), then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
-        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
-        batched torch operations that read nothing back from the device."""
-        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
-            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
-            rep, cli = pairs.rep, pairs.cli
-            lr = self.client_lr(t)
-            delta = sgd_updates(problem, w[rep], cli, steps=self.local_steps, lr=lr,
-                                prox=self.prox, generator=generator, fused=False)  # fmt: skip
-            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
-        else:
-            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
-        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
-        return self.server_update(w, v, t)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
+        pairs, delta = self.local_updates(problem, w, mask, t, generator)
+        return self.server_update(w, _weighted_sum(q, pairs, delta), t)
+
+    def _most_workers(self, replicates: int) -> int | None:
+        """The most (replicate, client) pairs that can work in a round of ``replicates``
+        replicates besides a forced full first round (a static round's capacity needs no
+        more), or None: as many as are available."""
+        return None
 
     @declare("t", w=Tensor(dtype="floating", ndim=2), v=Tensor(dtype="floating", like="w"),
              finite_result=True)  # fmt: skip
@@ -256,8 +259,9 @@ class LocalTraining:
         buffers."""
         if opt is None:
             return self.weighted_round(problem, w, q, mask, t, generator), None
-        rep, cli = mask.nonzero(as_tuple=True)
-        if rep.numel() == 0:
+        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+        rep, cli = pairs.rep, pairs.cli
+        if pairs.valid is None and rep.numel() == 0:
             return w, opt
         tr, client = self.training, opt.client
         start = (
@@ -268,14 +272,20 @@ class LocalTraining:
         delta, after = local_training(problem, w[rep], cli, start, steps=self.local_steps,
                                       lr=self.client_lr(t), prox=self.prox, training=tr,
                                       generator=generator)  # fmt: skip
-        if tr.persistent:
-            buffer, started = client.buffer.clone(), client.started.clone()
-            buffer[rep, cli], started[rep, cli] = after.buffer, after.started
+        if tr.persistent:  # a padding row writes its client's buffers back unchanged
+            buffer = client.buffer.index_put(
+                (rep, cli), gather.where_valid(after.buffer, pairs, start.buffer)
+            )
+            started = client.started.index_put(
+                (rep, cli), gather.where_valid(after.started, pairs, start.started)
+            )
             client = SGDState(buffer, started)
-        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
+        v = _weighted_sum(q, pairs, delta)  # [R, d]
         w_next, server = sgd_step(
             w, -v, opt.server, lr=self.server_rate(t), opt=tr.server, active=mask.any(-1)
         )
         if self.radius is not None:
             w_next = ball_projection(w_next, self.radius)
+        if pairs.valid is not None:  # the default round returns early when nobody works
+            w_next = torch.where(mask.any(), w_next, w)
         return w_next, TrainingState(client, server)
