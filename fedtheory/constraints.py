@@ -377,7 +377,8 @@ class Array(Constraint):
     every entry of the declared shape, e.g. a constant quota). ``high`` may also be a
     function of the arguments checked before (``lambda a: a["k"] / a["n"]``).
     ``copy=False`` returns a float64 NumPy array as given (a large result record's arrays,
-    not duplicated)."""
+    not duplicated). With a leading ``...`` in ``shape``, ``ndim`` may list the allowed
+    numbers of dimensions (``(2, 3)``: ``[R, d]`` or ``[R, N, d]``)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
                  high_open=False, min_size=1, integer=False, broadcast=None, like=None,
@@ -415,8 +416,8 @@ class Array(Constraint):
             dims = ["any" if s is None else str(s) for s in shape]
             what += " of shape (" + ", ".join(["...", *dims] if self.leading else dims)
             what += ",)" if len(dims) == 1 and not self.leading else ")"
-        elif self.ndim is not None:
-            what += f" with {self.ndim} dimension(s)"
+        if self.ndim is not None and (shape is None or self.leading):
+            what += f" with {' or '.join(map(str, self._ndims()))} dimension(s)"
         if self.broadcast is not None:
             other = tuple(np.shape(args.get(self.broadcast)))
             what += f" broadcasting with '{self.broadcast}' {other}"
@@ -450,7 +451,7 @@ class Array(Constraint):
             return None
         if self.scalar and a.ndim == 0:
             return a if np.isfinite(a) and self._entries(args)._inside(float(a)) else None
-        if self.ndim is not None and a.ndim != self.ndim:
+        if self.ndim is not None and a.ndim not in self._ndims():
             return None
         want = self._want_shape(args)
         if want is not None:
@@ -497,9 +498,17 @@ class Array(Constraint):
     def _edge(self, a: np.ndarray) -> object:
         return a
 
+    def _ndims(self) -> tuple[int, ...]:
+        """The allowed numbers of dimensions (``ndim``, one or several)."""
+        return tuple(self.ndim) if isinstance(self.ndim, tuple) else (self.ndim,)
+
     def example(self, args):
         want = self._want_shape(args)
-        shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
+        lead = min(self._ndims()) - len(want or ()) if self.ndim is not None else 0
+        if want:
+            shape = (2,) * max(lead, 0) + tuple(2 if s is None else s for s in want)
+        else:
+            shape = (2,) * (min(self._ndims()) if self.ndim is not None else 1)
         if self.like is not None and args.get(self.like) is not None:
             shape = tuple(np.shape(args[self.like]))
         value = self._entries(args).example(args)
@@ -613,7 +622,7 @@ class Tensor(Array):
             return None
         if value.device.type != "cpu" or self._shape_only():
             want = self._want_shape(args)
-            if self.ndim is not None and value.dim() != self.ndim:
+            if self.ndim is not None and value.dim() not in self._ndims():
                 return None
             if want is not None and value.dim() < len(want) or value.numel() < self.min_size:
                 return None

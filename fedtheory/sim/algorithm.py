@@ -125,6 +125,8 @@ ROUND = dict(
 """The declared arguments of a round of :class:`LocalTraining`: the server models
 ``w [R, d]`` (finite), round ``t``'s ``mask [R, N]`` and the generator (the simulator's
 rounds run them trusted, unchecked)."""
+CLIENT_MODELS = Tensor(dtype="floating", shape=(..., "problem.dim"), ndim=(2, 3))
+"""The models local training starts from: ``w [R, d]``, or one per client ``[R, N, d]``."""
 WEIGHTS = Tensor(dtype="floating", shape=("w[0]", "problem.num_clients"))
 """A round's aggregation weights ``q [R, N]``."""
 
@@ -180,7 +182,7 @@ class LocalTraining:
             return torch.ones_like(mask, dtype=torch.bool)
         return mask.to(torch.bool)
 
-    @declare(**ROUND, finite_result=True)
+    @declare(**{**ROUND, "w": CLIENT_MODELS}, finite_result=True)
     def local_updates(
         self,
         problem: FederatedProblem,
