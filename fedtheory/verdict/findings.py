@@ -183,16 +183,20 @@ def distinct_runs(runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {" = ".join(names): values for names, values in groups}
 
 
-@declare(
-    claim=Label(),
-    reference=Label(),
-    samples=SAMPLES,
-    baseline=SAMPLES,
-    relation=Option("<", ">"),
-    confidence=LEVEL,
-    power=POWER,
-    differs=Texts(),
-)
+FINDING = {
+    "claim": Label(),
+    "reference": Label(),
+    "samples": SAMPLES,
+    "baseline": SAMPLES,
+    "relation": Option("<", ">"),
+    "differs": Texts(),
+}
+"""A finding's row: its claim and reference, ``samples [S, R_X]`` against ``baseline
+[S, R_Y]``, the ordering stated and the open set-up differences (:func:`compare_finding`,
+:class:`FindingSpec`)."""
+
+
+@declare(confidence=LEVEL, power=POWER, **FINDING)
 def compare_finding(
     claim: str,
     reference: str,
@@ -262,14 +266,7 @@ def compare_finding(
     )  # fmt: skip
 
 
-@declare(
-    claim=Label(),
-    reference=Label(),
-    samples=SAMPLES,
-    baseline=SAMPLES,
-    relation=Option("<", ">"),
-    differs=Texts(),
-)
+@declare(**FINDING)
 @dataclass(frozen=True)
 class FindingSpec:
     """One row of a table of findings for :func:`compare_findings` (the arguments of
