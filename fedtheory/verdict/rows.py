@@ -42,8 +42,9 @@ class Verdict(str, Enum):
 MEASURED = ExtendedReal()
 """A measured value or its bound as a row holds it: a real number, where NaN (a measurement
 that failed or diverged) is *violated* by the rule and ``inf`` is a vacuous bound."""
-RELATIONS = ("<=", "==", "<", ">")
-"""A row's relation: an upper bound, an exact statement, an empirical ordering either way."""
+RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
+"""A row's relation: an upper bound, an exact statement, an empirical ordering either way;
+an erratum's comparison may also read ``>=`` or ``!=`` (``validation/errata``)."""
 
 
 @declare(measured=MEASURED, bound=MEASURED)
@@ -79,7 +80,7 @@ class Comparison:
 
     claim: str
     reference: str
-    relation: str  # "<=" (upper bound), "==" (exact statement), "<" (empirical ordering)
+    relation: str  # "<=" (upper bound), "==" (exact statement), "<" (empirical ordering): RELATIONS
     measured: float
     bound: float
     verdict: Verdict
