@@ -15,10 +15,10 @@ from fedtheory.constraints import (
     Column,
     DefinedFunction,
     ExtendedReal,
-    Interval,
     JsonMapping,
     SequenceOf,
     Size,
+    Support,
     Texts,
     declare,
 )
@@ -37,8 +37,7 @@ TABLE = pd.DataFrame({"x": [1.0, 2.0], "measured": [0.5, 0.7]})
 KINDS = {
     "extended real": ExtendedReal(),
     "extended real, no NaN": ExtendedReal(nan=False),
-    "interval": Interval(),
-    "interval, infinite ends": Interval(infinite=True),
+    "support": Support(),
     "sequence": SequenceOf(),
     "sequence of sizes": SequenceOf(Size(), min_size=1),
     "texts": Texts(),
@@ -74,13 +73,13 @@ def test_extended_reals_keep_nan_and_inf_but_refuse_what_is_not_a_real():
         f(1.0, math.nan)
 
 
-def test_intervals_sequences_and_texts_convert_without_rewriting():
-    assert Interval(infinite=True).check([0, math.inf], "s", "f", {}) == (0.0, math.inf)
+def test_supports_sequences_and_texts_convert_without_rewriting():
+    assert Support().check([0, math.inf], "s", "f", {}) == (0.0, math.inf)
     assert SequenceOf(Size()).check((2, 3), "r", "f", {}) == (2, 3)  # a tuple stays one
     assert SequenceOf(Size()).check([2, 3], "r", "f", {}) == [2, 3]
     assert Texts().check(["a: b"], "d", "f", {}) == ("a: b",)
     with pytest.raises(ParameterError, match=r"low <= high"):
-        Interval().check((1.0, 0.0), "s", "f", {})
+        Support().check((1.0, 0.0), "s", "f", {})
 
 
 def test_json_settings_and_defined_functions():

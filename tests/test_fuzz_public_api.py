@@ -30,6 +30,7 @@ import signal
 import tempfile
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from types import SimpleNamespace
@@ -49,11 +50,15 @@ from fedtheory.io import import_file, load_npz, save_npz
 from fedtheory.optim import WeightInstance, WeightProgram
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.optim.implicit import polish_weights
+from fedtheory.problems.ball import Ball
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.memory import empty_table
+from fedtheory.sim.optimizer import SGD, Training
+from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.sweep.executor import DaskExecutor, Sequential
 from fedtheory.verdict import (
@@ -196,6 +201,7 @@ def _pool() -> list[Any]:
     return objects
 
 
+RUN_RECORD = RunRecord(np.zeros((1, 3, 2)), None, {"gap": np.ones((1, 3))}, {"rounds": 2})
 PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
     PLAIN_WEIGHTS,
@@ -209,6 +215,9 @@ EXTRA_INSTANCES = [
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
+    SGD(momentum=0.5),
+    Training(),
+    RUN_RECORD,
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -239,6 +248,12 @@ def _states() -> list[Any]:
 POOL += _states()
 
 
+def _saved(record: RunRecord) -> Path:
+    path = Path(tempfile.mkdtemp()) / "run.npz"
+    record.save(path)
+    return path
+
+
 def _file(name: str, text: str = "") -> Path:
     path = Path(tempfile.mkdtemp()) / name
     if name.endswith(".npz"):
@@ -248,7 +263,11 @@ def _file(name: str, text: str = "") -> Path:
     return path
 
 
+LOGISTIC = _instance_of(LogisticRegressionProblem)
 EXTRA_CALLS = {
+    "fedtheory.problems.logistic:LogisticRegressionProblem.curvature_on_ball": (
+        LOGISTIC.curvature_on_ball, {"ball": Ball(np.zeros(LOGISTIC.dim), 1.0)}),
+    "fedtheory.sim.record:RunRecord.load": (RunRecord.load, {"path": _saved(RUN_RECORD)}),
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
@@ -357,14 +376,18 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _finite(result: Any, depth: int = 0) -> bool:
+    """Whether a result holds no NaN or inf: a number, an array, a tensor, or a tuple, a
+    NamedTuple, a mapping or a dataclass record of them (three levels deep)."""
     if isinstance(result, float | np.floating):
         return math.isfinite(result)
     if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
         return bool(np.isfinite(result).all())
     if isinstance(result, torch.Tensor) and result.is_floating_point():
         return bool(torch.isfinite(result).all())
-    if depth < 3 and isinstance(result, tuple | list):
+    if depth < 3 and isinstance(result, tuple | list):  # NamedTuple records included
         return all(_finite(v, depth + 1) for v in result[:20])
+    if depth < 3 and isinstance(result, Mapping):
+        return all(_finite(v, depth + 1) for v in list(result.values())[:20])
     if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
         return all(_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
     return True

@@ -39,6 +39,7 @@ from fedtheory.constraints import (
     Bool,
     Function,
     Instance,
+    Interval,
     MappingOf,
     Text,
     declare,
@@ -109,15 +110,22 @@ class Real:
     high: float
 
 
+@record(
+    measured=RealIn(nan=True),
+    constants=MappingOf(),
+    interval=Interval(none=True),
+    magnitude=RealIn(0.0),
+)
 @dataclass(frozen=True)
 class Measurement:
     r"""What a family's ``evaluate`` returns: the measured quantity and the constants.
 
     ``measured`` is exact, or for a Monte-Carlo family the mean over replicates with its 95%
-    confidence ``interval``. ``constants`` holds every parameter of the theorem (and any
-    other constant worth printing); ``magnitude`` is the largest magnitude that entered the
-    computation of either side (e.g. :math:`F(w)` and :math:`F^*` when the measured value is
-    their difference), which sets the rounding floor."""
+    confidence ``interval`` (finite, low <= high); NaN only where the instance lies outside
+    the theorem's hypotheses (never measured), never ``inf``. ``constants`` holds every
+    parameter of the theorem (and any other constant worth printing); ``magnitude`` is the
+    largest magnitude that entered the computation of either side (e.g. :math:`F(w)` and
+    :math:`F^*` when the measured value is their difference), which sets the rounding floor."""
 
     measured: float
     constants: Mapping[str, float] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from fedtheory.constraints import Array, Integer, Interval, Option, Real, Size, declare
+from fedtheory.constraints import Array, Integer, Option, Real, Size, Support, declare
 from fedtheory.errors import ParameterError
 
 INTERVAL_KINDS = ("auto", "t", "binomial", "bootstrap")
@@ -49,7 +49,7 @@ def mean_confidence_interval(samples, confidence: float = 0.95) -> tuple[float, 
     mean=Array(ndim=1),
     low=Array(shape=("mean[0]",)),
     high=Array(shape=("mean[0]",)),
-    support=Interval(infinite=True, none=True),
+    support=Support(none=True),
 )
 @dataclass(frozen=True)
 class MeanIntervals:
@@ -88,7 +88,7 @@ def _as_points(samples, owner: str) -> np.ndarray:
     samples=SAMPLES,
     confidence=LEVEL,
     kind=Option(*INTERVAL_KINDS),
-    support=Interval(infinite=True, none=True),
+    support=Support(none=True),
     seed=Integer(0),
 )
 def mean_intervals(

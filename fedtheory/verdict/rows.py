@@ -68,7 +68,7 @@ def format_ratio(measured: float, bound: float) -> str:
     bound=MEASURED,
     verdict=Instance(Verdict),
     detail=Label(),
-    interval=Interval(infinite=True, none=True),
+    interval=Interval(none=True),
     setup_differs=Texts(),
     source=Option("paper", "comparison"),
     erratum=Label(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.constraints import Array, Bool, Integer, Interval, Label, Option, Real, declare
+from fedtheory.constraints import Array, Bool, Integer, Label, Option, Real, Support, declare
 from fedtheory.errors import ParameterError
 from fedtheory.verdict.intervals import (
     INTERVAL_KINDS,
@@ -160,7 +160,7 @@ RANDOM = {
     "assumptions_hold": Bool(),
     "confidence": LEVEL,
     "interval": Option(*INTERVAL_KINDS),
-    "support": Interval(infinite=True, none=True),
+    "support": Support(none=True),
     "seed": Integer(0),
 }
 """The parameters every random row shares (:func:`compare_mean_upper_bound`,
