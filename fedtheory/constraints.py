@@ -1309,7 +1309,7 @@ class Support(Constraint):
                 ("strings", ("0", "1")), ("string", "01")]  # fmt: skip
 
     def example(self, args):
-        return (0.0, math.inf)
+        return (0.0, 1.0)
 
 
 class SequenceOf(Constraint):
