@@ -1265,3 +1265,183 @@ class Label(Text):
 
     def hostile(self):
         return [*Constraint.hostile(self), ("int", 1), ("bytes", b"x")]
+
+
+# kinds added for sweep/verdict/tightness --------------------------------------------------
+class ExtendedReal(Real):
+    """A real number that may be infinite and, with ``nan=True``, NaN: a measured value
+    next to its bound, where NaN (a measurement that failed or diverged) is judged
+    *violated* by design and ``inf`` is a vacuous bound; never a string, a bool or a
+    complex number. Returned as a float."""
+
+    def __init__(self, *, nan: bool = True, none: bool = False):
+        super().__init__(none=none)
+        self.nan = nan
+
+    def describe(self, args):
+        return "a real number (" + ("NaN, " if self.nan else "") + "inf and -inf included)"
+
+    def convert(self, value, args):
+        x = _number(value)
+        return None if x is None or (math.isnan(x) and not self.nan) else x
+
+    def hostile(self):
+        bad = [h for h in super().hostile() if h[0] not in ("nan", "inf", "-inf")]
+        return bad if self.nan else [*bad, ("nan", math.nan)]
+
+    def edges(self, valid):
+        return []
+
+
+class Support(Constraint):
+    """The support of a quantity: a pair ``(low, high)`` of real numbers with ``low <=
+    high``, either end possibly infinite (``(0, inf)`` for a squared error), never NaN;
+    returned as a tuple of floats (:class:`Interval` is a finite pair)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a pair (low, high) of real numbers (either may be infinite) with low <= high"
+
+    def convert(self, value, args):
+        if isinstance(value, (str, bytes, Mapping)) or len(value) != 2:  # TypeError: refused
+            return None
+        pair = tuple(_number(v) for v in value)
+        if any(v is None or math.isnan(v) for v in pair):
+            return None
+        return pair if pair[0] <= pair[1] else None
+
+    def hostile(self):
+        return [*super().hostile(), ("one number", 0.5), ("three", (0.0, 0.5, 1.0)),
+                ("reversed", (1.0, 0.0)), ("nan end", (0.0, math.nan)),
+                ("strings", ("0", "1")), ("string", "01")]  # fmt: skip
+
+    def example(self, args):
+        return (0.0, 1.0)
+
+
+class SequenceOf(Constraint):
+    """A list or tuple (never a string, a mapping or a one-shot iterator) whose every entry
+    ``entries`` (a :class:`Constraint`, or ``None`` for any value) accepts, at least
+    ``min_size`` of them; returned as a list (a tuple if given one) of the converted
+    entries."""
+
+    def __init__(self, entries: Constraint | None = None, *, min_size: int = 0, none=False):
+        self.entries, self.min_size, self.none = entries, min_size, none
+
+    def describe(self, args):
+        what = "a list" + (f" of at least {self.min_size} entries" if self.min_size else "")
+        return what if self.entries is None else f"{what}, each {self.entries.describe(args)}"
+
+    def convert(self, value, args):
+        if not isinstance(value, (list, tuple)) or len(value) < self.min_size:
+            return None
+        out = (
+            list(value)
+            if self.entries is None
+            else [self.entries.convert(v, args) if v is not None else None for v in value]
+        )
+        if self.entries is not None and any(v is None for v in out):
+            return None
+        return tuple(out) if isinstance(value, tuple) else out
+
+    def hostile(self):
+        bad = [*super().hostile(), ("string", "ab"), ("mapping", {"a": 1}), ("number", 1.0)]
+        bad += [("empty", [])] if self.min_size else []
+        return bad + ([("bad entry", [object()])] if self.entries is not None else [])
+
+    def example(self, args):
+        if self.entries is None:
+            return [1.0] * max(self.min_size, 2)
+        return [self.entries.example(args)] * max(self.min_size, 1)
+
+
+class Texts(Constraint):
+    """A sequence of non-empty strings (never a bare string), returned as a tuple; empty
+    allowed (``()``: none)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a sequence (list or tuple) of non-empty strings"
+
+    def convert(self, value, args):
+        if not isinstance(value, (list, tuple)):
+            return None
+        return tuple(value) if all(isinstance(v, str) and v for v in value) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("string", "a: b"), ("empty entry", ("",)), ("int", (1,))]
+
+    def example(self, args):
+        return ()
+
+
+class JsonMapping(MappingOf):
+    """A mapping of string names to JSON values (finite numbers, strings, bools, ``None``
+    and lists or mappings of them): settings passed to every task of a sweep and hashed in
+    its resume key. ``None`` gives ``{}``."""
+
+    def describe(self, args):
+        return "a mapping (dict) of string names to JSON values (finite numbers, strings, bools)"
+
+    def convert(self, value, args):
+        import json
+
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            return None
+        json.dumps(dict(value), allow_nan=False)  # TypeError or ValueError: refused
+        return dict(value)
+
+    def hostile(self):
+        return [*super().hostile(), ("nan value", {"a": math.nan}), ("int key", {1: 2})]
+
+
+class DefinedFunction(Function):
+    """A function defined with ``def`` or ``lambda`` (not a ``functools.partial``, a builtin
+    or a class): what a sweep hashes by its source to know when its results are stale."""
+
+    def describe(self, args):
+        return "a function defined with def or lambda (pass constants as settings)"
+
+    def convert(self, value, args):
+        import types
+
+        return value if isinstance(value, types.FunctionType) else None
+
+    def hostile(self):
+        import functools
+
+        return [*super().hostile(), ("builtin", abs), ("partial", functools.partial(max, 0))]
+
+
+class Column(Constraint):
+    """The name of a column of the table given as parameter ``table`` (a pandas
+    DataFrame, checked before); ``many=True`` also a list of names, returned as a list."""
+
+    def __init__(self, table: str, *, many: bool = False, none: bool = False):
+        self.table, self.many, self.none = table, many, none
+
+    def describe(self, args):
+        columns = list(getattr(args.get(self.table), "columns", []))
+        what = "a column name" + (" or a list of them" if self.many else "")
+        return f"{what} of '{self.table}' {columns}"
+
+    def convert(self, value, args):
+        columns = set(getattr(args.get(self.table), "columns", []))
+        names = value if self.many and isinstance(value, (list, tuple)) else [value]
+        if not names or not all(isinstance(n, str) and n in columns for n in names):
+            return None
+        return list(names) if self.many else value
+
+    def hostile(self):
+        bad = [*super().hostile(), ("unknown", "no-such-column"), ("int", 1)]
+        return [*bad, ("empty list", [])] if self.many else bad
+
+    def example(self, args):
+        columns = list(getattr(args.get(self.table), "columns", []))
+        if not columns:
+            raise LookupError(f"no column of '{self.table}' to name")
+        return [columns[0]] if self.many else columns[0]

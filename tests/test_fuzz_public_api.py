@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,6 +41,7 @@ import pytest
 import torch
 
 import fedtheory
+from fedtheory import tightness
 from fedtheory.availability import TraceReplay
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, constraints_of
@@ -58,7 +60,17 @@ from fedtheory.sim.memory import empty_table
 from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
-from fedtheory.verdict import Comparison, Verdict
+from fedtheory.sweep.executor import DaskExecutor, Sequential
+from fedtheory.verdict import (
+    Comparison,
+    FindingSpec,
+    Verdict,
+    compare_findings,
+    compare_mean_equal,
+    compare_mean_upper_bound,
+    replicate_until_decided,
+    rounding_floor,
+)
 from tests.test_public_api_contract import CONTRACT, EXEMPT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -271,6 +283,58 @@ EXTRA_CALLS = {
 }  # fmt: skip
 """Valid calls outside the contract table that the declarations' examples cannot build
 (a file that exists with valid content)."""
+
+
+# sweep, verdict, tightness: valid calls that need a live object or a related value --------
+class _StubClient:
+    """What DaskExecutor reads of a ``distributed.Client`` (no cluster is started)."""
+
+    scheduler = SimpleNamespace(address="tcp://stub:8786")
+    dashboard_link = None
+
+    def scheduler_info(self):
+        return {"workers": {}}
+
+    def map(self, fn, items, pure=True):
+        raise OSError("a stub client runs nothing")
+
+    def cancel(self, futures):
+        pass
+
+
+_VV = "fedtheory.verdict."
+_SEARCH = tightness.search(tightness.FAMILIES["divergences.tv_chi_square"], budget=3)
+_WORST = _SEARCH.worst
+_POINT = {"integers": dict(_WORST.integers), "reals": _WORST.vector()}
+_SPEC = FindingSpec("c", "r", [[1.0, 2.0], [2.0, 3.0], [1.5, 1.0]], np.zeros((3, 2)))
+_MEAN_ROW = {"claim": "c", "reference": "r", "samples": np.array([0.1, 0.2, 0.4])}
+EXTRA_CALLS |= {
+    f"{_VV}adaptive:replicate_until_decided": (replicate_until_decided, {
+        "draw": lambda batch, size: np.full(size, 0.1 * batch),
+        "judge": lambda x, level: compare_mean_upper_bound("c", "r", x, 1.0, confidence=level),
+        "cap": 4, "start": 2}),
+    f"{_VV}findings:compare_findings": (compare_findings, {"specs": [_SPEC]}),
+    f"{_VV}rounding:rounding_floor": (rounding_floor, {"ulps": 64.0}),
+    f"{_VV}rows:Comparison": (Comparison, {
+        "claim": "c", "reference": "r", "relation": "<=", "measured": 0.5, "bound": 1.0,
+        "verdict": Verdict.HOLDS}),
+    f"{_VV}statements:compare_mean_upper_bound": (
+        compare_mean_upper_bound, {**_MEAN_ROW, "bound": 1.0}),
+    f"{_VV}statements:compare_mean_equal": (
+        compare_mean_equal, {**_MEAN_ROW, "predicted": 0.2, "margin": 0.5}),
+    "fedtheory.sweep.executor:DaskExecutor": (DaskExecutor, {"client": _StubClient()}),
+    "fedtheory.sweep.executor:DaskExecutor.lost": (
+        DaskExecutor(_StubClient()).lost, {"error": OSError("gone")}),
+    "fedtheory.tightness.engine:Point.as_dict": (
+        _WORST.as_dict, {"family": tightness.FAMILIES["divergences.tv_chi_square"]}),
+    "fedtheory.tightness.engine:SearchResult.save": (
+        _SEARCH.save, {"path": Path(tempfile.mkdtemp()) / "search.json"}),
+    "fedtheory.tightness.family:Family.describe": (
+        tightness.FAMILIES["divergences.tv_chi_square"].describe, _POINT),
+    "fedtheory.tightness.family:Family.measure": (
+        tightness.FAMILIES["divergences.tv_chi_square"].measure, {**_POINT, "seed": 0}),
+}  # fmt: skip
+POOL += [DaskExecutor(_StubClient()), Sequential()]
 
 
 def _owner_class(key: str) -> type | None:
