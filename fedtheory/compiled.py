@@ -51,7 +51,9 @@ if _UserCacheLocator not in _locators:  # after NUMBA_CACHE_DIR, before the in-t
     function=Function(none=True),
     boundscheck=Bool(none=True),
     nogil=Bool(),
-    fastmath=Either(Bool(), SequenceOf(Option(*FAST_MATH), plural="LLVM fast-math flags")),
+    fastmath=Either(
+        Bool(), SequenceOf(Option(*FAST_MATH), min_size=1, plural="LLVM fast-math flags")
+    ),
     error_model=Option("python", "numpy"),
 )
 def njit(function=None, *, boundscheck=None, nogil=False, fastmath=False, error_model="python"):

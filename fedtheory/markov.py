@@ -182,7 +182,7 @@ def two_state_matrix(pi, lam) -> np.ndarray:
     return np.stack([np.stack([1.0 - c, c], -1), np.stack([1.0 - a, a], -1)], -2)
 
 
-@declare(matrices=SequenceOf(StochasticMatrix(), plural="transition matrices"))
+@declare(matrices=SequenceOf(StochasticMatrix(), min_size=1, plural="transition matrices"))
 def kron_chain(matrices) -> np.ndarray:
     r"""Transition matrix of independent chains run side by side, :math:`P=\bigotimes_kP_k`.
 

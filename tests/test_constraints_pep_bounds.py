@@ -24,9 +24,9 @@ from fedtheory.constraints import (
 from fedtheory.errors import ParameterError
 
 KINDS = {
-    "sequence": SequenceOf(StochasticMatrix()),
+    "sequence": SequenceOf(StochasticMatrix(), min_size=1),
     "sequence, may be empty": SequenceOf(Real(), min_size=0),
-    "either": Either(Bool(), SequenceOf(Real())),
+    "either": Either(Bool(), SequenceOf(Real(), min_size=1)),
     "either, or None": Either(Array(), Instance(complex), none=True),
     "exemplified": Exemplified(Instance(dict), lambda args: {"made": True}),
     "real up to": RealUpTo(0.0, 1.0, high_open=True),
@@ -48,23 +48,22 @@ def test_hostile_values_are_refused_with_one_line_and_the_example_accepted(kind)
         assert re.search(r"Got .* instead\.$", message), label
 
 
-def test_a_sequence_names_the_refused_item_and_keeps_what_it_does_not_convert():
-    f = declare(ms=SequenceOf(StochasticMatrix(), plural="matrices"))(lambda ms: ms)
-    with pytest.raises(ParameterError, match=r"'ms\[1\]' parameter .* row sums equal to 1"):
+def test_a_sequence_reads_a_set_or_an_array_as_its_entries():
+    f = declare(ms=SequenceOf(StochasticMatrix(), min_size=1, plural="matrices"))(lambda ms: ms)
+    with pytest.raises(ParameterError, match=r"'ms' parameter .* at least 1 matrices, each"):
         f([np.eye(2), [[0.5, 0.6], [0.5, 0.5]]])
     stacked = f(np.stack([np.eye(2), np.eye(2)]))  # an array: its first axis
     assert isinstance(stacked, list) and len(stacked) == 2
-    points = (object(), object())
-    g = declare(p=SequenceOf(Instance(object)))(lambda p: p)
-    assert g(points) is points  # items kept as they are: the sequence itself, its type kept
+    flags = declare(x=SequenceOf(Real()))(lambda x: x)({1.0})
+    assert flags == [1.0]
     with pytest.raises(ParameterError, match="at least 1"):
         f([])
 
 
 def test_either_converts_with_the_first_alternative_that_accepts():
-    f = declare(x=Either(Bool(), SequenceOf(Real())))(lambda x: x)
-    assert f(True) is True and f((1, 2.5)) == [1.0, 2.5]  # the items converted
-    with pytest.raises(ParameterError, match="a bool or a sequence"):
+    f = declare(x=Either(Bool(), SequenceOf(Real(), min_size=1)))(lambda x: x)
+    assert f(True) is True and f((1, 2.5)) == (1.0, 2.5)  # the entries converted
+    with pytest.raises(ParameterError, match="a bool or a list"):
         f(1)
     assert ("None", None) in Either(Bool()).hostile()
     assert ("None", None) not in Either(Bool(), none=True).hostile()

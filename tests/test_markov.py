@@ -169,7 +169,7 @@ BAD_CALLS = [
     (lambda: fedau_two_state([0.5, 1.5]), "'p'", "(0, 1)"),
     (lambda: fedau_two_state([0.5], 0.0), "'off_on'", "(0, 1]"),
     (lambda: kron_chain([]), "'matrices'", "at least 1"),
-    (lambda: kron_chain([np.eye(2), [[0.5, 0.6], [0.5, 0.5]]]), "'matrices[1]'", "row sums"),
+    (lambda: kron_chain([np.eye(2), [[0.5, 0.6], [0.5, 0.5]]]), "'matrices'", "row sums"),
 ]
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from fedtheory.constraints import Either, Exemplified, Having, InstanceOf, SequenceOf
+from fedtheory.constraints import Constraint, Either, Exemplified, Having, InstanceOf, SequenceOf
 
 MISSING = "fedtheory.pep needs PEPit: pip install 'fedtheory[pep]' (or pip install pepit)."
 
@@ -27,6 +27,15 @@ def functions() -> ModuleType:
     import PEPit.functions
 
     return PEPit.functions
+
+
+def clients(entry: Constraint, plural: str) -> Constraint:
+    """A non-empty list of ``entry`` values, one per client: two in the generated tests'
+    valid call (as many as its masks' columns and its weights)."""
+    return Exemplified(
+        SequenceOf(entry, min_size=1, plural=plural),
+        lambda args: [entry.example(args) for _ in range(2)],
+    )
 
 
 def _solved(args: Mapping[str, Any]):
@@ -49,7 +58,7 @@ POINT = Exemplified(
 )
 """A PEPit point (an iterate, a gradient, a client's centre) or a point of the reduced PEP
 of interchangeable clients (:class:`fedtheory.pep._symmetry.Vector`)."""
-POINTS = SequenceOf(POINT, plural="PEPit points")
+POINTS = clients(POINT, "PEPit points")
 """PEPit points: a trajectory :math:`x_0..x_T`, the clients' gradients at one point."""
 EXPRESSION = Exemplified(
     InstanceOf("PEPit.expression:Expression"), lambda args: pepit().Expression()
@@ -61,7 +70,7 @@ FUNCTION = Exemplified(
 )
 """A PEPit function, a weighted sum of clients' functions or a client of the reduced PEP:
 ``gradient`` (and ``__call__``) on points."""
-FUNCTIONS = SequenceOf(FUNCTION, plural="PEPit functions (one per client)")
+FUNCTIONS = clients(FUNCTION, "PEPit functions (one per client)")
 PEP = Exemplified(InstanceOf("PEPit.pep:PEP"), lambda args: pepit().PEP())
 """A PEPit problem being built."""
 SOLVED = Exemplified(InstanceOf("PEPit.pep:PEP"), _solved)

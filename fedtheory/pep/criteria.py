@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.constraints import Array, Having, Option, declare
+from fedtheory.constraints import Array, Either, Having, Instance, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.pep import fedawe
 from fedtheory.pep._pepit import FUNCTION, POINT, POINTS
@@ -33,7 +33,12 @@ DESCRIPTION = {
 }
 
 
-@declare(criterion=Option(*CRITERIA), models=POINTS, xs=POINT, F=FUNCTION)
+@declare(
+    criterion=Option(*CRITERIA),
+    models=Either(Instance(fedawe.Trajectory), POINTS),
+    xs=POINT,
+    F=FUNCTION,
+)
 def terms(criterion: str, models, xs, F) -> list:
     """The PEPit expressions whose minimum is the criterion on one trajectory
     ``models`` (:math:`x_0..x_T`)."""

@@ -50,7 +50,7 @@ ALGORITHM = Exemplified(Instance(FedAWE), lambda args: FedAWE(lr=0.1))
 PROBLEM = InstanceOf("fedtheory.problems.base:FederatedProblem")
 
 
-@declare(server=POINTS, clients=SequenceOf(POINTS), aux=SequenceOf(POINTS, min_size=0))
+@declare(server=POINTS, clients=SequenceOf(POINTS, min_size=1), aux=SequenceOf(POINTS, min_size=0))
 class Trajectory(list):
     """The server models :math:`x^0..x^T` (the list itself, what the generic criteria read)
     with the client models ``clients[t][i]`` (:math:`t\\le T`) and the auxiliary models
@@ -98,7 +98,7 @@ rounds). Only the latest PEP is kept (its masks are run one after the other)."""
 def run(algorithm, fs, x0, mask: np.ndarray) -> Trajectory:
     """Server models, client models and auxiliary models of FedAWE on the clients'
     functions ``fs`` from :math:`x_0` under ``mask [T, N]``."""
-    n = clients_of(mask, fs, "run")
+    n = _clients_of(mask, fs, "run")
     if _PREFIXES[0] is not x0:
         _PREFIXES[:] = [x0, {}]
     cache = _PREFIXES[1]
@@ -146,8 +146,7 @@ def _round(algorithm, fs, state: _State, row: np.ndarray, t: int) -> _State:
     )  # fmt: skip
 
 
-@declare(mask=Mask(ndim=2, min_size=1), fs=FUNCTIONS, owner=Text())
-def clients_of(mask: np.ndarray, fs: list, owner: str) -> int:
+def _clients_of(mask: np.ndarray, fs: list, owner: str) -> int:
     """The number of clients, ``len(fs)``, which must be the mask's ``N``, else
     ParameterError."""
     if mask.shape[1] != len(fs):

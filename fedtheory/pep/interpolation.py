@@ -36,11 +36,11 @@ from fedtheory.constraints import (
     Indices,
     Probabilities,
     Real,
-    SequenceOf,
     Tensor,
     declare,
 )
 from fedtheory.errors import ParameterError, SolverError
+from fedtheory.pep._pepit import clients
 
 SOLVER_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 """Clarabel's tolerances for the interpolant's QPs."""
@@ -128,9 +128,9 @@ class InterpolatedProblem:
 
     @declare(
         x_star=Array(ndim=1),
-        points=SequenceOf(POINTS, plural="clients' points [P_i, d]"),
-        grads=SequenceOf(POINTS, plural="clients' gradients [P_i, d]"),
-        values=SequenceOf(Array(ndim=1), plural="clients' values [P_i]"),
+        points=clients(POINTS, "clients' points [P_i, d]"),
+        grads=clients(POINTS, "clients' gradients [P_i, d]"),
+        values=clients(Array(ndim=1), "clients' values [P_i]"),
         L=Real(0.0, low_open=True),
         mu=Real(),
         alpha=Probabilities(),

@@ -112,7 +112,7 @@ def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     check_method(algorithm, "run")
     if isinstance(algorithm, FedAWE):
         return fedawe.run(algorithm, fs, x0, mask)
-    n = fedawe.clients_of(mask, fs, "run")
+    n = fedawe._clients_of(mask, fs, "run")
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
     table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)

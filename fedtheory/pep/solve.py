@@ -69,10 +69,10 @@ DIM = "x0[0]"
 @declare(
     x0=Array(ndim=1),
     x_star=Array(shape=(DIM,)),
-    points=SequenceOf(Array(shape=(None, DIM), min_size=0), plural="arrays [P_i, d]"),
-    grads=SequenceOf(Array(shape=(None, DIM), min_size=0), plural="arrays [P_i, d]"),
+    points=SequenceOf(Array(shape=(None, DIM), min_size=0), min_size=1, plural="arrays [P_i, d]"),
+    grads=SequenceOf(Array(shape=(None, DIM), min_size=0), min_size=1, plural="arrays [P_i, d]"),
     values=SequenceOf(Array(ndim=1, min_size=0), min_size=0, plural="arrays [P_i]"),
-    centres=SequenceOf(Array(shape=(DIM,)), plural="arrays [d]", none=True),
+    centres=SequenceOf(Array(shape=(DIM,)), min_size=1, plural="arrays [d]", none=True),
 )
 @dataclass(frozen=True)
 class Instance:
@@ -180,7 +180,7 @@ def _budget(algorithm, fclass, participation, max_seconds) -> None:
     heterogeneity=IsA(object, among=(AtOptimum, Dissimilarity), none=True),
     criterion=Option(*criteria.CRITERIA),
     alpha=Probabilities(size="participation.num_clients", none=True),
-    solvers=SequenceOf(Option(*SOLVERS), plural="solver names"),
+    solvers=SequenceOf(Option(*SOLVERS), min_size=1, plural="solver names"),
     use_symmetry=Bool(),
 )
 def worst_case(
