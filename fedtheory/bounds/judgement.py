@@ -330,16 +330,21 @@ class Judgement:
         return row
 
 
-@declare(
-    theorem=THEOREM,
-    measure=Function(none=True),
-    rtol=Real(0.0, 1.0, none=True),
-    atol=Real(0.0),
-    margin=Real(0.0, none=True),
-    confidence=Real(0.0, 1.0, low_open=True, high_open=True),
-    scale=Real(0.0, low_open=True),
-    owner=Text(),
-)
+JUDGE = {
+    "owner": Text(),
+    "theorem": THEOREM,
+    "measure": Function(none=True),
+    "rtol": Real(0.0, 1.0, none=True),
+    "atol": Real(0.0),
+    "margin": Real(0.0, none=True),
+    "confidence": Real(0.0, 1.0, low_open=True, high_open=True),
+    "scale": Real(0.0, low_open=True),
+}
+""":class:`Judge`'s declared parameters, checked in its ``__post_init__`` so that an error
+names ``owner``, the public function the judge works for (``check_theorem``,
+``theorem_check``, ...)."""
+
+
 @dataclass(frozen=True)
 class Judge:
     r"""The one judge of a measurement against ``theorem`` (module docstring).
@@ -375,6 +380,9 @@ class Judge:
     owner: str = "judge"
 
     def __post_init__(self) -> None:
+        owner = JUDGE["owner"].check(self.owner, "owner", "Judge", {})
+        for name, constraint in JUDGE.items():
+            object.__setattr__(self, name, constraint.check(getattr(self, name), name, owner, {}))
         _check_measurable(self.theorem, self.owner)
         if self.rtol is None:
             default = BOUND_RTOL if self.theorem.kind == "upper bound" else EXACT_RTOL
@@ -579,6 +587,9 @@ class Judge:
             got = f"{int(np.sum(~np.isfinite(out)))} NaN or inf of {out.size}"
             raise refuse(f"finite numbers. Got {got}", f"returned {got}")
         return out
+
+
+Judge.__init__.__constraints__ = JUDGE  # as declare marks it: found by constraints_of
 
 
 def _scalar(a: np.ndarray):
