@@ -606,8 +606,9 @@ def _numeric(values: Mapping) -> bool:
 @declare(
     theorem=THEOREM,
     values=MappingOf(),
-    measured=Either(Array(), Instance(Measured), none=True),
-    samples=REPLICATES,
+    # non-finite numbers: the judge's MeasureError ("must return finite numbers")
+    measured=Either(Array(finite=False), Instance(Measured), none=True),
+    samples=Exemplified(Array(min_size=2, finite=False, none=True), lambda args: None),
 )
 def judge(theorem, values: Mapping, measured=None, *, samples=None, **options) -> Judgement:
     r"""Judge a measurement against ``theorem`` at ``values``: ``Judge(theorem,
