@@ -536,5 +536,6 @@ register(
         bounds=("f3ast_error", "f3ast_std", "code_f3ast_error", "code_f3ast_std"),
         notes=notes,
         setups=lambda data, s: [setup(data, s, code=False), setup(data, s, code=True)],
+        cost=47,
     )
 )
