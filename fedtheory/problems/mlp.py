@@ -112,55 +112,51 @@ class MLPProblem(ClassificationProblem):
             start += fan_out
         return out
 
-    def _forward(self, w, X) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        r"""Logits ``z [..., s, C]`` and the inputs ``[X, a_1, ...]`` of every layer,
-        :math:`a_l=\tanh(a_{l-1}W_l^\top+b_l)`, for ``w [..., d]``, ``X [..., s, p]``."""
+    def _forward(self, layers, X) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        r"""Logits ``z [..., s, C]`` and the inputs ``[X, a_1, ...]`` of the ``layers``
+        (:meth:`_layers`), :math:`a_l=\tanh(a_{l-1}W_l^\top+b_l)`, for ``X [..., s, p]``."""
         inputs = [X]
-        layers = self._layers(w)
         for weight, bias in layers[:-1]:
-            inputs.append(torch.tanh(inputs[-1] @ weight.mT + bias.unsqueeze(-2)))
+            inputs.append(torch.tanh((inputs[-1] @ weight.mT).add_(bias.unsqueeze(-2))))
         weight, bias = layers[-1]
-        return inputs[-1] @ weight.mT + bias.unsqueeze(-2), inputs
+        return (inputs[-1] @ weight.mT).add_(bias.unsqueeze(-2)), inputs
 
     @staticmethod
-    def _losses(z, y) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        r"""Cross-entropy :math:`\operatorname{lse}(z)-z_y` ``[..., s]``, the log-partition
-        ``[..., s]`` and the label indices ``[..., s, 1]``."""
-        label = y.long().expand(z.shape[:-1]).unsqueeze(-1)
-        lse = torch.logsumexp(z, dim=-1)
-        return lse - z.gather(-1, label)[..., 0], lse, label
+    def _log_partition(z, y) -> tuple[torch.Tensor, torch.Tensor]:
+        r""":math:`\operatorname{lse}(z_i)` ``[..., s]`` and the label indices ``[..., s, 1]``."""
+        return torch.logsumexp(z, dim=-1), y.long().expand(z.shape[:-1]).unsqueeze(-1)
 
-    def _backward(self, w, inputs, dz) -> torch.Tensor:
-        r"""Chain rule from ``dz [..., s, C]`` (the weighted loss's derivative in the logits)
-        to ``[..., d]``: :math:`\partial W_l=\delta_l^\top a_{l-1}`, :math:`\partial b_l=
-        \sum_i\delta_{l,i}`, :math:`\delta_{l-1}=(\delta_lW_l)\odot(1-a_{l-1}^2)`."""
-        parts: list[torch.Tensor] = []
+    def _gradient(self, w, X, y, c):
+        r"""One forward and backward pass for :math:`\sum_ic_i\ell_i`: the logits ``[..., s, C]``,
+        :math:`\operatorname{lse}` and labels (:meth:`_log_partition`) and the gradient
+        ``[..., d]``. The logits' derivative :math:`c_i(\operatorname{softmax}(z_i)-e_{y_i})`
+        is computed as autograd does (the log-partition's part plus the picked logit's), then
+        :math:`\partial W_l=\delta_l^\top a_{l-1}`, :math:`\partial b_l=\sum_i\delta_{l,i}`,
+        :math:`\delta_{l-1}=(\delta_lW_l)\odot(1-a_{l-1}^2)`."""
         layers = self._layers(w)
+        z, inputs = self._forward(layers, X)
+        lse, label = self._log_partition(z, y)
+        dz = c.unsqueeze(-1) * torch.exp(z - lse.unsqueeze(-1))
+        dz = dz.scatter_add(-1, label, -c.unsqueeze(-1).expand(label.shape))
+        parts: list[torch.Tensor] = []
         for layer in range(len(layers) - 1, -1, -1):
-            weight, a = layers[layer][0], inputs[layer]
+            a = inputs[layer]
             parts[:0] = [(dz.mT @ a).flatten(-2), dz.sum(-2)]
             if layer:
-                dz = (dz @ weight) * (1 - a * a)
-        return torch.cat(parts, -1)
+                dz = torch.ops.aten.tanh_backward(dz @ layers[layer][0], a)
+        return z, lse, label, torch.cat(parts, -1)
 
-    def _terms(self, w, X, y, c) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        r"""One forward and backward pass: :math:`\sum_ic_i\ell_i` ``[...]``, the correct
-        flags ``[..., s]`` and the gradient ``[..., d]``. The logits' derivative is
-        :math:`c_i(\operatorname{softmax}(z_i)-e_{y_i})`, computed as autograd does (the
-        log-partition's and the picked logit's parts added)."""
-        z, inputs = self._forward(w, X)
-        losses, lse, label = self._losses(z, y)
-        c = c.expand(losses.shape)
-        dz = c.unsqueeze(-1) * torch.exp(z - lse.unsqueeze(-1))
-        dz = dz.scatter_add(-1, label, -c.unsqueeze(-1))
-        correct = z.argmax(-1) == label[..., 0]
-        return (c * losses).sum(-1), correct, self._backward(w, inputs, dz)
+    @staticmethod
+    def _picked(z, lse, label, c) -> torch.Tensor:
+        r""":math:`\sum_ic_i(\operatorname{lse}(z_i)-z_{i,y_i})` ``[...]``."""
+        return (c * (lse - z.gather(-1, label)[..., 0])).sum(-1)
 
     def _weighted_loss(self, w, X, y, c):
-        return (c * self._losses(self._forward(w, X)[0], y)[0]).sum(-1)
+        z = self._forward(self._layers(w), X)[0]
+        return self._picked(z, *self._log_partition(z, y), c)
 
     def _weighted_grad(self, w, X, y, c):
-        return self._terms(w, X, y, c)[2]
+        return self._gradient(w, X, y, c)[-1]
 
     def _per_sample_grads(self, w, X, y):
         """Each sample as a batch of one: ``w [..., 1, d]`` against ``X [..., s, 1, p]``."""
@@ -177,24 +173,35 @@ class MLPProblem(ClassificationProblem):
         return out.reshape(*lead, *out.shape[1:])
 
     def _correct(self, w, X, y):
-        return self._forward(w, X)[0].argmax(-1) == y.long()
+        return self._forward(self._layers(w), X)[0].argmax(-1) == y.long()
 
     def _data_terms(self, w, X, y, c) -> torch.Tensor:
         """``[..., 2 + d]``: loss, number of correctly classified samples, gradient (one pass)."""
-        loss, correct, g = self._terms(w, X, y, c)
-        count = (correct * (c > 0)).sum(-1, keepdim=True).to(loss.dtype)
-        return torch.cat([loss[..., None], count, g], -1)
+        z, lse, label, g = self._gradient(w, X, y, c)
+        loss = self._picked(z, lse, label, c)
+        count = ((z.argmax(-1) == label[..., 0]) * (c > 0)).sum(-1).to(loss.dtype)
+        return torch.cat([loss[..., None], count[..., None], g], -1)
+
+    def _point_elements(self, shape: tuple[int, ...]) -> int:
+        r"""Elements one point's pass over data ``[N, n, p]`` keeps alive: a copy of the data,
+        four per sample and hidden unit, three per sample and class, and two gradients:
+        :math:`N(n(p+4\sum_lh_l+3C)+2d)`."""
+        N, n, p = shape
+        return N * (n * (p + 4 * sum(self.hidden) + 3 * self.num_classes) + 2 * self.dim)
 
     # -- local minima (non-convex) ------------------------------------------------------
     def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""L-BFGS on :math:`J` separable problems at once from :meth:`initial_point`."""
+        r"""L-BFGS on :math:`J` separable problems at once from :meth:`initial_point` (the
+        samples of weight 0 in every problem, the tables' padding, dropped)."""
         J, d, rho = X.shape[0], self.dim, self.ridge
+        used = (c != 0).any(0)
+        X, y, c = X[:, used], y[:, used], c[:, used]
 
         def value_and_grad(flat):
             w = torch.from_numpy(flat.reshape(J, d))
-            f = self._weighted_loss(w, X, y, c).sum() + 0.5 * rho * (w * w).sum()
-            g = self._weighted_grad(w, X, y, c) + rho * w
-            return f.item(), g.reshape(-1).numpy()
+            z, lse, label, g = self._gradient(w, X, y, c)
+            f = self._picked(z, lse, label, c).sum() + 0.5 * rho * (w * w).sum()
+            return f.item(), (g + rho * w).reshape(-1).numpy()
 
         x0 = np.tile(self.initial_point(), J)
         res = scipy.optimize.minimize(
