@@ -41,6 +41,15 @@ _OWNER = "MLPProblem"
 _LBFGS_OPTIONS = {"maxiter": 20000, "gtol": 1e-12, "ftol": 0.0, "maxcor": 30}
 
 
+def _product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` for ``a [..., i, j]``, ``b [..., j, k]``: a batched matrix product when the
+    leading dimensions agree (a mini-batch per point), else a broadcasting einsum, which does
+    not copy the broadcast operand (every client's data against many points)."""
+    if a.shape[:-2] == b.shape[:-2]:
+        return a @ b
+    return torch.einsum("...ij,...jk->...ik", a, b)
+
+
 class MLPProblem(ClassificationProblem):
     r"""MLP classifier :math:`p\to h_1\to\dots\to C` (tanh) with ridge :math:`\rho\ge0`.
 
@@ -117,9 +126,9 @@ class MLPProblem(ClassificationProblem):
         (:meth:`_layers`), :math:`a_l=\tanh(a_{l-1}W_l^\top+b_l)`, for ``X [..., s, p]``."""
         inputs = [X]
         for weight, bias in layers[:-1]:
-            inputs.append(torch.tanh((inputs[-1] @ weight.mT).add_(bias.unsqueeze(-2))))
+            inputs.append(torch.tanh(_product(inputs[-1], weight.mT).add_(bias.unsqueeze(-2))))
         weight, bias = layers[-1]
-        return (inputs[-1] @ weight.mT).add_(bias.unsqueeze(-2)), inputs
+        return _product(inputs[-1], weight.mT).add_(bias.unsqueeze(-2)), inputs
 
     @staticmethod
     def _log_partition(z, y) -> tuple[torch.Tensor, torch.Tensor]:
@@ -128,23 +137,24 @@ class MLPProblem(ClassificationProblem):
 
     def _gradient(self, w, X, y, c):
         r"""One forward and backward pass for :math:`\sum_ic_i\ell_i`: the logits ``[..., s, C]``,
-        :math:`\operatorname{lse}` and labels (:meth:`_log_partition`) and the gradient
-        ``[..., d]``. The logits' derivative :math:`c_i(\operatorname{softmax}(z_i)-e_{y_i})`
+        :math:`\operatorname{lse}` and labels (:meth:`_log_partition`) and the gradient's
+        parts (each layer's weight ``[..., out in]`` and bias ``[..., out]``, concatenated
+        they are ``[..., d]``). The logits' derivative :math:`c_i(\operatorname{softmax}(z_i)-e_{y_i})`
         is computed as autograd does (the log-partition's part plus the picked logit's), then
         :math:`\partial W_l=\delta_l^\top a_{l-1}`, :math:`\partial b_l=\sum_i\delta_{l,i}`,
         :math:`\delta_{l-1}=(\delta_lW_l)\odot(1-a_{l-1}^2)`."""
         layers = self._layers(w)
         z, inputs = self._forward(layers, X)
         lse, label = self._log_partition(z, y)
-        dz = c.unsqueeze(-1) * torch.exp(z - lse.unsqueeze(-1))
-        dz = dz.scatter_add(-1, label, -c.unsqueeze(-1).expand(label.shape))
+        dz = torch.exp(z - lse.unsqueeze(-1)).mul_(c.unsqueeze(-1))
+        dz.scatter_add_(-1, label, -c.unsqueeze(-1).expand(label.shape))
         parts: list[torch.Tensor] = []
         for layer in range(len(layers) - 1, -1, -1):
             a = inputs[layer]
-            parts[:0] = [(dz.mT @ a).flatten(-2), dz.sum(-2)]
+            parts[:0] = [_product(dz.mT, a).flatten(-2), dz.sum(-2)]
             if layer:
                 dz = torch.ops.aten.tanh_backward(dz @ layers[layer][0], a)
-        return z, lse, label, torch.cat(parts, -1)
+        return z, lse, label, parts
 
     @staticmethod
     def _picked(z, lse, label, c) -> torch.Tensor:
@@ -156,7 +166,7 @@ class MLPProblem(ClassificationProblem):
         return self._picked(z, *self._log_partition(z, y), c)
 
     def _weighted_grad(self, w, X, y, c):
-        return self._gradient(w, X, y, c)[-1]
+        return torch.cat(self._gradient(w, X, y, c)[-1], -1)
 
     def _per_sample_grads(self, w, X, y):
         """Each sample as a batch of one: ``w [..., 1, d]`` against ``X [..., s, 1, p]``."""
@@ -177,17 +187,10 @@ class MLPProblem(ClassificationProblem):
 
     def _data_terms(self, w, X, y, c) -> torch.Tensor:
         """``[..., 2 + d]``: loss, number of correctly classified samples, gradient (one pass)."""
-        z, lse, label, g = self._gradient(w, X, y, c)
+        z, lse, label, parts = self._gradient(w, X, y, c)
         loss = self._picked(z, lse, label, c)
         count = ((z.argmax(-1) == label[..., 0]) * (c > 0)).sum(-1).to(loss.dtype)
-        return torch.cat([loss[..., None], count[..., None], g], -1)
-
-    def _point_elements(self, shape: tuple[int, ...]) -> int:
-        r"""Elements one point's pass over data ``[N, n, p]`` keeps alive: a copy of the data,
-        four per sample and hidden unit, three per sample and class, and two gradients:
-        :math:`N(n(p+4\sum_lh_l+3C)+2d)`."""
-        N, n, p = shape
-        return N * (n * (p + 4 * sum(self.hidden) + 3 * self.num_classes) + 2 * self.dim)
+        return torch.cat([loss[..., None], count[..., None], *parts], -1)
 
     # -- local minima (non-convex) ------------------------------------------------------
     def _minimise(self, X, y, c) -> tuple[torch.Tensor, torch.Tensor]:
@@ -199,9 +202,9 @@ class MLPProblem(ClassificationProblem):
 
         def value_and_grad(flat):
             w = torch.from_numpy(flat.reshape(J, d))
-            z, lse, label, g = self._gradient(w, X, y, c)
+            z, lse, label, parts = self._gradient(w, X, y, c)
             f = self._picked(z, lse, label, c).sum() + 0.5 * rho * (w * w).sum()
-            return f.item(), (g + rho * w).reshape(-1).numpy()
+            return f.item(), (torch.cat(parts, -1) + rho * w).reshape(-1).numpy()
 
         x0 = np.tile(self.initial_point(), J)
         res = scipy.optimize.minimize(
