@@ -39,7 +39,9 @@ threads mostly wait for each other.
    capacity, no host synchronisation per round: the path meant for GPUs) against the
    default, both with ``fused=False``, on the CPU: configuration 1, and the 1%-participation
    instance of part 3 over a fifth of its rounds, best of alternated runs, their ratio and
-   final gaps (the same law; mini-batch draws differ where padding rows draw batches).
+   final gaps (the same law; mini-batch draws differ where padding rows draw batches);
+   then configuration 1 with FedAU, MIFA, FedVARP, FedLaAvg, MimiC and FedAWE (every way
+   of keeping per-client server state), default/static per algorithm.
 7. ``--device D`` prints only the device figures, each next to the CPU fused kernel (on
    ``--threads`` threads): configuration 1 with 16 and with 1,024 seeds in client-steps/s
    (float64, and float32 data via ``compute_dtype``; the CPU side at 1,024 seeds over fewer
@@ -79,6 +81,7 @@ from fedtheory.sim import (
     AverageParticipating,
     FedAU,
     FedAvg,
+    FedAWE,
     FedLaAvg,
     FedVARP,
     MimiC,
@@ -390,25 +393,41 @@ def with_competitor(size: dict, repeats: int, default: int) -> dict[str, float]:
     }
 
 
-def static_against_default(compare: dict, large: dict, repeats: int) -> dict[str, float]:
+def static_algorithms(size: dict) -> dict[str, object]:
+    """The algorithms part [6] times on both paths beside FedAvg: every way of keeping
+    per-client state at the server (configuration [1]'s training)."""
+    cfg = {"local_steps": LOCAL_STEPS, "lr": LR}
+    return {
+        "fedau": FedAvg(FedAU(), **cfg),
+        "mifa": MIFA(**cfg),
+        "fedvarp": FedVARP(**cfg),
+        "fedlaavg": FedLaAvg(clients_per_round=max(1, size["clients"] // 10), **cfg),
+        "mimic": MimiC(**cfg),
+        "fedawe": FedAWE(**cfg),
+    }
+
+
+def static_against_default(compare: dict, large: dict, repeats: int) -> dict[str, dict]:
     """``simulate(static_shapes=True)`` (the GPU path) against the default, both with
     ``fused=False`` (batched torch local steps) on the CPU, best of ``repeats`` alternated
-    runs: configuration [1], and the 1%-participation instance of [3] over a fifth of its
-    rounds (where the padding to a capacity costs most)."""
+    runs: configuration [1] (FedAvg, and each of :func:`static_algorithms`), and the
+    1%-participation instance of [3] over a fifth of its rounds (where the padding to a
+    capacity costs most)."""
+    fedavg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
+    cases = [("compare", compare, BATCH, compare["rounds"], None, fedavg),
+             ("large", large, 16, max(1, large["rounds"] // 5), 0.01, fedavg)] + [
+        (name, compare, BATCH, compare["rounds"], None, alg)
+        for name, alg in static_algorithms(compare).items()]  # fmt: skip
     out = {}
-    for name, size, batch, reps, rounds, p in (
-        ("compare", compare, BATCH, compare["replicates"], compare["rounds"], None),
-        ("large", large, 16, large["replicates"], max(1, large["rounds"] // 5), 0.01),
-    ):
+    for name, size, batch, rounds, p, alg in cases:
         problem = logistic(size, batch, fused=False)
         process = Bernoulli(
             np.full(size["clients"], p) if p else np.linspace(0.2, 0.8, size["clients"])
         )
-        alg = FedAvg(AverageParticipating(), local_steps=LOCAL_STEPS, lr=LR)
 
-        def run(static: bool, problem=problem, process=process, alg=alg, reps=reps,
+        def run(static: bool, problem=problem, process=process, alg=alg, size=size,
                 rounds=rounds):  # fmt: skip
-            return simulate(problem, process, alg, rounds=rounds, replicates=reps,
+            return simulate(problem, process, alg, rounds=rounds, replicates=size["replicates"],
                             eval_every=rounds, keep_masks=False, static_shapes=static)  # fmt: skip
 
         records = {static: run(static) for static in (False, True)}  # warm-up
@@ -717,6 +736,15 @@ def _run(sizes: dict, *, default_threads: int) -> dict[str, dict[str, float]]:
         f"default {wide['t_default']:.3g} s, "
         f"static {wide['t_static']:.3g} s ({wide['ratio']:.2f}x; final gap "
         f"{wide['gap_default']:.4g} vs {wide['gap_static']:.4g})"
+    )
+    print(
+        "[6'] static shapes for the algorithms with per-client server state, configuration "
+        "[1], default/static: "
+        + ", ".join(
+            f"{name} {static[name]['ratio']:.2f}x (final gap {static[name]['gap_default']:.4g} "
+            f"vs {static[name]['gap_static']:.4g})"
+            for name in static_algorithms(c)
+        )
     )
     ca = sizes["cafed"]
     get = cafed_rounds(ca)

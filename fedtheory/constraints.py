@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import inspect
 import math
@@ -54,6 +55,7 @@ __all__ = [
     "Bytes",
     "Constraint",
     "Device",
+    "Fields",
     "Function",
     "Generator",
     "Having",
@@ -61,6 +63,7 @@ __all__ = [
     "Instance",
     "InstanceOf",
     "Integer",
+    "Interval",
     "Location",
     "MappingOf",
     "Mask",
@@ -72,6 +75,7 @@ __all__ = [
     "VOCABULARY",
     "Tensor",
     "Text",
+    "checking",
     "constraints_of",
     "declare",
     "trusted",
@@ -160,15 +164,18 @@ def _number(value: object) -> float | None:
 
 
 class Real(Constraint):
-    """A finite real number in an interval (``low``/``high``: ``None`` for no end)."""
+    """A finite real number in an interval (``low``/``high``: ``None`` for no end);
+    ``nan=True`` also accepts NaN where it is documented to mean "not measured" (never
+    ``inf``)."""
 
-    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, none=False):
+    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, nan=False,
+                 none=False):  # fmt: skip
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
-        self.none = none
+        self.nan, self.none = nan, none
 
     def describe(self, args):
         where = interval(self.low, self.high, low_open=self.low_open, high_open=self.high_open)
-        return f"a finite real number in {where}"
+        return f"a finite real number in {where}" + (" or NaN (not measured)" if self.nan else "")
 
     def _inside(self, x: float) -> bool:
         lo, hi = self.low, self.high
@@ -178,10 +185,13 @@ class Real(Constraint):
 
     def convert(self, value, args):
         x = _number(value)
+        if x is not None and self.nan and math.isnan(x):
+            return x
         return x if x is not None and math.isfinite(x) and self._inside(x) else None
 
     def hostile(self):
-        out = [*super().hostile(), ("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf),
+        nan = [] if self.nan else [("nan", math.nan)]
+        out = [*super().hostile(), *nan, ("inf", math.inf), ("-inf", -math.inf),
                ("string", "0.5"), ("bool", True), ("complex", 1 + 1j)]  # fmt: skip
         if self.low is not None:
             out.append(("below", self.low if self.low_open else self.low - 1.0))
@@ -362,26 +372,37 @@ class Array(Constraint):
     parameter (checked before) whose shape this one must broadcast with; ``like`` names one
     whose shape this one must have, unless it is a scalar (then broadcast to that shape:
     never a silent broadcast of a mismatched length). ``finite=False`` lets NaN and inf
-    through (a simulator's inner step, whose caller reports a diverging run)."""
+    through (a simulator's inner step, whose caller reports a diverging run).
+    ``scalar=True`` also accepts a single number (returned as a 0-d array: one value for
+    every entry of the declared shape, e.g. a constant quota). ``high`` may also be a
+    function of the arguments checked before (``lambda a: a["k"] / a["n"]``).
+    ``copy=False`` returns a float64 NumPy array as given (a large result record's arrays,
+    not duplicated). With a leading ``...`` in ``shape``, ``ndim`` may list the allowed
+    numbers of dimensions (``(2, 3)``: ``[R, d]`` or ``[R, N, d]``)."""
 
     def __init__(self, *, ndim=None, shape=None, low=None, high=None, low_open=False,
                  high_open=False, min_size=1, integer=False, broadcast=None, like=None,
-                 finite=True, none=False):  # fmt: skip
-        self.broadcast, self.like, self.finite = broadcast, like, finite
+                 finite=True, scalar=False, copy=True, none=False):  # fmt: skip
+        self.broadcast, self.like, self.finite, self.scalar = broadcast, like, finite, scalar
+        self.copy = copy
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.min_size, self.integer, self.none = shape, min_size, integer, none
-        self.entries = Real(low, high, low_open=low_open, high_open=high_open)
-        self.high_spec = high  # a number, or a parameter or its attribute (the class count)
+        known = high if high is None or isinstance(high, (int, float)) else None
+        self.entries = Real(low, known, low_open=low_open, high_open=high_open)
+        self.high_spec = high  # a number, a parameter or its attribute, or a function
 
     def _entries(self, args) -> Real:
-        """The entries' interval, its upper end read from another parameter if declared so."""
-        e = self.entries
-        if not isinstance(self.high_spec, str):
+        """The entries' interval, its upper end read from the other arguments if declared so."""
+        e, spec = self.entries, self.high_spec
+        if spec is None or isinstance(spec, (int, float)):
             return e
-        return Real(e.low, _dimension(self.high_spec, args), low_open=e.low_open,
-                    high_open=e.high_open)  # fmt: skip
+        try:
+            high = spec(args) if callable(spec) else _dimension(spec, args)
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError):
+            high = None  # the arguments it reads are not known (a test's edge values)
+        return Real(e.low, high, low_open=e.low_open, high_open=e.high_open)
 
     def _want_shape(self, args) -> tuple[int | None, ...] | None:
         if self.shape is None:
@@ -395,8 +416,8 @@ class Array(Constraint):
             dims = ["any" if s is None else str(s) for s in shape]
             what += " of shape (" + ", ".join(["...", *dims] if self.leading else dims)
             what += ",)" if len(dims) == 1 and not self.leading else ")"
-        elif self.ndim is not None:
-            what += f" with {self.ndim} dimension(s)"
+        if self.ndim is not None and (shape is None or self.leading):
+            what += f" with {' or '.join(map(str, self._ndims()))} dimension(s)"
         if self.broadcast is not None:
             other = tuple(np.shape(args.get(self.broadcast)))
             what += f" broadcasting with '{self.broadcast}' {other}"
@@ -408,6 +429,7 @@ class Array(Constraint):
         e = self._entries(args)
         where = interval(e.low, e.high, low_open=e.low_open, high_open=e.high_open)
         finite = ", finite," if self.finite else ""
+        what = f"a number or {what}" if self.scalar else what
         return f"{what}{finite} with entries in {where}" + self._extra()
 
     def _extra(self) -> str:
@@ -421,13 +443,15 @@ class Array(Constraint):
         a = np.asarray(value)
         if a.dtype.kind not in "biuf":  # complex, objects, ragged lists
             return None
-        return a.astype(np.float64)
+        return a.astype(np.float64, copy=self.copy)
 
     def convert(self, value, args):
         a = self._array(value)
         if a is None or a.size < self.min_size:
             return None
-        if self.ndim is not None and a.ndim != self.ndim:
+        if self.scalar and a.ndim == 0:
+            return a if np.isfinite(a) and self._entries(args)._inside(float(a)) else None
+        if self.ndim is not None and a.ndim not in self._ndims():
             return None
         want = self._want_shape(args)
         if want is not None:
@@ -474,9 +498,19 @@ class Array(Constraint):
     def _edge(self, a: np.ndarray) -> object:
         return a
 
+    def _ndims(self) -> tuple[int, ...]:
+        """The allowed numbers of dimensions (``ndim``, one or several)."""
+        return tuple(self.ndim) if isinstance(self.ndim, tuple) else (self.ndim,)
+
     def example(self, args):
         want = self._want_shape(args)
-        shape = tuple(2 if s is None else s for s in want) if want else (2,) * (self.ndim or 1)
+        lead = min(self._ndims()) - len(want or ()) if self.ndim is not None else 0
+        if want:
+            shape = (2,) * max(lead, 0) + tuple(2 if s is None else s for s in want)
+        else:
+            shape = (2,) * (min(self._ndims()) if self.ndim is not None else 1)
+        if self.like is not None and args.get(self.like) is not None:
+            shape = tuple(np.shape(args[self.like]))
         value = self._entries(args).example(args)
         return np.full(shape, math.ceil(value) if self.integer else value)
 
@@ -506,6 +540,31 @@ class StochasticMatrix(Array):
 
     def example(self, args):
         return np.array([[0.9, 0.1], [0.3, 0.7]])
+
+
+class Interval(Array):
+    """A pair ``(low, high)`` of finite real numbers with ``low <= high``, both in the
+    declared interval (a confidence interval, a range of weights); returned as a tuple of
+    floats."""
+
+    def __init__(self, low=None, high=None, *, low_open=False, high_open=False, none=False):
+        super().__init__(shape=(2,), low=low, high=high, low_open=low_open,
+                         high_open=high_open, none=none)  # fmt: skip
+
+    def _extra(self):
+        return ", low <= high"
+
+    def _finish(self, a):
+        return (float(a[0]), float(a[1])) if a[0] <= a[1] else None
+
+    def hostile(self):
+        return [*super().hostile(), ("reversed", (1.0, 0.5)), ("three", (0.1, 0.2, 0.3))]
+
+    def example(self, args):
+        return tuple(float(x) for x in super().example(args))
+
+    def edges(self, valid):
+        return [(label, tuple(v)) for label, v in super().edges(np.zeros(2))]
 
 
 class Probabilities(Array):
@@ -563,7 +622,7 @@ class Tensor(Array):
             return None
         if value.device.type != "cpu" or self._shape_only():
             want = self._want_shape(args)
-            if self.ndim is not None and value.dim() != self.ndim:
+            if self.ndim is not None and value.dim() not in self._ndims():
                 return None
             if want is not None and value.dim() < len(want) or value.numel() < self.min_size:
                 return None
@@ -749,13 +808,16 @@ class Mask(Constraint):
     """A boolean mask (availability, participation) of ``ndim`` dimensions or ``shape``
     (entries as for :class:`Array`): a NumPy array (``True``/``False`` or 0/1 numbers,
     returned as a bool array) or, with ``tensor=True``, a ``torch.bool`` tensor (returned
-    as given, its entries never read: a mask's every value is valid)."""
+    as given, its entries never read: a mask's every value is valid); ``copy=False``
+    returns a bool NumPy array as given (a run record's masks, not duplicated)."""
 
-    def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, none=False):
+    def __init__(self, *, ndim=None, shape=None, tensor=False, min_size=0, copy=True,
+                 none=False):  # fmt: skip
         self.leading = shape is not None and shape[0] is Ellipsis  # (..., N): trailing dims
         shape = shape[1:] if self.leading else shape
         self.ndim = len(shape) if shape is not None and not self.leading else ndim
         self.shape, self.tensor, self.min_size, self.none = shape, tensor, min_size, none
+        self.copy = copy
 
     def describe(self, args):
         what = "a torch.bool tensor" if self.tensor else "a boolean (0/1) array"
@@ -789,7 +851,7 @@ class Mask(Constraint):
             return None
         if a.size < self.min_size or not (a.dtype == bool or np.isin(a, (0, 1)).all()):
             return None
-        return a.astype(bool)
+        return a.astype(bool, copy=self.copy)
 
     def hostile(self):
         bad = [*super().hostile(), ("string", "1"), ("ragged", [[True], [True, False]])]
@@ -919,6 +981,53 @@ class Having(Constraint):
         return [*super().hostile(), ("number", 1.0), ("string", "x")]
 
 
+class Fields(Instance):
+    """An instance of ``kind`` (a state record: a NamedTuple or a dataclass) whose fields
+    meet their own constraints (``buffer=Tensor(like="w")``: read against the other
+    arguments), so a NaN inside a record's tensor is refused at the entry like one passed
+    on its own. The fields are checked, never converted: the record is returned as given."""
+
+    def __init__(self, kind: type, *, none: bool = False, **fields: Constraint):
+        super().__init__(kind, none=none)
+        self.fields = fields
+
+    def describe(self, args):
+        inner = ", ".join(f"{k} {c.describe(args)}" for k, c in self.fields.items())
+        return f"a {self.kind.__name__} with {inner}"
+
+    def convert(self, value, args):
+        if super().convert(value, args) is None:
+            return None
+        for name, c in self.fields.items():
+            field = getattr(value, name, None)
+            if not (field is None and c.none) and c.convert(field, args) is None:
+                return None
+        return value
+
+    def example(self, args):
+        return self.kind(**{k: c.example(args) for k, c in self.fields.items()})
+
+    def hostile(self):
+        bad = super().hostile()
+        try:
+            valid = self.example({})
+        except (LookupError, TypeError, ValueError):
+            return bad
+        if valid is None:  # no valid record without the other arguments
+            return bad
+        for name, c in self.fields.items():  # one field hostile, the others valid
+            inside = [h for h in c.hostile() if h[0] in ("nan inside", "nan tensor", "None")]
+            bad += [(f"{name} {label}", _replaced(valid, name, v)) for label, v in inside]
+        return bad
+
+
+def _replaced(record: object, name: str, value: object) -> object:
+    """``record`` with field ``name`` set to ``value`` (a NamedTuple or a dataclass)."""
+    if hasattr(record, "_replace"):
+        return record._replace(**{name: value})
+    return dataclasses.replace(record, **{name: value})
+
+
 def _owner(fn: Callable) -> str:
     """``Bernoulli`` for ``Bernoulli.__init__``, ``QuadraticProblem.grad``, ``local_sgd``."""
     return fn.__qualname__.rpartition("<locals>.")[2].removesuffix(".__init__")
@@ -950,8 +1059,9 @@ sizes (integers in ``[1, MAX_SIZE]``); a seed, a first round ``start`` and a rou
 
 
 def _non_finite(result: object, depth: int = 0) -> bool:
-    """Whether a result (a number, an array, a CPU tensor, a tuple or a dataclass record of
-    them) holds NaN or inf. A tensor on an accelerator is not read (no host sync)."""
+    """Whether a result (a number, an array, a CPU tensor, a tuple, a NamedTuple, a mapping
+    or a dataclass record of them) holds NaN or inf. A tensor on an accelerator is not
+    read (no host sync)."""
     if isinstance(result, (bool, np.bool_)):
         return False
     if isinstance(result, (float, np.floating)):
@@ -964,6 +1074,8 @@ def _non_finite(result: object, depth: int = 0) -> bool:
         return not bool(result.isfinite().all())
     if depth < 3 and isinstance(result, (tuple, list)):
         return any(_non_finite(v, depth + 1) for v in result)
+    if depth < 3 and isinstance(result, Mapping):
+        return any(_non_finite(v, depth + 1) for v in result.values())
     if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
         return any(_non_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
     return False
@@ -990,6 +1102,16 @@ def overflow(owner: str, values: Mapping[str, Any]) -> ParameterError:
     )
 
 
+_FACTORY = (
+    inspect.signature(
+        dataclasses.make_dataclass("_D", [("x", dict, dataclasses.field(default_factory=dict))])
+    )
+    .parameters["x"]
+    .default
+)
+"""The default a dataclass's ``__init__`` receives for a field with a ``default_factory``
+(the field is then built by the factory: nothing to check)."""
+
 _TRUSTED = contextvars.ContextVar("fedtheory_trusted_arguments", default=False)
 
 
@@ -1004,6 +1126,12 @@ def trusted() -> Iterator[None]:
         yield
     finally:
         _TRUSTED.reset(token)
+
+
+def checking() -> bool:
+    """Whether declared checks run here (``False`` inside :func:`trusted`): a body's own
+    check of a relation between its arguments is skipped where the caller built them."""
+    return not _TRUSTED.get()
 
 
 def declare(*names: str, finite_result: bool = False, **constraints: Constraint) -> Callable:
@@ -1046,6 +1174,8 @@ def declare(*names: str, finite_result: bool = False, **constraints: Constraint)
                 if name in unknown:  # passed on through **options, checked where given
                     if name in passed_on:
                         passed_on[name] = constraint.check(passed_on[name], name, where, values)
+                    continue
+                if values[name] is _FACTORY:  # a dataclass field's default_factory, not given
                     continue
                 values[name] = constraint.check(values[name], name, where, values)
             if not finite_result:
@@ -1135,3 +1265,183 @@ class Label(Text):
 
     def hostile(self):
         return [*Constraint.hostile(self), ("int", 1), ("bytes", b"x")]
+
+
+# kinds added for sweep/verdict/tightness --------------------------------------------------
+class ExtendedReal(Real):
+    """A real number that may be infinite and, with ``nan=True``, NaN: a measured value
+    next to its bound, where NaN (a measurement that failed or diverged) is judged
+    *violated* by design and ``inf`` is a vacuous bound; never a string, a bool or a
+    complex number. Returned as a float."""
+
+    def __init__(self, *, nan: bool = True, none: bool = False):
+        super().__init__(none=none)
+        self.nan = nan
+
+    def describe(self, args):
+        return "a real number (" + ("NaN, " if self.nan else "") + "inf and -inf included)"
+
+    def convert(self, value, args):
+        x = _number(value)
+        return None if x is None or (math.isnan(x) and not self.nan) else x
+
+    def hostile(self):
+        bad = [h for h in super().hostile() if h[0] not in ("nan", "inf", "-inf")]
+        return bad if self.nan else [*bad, ("nan", math.nan)]
+
+    def edges(self, valid):
+        return []
+
+
+class Support(Constraint):
+    """The support of a quantity: a pair ``(low, high)`` of real numbers with ``low <=
+    high``, either end possibly infinite (``(0, inf)`` for a squared error), never NaN;
+    returned as a tuple of floats (:class:`Interval` is a finite pair)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a pair (low, high) of real numbers (either may be infinite) with low <= high"
+
+    def convert(self, value, args):
+        if isinstance(value, (str, bytes, Mapping)) or len(value) != 2:  # TypeError: refused
+            return None
+        pair = tuple(_number(v) for v in value)
+        if any(v is None or math.isnan(v) for v in pair):
+            return None
+        return pair if pair[0] <= pair[1] else None
+
+    def hostile(self):
+        return [*super().hostile(), ("one number", 0.5), ("three", (0.0, 0.5, 1.0)),
+                ("reversed", (1.0, 0.0)), ("nan end", (0.0, math.nan)),
+                ("strings", ("0", "1")), ("string", "01")]  # fmt: skip
+
+    def example(self, args):
+        return (0.0, 1.0)
+
+
+class SequenceOf(Constraint):
+    """A list or tuple (never a string, a mapping or a one-shot iterator) whose every entry
+    ``entries`` (a :class:`Constraint`, or ``None`` for any value) accepts, at least
+    ``min_size`` of them; returned as a list (a tuple if given one) of the converted
+    entries."""
+
+    def __init__(self, entries: Constraint | None = None, *, min_size: int = 0, none=False):
+        self.entries, self.min_size, self.none = entries, min_size, none
+
+    def describe(self, args):
+        what = "a list" + (f" of at least {self.min_size} entries" if self.min_size else "")
+        return what if self.entries is None else f"{what}, each {self.entries.describe(args)}"
+
+    def convert(self, value, args):
+        if not isinstance(value, (list, tuple)) or len(value) < self.min_size:
+            return None
+        out = (
+            list(value)
+            if self.entries is None
+            else [self.entries.convert(v, args) if v is not None else None for v in value]
+        )
+        if self.entries is not None and any(v is None for v in out):
+            return None
+        return tuple(out) if isinstance(value, tuple) else out
+
+    def hostile(self):
+        bad = [*super().hostile(), ("string", "ab"), ("mapping", {"a": 1}), ("number", 1.0)]
+        bad += [("empty", [])] if self.min_size else []
+        return bad + ([("bad entry", [object()])] if self.entries is not None else [])
+
+    def example(self, args):
+        if self.entries is None:
+            return [1.0] * max(self.min_size, 2)
+        return [self.entries.example(args)] * max(self.min_size, 1)
+
+
+class Texts(Constraint):
+    """A sequence of non-empty strings (never a bare string), returned as a tuple; empty
+    allowed (``()``: none)."""
+
+    def __init__(self, *, none: bool = False):
+        self.none = none
+
+    def describe(self, args):
+        return "a sequence (list or tuple) of non-empty strings"
+
+    def convert(self, value, args):
+        if not isinstance(value, (list, tuple)):
+            return None
+        return tuple(value) if all(isinstance(v, str) and v for v in value) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("string", "a: b"), ("empty entry", ("",)), ("int", (1,))]
+
+    def example(self, args):
+        return ()
+
+
+class JsonMapping(MappingOf):
+    """A mapping of string names to JSON values (finite numbers, strings, bools, ``None``
+    and lists or mappings of them): settings passed to every task of a sweep and hashed in
+    its resume key. ``None`` gives ``{}``."""
+
+    def describe(self, args):
+        return "a mapping (dict) of string names to JSON values (finite numbers, strings, bools)"
+
+    def convert(self, value, args):
+        import json
+
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            return None
+        json.dumps(dict(value), allow_nan=False)  # TypeError or ValueError: refused
+        return dict(value)
+
+    def hostile(self):
+        return [*super().hostile(), ("nan value", {"a": math.nan}), ("int key", {1: 2})]
+
+
+class DefinedFunction(Function):
+    """A function defined with ``def`` or ``lambda`` (not a ``functools.partial``, a builtin
+    or a class): what a sweep hashes by its source to know when its results are stale."""
+
+    def describe(self, args):
+        return "a function defined with def or lambda (pass constants as settings)"
+
+    def convert(self, value, args):
+        import types
+
+        return value if isinstance(value, types.FunctionType) else None
+
+    def hostile(self):
+        import functools
+
+        return [*super().hostile(), ("builtin", abs), ("partial", functools.partial(max, 0))]
+
+
+class Column(Constraint):
+    """The name of a column of the table given as parameter ``table`` (a pandas
+    DataFrame, checked before); ``many=True`` also a list of names, returned as a list."""
+
+    def __init__(self, table: str, *, many: bool = False, none: bool = False):
+        self.table, self.many, self.none = table, many, none
+
+    def describe(self, args):
+        columns = list(getattr(args.get(self.table), "columns", []))
+        what = "a column name" + (" or a list of them" if self.many else "")
+        return f"{what} of '{self.table}' {columns}"
+
+    def convert(self, value, args):
+        columns = set(getattr(args.get(self.table), "columns", []))
+        names = value if self.many and isinstance(value, (list, tuple)) else [value]
+        if not names or not all(isinstance(n, str) and n in columns for n in names):
+            return None
+        return list(names) if self.many else value
+
+    def hostile(self):
+        bad = [*super().hostile(), ("unknown", "no-such-column"), ("int", 1)]
+        return [*bad, ("empty list", [])] if self.many else bad
+
+    def example(self, args):
+        columns = list(getattr(args.get(self.table), "columns", []))
+        if not columns:
+            raise LookupError(f"no column of '{self.table}' to name")
+        return [columns[0]] if self.many else columns[0]

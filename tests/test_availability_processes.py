@@ -392,17 +392,17 @@ BAD_CALLS = [
     (lambda: BoundedDropout.half_normal(5, 3, scale=0.0), "'scale'", "(0, inf)"),
     (lambda: BoundedDropout.half_normal(0, 3), "'num_clients'", "[1, 2147483647]"),
     (lambda: TimeVaryingParticipation(10, 0.05), "'ratio'", "[0.1, 1]"),
-    (lambda: TimeVaryingParticipation(10, 1.5), "'ratio'", "[0.1, 1]"),
+    (lambda: TimeVaryingParticipation(10, 1.5), "'ratio'", "(0, 1]"),
     (lambda: TimeVaryingParticipation(10, 0.5, sampler="depround"), "'sampler'", "exact"),
     (
         lambda: TimeVaryingParticipation(10, 0.5, weight_range=(0.0, 1.0)),
-        "'weight_range[0]'",
+        "'weight_range'",
         "(0, inf)",
     ),
     (
         lambda: TimeVaryingParticipation(10, 0.5, weight_range=(0.5, 0.2)),
-        "'weight_range[1]'",
-        "[0.5, inf)",
+        "'weight_range'",
+        "low <= high",
     ),
     (
         lambda: TimeVaryingParticipation(4, 0.5).inclusion_probabilities(0),

@@ -45,6 +45,8 @@ KINDS = {
     "function": Function(),
     "generator": Generator(),
     "instance": Instance(dict),
+    "real or not measured": Real(0.0, nan=True),
+    "number or array": Array(ndim=1, low=0.0, high=1.0, scalar=True),
 }
 
 
@@ -150,3 +152,85 @@ def test_declarations_are_found_on_functions_methods_and_classes():
         A("1")
     with pytest.raises(TypeError, match="no parameter"):
         declare(z=Real())(lambda x: x)
+
+
+def test_nan_only_where_declared_as_not_measured():
+    @declare(x=Real(0.0, nan=True))
+    def f(x):
+        return x
+
+    assert math.isnan(f(math.nan)) and f(1.5) == 1.5
+    for bad in (math.inf, -math.inf, 1 + 1j, "nan", -1.0):
+        with pytest.raises(ParameterError, match="finite real number in \\[0, inf\\) or NaN"):
+            f(bad)
+
+
+def test_a_scalar_or_an_array_and_an_upper_end_computed_from_other_arguments():
+    @declare(k=Integer(1), sigma=Array(shape=(3,), low=0.0, high=lambda a: a["k"] / 3, scalar=True))
+    def f(k, sigma):
+        return np.broadcast_to(sigma, (3,))
+
+    np.testing.assert_array_equal(f(1, 0.25), [0.25] * 3)
+    np.testing.assert_array_equal(f(3, [0.0, 0.5, 1.0]), [0.0, 0.5, 1.0])
+    with pytest.raises(ParameterError, match=r"entries in \[0, 0.333333\]"):
+        f(1, 0.5)
+    with pytest.raises(ParameterError, match="'sigma'"):
+        f(1, [0.1, 0.1])
+
+
+def test_a_non_finite_result_is_found_inside_mappings_tuples_and_records():
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: float
+        b: np.ndarray
+
+    results = [{"loss": np.array([1.0, math.inf])}, Pair(1.0, np.array([math.nan])),
+               {"nested": {"x": math.inf}}]  # fmt: skip
+    for result in results:
+
+        @declare(x=Real(), finite_result=True)
+        def f(x, result=result):
+            return result
+
+        with pytest.raises(ParameterError, match="'x' parameter of f must keep the result finite"):
+            f(1.0)
+    assert declare(x=Real(), finite_result=True)(lambda x: {"a": np.ones(2)})(1.0)["a"].size == 2
+
+
+def test_a_measurement_is_nan_only_where_not_measured():
+    """A family's Measurement: NaN means "outside the hypotheses, not measured"; an
+    infinite, complex or textual measured value, or a reversed interval, is refused."""
+    from fedtheory.tightness.family import Measurement
+
+    assert math.isnan(Measurement(math.nan, {}).measured)
+    assert Measurement(0.5, {"p": 0.1}, (0.4, 0.6), magnitude=1.0).interval == (0.4, 0.6)
+    for bad in (math.inf, -math.inf, 1 + 1j, "0.5", None):
+        with pytest.raises(ParameterError, match="'measured' parameter of Measurement"):
+            Measurement(bad, {})
+    for interval in ((0.6, 0.4), (0.4, math.inf), (math.nan, 0.5)):
+        with pytest.raises(ParameterError, match="'interval' parameter of Measurement"):
+            Measurement(0.5, {}, interval)
+
+
+def test_a_state_record_is_checked_field_by_field():
+    """A NaN inside a record's tensor, a field of the wrong shape or a missing field is
+    refused like the same tensor passed alone; ``Fields``' hostile values include them."""
+    from fedtheory.constraints import Fields, Mask
+    from fedtheory.sim.optimizer import SGDState
+
+    state = Fields(SGDState, buffer=Tensor(like="w"), started=Mask(tensor=True))
+
+    @declare(w=Tensor(ndim=1), state=state)
+    def f(w, state):
+        return state
+
+    w = torch.zeros(3, dtype=torch.float64)
+    good = SGDState(torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.bool))
+    assert f(w, good) is good
+    for bad in (good._replace(buffer=torch.tensor([0.0, math.nan, 0.0], dtype=torch.float64)),
+                good._replace(buffer=torch.zeros(2, dtype=torch.float64)),
+                good._replace(started=None), (good.buffer, good.started)):  # fmt: skip
+        with pytest.raises(ParameterError, match="'state' parameter of f must be a SGDState"):
+            f(w, bad)
+    assert {"buffer nan tensor", "started None"} <= {label for label, _ in state.hostile()}

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fedtheory.constraints import trusted
 from fedtheory.data import cafed_clustered
 from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem, data_backed
 from fedtheory.sim import evaluate_metrics
-from tests.conftest import assert_tight
+from tests.conftest import assert_parameter_error, assert_tight
 
 DATA = cafed_clustered(20, 6, 30, seed=0)
 PROBLEMS = {
@@ -59,3 +60,16 @@ def test_chunks_are_sized_by_the_pass_not_by_the_data_table(monkeypatch):
     assert passes == 11  # ceil(1024 / 100)
     metrics = evaluate_metrics(problem, points.reshape(512, 2, -1))
     assert metrics["gap"].shape == (512, 2)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_public_exact_metrics_refuses_an_overflow_that_simulate_reports(name):
+    """At ``w`` near 1e308 the losses overflow: the public call refuses it naming ``w``;
+    inside ``simulate``'s rounds (``trusted``) the inf is returned for the run's divergence
+    report (DivergenceError naming the metric)."""
+    problem = PROBLEMS[name]
+    w = np.full((2, problem.dim), 1e200)
+    assert_parameter_error(lambda: problem.exact_metrics(w), "'w'", "keep the result finite")
+    with trusted():
+        losses = problem.exact_metrics(w)["client_losses"]
+    assert not np.isfinite(losses).all()

@@ -30,8 +30,10 @@ import signal
 import tempfile
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 import numpy as np
@@ -39,6 +41,7 @@ import pytest
 import torch
 
 import fedtheory
+from fedtheory import tightness
 from fedtheory.availability import TraceReplay
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import Constraint, constraints_of
@@ -47,13 +50,27 @@ from fedtheory.io import import_file, load_npz, save_npz
 from fedtheory.optim import WeightInstance, WeightProgram
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.optim.implicit import polish_weights
+from fedtheory.problems.ball import Ball
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import CaFed, FedAWE
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.memory import empty_table
+from fedtheory.sim.optimizer import SGD, Training
+from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
-from fedtheory.verdict import Comparison, Verdict
+from fedtheory.sweep.executor import DaskExecutor, Sequential
+from fedtheory.verdict import (
+    Comparison,
+    FindingSpec,
+    Verdict,
+    compare_findings,
+    compare_mean_equal,
+    compare_mean_upper_bound,
+    replicate_until_decided,
+    rounding_floor,
+)
 from tests.test_public_api_contract import CONTRACT, EXEMPT
 
 UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
@@ -184,6 +201,7 @@ def _pool() -> list[Any]:
     return objects
 
 
+RUN_RECORD = RunRecord(np.zeros((1, 3, 2)), None, {"gap": np.ones((1, 3))}, {"rounds": 2})
 PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
 EXTRA_INSTANCES = [
     PLAIN_WEIGHTS,
@@ -197,6 +215,9 @@ EXTRA_INSTANCES = [
     ClientMean(FedAWE(lr=0.1)),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
+    SGD(momentum=0.5),
+    Training(),
+    RUN_RECORD,
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -227,6 +248,12 @@ def _states() -> list[Any]:
 POOL += _states()
 
 
+def _saved(record: RunRecord) -> Path:
+    path = Path(tempfile.mkdtemp()) / "run.npz"
+    record.save(path)
+    return path
+
+
 def _file(name: str, text: str = "") -> Path:
     path = Path(tempfile.mkdtemp()) / name
     if name.endswith(".npz"):
@@ -236,7 +263,11 @@ def _file(name: str, text: str = "") -> Path:
     return path
 
 
+LOGISTIC = _instance_of(LogisticRegressionProblem)
 EXTRA_CALLS = {
+    "fedtheory.problems.logistic:LogisticRegressionProblem.curvature_on_ball": (
+        LOGISTIC.curvature_on_ball, {"ball": Ball(np.zeros(LOGISTIC.dim), 1.0)}),
+    "fedtheory.sim.record:RunRecord.load": (RunRecord.load, {"path": _saved(RUN_RECORD)}),
     "fedtheory.availability.trace:TraceReplay.from_file": (
         TraceReplay.from_file, {"path": _file("trace.json", "[[0], [1, 2]]"), "num_clients": 3}),
     "fedtheory.io:load_npz": (load_npz, {"path": _file("saved.npz")}),
@@ -252,6 +283,58 @@ EXTRA_CALLS = {
 }  # fmt: skip
 """Valid calls outside the contract table that the declarations' examples cannot build
 (a file that exists with valid content)."""
+
+
+# sweep, verdict, tightness: valid calls that need a live object or a related value --------
+class _StubClient:
+    """What DaskExecutor reads of a ``distributed.Client`` (no cluster is started)."""
+
+    scheduler = SimpleNamespace(address="tcp://stub:8786")
+    dashboard_link = None
+
+    def scheduler_info(self):
+        return {"workers": {}}
+
+    def map(self, fn, items, pure=True):
+        raise OSError("a stub client runs nothing")
+
+    def cancel(self, futures):
+        pass
+
+
+_VV = "fedtheory.verdict."
+_SEARCH = tightness.search(tightness.FAMILIES["divergences.tv_chi_square"], budget=3)
+_WORST = _SEARCH.worst
+_POINT = {"integers": dict(_WORST.integers), "reals": _WORST.vector()}
+_SPEC = FindingSpec("c", "r", [[1.0, 2.0], [2.0, 3.0], [1.5, 1.0]], np.zeros((3, 2)))
+_MEAN_ROW = {"claim": "c", "reference": "r", "samples": np.array([0.1, 0.2, 0.4])}
+EXTRA_CALLS |= {
+    f"{_VV}adaptive:replicate_until_decided": (replicate_until_decided, {
+        "draw": lambda batch, size: np.full(size, 0.1 * batch),
+        "judge": lambda x, level: compare_mean_upper_bound("c", "r", x, 1.0, confidence=level),
+        "cap": 4, "start": 2}),
+    f"{_VV}findings:compare_findings": (compare_findings, {"specs": [_SPEC]}),
+    f"{_VV}rounding:rounding_floor": (rounding_floor, {"ulps": 64.0}),
+    f"{_VV}rows:Comparison": (Comparison, {
+        "claim": "c", "reference": "r", "relation": "<=", "measured": 0.5, "bound": 1.0,
+        "verdict": Verdict.HOLDS}),
+    f"{_VV}statements:compare_mean_upper_bound": (
+        compare_mean_upper_bound, {**_MEAN_ROW, "bound": 1.0}),
+    f"{_VV}statements:compare_mean_equal": (
+        compare_mean_equal, {**_MEAN_ROW, "predicted": 0.2, "margin": 0.5}),
+    "fedtheory.sweep.executor:DaskExecutor": (DaskExecutor, {"client": _StubClient()}),
+    "fedtheory.sweep.executor:DaskExecutor.lost": (
+        DaskExecutor(_StubClient()).lost, {"error": OSError("gone")}),
+    "fedtheory.tightness.engine:Point.as_dict": (
+        _WORST.as_dict, {"family": tightness.FAMILIES["divergences.tv_chi_square"]}),
+    "fedtheory.tightness.engine:SearchResult.save": (
+        _SEARCH.save, {"path": Path(tempfile.mkdtemp()) / "search.json"}),
+    "fedtheory.tightness.family:Family.describe": (
+        tightness.FAMILIES["divergences.tv_chi_square"].describe, _POINT),
+    "fedtheory.tightness.family:Family.measure": (
+        tightness.FAMILIES["divergences.tv_chi_square"].measure, {**_POINT, "seed": 0}),
+}  # fmt: skip
+POOL += [DaskExecutor(_StubClient()), Sequential()]
 
 
 def _owner_class(key: str) -> type | None:
@@ -293,14 +376,18 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _finite(result: Any, depth: int = 0) -> bool:
+    """Whether a result holds no NaN or inf: a number, an array, a tensor, or a tuple, a
+    NamedTuple, a mapping or a dataclass record of them (three levels deep)."""
     if isinstance(result, float | np.floating):
         return math.isfinite(result)
     if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
         return bool(np.isfinite(result).all())
     if isinstance(result, torch.Tensor) and result.is_floating_point():
         return bool(torch.isfinite(result).all())
-    if depth < 3 and isinstance(result, tuple | list):
+    if depth < 3 and isinstance(result, tuple | list):  # NamedTuple records included
         return all(_finite(v, depth + 1) for v in result[:20])
+    if depth < 3 and isinstance(result, Mapping):
+        return all(_finite(v, depth + 1) for v in list(result.values())[:20])
     if depth < 3 and hasattr(result, "__dataclass_fields__") and not isinstance(result, type):
         return all(_finite(getattr(result, f), depth + 1) for f in result.__dataclass_fields__)
     return True

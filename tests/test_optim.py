@@ -434,7 +434,7 @@ BAD_CALLS = [
     (lambda: WeightInstance([1.0, 1.0], 1.0, 0.0, [0.0, 0.5], [0.5, 0.5]), "'pi'", "(0, 1]"),
     (lambda: WeightInstance([1.0, 1.0], 1.0, 0.0, [0.5, 1.5], [0.5, 0.5]), "'pi'", "(0, 1]"),
     (lambda: WeightInstance([1.0, 1.0], 1.0, 0.0, [0.5, 0.5], [0.7, 0.7]), "'alpha'", "summing"),
-    (lambda: WeightInstance([1.0, 1.0], 1.0, 0.0, [0.5, 0.5], [1.0]), "'alpha'", "N=2"),
+    (lambda: WeightInstance([1.0, 1.0], 1.0, 0.0, [0.5, 0.5], [1.0]), "'alpha'", "shape (2,)"),
     (lambda: WeightInstance([1.0], 1.0, 0.0, [0.5], [1.0], Q=0.0), "'Q'", "(0, inf)"),
     (lambda: WeightInstance([1.0], 1.0, 0.0, [0.5], [1.0], bias="kl"), "'bias'", "one of"),
     (lambda: WeightInstance([1.0], 1.0, math.nan, [0.5], [1.0]), "'C'", "finite"),

@@ -141,7 +141,7 @@ def test_per_round_oracle_equals_per_round_lp_and_dominates(instance):
 
 BAD_CALLS = [
     (lambda: best_fixed_allocation(np.full((3, 4), 0.5), 2), "'success'", "0/1"),
-    (lambda: best_fixed_allocation(np.ones(4), 2), "'success'", "(..., T, K)"),
+    (lambda: best_fixed_allocation(np.ones(4), 2), "'success'", "(..., any, any)"),
     (lambda: best_fixed_allocation(np.ones((3, 4)), 5), "'k'", "[1, 4]"),
     (lambda: best_fixed_allocation_lp(np.ones((3, 4)), 2, 0.6), "'sigma'", "[0, 0.5]"),
     (lambda: per_round_oracle(np.ones((3, 4)), 2, [0.1, 0.2]), "'sigma'", ""),

@@ -24,7 +24,8 @@ def test_bench_sim_quick_runs_and_prints_every_figure(capsys):
     tags = ("machine:", "[1]", "[2]", "[3]", "[4]", "[5]", "speed-up", "of matmul",
             "clients x T=", "fused=False", "one call per pair", "2-core/1-core",
             "[5'] with one competing process", "default/1-thread speed",
-            "[6] static shapes", "default/static", "[8] CA-Fed",
+            "[6] static shapes", "default/static", "[6'] static shapes for the algorithms",
+            "[8] CA-Fed",
             "one objective call per visit")  # fmt: skip
     for tag in tags:
         assert tag in out

@@ -1,11 +1,12 @@
 """The validation runner with hostile user checks and files: a measurement returning NaN,
 inf or text is an error naming the check and the instance; the checks that finished before
 one that raises get their report; ``verdicts_frame`` refuses an edited ``results.json``;
-one run per output folder."""
+one run per output folder; a parallel run starts the longest validations first."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, FolderLockedError, folder_lock
 from fedtheory.validation import theorem_check
-from fedtheory.validation.runner import run, verdicts_frame
+from fedtheory.validation.runner import _results_checksum, longest_first, run, verdicts_frame
 from tests.test_custom_checks import INSTANCES, MAX_BOUND, sample_max
 
 
@@ -102,3 +103,49 @@ def test_a_second_run_into_the_same_folder_is_refused(tmp_path):
         with pytest.raises(FolderLockedError, match=str(tmp_path)):
             run([_check(sample_max)], tmp_path, size="tiny", progress=_quiet)
     assert not (tmp_path / "results.json").exists()
+
+
+class _Recording:
+    """An executor that runs the tasks in the order given and yields them in reverse (as a
+    cluster may finish them), recording the order they were handed over in."""
+
+    description, dashboard = "recording", None
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def map(self, fn, items, submitted=None):
+        outcomes = []
+        for j, item in enumerate(items):
+            self.started.append(item.name)
+            outcomes.append((j, fn(item)))
+        yield from reversed(outcomes)
+
+
+def _costed(name, cost):
+    return replace(_check(sample_max, name, replicates=20), cost=cost)
+
+
+def test_a_parallel_run_starts_the_longest_first_and_reports_in_the_given_order(tmp_path):
+    checks = [_costed("short", 1.0), _costed("long", 5.0), _costed("unknown", None)]
+    executor = _Recording()
+    outcomes = run(checks, tmp_path, size="tiny", progress=_quiet, executor=executor)
+    assert executor.started == ["unknown", "long", "short"]  # no cost known: maybe long
+    assert [o.check.name for o in outcomes] == ["short", "long", "unknown"]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [v["name"] for v in results["validations"]] == ["short", "long", "unknown"]
+
+
+def test_the_times_measured_by_the_last_report_order_the_next_run(tmp_path):
+    def report(size, seconds):
+        results = {"size": size, "validations": [{"name": n, "seconds": s, "rows": []}
+                                                 for n, s in seconds.items()]}  # fmt: skip
+        results["checksum"] = _results_checksum(results)
+        (tmp_path / "results.json").write_text(json.dumps(results))
+
+    checks = [_costed("a", 1.0), _costed("b", 2.0), _costed("c", None)]
+    report("tiny", {"a": 3.0, "b": 0.0})  # b's data was reused: its declared cost counts
+    assert [checks[i].name for i in longest_first(checks, tmp_path, "tiny")] == ["c", "a", "b"]
+    assert [checks[i].name for i in longest_first(checks, tmp_path, "quick")] == ["c", "b", "a"]
+    (tmp_path / "results.json").write_text("{}")  # damaged: the declared costs decide
+    assert [checks[i].name for i in longest_first(checks, tmp_path, "tiny")] == ["c", "b", "a"]

@@ -156,5 +156,6 @@ register(
         judge,
         plot,
         bounds=("theorem1", "theorem3"),
+        cost=0.6,
     )
 )

@@ -299,5 +299,6 @@ register(
         bounds=("bound",),
         sweep=sweep_point,
         sweep_check=sweep_check,
+        cost=1.4,
     )
 )

@@ -199,5 +199,6 @@ register(
         judge,
         plot,
         bounds=("bound", "kkt_value"),
+        cost=0.7,
     )
 )

@@ -191,5 +191,6 @@ register(
         judge,
         plot,
         bounds=("bound",),
+        cost=6,
     )
 )

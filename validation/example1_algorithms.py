@@ -200,5 +200,6 @@ register(
         judge,
         plot,
         bounds=("theorem4", "fedavg_bias"),
+        cost=3.4,
     )
 )

@@ -203,5 +203,6 @@ register(
         judge,
         plot,
         bounds=("X_B", "block_average", "equal_block_average", "amplitude"),
+        cost=0.9,
     )
 )

@@ -381,5 +381,6 @@ register(
         ),
         notes=notes,
         setups=lambda data, s: [setup(data, s)],
+        cost=6,
     )
 )

@@ -166,5 +166,6 @@ register(
         judge,
         plot,
         bounds=tuple(f"{d}_{k}_predicted" for d in DYNAMICS for k in ("active", "inactive")),
+        cost=0.2,
     )
 )

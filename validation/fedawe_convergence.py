@@ -273,5 +273,6 @@ register(
         plot,
         bounds=tuple(f"{d}_{k}_bound" for d in DYNAMICS for k in (*MEASURED, "prop3")),
         notes=notes,
+        cost=3.4,
     )
 )

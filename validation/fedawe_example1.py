@@ -160,5 +160,6 @@ register(
         judge,
         plot,
         bounds=("limit_active", "limit_all", "bias_active"),
+        cost=1.4,
     )
 )

@@ -26,6 +26,8 @@ The interleaved sine breaks Assumption 1 (:math:`p_i^t=0` in some rounds): its r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import torch
 
@@ -533,16 +535,19 @@ for _name, _title, _parts, _bounds in (
      (lemma5_settings, lemma5_compute, lemma5_judge, lemma5_plot), ("bound", "predicted")),
 ):  # fmt: skip
     register(Check(_name, _title, f"{CLAIM}: {_title.split(': ')[0][7:]}", *_parts,
-                   bounds=_bounds))  # fmt: skip
+                   bounds=_bounds, cost=0.2))  # fmt: skip
 
 register(
-    theorem_check(
-        fedawe.lemma4,
-        population_rho,
-        name="fedawe-lemma4-populations",
-        instances=POPULATIONS,
-        x="m",
-        measured="exact rho (random population above delta)",
-        title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+    replace(
+        theorem_check(
+            fedawe.lemma4,
+            population_rho,
+            name="fedawe-lemma4-populations",
+            instances=POPULATIONS,
+            x="m",
+            measured="exact rho (random population above delta)",
+            title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+        ),
+        cost=0.1,
     )
 )

@@ -229,5 +229,6 @@ register(
         plot,
         bounds=("fedavg_lower_limit",),
         notes=notes,
+        cost=2.1,
     )
 )

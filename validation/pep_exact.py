@@ -343,5 +343,6 @@ register(
             *(f"{c}_{k}" for c in FEDAWE_ROWS for k in ("bound", "exact")),
         ),  # fmt: skip
         notes=notes,
+        cost=2.7,
     )
 )

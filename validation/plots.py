@@ -228,12 +228,19 @@ FORMATS: Sequence[str] = ("png", "svg")
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:
-    """Write ``stem.png`` (:data:`PNG_DPI` dpi) and ``stem.svg`` atomically; return both."""
-    paths = []
-    for fmt in FORMATS:
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=PNG_DPI)
-        path = Path(stem).with_suffix(f".{fmt}")
-        atomic_write_bytes(path, buf.getvalue())
-        paths.append(path)
+    """Write ``stem.png`` (:data:`PNG_DPI` dpi) and ``stem.svg`` atomically; return both.
+    The figure's layout engine (constrained layout) places the panels once, for the PNG;
+    the SVG keeps those places (in figure fractions) instead of measuring every text again
+    (a sixth of the time a validation's figure takes)."""
+    paths, engine = [], fig.get_layout_engine()
+    try:
+        for fmt in FORMATS:
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=PNG_DPI)
+            fig.set_layout_engine("none")  # the next format keeps this layout
+            path = Path(stem).with_suffix(f".{fmt}")
+            atomic_write_bytes(path, buf.getvalue())
+            paths.append(path)
+    finally:
+        fig.set_layout_engine(engine)
     return paths

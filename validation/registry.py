@@ -40,7 +40,9 @@ class Check:
     :mod:`fedtheory.sweep.targets`): ``settings`` are this check's settings with scalar
     overrides, and it returns the ``measured`` samples next to the ``bound``; the optional
     ``sweep_check(settings)`` refuses, before any sweep work, a point ``sweep`` cannot run
-    (unknown names, values out of range, memory) with a ``ParameterError``.
+    (unknown names, values out of range, memory) with a ``ParameterError``. The optional
+    ``cost`` is the measured compute time of the quick size on one core, in seconds: a
+    parallel run (:func:`fedtheory.validation.runner.run`) starts the longest first.
     """
 
     name: str
@@ -56,6 +58,7 @@ class Check:
     module: str = ""  # the user's file that registers it (``fedtheory validate --module``)
     sweep: Callable[[dict, int], dict] | None = None  # one point of a sweep
     sweep_check: Callable[[dict], None] | None = None  # refuses a point before any work
+    cost: float | None = None  # seconds of the quick compute on one core (None: unknown)
 
 
 WRONG_SHIFT = 1e6

@@ -28,6 +28,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import platform
 import subprocess
@@ -234,8 +235,9 @@ def run(
     The validations are independent: with an ``executor`` from
     :func:`fedtheory.sweep.open_executor` (a Dask cluster) they run in parallel, each on a
     worker that writes its ``data.npz`` and figure under ``out`` (on a remote cluster,
-    ``out`` must be on a filesystem the workers share); the report lists them in the
-    order of ``names`` and is the one a sequential run writes, compute times aside.
+    ``out`` must be on a filesystem the workers share), the longest first
+    (:func:`longest_first`); the report lists them in the order of ``names`` and is the
+    one a sequential run writes, compute times aside.
     """
     names = list(names)
     check_choice(size, SIZES, "size", "run")
@@ -256,13 +258,16 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
     if removed := _remove_leftovers(out, [c.name for c in checks]):
         progress(f"removed {removed} temporary file(s) left by an interrupted run")
     n, done = len(checks), {}
+    parallel = executor is not None and not isinstance(executor, Sequential)
+    order = longest_first(checks, out, size) if parallel else list(range(n))
     try:
         tasks = (executor or Sequential()).map(
             partial(run_check, out=out, size=size, progress=progress),
-            checks,
-            submitted=lambda i: progress(f"[{i + 1}/{n}] {checks[i].name}: running"),
+            [checks[i] for i in order],
+            submitted=lambda j: progress(f"[{order[j] + 1}/{n}] {checks[order[j]].name}: running"),
         )
-        for i, outcome in tasks:
+        for j, outcome in tasks:
+            i = order[j]
             verdicts = ", ".join(r.verdict.value for r in outcome.rows)
             how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
             progress(f"[{i + 1}/{n}] {checks[i].name}: {verdicts}{how}")
@@ -283,6 +288,34 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
     outcomes = [done[i] for i in range(n)]
     write_report(outcomes, out, size=size)
     return outcomes
+
+
+def longest_first(checks: list[Check], out: Path, size: Size) -> list[int]:
+    """The order (indices into ``checks``) in which a parallel run starts them: the longest
+    expected compute first, so that no long validation starts last while the other workers
+    idle (list scheduling, longest processing time first). The expected time of a check is
+    the compute time the report in ``out`` measured at this size, else its declared
+    :attr:`~fedtheory.validation.registry.Check.cost`; a check with neither (e.g. a user's
+    own) may be long and starts first. Ties keep the order of ``checks``."""
+    measured = _measured_seconds(out, size)
+
+    def expected(i: int) -> float:
+        seconds = measured.get(checks[i].name) or checks[i].cost
+        return math.inf if seconds is None else seconds
+
+    return sorted(range(len(checks)), key=expected, reverse=True)  # stable: ties in order
+
+
+def _measured_seconds(out: Path, size: Size) -> dict[str, float]:
+    """Name -> compute time (s) of the validations the report in ``out`` computed at
+    ``size`` (those whose data it reused are left out); empty without an intact report."""
+    try:
+        results = _verified_results(out / "results.json")
+    except DamagedFileError:  # none yet, or damaged: the declared costs decide
+        return {}
+    if results.get("size") != size:
+        return {}
+    return {v["name"]: float(v["seconds"]) for v in results["validations"] if v["seconds"] > 0}
 
 
 def command(names: list[str], out: Path, size: Size, module: str = "") -> str:

@@ -395,5 +395,6 @@ register(
         plot,
         bounds=BOUNDS,
         notes=notes,
+        cost=2.4,
     )
 )

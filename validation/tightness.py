@@ -171,5 +171,6 @@ register(
         plot,
         bounds=("bound",),
         notes=notes,
+        cost=1.9,
     )
 )

@@ -27,9 +27,8 @@ from fedtheory.availability.sampling import (
     systematic_sample,
 )
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import declare
+from fedtheory.constraints import Interval, Option, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_choice, check_int, check_real
 
 SAMPLERS = ("successive", "exact")
 
@@ -56,6 +55,12 @@ class TimeVaryingParticipation(AvailabilityProcess):
     [3, 3, 3, 3, 3]
     """
 
+    @declare(
+        "num_clients",
+        ratio=Real(0.0, 1.0, low_open=True),
+        sampler=Option(*SAMPLERS),
+        weight_range=Interval(0.0, low_open=True),
+    )
     def __init__(
         self,
         num_clients: int,
@@ -65,19 +70,13 @@ class TimeVaryingParticipation(AvailabilityProcess):
         weight_range: tuple[float, float] = (0.1, 1.0),
     ) -> None:
         owner = "TimeVaryingParticipation"
-        self.num_clients = check_int(num_clients, "num_clients", owner, low=1)
-        self.ratio = check_real(ratio, "ratio", owner, low=1.0 / self.num_clients, high=1.0)
-        check_choice(sampler, SAMPLERS, "sampler", owner)
-        try:
-            low, high = weight_range
-        except (TypeError, ValueError):
+        if ratio < 1.0 / num_clients:  # at least one client per round
             raise ParameterError(
-                f"The 'weight_range' parameter of {owner} must be a pair (low, high). Got "
-                f"{weight_range!r} instead."
-            ) from None
-        self.low = check_real(low, "weight_range[0]", owner, low=0.0, low_open=True)
-        self.high = check_real(high, "weight_range[1]", owner, low=self.low)
-        self.sampler = sampler
+                f"The 'ratio' parameter of {owner} must be in [1/N, 1] = [{1 / num_clients:g}, "
+                f"1] (at least one client per round). Got {ratio!r} instead."
+            )
+        self.num_clients, self.ratio, self.sampler = num_clients, ratio, sampler
+        self.low, self.high = weight_range
         self.m = int(self.num_clients * self.ratio)
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ def _validate(args) -> int:
     from fedtheory.errors import FedTheoryError, ParameterError
     from fedtheory.sweep.executor import open_executor
     from fedtheory.validation import CHECKS, load_checks
+    from fedtheory.validation.cluster import local_cluster
     from fedtheory.validation.runner import Interrupted, run
 
     added = []
@@ -41,8 +43,10 @@ def _validate(args) -> int:
         )
         return 2
     out = Path(args.out)
+    local = args.workers is not None  # forked workers, unless a user's file ran code
+    warm = local_cluster(fork=not args.module) if local else contextlib.nullcontext()
     try:
-        with open_executor(workers=args.workers, scheduler=args.scheduler) as executor:
+        with warm, open_executor(workers=args.workers, scheduler=args.scheduler) as executor:
             if executor.dashboard is not None:
                 print(f"{executor.description}; dashboard: {executor.dashboard}", file=sys.stderr)
             outcomes = run(

@@ -22,14 +22,17 @@ Success matrices are ``[..., T, K]`` (leading replicate dimensions are kept).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
-from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_array, check_int
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, BoolArray, Integer, declare
+from fedtheory.errors import SolverError
 
 __all__ = [
     "LP_RTOL",
@@ -66,22 +69,24 @@ class BestFixedAllocation:
     status: str
 
 
-def _inputs(success, k, sigma, owner: str) -> tuple[np.ndarray, int, np.ndarray]:
-    """Checked ``x [..., T, K]`` (0/1), ``k`` and ``sigma [T]``."""
-    x = check_array(success, "success", owner, low=0.0, high=1.0)
-    if x.ndim < 2 or np.any((x != 0) & (x != 1)):
-        raise ParameterError(
-            f"The 'success' parameter of {owner} must be a 0/1 array of shape (..., T, K). "
-            f"Got shape {x.shape} instead."
-        )
-    rounds, num_clients = x.shape[-2:]
-    k = check_int(k, "k", owner, low=1, high=num_clients)
-    high = k / num_clients
-    if np.ndim(sigma) == 0:
-        s = np.full(rounds, check_array(sigma, "sigma", owner, ndim=0, low=0.0, high=high))
-    else:
-        s = check_array(sigma, "sigma", owner, shape=(rounds,), low=0.0, high=high)
-    return x, k, s
+def _quota_cap(args: Mapping[str, Any]) -> float:
+    r"""The largest quota :math:`k/K` (Def. 1: :math:`\sigma_t\in[0,k/K]`)."""
+    clients = args["success"] if "success" in args else args["q"]  # [..., K]
+    return args["k"] / np.shape(clients)[-1]
+
+
+SUCCESS = dict(
+    success=BoolArray(shape=(..., None, None)),
+    k=Integer(1, "success[-1]"),
+    sigma=Array(shape=("success[-2]",), low=0.0, high=_quota_cap, scalar=True),
+)
+"""The declared arguments of the comparators: ``success [..., T, K]`` (0/1), ``k`` in
+``[1, K]`` and the quotas ``sigma`` (a number or ``[T]``) in ``[0, k/K]``."""
+
+
+def _quotas(success: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """The quotas ``[T]`` of a checked ``sigma`` (a number or ``[T]``)."""
+    return np.broadcast_to(sigma, success.shape[-2:-1])
 
 
 def _gains_and_cap(
@@ -100,6 +105,7 @@ def _gains_and_cap(
     return gains, floor, cap
 
 
+@declare(**SUCCESS, finite_result=True)
 def best_fixed_allocation(success, k: int, sigma=0.0) -> BestFixedAllocation:
     r"""Best fixed allocation in hindsight, closed form (E3CS Def. 1, eq. (25)).
 
@@ -125,7 +131,7 @@ def best_fixed_allocation(success, k: int, sigma=0.0) -> BestFixedAllocation:
     >>> best_fixed_allocation(x, 1).cep
     array(3.)
     """
-    x, k, s = _inputs(success, k, sigma, "best_fixed_allocation")
+    x, s = success, _quotas(success, sigma)
     gains, floor, cap = _gains_and_cap(x, k, s)
     num_clients = x.shape[-1]
     if not np.isfinite(cap):
@@ -148,6 +154,7 @@ def _comparator_lp(num_clients: int) -> tuple[cp.Problem, cp.Parameter, cp.Param
     return problem, gains, cap, q
 
 
+@declare(**SUCCESS, finite_result=True)
 def best_fixed_allocation_lp(success, k: int, sigma=0.0) -> BestFixedAllocation:
     r"""Best fixed allocation in hindsight by linear programming (cvxpy, ``LP_SOLVER``).
 
@@ -156,7 +163,7 @@ def best_fixed_allocation_lp(success, k: int, sigma=0.0) -> BestFixedAllocation:
     built once per :math:`K` with ``Parameter``\ s and re-solved for every replicate.
     Raises :class:`SolverError` naming the status if the solver does not reach an optimum.
     """
-    x, k, s = _inputs(success, k, sigma, "best_fixed_allocation_lp")
+    x, s = success, _quotas(success, sigma)
     gains, floor, cap = _gains_and_cap(x, k, s)
     num_clients = x.shape[-1]
     if not np.isfinite(cap):
@@ -175,25 +182,25 @@ def best_fixed_allocation_lp(success, k: int, sigma=0.0) -> BestFixedAllocation:
     return BestFixedAllocation(q, floor + np.sum(q * gains, axis=-1), problem.status)
 
 
+@declare(
+    q=Array(shape=(..., None), low=0.0, high=1.0),
+    k=Integer(1, "q[-1]"),
+    sigma=Array(ndim=1, low=0.0, high=_quota_cap, scalar=True),
+    finite_result=True,
+)
 def comparator_allocation(q, k: int, sigma) -> np.ndarray:
     r"""Definition 1's allocation :math:`p^*_{i,t}=\sigma_t+(k-K\sigma_t)q^*_i` (24).
 
     ``q [..., K]``, ``sigma`` float or ``[T]`` -> ``[..., T, K]``.
     """
-    owner = "comparator_allocation"
-    q = check_array(q, "q", owner, low=0.0, high=1.0, min_size=1)
-    if q.ndim < 1:
-        raise ParameterError(
-            f"The 'q' parameter of {owner} must be an array [..., K] of success rates. "
-            f"Got a scalar {float(q):g} instead."
-        )
-    num_clients = q.shape[-1]
-    k = check_int(k, "k", owner, low=1, high=num_clients)
-    s = check_array(np.atleast_1d(sigma), "sigma", owner, ndim=1, low=0.0, high=k / num_clients)
-    budget = k - num_clients * s  # [T]
+    s = np.atleast_1d(sigma)
+    what = f"an allocation [..., {s.size}, {q.shape[-1]}]"
+    check_bytes(8 * q.size * s.size, "comparator_allocation", what=what, fixes="fewer rounds")
+    budget = k - q.shape[-1] * s  # [T]
     return s[:, None] + budget[:, None] * q[..., None, :]
 
 
+@declare(**SUCCESS, finite_result=True)
 def per_round_oracle(success, k: int, sigma=0.0) -> np.ndarray:
     r"""Per-round oracle (dynamic comparator): the best allocation of every round separately.
 
@@ -205,6 +212,6 @@ def per_round_oracle(success, k: int, sigma=0.0) -> np.ndarray:
 
     ``success [..., T, K]`` -> per-round optimum ``[..., T]``.
     """
-    x, k, s = _inputs(success, k, sigma, "per_round_oracle")
+    x, s = success, _quotas(success, sigma)
     n = x.sum(axis=-1)  # [..., T]
     return s * n + np.minimum(k - x.shape[-1] * s, n * (1 - s))

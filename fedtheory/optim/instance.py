@@ -29,16 +29,18 @@ import numpy as np
 import torch
 
 from fedtheory.bounds.cafed import Theorem2Program
-from fedtheory.constraints import Instance, Tensor, declare
-from fedtheory.errors import ParameterError
-from fedtheory.params import (
-    check_array,
-    check_bool_array,
-    check_choice,
-    check_instance,
-    check_real,
-    check_simplex,
+from fedtheory.constraints import (
+    Array,
+    BoolArray,
+    Instance,
+    Option,
+    Probabilities,
+    Real,
+    Tensor,
+    declare,
+    overflow,
 )
+from fedtheory.errors import ParameterError
 
 __all__ = ["BIAS_KINDS", "WeightInstance", "weight_objective"]
 
@@ -46,6 +48,25 @@ BiasKind = Literal["none", "chi2", "tv"]
 BIAS_KINDS: tuple[str, ...] = ("none", "chi2", "tv")
 
 
+INSTANCE = dict(
+    a=Array(ndim=1, low=0.0),
+    B=Real(0.0),
+    C=Real(),
+    pi=Array(shape=("a[0]",), low=0.0, high=1.0, low_open=True),
+    alpha=Probabilities(size="a[0]"),
+    Q=Real(0.0, low_open=True),
+)
+"""The declared data of a weight program (:class:`WeightInstance`)."""
+COEFFICIENTS = dict(kappa=Real(1.0), trade_off=Real(0.0))
+r"""Theorems 1 and 3's :math:`\kappa\ge1` and the trade-off :math:`\bar\kappa^2\ge0`."""
+
+
+@declare(
+    **INSTANCE,
+    bias=Option(*BIAS_KINDS),
+    bias_weight=Real(0.0),
+    excluded=BoolArray(shape=("a[0]",), none=True),
+)
 @dataclass(frozen=True)
 class WeightInstance:
     r"""Data of the weight program :math:`\min_q f(q)` (see the module docstring).
@@ -87,51 +108,26 @@ class WeightInstance:
     excluded: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        owner = "WeightInstance"
-        a = check_array(self.a, "a", owner, ndim=1, low=0.0)
-        n = a.size
-        if n < 1:
-            raise ParameterError(f"The 'a' parameter of {owner} must be non-empty. Got [] instead.")
-        set_ = object.__setattr__
-        set_(self, "a", a)
-        set_(self, "B", check_real(self.B, "B", owner, low=0.0))
-        set_(self, "C", check_real(self.C, "C", owner))
-        set_(
-            self,
-            "pi",
-            check_array(self.pi, "pi", owner, shape=(n,), low=0.0, high=1.0, low_open=True),
-        )
-        set_(self, "alpha", check_simplex(self.alpha, "alpha", owner, size=n))
-        set_(self, "Q", check_real(self.Q, "Q", owner, low=0.0, low_open=True))
-        check_choice(self.bias, BIAS_KINDS, "bias", owner)
-        set_(self, "bias_weight", check_real(self.bias_weight, "bias_weight", owner, low=0.0))
-        ex = np.zeros(n, bool) if self.excluded is None else self.excluded
-        ex = check_bool_array(ex, "excluded", owner, ndim=1)
-        if ex.shape != (n,):
-            raise ParameterError(
-                f"The 'excluded' parameter of {owner} must have length N={n}. "
-                f"Got length {ex.size} instead."
-            )
-        set_(self, "excluded", ex)
+        if self.excluded is None:
+            object.__setattr__(self, "excluded", np.zeros(self.a.size, dtype=bool))
 
     @property
     def num_clients(self) -> int:
         return self.a.size
 
     @classmethod
+    @declare(**INSTANCE, **COEFFICIENTS, Gamma=Real(0.0))
     def theorem1(
         cls, a, B, C, pi, alpha, *, kappa: float, Gamma: float, trade_off: float = 1.0, Q=1.0
     ) -> WeightInstance:
         r""":math:`\epsilon_{\rm opt}+\bar\kappa^2\epsilon_{\rm bias}` with Theorem 1's
         :math:`\epsilon_{\rm bias}=2\kappa^4\chi^2_{\alpha\|p}\Gamma` (Rodio et al. 2023,
         Theorem 1 and problem (III-C); an upper bound on :math:`F(w)-F^*`)."""
-        owner = "WeightInstance.theorem1"
-        k = check_real(kappa, "kappa", owner, low=1.0)
-        g = check_real(Gamma, "Gamma", owner, low=0.0)
-        kb = check_real(trade_off, "trade_off", owner, low=0.0)
-        return cls(a, B, C, pi, alpha, Q, "chi2", 2.0 * k**4 * g * kb)
+        weight = _bias_weight(2.0, kappa, Gamma, trade_off, "WeightInstance.theorem1", "Gamma")
+        return cls(a, B, C, pi, alpha, Q, "chi2", weight)
 
     @classmethod
+    @declare(**INSTANCE, **COEFFICIENTS, Gamma_prime=Real(0.0))
     def theorem3(
         cls, a, B, C, pi, alpha, *, kappa: float, Gamma_prime: float, trade_off: float = 1.0, Q=1.0
     ) -> WeightInstance:
@@ -139,12 +135,19 @@ class WeightInstance:
         :math:`\epsilon'_{\rm bias}=8\kappa^4d_{TV}^2(\alpha,p)\Gamma'` for a given
         :math:`\Gamma'` (Rodio et al. 2023, Theorem 3, eq. (13); an upper bound)."""
         owner = "WeightInstance.theorem3"
-        k = check_real(kappa, "kappa", owner, low=1.0)
-        g = check_real(Gamma_prime, "Gamma_prime", owner, low=0.0)
-        kb = check_real(trade_off, "trade_off", owner, low=0.0)
-        return cls(a, B, C, pi, alpha, Q, "tv", 8.0 * k**4 * g * kb)
+        weight = _bias_weight(8.0, kappa, Gamma_prime, trade_off, owner, "Gamma_prime")
+        return cls(a, B, C, pi, alpha, Q, "tv", weight)
 
     @classmethod
+    @declare(
+        program=Instance(Theorem2Program),
+        alpha=Probabilities(size="program.pi[0]"),
+        kappa=Real(1.0, none=True),
+        trade_off=COEFFICIENTS["trade_off"],
+        bias=Option(*BIAS_KINDS),
+        Gamma=Real(0.0),
+        finite_result=True,
+    )
     def from_theorem2(
         cls,
         program: Theorem2Program,
@@ -165,7 +168,6 @@ class WeightInstance:
         :math:`\Gamma'`, fixed). :math:`A=\Sigma` scales with :math:`\pi` (use
         ``curvature_scales_with_pi=True`` in :func:`~fedtheory.optim.weight_sensitivity`)."""
         owner = "WeightInstance.from_theorem2"
-        check_instance(program, Theorem2Program, "program", owner)
         if kappa is None:
             if bias != "none":
                 raise ParameterError(
@@ -174,25 +176,17 @@ class WeightInstance:
                 )
             scale, weight = 1.0 / program.sum_eta, 0.0
         else:
-            k = check_real(kappa, "kappa", owner, low=1.0)
-            g = check_real(Gamma, "Gamma", owner, low=0.0)
-            kb = check_real(trade_off, "trade_off", owner, low=0.0)
-            scale = 2.0 * k**2 / program.sum_eta
-            weight = {"chi2": 2.0, "tv": 8.0}.get(bias, 0.0) * k**4 * g * kb
-        return cls(
-            program.A * scale,
-            program.B * scale,
-            program.C * scale,
-            program.pi,
-            alpha,
-            program.Q,
-            bias,
-            weight,
-        )
+            scale = 2.0 * kappa * kappa / program.sum_eta
+            factor = {"chi2": 2.0, "tv": 8.0}.get(bias, 0.0)
+            weight = _bias_weight(factor, kappa, Gamma, trade_off, owner, "Gamma")
+        a, b, c = program.A * scale, program.B * scale, program.C * scale
+        if not (np.isfinite(a).all() and np.isfinite([b, c]).all()):
+            raise overflow(owner, {"kappa": kappa, "program": [program.B, program.C, *program.A]})
+        return cls(a, b, c, program.pi, alpha, program.Q, bias, weight)
 
+    @declare(q=Array(shape=("self.num_clients",), low=0.0))
     def objective(self, q) -> float:
         r""":math:`f(q)` for weights ``q [N]`` (scale matters: use :math:`\|q\|_1=Q`)."""
-        q = check_array(q, "q", "WeightInstance.objective", shape=(self.num_clients,), low=0.0)
         return float(weight_objective(torch.from_numpy(q), self))
 
 
@@ -219,6 +213,17 @@ def weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:
             f"(it overflows). Got entries in [{float(q.min()):g}, {float(q.max()):g}] instead."
         )
     return value
+
+
+def _bias_weight(factor: float, kappa: float, gamma: float, trade_off: float, owner: str,
+                 name: str) -> float:  # fmt: skip
+    r"""The divergence's weight :math:`c\,\kappa^4\Gamma\bar\kappa^2` (``c``: 2 for
+    Theorem 1's :math:`\chi^2`, 8 for Theorem 3's :math:`d_{TV}^2`), refused where it
+    overflows."""
+    weight = factor * kappa * kappa * kappa * kappa * gamma * trade_off
+    if not np.isfinite(weight):
+        raise overflow(owner, {"kappa": kappa, name: gamma, "trade_off": trade_off})
+    return weight
 
 
 def _weight_objective(q: torch.Tensor, inst: WeightInstance) -> torch.Tensor:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
-from fedtheory.constraints import Array, Instance, Option, Real, declare
+from fedtheory.constraints import Array, BoolArray, Instance, Option, Real, Text, declare
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import BIAS_KINDS, WeightInstance
 
@@ -71,6 +71,13 @@ Interior-point solvers return small positive values instead of exact zeros; an o
 accurate to :math:`\varepsilon` pins the weights only to about :math:`\sqrt\varepsilon`."""
 
 
+@declare(
+    q=Array(ndim=1),
+    objective=Real(),
+    status=Text(),
+    excluded=BoolArray(shape=("q[0]",)),
+    method=Option("cvxpy", "kkt", "newton", "greedy"),
+)
 @dataclass(frozen=True)
 class WeightSolution:
     """Weights returned by a weight program, the water-filling solver or the greedy rule."""

@@ -500,7 +500,7 @@ class DataProblem(ABC):
         loss = self._weighted_loss(w, X, y, c)[..., None]
         return torch.cat([loss, self._weighted_grad(w, X, y, c)], -1)
 
-    @declare(w=POINTS)
+    @declare(w=POINTS, finite_result=True)  # inside simulate (trusted): a diverged run's inf
     def exact_metrics(self, w, *, device=None) -> dict[str, np.ndarray]:
         r"""Exact full-data quantities at ``w [..., d]`` in one pass over the data:
         ``client_losses [..., N]`` and ``client_grads [..., N, d]`` (with ridge, as

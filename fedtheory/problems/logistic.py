@@ -36,7 +36,7 @@ from abc import abstractmethod
 import numpy as np
 import torch
 
-from fedtheory.constraints import Bool, Real, declare
+from fedtheory.constraints import Bool, Instance, Real, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.problems import fused as fused_kernel
@@ -171,6 +171,7 @@ class LogisticRegressionProblem(_GLMBallBounds):
             )
         return data.num_features
 
+    @declare(ball=Instance(Ball), finite_result=True)
     def curvature_on_ball(self, ball: Ball) -> tuple[float, float]:
         r"""Certified :math:`(\mu_W, L_W)` with :math:`\mu_WI\preceq\nabla^2F_k(w)\preceq L_WI`
         for all :math:`w\in W` and all :math:`k` (tighter than the global ``mu``, ``L``).

@@ -1,6 +1,7 @@
-r"""A static FedAvg round recorded once per capacity and replayed: a CUDA graph on CUDA.
+r"""A static round recorded once per capacity and replayed: a CUDA graph on CUDA.
 
-A static round (:mod:`fedtheory.sim._gather`) of FedAvg with constant step sizes launches
+A static round (:mod:`fedtheory.sim._gather`) of FedAvg, MIFA, FedVARP or MimiC with
+constant step sizes launches
 the same kernels on the same shapes every round; only the values of the state, the mask and
 the round's random numbers change. :class:`ReplayedRound` records ``algorithm.step`` on
 fixed input buffers once, then each round copies the state and the mask into them, reseeds
@@ -25,19 +26,28 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.fedavg import FedAvg
+from fedtheory.sim.fedvarp import FedVARP
+from fedtheory.sim.mifa import MIFA
+from fedtheory.sim.mimic import MimiC
 from fedtheory.sim.schedules import Constant
 
 EAGER_ON_CPU = False
 """Replay static rounds off CUDA too, by calling the step (the tests' switch)."""
 
+REPLAYED = (FedAvg, MIFA, FedVARP, MimiC)
+"""The algorithms whose round reads ``t`` only through its step sizes (a recording bakes
+in every Python number; FedLaAvg's last-seen rounds and FedAWE's echoes hold ``t`` itself,
+CA-Fed's weights and the selectors read back) and reads nothing back."""
+
 
 def replayable(algorithm: object, device: torch.device, t: int) -> bool:
-    """Whether round ``t`` of ``algorithm`` on ``device`` is replayed: FedAvg itself (any
-    aggregator: a pure function of the mask) with constant client and server steps, plain
-    SGD, after round 0; on CUDA (or the CPU with ``EAGER_ON_CPU``)."""
+    """Whether round ``t`` of ``algorithm`` on ``device`` is replayed: one of
+    :data:`REPLAYED` itself (FedAvg with any aggregator: a pure function of the mask) with
+    constant client and server steps, plain SGD, after round 0; on CUDA (or the CPU with
+    ``EAGER_ON_CPU``)."""
     return (
         (device.type == "cuda" or EAGER_ON_CPU)
-        and type(algorithm) is FedAvg
+        and type(algorithm) in REPLAYED
         and isinstance(algorithm.client_lr, Constant)
         and isinstance(algorithm.server_rate, Constant)
         and (algorithm.training is None or algorithm.training.plain)

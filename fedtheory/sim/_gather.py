@@ -7,7 +7,9 @@ A static round gathers exactly ``capacity`` :math:`C\ge M` pairs instead: the pa
 first, in the order of ``nonzero`` (replicate-major), then non-participating pairs as
 padding, each pair at most once. Padding rows train like any client (they read a real
 client's data at a finite model) and are dropped by :func:`where_valid` before anything is
-summed or stored, so they change no number.
+summed or stored: zeroed before a sum, and before a write into per-client state (a memory
+table, a correction, a last-seen round, an optimiser buffer) replaced by the client's
+stored value, so that the write leaves it as it was. They change no number.
 
 The capacity of a round is fixed by :func:`capacity` from its availability count, which
 the runner copies to the host once per chunk of rounds, so that no participant is ever
@@ -102,11 +104,19 @@ def _participants_first(flat: torch.Tensor) -> torch.Tensor:
     )
 
 
-def where_valid(values: torch.Tensor, gathered: Pairs) -> torch.Tensor:
-    """``values [rows, ...]`` with the padding rows of ``gathered`` set to zero (by
-    selection, not multiplication: a padding row's inf or NaN does not leak)."""
+def where_valid(
+    values: torch.Tensor, gathered: Pairs, other: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``values [rows, ...]`` with the padding rows of ``gathered`` set to zero, or to the
+    rows of ``other [rows, ...]`` (a client's stored value, so that writing the rows back
+    leaves a padding client's state as it was); by selection, not multiplication: a padding
+    row's inf or NaN does not leak. ``values`` itself where every row participates."""
+    if gathered.valid is None:
+        return values
     valid = gathered.valid.reshape(-1, *([1] * (values.dim() - 1)))
-    return torch.where(valid, values, torch.zeros((), dtype=values.dtype, device=values.device))
+    if other is None:
+        other = torch.zeros((), dtype=values.dtype, device=values.device)
+    return torch.where(valid, values, other)
 
 
 def active() -> bool:

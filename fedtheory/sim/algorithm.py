@@ -37,6 +37,7 @@ from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.local import ball_projection, sgd_updates
 from fedtheory.sim.optimizer import (
+    TRAINING_BUFFERS,
     SGDState,
     Training,
     TrainingState,
@@ -75,6 +76,14 @@ def round_arguments(state: type) -> dict[str, Constraint]:
     )
 
 
+def _weighted_sum(q: torch.Tensor, pairs: gather.Pairs, values: torch.Tensor) -> torch.Tensor:
+    r""":math:`\sum_kq_kv_k` ``[R, d]`` of the rows ``values [M, d]`` of ``pairs`` with
+    weights ``q [R, N]`` (padding rows add exact zeros, whatever their weight)."""
+    rep, cli = pairs.rep, pairs.cli
+    weighted = gather.where_valid(q[rep, cli, None] * values, pairs)
+    return _sum_per_replicate(weighted, rep, cli, tuple(q.shape))
+
+
 @runtime_checkable
 class Algorithm(Protocol):
     name: str
@@ -104,6 +113,22 @@ LOCAL_TRAINING = dict(
 )
 """The declared fields of :class:`LocalTraining` (every algorithm's constructor has them);
 ``lr`` and ``server_lr`` (a rate or a schedule) are checked by ``as_schedule``."""
+
+
+ROUND = dict(
+    problem=Instance(FederatedProblem),
+    w=Tensor(dtype="floating", shape=(None, "problem.dim")),
+    mask=Mask(tensor=True, shape=("w[0]", "problem.num_clients")),
+    t=VOCABULARY["t"],
+    generator=Generator(none=True),
+)
+"""The declared arguments of a round of :class:`LocalTraining`: the server models
+``w [R, d]`` (finite), round ``t``'s ``mask [R, N]`` and the generator (the simulator's
+rounds run them trusted, unchecked)."""
+CLIENT_MODELS = Tensor(dtype="floating", shape=(..., "problem.dim"), ndim=(2, 3))
+"""The models local training starts from: ``w [R, d]``, or one per client ``[R, N, d]``."""
+WEIGHTS = Tensor(dtype="floating", shape=("w[0]", "problem.num_clients"))
+"""A round's aggregation weights ``q [R, N]``."""
 
 
 @declare(**LOCAL_TRAINING)
@@ -150,12 +175,14 @@ class LocalTraining:
         object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
         object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))
 
+    @declare("t", mask=Mask(tensor=True, ndim=2))
     def participants(self, mask: torch.Tensor, t: int) -> torch.Tensor:
         """The clients that work in round ``t``: ``mask [R, N]``, or all in a forced round 0."""
         if self.full_first_round and t == 0:
             return torch.ones_like(mask, dtype=torch.bool)
         return mask.to(torch.bool)
 
+    @declare(**{**ROUND, "w": CLIENT_MODELS}, finite_result=True)
     def local_updates(
         self,
         problem: FederatedProblem,
@@ -163,23 +190,24 @@ class LocalTraining:
         mask: torch.Tensor,
         t: int,
         generator: torch.Generator | None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(rep [M], cli [M], Delta [M, d])`` for the participating pairs of ``mask [R, N]``
-        only (the cost follows the number of participants, not N)."""
-        rep, cli = mask.nonzero(as_tuple=True)
-        if rep.numel() == 0:
-            return rep, cli, w.new_zeros(0, w.shape[-1])
-        delta = sgd_updates(
-            problem,
-            w[rep],
-            cli,
-            steps=self.local_steps,
-            lr=self.client_lr(t),
-            prox=self.prox,
-            generator=generator,
-        )
-        return rep, cli, delta
+    ) -> tuple[gather.Pairs, torch.Tensor]:
+        """The participating pairs of ``mask [R, N]`` (:func:`~fedtheory.sim._gather.pairs`)
+        and their updates ``Delta [M, d]``, each from its replicate's model ``w [R, d]``, or
+        from its own model where ``w [R, N, d]`` holds one per client (FedAWE). The cost
+        follows the number of participants, not N. In a static round the pairs fill a fixed
+        capacity, the padding rows of ``Delta`` are zero and the local steps are batched
+        torch operations that read nothing back from the device."""
+        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+        rep, cli = pairs.rep, pairs.cli
+        if pairs.valid is None and rep.numel() == 0:  # the default round: nobody works
+            return pairs, w.new_zeros(0, w.shape[-1])
+        start = w[rep] if w.dim() == 2 else w[rep, cli]  # [M, d]
+        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
+                            prox=self.prox, generator=generator,
+                            fused=pairs.valid is None)  # fmt: skip
+        return pairs, gather.where_valid(delta, pairs)  # padding rows: exact zeros
 
+    @declare(**ROUND, q=WEIGHTS, finite_result=True)
     def weighted_round(
         self,
         problem: FederatedProblem,
@@ -189,34 +217,33 @@ class LocalTraining:
         t: int,
         generator: torch.Generator | None,
     ) -> torch.Tensor:
-        r"""The pairs of ``mask [R, N]`` train locally, then
+        r"""The pairs of ``mask [R, N]`` train locally (:meth:`local_updates`), then
         :math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\sum_kq_k\Delta_t^k)` with weights
-        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``. In a static round
-        the pairs fill a fixed capacity, padding rows zeroed, and the local steps are
-        batched torch operations that read nothing back from the device."""
-        if gather.active():  # a static round (fedtheory.sim._gather): a fixed capacity
-            pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
-            rep, cli = pairs.rep, pairs.cli
-            lr = self.client_lr(t)
-            delta = sgd_updates(problem, w[rep], cli, steps=self.local_steps, lr=lr,
-                                prox=self.prox, generator=generator, fused=False)  # fmt: skip
-            delta = gather.where_valid(delta, pairs)  # padding rows add exact zeros
-        else:
-            rep, cli, delta = self.local_updates(problem, w, mask, t, generator)
-        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
-        return self.server_update(w, v, t)
+        ``q [R, N]`` (read on ``mask`` only): the next models ``[R, d]``."""
+        pairs, delta = self.local_updates(problem, w, mask, t, generator)
+        return self.server_update(w, _weighted_sum(q, pairs, delta), t)
 
+    def _most_workers(self, replicates: int) -> int | None:
+        """The most (replicate, client) pairs that can work in a round of ``replicates``
+        replicates besides a forced full first round (a static round's capacity needs no
+        more), or None: as many as are available."""
+        return None
+
+    @declare("t", w=Tensor(dtype="floating", ndim=2), v=Tensor(dtype="floating", like="w"),
+             finite_result=True)  # fmt: skip
     def server_update(self, w: torch.Tensor, v: torch.Tensor, t: int) -> torch.Tensor:
         r""":math:`w_{t+1}=\mathrm{Proj}_W(w_t+\eta_s(t)\,v_t)` for ``w, v [R, d]``."""
         w_next = w + self.server_rate(t) * v
         return w_next if self.radius is None else ball_projection(w_next, self.radius)
 
+    @declare(**INIT)
     def training_init(self, problem: FederatedProblem, w0: torch.Tensor) -> TrainingState | None:
         """Empty optimiser buffers for ``w0 [R, d]``, or None for plain SGD steps."""
         if self.training is None or self.training.plain:
             return None
         return training_init(problem.num_clients, w0)
 
+    @declare(**ROUND, q=WEIGHTS, opt=TRAINING_BUFFERS, finite_result=True)
     def trained_round(
         self,
         problem: FederatedProblem,
@@ -234,8 +261,9 @@ class LocalTraining:
         buffers."""
         if opt is None:
             return self.weighted_round(problem, w, q, mask, t, generator), None
-        rep, cli = mask.nonzero(as_tuple=True)
-        if rep.numel() == 0:
+        pairs = gather.pairs(mask, everyone=self.full_first_round and t == 0)
+        rep, cli = pairs.rep, pairs.cli
+        if pairs.valid is None and rep.numel() == 0:
             return w, opt
         tr, client = self.training, opt.client
         start = (
@@ -246,14 +274,20 @@ class LocalTraining:
         delta, after = local_training(problem, w[rep], cli, start, steps=self.local_steps,
                                       lr=self.client_lr(t), prox=self.prox, training=tr,
                                       generator=generator)  # fmt: skip
-        if tr.persistent:
-            buffer, started = client.buffer.clone(), client.started.clone()
-            buffer[rep, cli], started[rep, cli] = after.buffer, after.started
+        if tr.persistent:  # a padding row writes its client's buffers back unchanged
+            buffer = client.buffer.index_put(
+                (rep, cli), gather.where_valid(after.buffer, pairs, start.buffer)
+            )
+            started = client.started.index_put(
+                (rep, cli), gather.where_valid(after.started, pairs, start.started)
+            )
             client = SGDState(buffer, started)
-        v = _sum_per_replicate(q[rep, cli, None] * delta, rep, cli, tuple(q.shape))  # [R, d]
+        v = _weighted_sum(q, pairs, delta)  # [R, d]
         w_next, server = sgd_step(
             w, -v, opt.server, lr=self.server_rate(t), opt=tr.server, active=mask.any(-1)
         )
         if self.radius is not None:
             w_next = ball_projection(w_next, self.radius)
+        if pairs.valid is not None:  # the default round returns early when nobody works
+            w_next = torch.where(mask.any(), w_next, w)
         return w_next, TrainingState(client, server)

@@ -110,6 +110,7 @@ from fedtheory.params import (
     check_simplex,
 )
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
@@ -413,13 +414,16 @@ class CaFed(LocalTraining):
         report at ``w [R, d]`` (entries of inactive clients are 0 and never read)."""
         if self.losses == "exact":
             return torch.from_numpy(problem.client_losses(w.cpu().numpy())).to(w.device)
-        rep, cli = mask.nonzero(as_tuple=True)
+        pairs = gather.pairs(mask)  # a static round: a fixed capacity, padding rows zeroed
         out = torch.zeros(mask.shape, dtype=torch.float64, device=w.device)
-        if rep.numel():
-            out[rep, cli] = problem.batch_losses(
-                w[rep], cli, generator, batch_size=self.loss_batch
-            ).to(torch.float64)
-        return out
+        if pairs.valid is None and pairs.rep.numel() == 0:
+            return out
+        losses = problem.batch_losses(
+            w[pairs.rep], pairs.cli, generator, batch_size=self.loss_batch
+        )
+        return out.index_put(
+            (pairs.rep, pairs.cli), gather.where_valid(losses.to(torch.float64), pairs)
+        )
 
     @declare(
         state=Instance(CaFedState),

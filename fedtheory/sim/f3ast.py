@@ -11,7 +11,7 @@ with the updated estimate in place of the oracle :math:`\pi_k`). Neither paper g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -19,6 +19,7 @@ import torch
 
 from fedtheory.budget import check_bytes
 from fedtheory.constraints import Instance, Integer, Mask, Probabilities, Real, Text, declare
+from fedtheory.device import PerDevice
 from fedtheory.sim.cafed import f3ast_weights
 
 
@@ -59,6 +60,10 @@ class F3astOnline:
     beta: float = 1e-3
     initial: float = 0.5
     name: str = "f3ast[online]"
+    _alpha: PerDevice = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_alpha", PerDevice(torch.from_numpy(self.alpha)))
 
     @declare("replicates", num_clients=Integer("self.alpha[0]", "self.alpha[0]"))
     def init(self, replicates: int, num_clients: int) -> F3astOnlineState:
@@ -74,7 +79,7 @@ class F3astOnline:
     )
     def weights(self, state: F3astOnlineState, mask: torch.Tensor) -> torch.Tensor:
         """Weights ``[R, N]`` of round ``t`` from the estimates updated with ``mask``."""
-        alpha = torch.from_numpy(self.alpha).to(mask.device)
+        alpha = self._alpha.on(mask.device)  # copied to a device once, not every round
         rate = state.rate.to(mask.device)
         return f3ast_weights(mask, alpha, rate, clients=self.clients, beta_r=self.beta)
 

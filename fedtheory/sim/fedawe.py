@@ -36,9 +36,16 @@ import torch
 
 from fedtheory.constraints import Function, Option, Real, Tensor, declare
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
-from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
-from fedtheory.sim.local import ball_projection, sgd_updates
+from fedtheory.sim.algorithm import (
+    INIT,
+    LOCAL_TRAINING,
+    LocalTraining,
+    _weighted_sum,
+    round_arguments,
+)
+from fedtheory.sim.local import ball_projection
 from fedtheory.sim.reference import local_step, reference_loop
 from fedtheory.sim.schedules import Schedule
 
@@ -126,30 +133,30 @@ class FedAWE(LocalTraining):
     ) -> FedAWEState:
         """One round of Algorithm 1 for every replicate (``mask [R, N]``)."""
         mask = self.participants(mask, t)
-        rep, cli = mask.nonzero(as_tuple=True)
         shape = tuple(mask.shape)
         echo = torch.zeros(shape, dtype=state.w.dtype, device=state.w.device)
-        if rep.numel() == 0:
+        pairs, delta = self.local_updates(problem, state.x, mask, t, generator)  # from x_i^t
+        rep, cli = pairs.rep, pairs.cli
+        if pairs.valid is None and rep.numel() == 0:
             return FedAWEState(state.w, state.x, state.tau, mask, echo)
-        start = state.x[rep, cli]  # [M, d]
-        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
-                          prox=self.prox, generator=generator)  # fmt: skip
-        echo[rep, cli] = (t - state.tau[rep, cli]).to(echo.dtype)
+        start, tau_old = state.x[rep, cli], state.tau[rep, cli]  # [M, d], [M]
+        echo = echo.index_put((rep, cli), gather.where_valid((t - tau_old).to(echo.dtype), pairs))
         count = mask.sum(-1, keepdim=True).to(echo.dtype)  # [R, 1]
         has = count[:, 0] > 0
         inv = torch.where(count > 0, 1 / count.clamp_min(1), 0.0)  # [R, 1]
-        mean_x = _sum_per_replicate(start, rep, cli, shape) * inv  # [R, d]
-        v = _sum_per_replicate(echo[rep, cli, None] * delta, rep, cli, shape) * inv
+        mean_x = _sum_per_replicate(gather.where_valid(start, pairs), rep, cli, shape) * inv
+        v = _weighted_sum(echo, pairs, delta) * inv  # [R, d]
         if self.clip is not None:
             v = clip_norm(v, self.clip)
         w_next = mean_x + self.server_rate(t) * v
         if self.radius is not None:
             w_next = ball_projection(w_next, self.radius)
         w_next = torch.where(has[:, None], w_next, state.w)
-        x = state.x.clone()
-        x[rep, cli] = w_next[rep]
-        tau = state.tau.clone()
-        tau[rep, cli] = t
+        # lines 16-21 for the active clients; a padding row writes its client's x_i, tau_i back
+        x = state.x.index_put((rep, cli), gather.where_valid(w_next[rep], pairs, start))
+        tau = state.tau.index_put(
+            (rep, cli), gather.where_valid(torch.full_like(tau_old, t), pairs, tau_old)
+        )
         return FedAWEState(w_next, x, tau, mask, echo)
 
 

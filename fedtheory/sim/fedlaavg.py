@@ -23,7 +23,7 @@ import torch
 from fedtheory.constraints import Integer, Mask, Size, Tensor, Text, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
-from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.memory import UpdateTable, _refresh_pairs, empty_table
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -63,6 +63,10 @@ class FedLaAvg(LocalTraining):
     def __post_init__(self) -> None:
         super().__post_init__()
 
+    def _most_workers(self, replicates: int) -> int:
+        """At most :math:`K` clients per replicate work (a static round's capacity)."""
+        return replicates * self.clients_per_round
+
     @declare(**INIT)
     def init(self, problem: FederatedProblem, w0: torch.Tensor) -> FedLaAvgState:
         r, n = w0.shape[0], problem.num_clients
@@ -80,8 +84,8 @@ class FedLaAvg(LocalTraining):
     ) -> FedLaAvgState:
         """One round: select absent-longest, refresh their updates, apply the mean."""
         chosen = absent_longest(self.participants(mask, t), state.last, self.clients_per_round)
-        rep, cli, delta = self.local_updates(problem, state.w, chosen, t, generator)
-        table, _ = refresh(state.table, rep, cli, delta)
+        pairs, delta = self.local_updates(problem, state.w, chosen, t, generator)
+        table, _ = _refresh_pairs(state.table, pairs, delta)
         last = torch.where(chosen, t, state.last)
         return FedLaAvgState(self.server_update(state.w, table.mean, t), table, last, chosen)
 

@@ -20,9 +20,10 @@ import torch
 
 from fedtheory.constraints import Bool, Text, declare
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
-from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.memory import UpdateTable, _refresh_pairs, empty_table
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -60,10 +61,11 @@ class FedVARP(LocalTraining):
     ) -> FedVARPState:
         """One round: ``v = mean_old + mean over participants of (Delta - u_old)``."""
         mask = self.participants(mask, t)
-        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
-        table, old = refresh(state.table, rep, cli, delta)
+        pairs, delta = self.local_updates(problem, state.w, mask, t, generator)
+        table, old = _refresh_pairs(state.table, pairs, delta)
         count = mask.sum(dim=-1, keepdim=True).to(torch.float64)  # [R, 1]
-        correction = _sum_per_replicate(delta - old, rep, cli, tuple(mask.shape))
+        change = gather.where_valid(delta - old, pairs)  # [M, d], 0 on padding rows
+        correction = _sum_per_replicate(change, pairs.rep, pairs.cli, tuple(mask.shape))
         v = state.table.mean + correction / count.clamp_min(1.0)
         if self.skip_empty_rounds:
             v = torch.where(count > 0, v, 0.0)

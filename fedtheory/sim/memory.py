@@ -14,6 +14,7 @@ import torch
 
 from fedtheory.budget import check_bytes
 from fedtheory.constraints import Indices, Instance, Tensor, declare
+from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
 
 
@@ -52,3 +53,13 @@ def refresh(
     n = table.updates.shape[1]
     mean = table.mean + _sum_per_replicate((delta - old) / n, rep, cli, tuple(updates.shape[:2]))
     return UpdateTable(updates, mean), old
+
+
+def _refresh_pairs(
+    table: UpdateTable, pairs: gather.Pairs, delta: torch.Tensor
+) -> tuple[UpdateTable, torch.Tensor]:
+    """:func:`refresh` with the rows ``delta [M, d]`` of gathered ``pairs``: a padding row
+    (a static round, :mod:`fedtheory.sim._gather`) stores its client's update back, so that
+    it changes neither the table nor the mean (``Delta - u^{old} = 0`` there)."""
+    old = table.updates[pairs.rep, pairs.cli]
+    return refresh(table, pairs.rep, pairs.cli, gather.where_valid(delta, pairs, old))

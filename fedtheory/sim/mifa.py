@@ -19,7 +19,7 @@ import torch
 from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
-from fedtheory.sim.memory import UpdateTable, empty_table, refresh
+from fedtheory.sim.memory import UpdateTable, _refresh_pairs, empty_table
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -51,8 +51,8 @@ class MIFA(LocalTraining):
     ) -> MIFAState:
         """One round: refresh the participants' rows, apply the mean of the table."""
         mask = self.participants(mask, t)
-        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
-        table, _ = refresh(state.table, rep, cli, delta)
+        pairs, delta = self.local_updates(problem, state.w, mask, t, generator)
+        table, _ = _refresh_pairs(state.table, pairs, delta)
         return MIFAState(self.server_update(state.w, table.mean, t), table, mask)
 
 

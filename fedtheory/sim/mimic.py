@@ -29,8 +29,15 @@ import torch
 
 from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
-from fedtheory.sim.aggregation import _sum_per_replicate, average_participating
-from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
+from fedtheory.sim import _gather as gather
+from fedtheory.sim.aggregation import average_participating
+from fedtheory.sim.algorithm import (
+    INIT,
+    LOCAL_TRAINING,
+    LocalTraining,
+    _weighted_sum,
+    round_arguments,
+)
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
 
@@ -64,11 +71,12 @@ class MimiC(LocalTraining):
     ) -> MimiCState:
         """One round: modify, average, update the model, then refresh :math:`c_i`."""
         mask = self.participants(mask, t)
-        rep, cli, delta = self.local_updates(problem, state.w, mask, t, generator)
-        q = average_participating(mask)[rep, cli, None]  # [M, 1]
-        corrected = delta + state.correction[rep, cli]  # [M, d]
-        v = _sum_per_replicate(q * corrected, rep, cli, tuple(mask.shape))  # [R, d]
-        correction = state.correction.index_put((rep, cli), v[rep] - delta)
+        pairs, delta = self.local_updates(problem, state.w, mask, t, generator)
+        rep, cli = pairs.rep, pairs.cli
+        stored = state.correction[rep, cli]  # [M, d]
+        v = _weighted_sum(average_participating(mask), pairs, delta + stored)  # [R, d]
+        refreshed = gather.where_valid(v[rep] - delta, pairs, stored)  # padding: unchanged
+        correction = state.correction.index_put((rep, cli), refreshed)
         return MimiCState(self.server_update(state.w, v, t), correction, mask)
 
 

@@ -32,17 +32,36 @@ round (``persistent=False``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import torch
 
+from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import (
+    VOCABULARY,
+    Array,
+    Bool,
+    Fields,
+    Generator,
+    Indices,
+    Instance,
+    Mask,
+    Option,
+    Real,
+    Size,
+    Tensor,
+    checking,
+    declare,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool, check_choice, check_int, check_real
+from fedtheory.problems.base import FederatedProblem
 
 LOCAL_MODES = ("steps", "epochs")
 
 
+@declare(momentum=Real(0.0, 1.0, high_open=True), weight_decay=Real(0.0, 1e6))
 @dataclass(frozen=True, kw_only=True)
 class SGD:
     r"""``torch.optim.SGD``'s momentum :math:`\mu\in[0,1)` and weight decay
@@ -57,10 +76,6 @@ class SGD:
     momentum: float = 0.0
     weight_decay: float = 0.0
 
-    def __post_init__(self) -> None:
-        check_real(self.momentum, "momentum", "SGD", low=0.0, high=1.0, high_open=True)
-        check_real(self.weight_decay, "weight_decay", "SGD", low=0.0, high=1e6)
-
     @property
     def plain(self) -> bool:
         """Whether this is the plain step :math:`w\\leftarrow w-\\eta g`."""
@@ -72,12 +87,35 @@ class SGDState(NamedTuple):
     started: torch.Tensor  # [...] bool: b holds a previous step's value
 
 
+LIKE = Tensor(dtype="floating", finite=False, min_size=0)
+"""A tensor whose dtype and device new buffers take (its entries are not read)."""
+
+
+def _state(like: str) -> Fields:
+    """Buffers ``[..., d]`` like the models ``like`` (finite) and their ``started`` flags."""
+    return Fields(SGDState, buffer=Tensor(dtype="floating", like=like),
+                  started=Mask(tensor=True))  # fmt: skip
+
+
+@declare(shape=Array(ndim=1, integer=True, low=0, min_size=0), dim=Size(), like=LIKE)
 def sgd_init(shape: tuple[int, ...], dim: int, like: torch.Tensor) -> SGDState:
     """Empty buffers ``[*shape, dim]`` (dtype and device of ``like``)."""
+    shape = tuple(int(n) for n in shape)
+    check_bytes(9 * math.prod(shape) * dim, "sgd_init", what=f"buffers {[*shape, dim]}",
+                fixes="fewer rows or a smaller dimension")  # fmt: skip
     buffer = like.new_zeros(*shape, dim)
     return SGDState(buffer, torch.zeros(shape, dtype=torch.bool, device=like.device))
 
 
+@declare(
+    "lr",
+    w=Tensor(dtype="floating", shape=(..., None)),
+    g=Tensor(dtype="floating", like="w"),
+    state=_state("w"),
+    opt=Instance(SGD),
+    active=Mask(tensor=True, none=True),
+    finite_result=True,
+)
 def sgd_step(
     w: torch.Tensor,
     g: torch.Tensor,
@@ -105,6 +143,13 @@ def sgd_step(
     )
 
 
+@declare(
+    client=Instance(SGD),
+    server=Instance(SGD),
+    local=Option(*LOCAL_MODES),
+    batch_size=Size(none=True),
+    persistent=Bool(),
+)
 @dataclass(frozen=True, kw_only=True)
 class Training:
     r"""The optimiser set-up of one experiment: client and server :class:`SGD`, local
@@ -126,19 +171,6 @@ class Training:
     batch_size: int | None = None
     persistent: bool = True
 
-    def __post_init__(self) -> None:
-        owner = "Training"
-        for name in ("client", "server"):
-            if not isinstance(getattr(self, name), SGD):
-                raise ParameterError(
-                    f"The '{name}' parameter of {owner} must be an SGD. Got "
-                    f"{getattr(self, name)!r} instead."
-                )
-        check_choice(self.local, LOCAL_MODES, "local", owner)
-        if self.batch_size is not None:
-            check_int(self.batch_size, "batch_size", owner, low=1)
-        check_bool(self.persistent, "persistent", owner)
-
     @property
     def plain(self) -> bool:
         """Plain SGD steps at both ends: the papers' (2)-(3), no state to carry."""
@@ -150,27 +182,68 @@ class TrainingState(NamedTuple):
     server: SGDState  # buffer [R, d], started [R]
 
 
+class _Buffers(Fields):
+    """The optimiser buffers a round of ``self`` (a :class:`~fedtheory.sim.algorithm.
+    LocalTraining`) carries: ``None`` for plain SGD steps, else a :class:`TrainingState`
+    for the models ``w [R, d]`` of ``problem`` (finite buffers)."""
+
+    def __init__(self):
+        client = Fields(
+            SGDState,
+            buffer=Tensor(dtype="floating", shape=("w[0]", "problem.num_clients", "problem.dim")),
+            started=Mask(tensor=True, shape=("w[0]", "problem.num_clients")),
+        )
+        server = Fields(
+            SGDState,
+            buffer=Tensor(dtype="floating", like="w"),
+            started=Mask(tensor=True, shape=("w[0]",)),
+        )
+        super().__init__(TrainingState, none=True, client=client, server=server)
+
+    @staticmethod
+    def _plain(args) -> bool:
+        training = getattr(args.get("self"), "training", None)
+        return training is None or training.plain
+
+    def describe(self, args):
+        return "None (plain SGD steps)" if self._plain(args) else super().describe(args)
+
+    def convert(self, value, args):
+        return None if self._plain(args) else super().convert(value, args)
+
+    def example(self, args):
+        return None if self._plain(args) else super().example(args)
+
+
+TRAINING_BUFFERS = _Buffers()
+"""The declared optimiser buffers ``opt`` of a round (``None`` for plain SGD steps)."""
+
+
+@declare("num_clients", w0=Tensor(dtype="floating", ndim=2))
 def training_init(num_clients: int, w0: torch.Tensor) -> TrainingState:
     """Empty client ``[R, N, d]`` and server ``[R, d]`` buffers for models ``w0 [R, d]``."""
     r, d = w0.shape
     return TrainingState(sgd_init((r, num_clients), d, w0), sgd_init((r,), d, w0))
 
 
+@declare(pairs=Size(0), epochs=Size(), n_max=Size(), generator=Generator(), like=LIKE)
 def epoch_keys(
-    pairs: int, epochs: int, n_max: int, generator: torch.Generator | None, like: torch.Tensor
+    pairs: int, epochs: int, n_max: int, generator: torch.Generator, like: torch.Tensor
 ) -> torch.Tensor:
     """Uniform keys ``[M, E, n_max]`` (float64) of one round's shuffles, one call to
-    ``generator``."""
-    if generator is None:
-        raise ParameterError(
-            "The 'generator' parameter of local training by epochs must be a torch.Generator "
-            "(each pass shuffles the client's data). Got None instead."
-        )
+    ``generator`` (each pass shuffles the clients' data)."""
+    check_bytes(8 * pairs * epochs * n_max, "epoch_keys", what=f"keys [{pairs}, {epochs}, {n_max}]",
+                fixes="fewer pairs or epochs")  # fmt: skip
     return torch.rand(
         (pairs, epochs, n_max), generator=generator, dtype=torch.float64, device=like.device
     )
 
 
+@declare(
+    keys=Tensor(ndim=3, low=0.0, high=1.0),
+    counts=Tensor(dtype="int64", shape=("keys[0]",), low=0, high="keys[2]", min_size=0),
+    batch_size=Size(),
+)
 def epoch_batches(
     keys: torch.Tensor, counts: torch.Tensor, batch_size: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -181,6 +254,8 @@ def epoch_batches(
     positions below :math:`n_k` and 0 elsewhere (a batch of all-zero weights is no step)."""
     m, e, n_max = keys.shape
     j = -(-n_max // batch_size)
+    check_bytes(17 * m * e * j * batch_size, "epoch_batches", fixes="a batch size up to n_max",
+                what=f"batches [{m}, {e}, {j}, {batch_size}]")  # fmt: skip
     pad = j * batch_size - n_max
     valid = torch.arange(n_max, device=keys.device)[None, :] < counts[:, None]  # [M, n_max]
     order = keys.masked_fill(~valid[:, None, :], 2.0).argsort(dim=-1, stable=True)
@@ -193,6 +268,38 @@ def epoch_batches(
     return order.view(m, e, j, batch_size), weight
 
 
+LOCAL = dict(
+    steps=VOCABULARY["steps"],
+    lr=VOCABULARY["lr"],
+    prox=VOCABULARY["prox"],
+    generator=VOCABULARY["generator"],
+    problem=Instance(FederatedProblem),
+    w=Tensor(dtype="floating", shape=(None, "problem.dim"), min_size=0),
+    clients=Indices("problem.num_clients", shape=("w[0]",), min_size=0),
+    state=_state("w"),
+    training=Instance(Training),
+)
+"""The declared arguments of local training: the pairs ``clients [M]`` from ``w [M, d]``
+with buffers ``state``, ``steps`` steps (or epochs) of ``training``'s client optimiser."""
+
+
+def _check_local(problem, w, steps: int, training: Training, owner: str) -> None:
+    """Local training by epochs needs a data-backed problem; the steps fit the time budget
+    (not re-checked in the simulator's rounds)."""
+    if not checking():
+        return
+    if training.local == "epochs" and not hasattr(problem, "data"):
+        raise ParameterError(
+            f"The 'problem' parameter of {owner} must hold data (a DataProblem) for local "
+            f"training by epochs. Got {type(problem).__name__} instead."
+        )
+    n = int(problem.data.counts.max()) if training.local == "epochs" else 1
+    check_seconds(seconds(rounds=steps * n, cells=steps * n * w.numel()), owner,
+                  what=f"{steps} {training.local} of {w.shape[0]} pairs in dimension {w.shape[1]}",
+                  fixes="fewer steps or pairs")  # fmt: skip
+
+
+@declare(**LOCAL, finite_result=True)
 def local_training(
     problem,
     w: torch.Tensor,
@@ -209,6 +316,7 @@ def local_training(
     ``state`` (``[M, d]``, ``[M]``), and the buffers after training. ``steps`` counts
     mini-batch steps or epochs (:class:`Training`); FedProx's term adds
     :math:`\mu_{\rm prox}(y-w)` to each gradient."""
+    _check_local(problem, w, steps, training, "local_training")
     y = w.clone()
     if training.local == "steps":
         for _ in range(steps):
@@ -231,6 +339,7 @@ def local_training(
     return y - w, state
 
 
+@declare(**LOCAL, finite_result=True)
 def local_training_loop(
     problem,
     w: torch.Tensor,
@@ -245,6 +354,7 @@ def local_training_loop(
 ) -> tuple[torch.Tensor, SGDState]:
     """:func:`local_training` one pair and one sample index at a time (the readable
     reference; the same random draws, so the same numbers)."""
+    _check_local(problem, w, steps, training, "local_training_loop")
     mu, wd = training.client.momentum, training.client.weight_decay
     rows = [[w[m].clone(), state.buffer[m].clone(), bool(state.started[m])] for m in range(len(w))]
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.constraints import Array, Location, MappingOf, Mask, Text, declare
+from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, load_npz, save_npz
 
 
@@ -37,6 +39,22 @@ _OPTIONAL = ("participation", "eval_rounds", "participants", "available", "effec
 _RECORDED = "recorded_"  # prefix of the caller's recorded arrays in a saved record
 
 
+REPLICATES = "iterates[0]"
+"""The replicate dimension ``R`` of a record's arrays."""
+
+
+@declare(
+    iterates=Array(ndim=3, copy=False),
+    participation=Mask(shape=(REPLICATES, None, None), copy=False, none=True),
+    metrics=MappingOf(Array(shape=(REPLICATES, None), copy=False), "arrays [R, K]"),
+    config=MappingOf(),
+    versions=MappingOf(Text(), "version strings"),
+    eval_rounds=Array(ndim=1, integer=True, low=0, none=True),
+    participants=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
+    available=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
+    effective_weights=Array(shape=(REPLICATES, None), low=0.0, high=1.0, none=True),
+    recorded=MappingOf(),
+)
 @dataclass
 class RunRecord:
     r"""Result of :func:`fedtheory.sim.simulate`.
@@ -107,6 +125,7 @@ class RunRecord:
                 columns[name] = padded[:, rounds].reshape(-1)
         return pd.DataFrame(columns)
 
+    @declare(path=Location())
     def save(self, path: str | Path) -> None:
         """Write the record to one ``.npz`` file (atomically, with a checksum:
         :func:`fedtheory.io.save_npz`)."""
@@ -115,21 +134,22 @@ class RunRecord:
         arrays.update({f"metric_{k}": v for k, v in self.metrics.items()})
         arrays.update({f"{_RECORDED}{k}": v for k, v in self.recorded.items()})
         meta = json.dumps({"config": self.config, "versions": self.versions})
-        save_npz(Path(path), {"meta": np.array(meta), **arrays})
+        save_npz(path, {"meta": np.array(meta), **arrays})
 
     @classmethod
+    @declare(path=Location(exists=True))
     def load(cls, path: str | Path) -> RunRecord:
         """Read a record written by :meth:`save`; a damaged or edited file raises
         :class:`fedtheory.io.DamagedFileError`."""
-        z = load_npz(Path(path))
+        z = load_npz(path)
         try:
             meta = json.loads(str(z["meta"]))
             config, versions, iterates = meta["config"], meta["versions"], z["iterates"]
-        except (KeyError, ValueError, TypeError) as err:
-            raise DamagedFileError(Path(path), f"not a run record ({err!r})") from None
-        metrics = {k[7:]: z[k] for k in z if k.startswith("metric_")}
-        optional = {k: z[k] for k in _OPTIONAL if k in z}
-        participation = optional.pop("participation", None)
-        recorded = {k[len(_RECORDED) :]: z[k] for k in z if k.startswith(_RECORDED)}
-        return cls(iterates, participation, metrics, config, versions, **optional,
-                   recorded=recorded)  # fmt: skip
+            metrics = {k[7:]: z[k] for k in z if k.startswith("metric_")}
+            optional = {k: z[k] for k in _OPTIONAL if k in z}
+            participation = optional.pop("participation", None)
+            recorded = {k[len(_RECORDED) :]: z[k] for k in z if k.startswith(_RECORDED)}
+            return cls(iterates, participation, metrics, config, versions, **optional,
+                       recorded=recorded)  # fmt: skip
+        except (KeyError, ValueError, TypeError, ParameterError) as err:
+            raise DamagedFileError(path, f"not a run record ({err!r})") from None

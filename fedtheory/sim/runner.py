@@ -191,13 +191,21 @@ def simulate(
         Rounds with static shapes and no host synchronisation in the steady state (meant
         for GPUs; docs/guide/simulator.md): the participants are gathered to a capacity
         fixed by the round's availability count (padding rows change no number), the
-        finiteness checks are read back once per chunk of rounds, and FedAvg's and CA-Fed's
-        local steps are batched torch operations (never the fused CPU kernel). Same law
-        and same per-``(seed, t)`` determinism as the default; the same numbers when the
-        problem draws no random numbers or every pair participates. Other algorithms and
-        the optimiser of ``LocalTraining.training`` keep their dynamic gather. On CUDA,
-        FedAvg's rounds with constant step sizes are replayed from a CUDA graph recorded
-        once per capacity (the generator reseeded per round: the same numbers).
+        finiteness checks are read back once per chunk of rounds, and the local steps are
+        batched torch operations (never the fused CPU kernel). Every algorithm's round is
+        static (FedAvg with any aggregator, MIFA, FedVARP, FedLaAvg, MimiC, FedAWE, CA-Fed,
+        the selection algorithms, the optimiser of ``LocalTraining.training``): padding
+        rows write nothing into per-client state. Same law and same per-``(seed, t)``
+        determinism as the default; the same numbers when the problem draws no random
+        numbers or every pair participates. Still read back each round, by design: CA-Fed's
+        weights (the greedy exclusion of its Algorithm 1 runs a data-dependent number of
+        passes, its availability estimates are NumPy), the selectors' policies (E3CS,
+        Pow-d: NumPy generators and state on the host), the client-index check of a data
+        problem's ``batch_losses`` and ``indexed_grad`` (CA-Fed's mini-batch losses,
+        training by epochs), and a recorder's value (``record``). On CUDA, the rounds of
+        FedAvg, MIFA, FedVARP and MimiC with constant step sizes and plain SGD are replayed
+        from a CUDA graph recorded once per capacity (the generator reseeded per round: the
+        same numbers).
     max_seconds : float, optional
         Time cap of the run in seconds; default: the environment variable
         ``FEDTHEORY_MAX_SECONDS``, else 10 minutes. A run whose optimistic estimate
@@ -324,13 +332,17 @@ def _round(run: _Run, state, problem, algorithm, mask: torch.Tensor, t: int, che
 
 def _static_rounds(run: _Run, state, problem, algorithm, mask: torch.Tensor, t0: int):
     """The rounds of a chunk ``mask [R, T, N]`` with static shapes (:mod:`fedtheory.sim.
-    _gather`): each round's capacity from its availability count (on the host already),
+    _gather`): each round's capacity from its availability count (on the host already;
+    at most the algorithm's ``_most_workers``, e.g. FedLaAvg's :math:`K` per replicate),
     its finiteness and overflow flags kept on the device and read back once for the chunk.
     If a round overflowed or diverged, the chunk is rerun from its first state, with
     every pair gathered in the rounds that overflowed and the checks of :func:`_round`
     (the same numbers, so the same DivergenceError as a run checked every round)."""
     replicates, rounds, n = mask.shape
     counts = run.available[:, t0 : t0 + rounds].sum(0).tolist()  # [T] on the host
+    most = getattr(algorithm, "_most_workers", lambda r: None)(replicates)  # e.g. FedLaAvg's K
+    if most is not None:  # (a forced full first round gathers every pair whatever its size)
+        counts = [min(c, most) for c in counts]
     sizes = [gather.capacity(c, replicates * n) for c in counts]
     replaying = capture.replayable(algorithm, run.device, t0 + 1)
     start, weight_sum = capture.copied(state) if replaying else state, run.weight_sum

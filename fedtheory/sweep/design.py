@@ -21,7 +21,7 @@ from numbers import Real
 import numpy as np
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Integer, Size, declare
+from fedtheory.constraints import Integer, JsonMapping, Size, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import MAX_SIZE
 
@@ -117,10 +117,10 @@ class Design:
     def __len__(self) -> int:
         return len(self.points) * self.replicates
 
+    @declare(fixed=JsonMapping())
     def tasks(self, fixed: Mapping | None = None) -> Iterator[Task]:
         """Every (point, replicate) in table order, with its seed; the function receives
-        ``{**fixed, **point}``."""
-        fixed = dict(fixed or {})
+        ``{**fixed, **point}`` (``fixed``: JSON settings, ``None`` for none)."""
         for i, point in enumerate(self.points):
             for r in range(self.replicates):
                 yield Task(

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from fedtheory.constraints import Function, Having, Instance, SequenceOf, Size, Text, declare
 from fedtheory.errors import FedTheoryError, ParameterError
-from fedtheory.params import check_int
 
 __all__ = ["ClusterLostError", "DaskExecutor", "Executor", "Sequential", "open_executor"]
 
@@ -51,6 +51,23 @@ DASK_MISSING = (
 )
 
 
+class _Workers(Size):
+    """A number of worker processes, or ``None``: above the cores this process may use it
+    is lowered to them with a warning (:func:`check_where`). No edge value for generated
+    tests: any number starts a cluster of processes (seconds, not a unit test's work)."""
+
+    def edges(self, valid):
+        return []
+
+
+WORKERS = _Workers(none=True)
+SCHEDULER = Text(none=True)
+"""``workers=`` and ``scheduler=`` of :func:`open_executor` and of the sweeps."""
+MAP = {"fn": Function(), "items": SequenceOf(), "submitted": Function(none=True)}
+"""The arguments of every executor's ``map``: a function, a list or tuple of items, and an
+optional callback."""
+
+
 class Executor(Protocol):
     """Runs independent tasks; see the module docstring."""
 
@@ -71,6 +88,7 @@ class Sequential:
     description = "this process (sequential)"
     dashboard = None
 
+    @declare(**MAP)
     def map(self, fn, items, submitted=None):
         for i, item in enumerate(items):
             if submitted is not None:
@@ -88,6 +106,7 @@ class DaskExecutor:
     interrupt), so nothing keeps running on the cluster for a sweep that has stopped.
     """
 
+    @declare(client=Having("scheduler", "dashboard_link", "scheduler_info", "map", "cancel"))
     def __init__(self, client) -> None:
         self.client = client
         self.address = client.scheduler.address
@@ -95,11 +114,13 @@ class DaskExecutor:
         workers = len(client.scheduler_info().get("workers", {}))
         self.description = f"Dask cluster {self.address} ({workers} workers)"
 
+    @declare(error=Instance(BaseException))
     def lost(self, error: BaseException) -> ClusterLostError:
         """The error saying that the cluster was lost (``error``: what Dask raised)."""
         what = type(error).__name__
         return ClusterLostError(f"lost the Dask scheduler at {self.address} ({what})")
 
+    @declare(**MAP)
     def map(self, fn, items, submitted=None):
         from distributed import as_completed
         from distributed.client import FutureCancelledError
@@ -139,6 +160,7 @@ def _distributed():
     return distributed
 
 
+@declare(workers=WORKERS, scheduler=SCHEDULER)
 def open_executor(*, workers: int | None = None, scheduler: str | None = None):
     """The executor for ``workers`` / ``scheduler`` (at most one of them), as a context
     manager that closes it on exit.
@@ -164,26 +186,21 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None):
 
 
 def check_where(workers: object, scheduler: object) -> tuple[int | None, str | None]:
-    """``(workers, scheduler)`` of :func:`open_executor` after checking them; ``workers``
-    above the cores this process may use is lowered to them, with a warning."""
+    """``(workers, scheduler)`` of :func:`open_executor` (declared :data:`WORKERS` and
+    :data:`SCHEDULER`) after checking that they are exclusive; ``workers`` above the cores
+    this process may use is lowered to them, with a warning."""
     if workers is not None and scheduler is not None:
         raise ParameterError(
             "The 'workers' parameter of open_executor must be None when a scheduler is "
             f"given (they are exclusive). Got workers={workers!r} and scheduler="
             f"{scheduler!r} instead."
         )
-    if scheduler is not None and not isinstance(scheduler, str):
-        raise ParameterError(
-            "The 'scheduler' parameter of open_executor must be an address such as "
-            f"'tcp://host:8786'. Got {scheduler!r} instead."
-        )
     if workers is not None:
-        workers = check_int(workers, "workers", "open_executor", low=1)
         if workers > (cores := available_cores()):
             warnings.warn(
                 f"workers={workers} is more than the {cores} core(s) this process may use; "
                 f"starting {cores} (the results do not depend on the number of workers)",
-                stacklevel=3,
+                stacklevel=4,  # the caller of open_executor or run_sweep (declared)
             )
             workers = cores
     return workers, scheduler

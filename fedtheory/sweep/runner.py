@@ -10,7 +10,6 @@ and recomputed), and on Ctrl-C writes the table of the finished tasks and raises
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,12 +19,18 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.budget import check_seconds, task_seconds
+from fedtheory.constraints import Function, Instance, JsonMapping, Location, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, folder_lock, remove_temporaries
-from fedtheory.params import check_instance
 from fedtheory.sweep import store
 from fedtheory.sweep.design import RESERVED, Design, Task
-from fedtheory.sweep.executor import ClusterLostError, check_where, open_executor
+from fedtheory.sweep.executor import (
+    SCHEDULER,
+    WORKERS,
+    ClusterLostError,
+    check_where,
+    open_executor,
+)
 
 __all__ = ["SweepInterrupted", "SweepProgress", "run_sweep"]
 
@@ -127,6 +132,16 @@ class _Call:
         return _call(self.fn, task)
 
 
+@declare(
+    "max_seconds",
+    fn=store.FUNCTION,
+    design=Instance(Design),
+    fixed=JsonMapping(),
+    out=Location(suffixes=store.FORMATS, none=True),
+    workers=WORKERS,
+    scheduler=SCHEDULER,
+    progress=Function(none=True),
+)
 def run_sweep(
     fn: Callable[[dict, int], Mapping | float],
     design: Design,
@@ -195,25 +210,7 @@ def run_sweep(
             'sweeps return pandas tables: pip install "fedtheory[sweep]" (or pandas)'
         ) from error
 
-    check_instance(design, Design, "design", "run_sweep")
     workers, scheduler = check_where(workers, scheduler)  # before any work
-    if progress is not None and not callable(progress):
-        raise ParameterError(
-            "The 'progress' parameter of run_sweep must be a callable or None. Got "
-            f"{type(progress).__name__} instead."
-        )
-    if fixed is not None and not isinstance(fixed, Mapping):
-        raise ParameterError(
-            f"The 'fixed' parameter of run_sweep must be a dict. Got {type(fixed).__name__} "
-            "instead."
-        )
-    fixed = dict(fixed or {})
-    try:
-        json.dumps(fixed, allow_nan=False)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"The 'fixed' parameter of run_sweep must be a JSON-able dict. Got {fixed!r} instead."
-        ) from None
     tasks = list(design.tasks(fixed))
     check_seconds(sum(task_seconds(t.settings) for t in tasks), "run_sweep",
                   what=f"{len(tasks)} tasks: rounds x replicates x clients x dim summed over "
@@ -222,7 +219,6 @@ def run_sweep(
     context = {"function": store.function_digest(fn)}
     if out is None:
         return _run(fn, design, fixed, context, None, workers, scheduler, progress)
-    out = store.check_table_path(out, "out", "run_sweep")
     with folder_lock(out.parent):
         return _run(fn, design, fixed, context, out, workers, scheduler, progress)
 

@@ -25,8 +25,8 @@ import marshal
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
-from types import FunctionType
 
+from fedtheory.constraints import DefinedFunction, InstanceOf, Location, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, atomic_write_bytes, atomic_write_text
 from fedtheory.sweep.design import Task, canonical
@@ -34,6 +34,10 @@ from fedtheory.sweep.design import Task, canonical
 __all__ = ["code_digest", "function_digest", "read_table", "write_table"]
 
 FORMATS = (".csv", ".parquet")
+FUNCTION = DefinedFunction()
+"""A swept function: defined with def or lambda, so that its source can be hashed (pass
+constants through ``fixed=``, not ``functools.partial``)."""
+TABLE = InstanceOf("pandas:DataFrame")
 
 
 @cache
@@ -52,16 +56,11 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+@declare(fn=FUNCTION)
 def function_digest(fn: Callable) -> str:
     """SHA-256 of the swept function's qualified name and of its module's source (or of
     its own source where it has no file, as in a notebook, or of its compiled code where
     it has no source)."""
-    if not isinstance(fn, FunctionType):
-        raise ParameterError(
-            "The 'fn' parameter of run_sweep must be a function defined with def or lambda "
-            "(pass constants through fixed=, not functools.partial). Got "
-            f"{type(fn).__name__} instead."
-        )
     h = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}".encode())
     try:
         h.update(Path(inspect.getsourcefile(fn)).read_bytes())
@@ -144,43 +143,40 @@ def save_part(folder: Path, key: str, task: Task, result: list[dict]) -> None:
     atomic_write_text(Path(folder) / f"{key}.json", json.dumps(saved))
 
 
-def check_table_path(path: object, name: str, owner: str) -> Path:
-    """``path`` as a Path after checking its suffix is one of :data:`FORMATS`."""
-    if not isinstance(path, (str, Path)) or Path(path).suffix not in FORMATS:
-        raise ParameterError(
-            f"The '{name}' parameter of {owner} must be a path ending in one of {FORMATS}. "
-            f"Got {path!r} instead."
-        )
-    return Path(path)
-
-
 def _parquet_engine() -> None:
     if importlib.util.find_spec("pyarrow") is None:
         raise ImportError("Parquet tables need pyarrow: pip install pyarrow (or write .csv)")
 
 
+@declare(table=TABLE, path=Location(suffixes=FORMATS))
 def write_table(table, path: str | Path) -> None:
-    """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``)."""
-    path = check_table_path(path, "path", "write_table")
-    if not hasattr(table, "to_csv"):
+    """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``): the whole
+    file is encoded in memory first, so a table that cannot be written leaves no file."""
+    if path.is_dir():
         raise ParameterError(
-            "The 'table' parameter of write_table must be a pandas DataFrame. Got "
-            f"{type(table).__name__} instead."
+            f"The 'path' parameter of write_table must be a file path, not a folder. Got "
+            f"'{path}' (a folder) instead."
         )
     if path.suffix == ".parquet":
         _parquet_engine()
         buf = io.BytesIO()
-        table.to_parquet(buf, index=False)
+        try:
+            table.to_parquet(buf, index=False)
+        except (TypeError, ValueError) as err:  # pyarrow's errors of a column's values
+            raise ParameterError(
+                f"The 'table' parameter of write_table must hold columns Parquet can store. "
+                f"Got {type(err).__name__}: {err} instead."
+            ) from None
         atomic_write_bytes(path, buf.getvalue())
     else:
         atomic_write_text(path, table.to_csv(index=False))
 
 
+@declare(path=Location(suffixes=FORMATS, exists=True))
 def read_table(path: str | Path):
     """Read a table written by :func:`write_table` (CSV floats parsed round-trip exactly)."""
     import pandas as pd
 
-    path = check_table_path(path, "path", "read_table")
     if path.suffix == ".parquet":
         _parquet_engine()
         return pd.read_parquet(path)

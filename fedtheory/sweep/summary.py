@@ -10,22 +10,16 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from fedtheory.constraints import Column, InstanceOf, Label, MappingOf, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_str
+from fedtheory.sweep.store import TABLE
 from fedtheory.verdict import mean_confidence_interval
 
 __all__ = ["plot_summary", "summarise"]
 
 
-def _check_columns(
-    table, names: Sequence[str], name: str, owner: str, *, table_name: str = "table"
-) -> None:
-    """``table`` is a DataFrame with the columns ``names`` (given by parameter ``name``)."""
-    if not hasattr(table, "columns"):
-        raise ParameterError(
-            f"The '{table_name}' parameter of {owner} must be a pandas DataFrame. Got "
-            f"{type(table).__name__} instead."
-        )
+def _check_columns(table, names: Sequence[str], name: str, owner: str) -> None:
+    """``table`` has the columns ``names`` (given by parameter ``name``)."""
     missing = [n for n in names if n not in table.columns]
     if missing:
         raise ParameterError(
@@ -34,6 +28,13 @@ def _check_columns(
         )
 
 
+@declare(
+    table=TABLE,
+    by=Column("table", many=True),
+    measured=Column("table", none=True),
+    bound=Column("table"),
+    inside=Column("table", none=True),
+)
 def summarise(
     table,
     by: Sequence[str],
@@ -60,17 +61,6 @@ def summarise(
     0    0   2.0   0.50
     1    1   2.0   0.25
     """
-    by = [by] if isinstance(by, str) else by
-    if not isinstance(by, Sequence) or not all(isinstance(b, str) for b in by):
-        raise ParameterError(
-            "The 'by' parameter of summarise must be a column name or a sequence of them. "
-            f"Got {by!r} instead."
-        )
-    by = list(by)
-    _check_columns(table, by, "by", "summarise")
-    _check_columns(table, [bound], "bound", "summarise")
-    _check_columns(table, [measured] if measured else [], "measured", "summarise")
-    _check_columns(table, [inside] if inside else [], "inside", "summarise")
     rows = []
     for key, group in table.groupby(by, sort=False):
         point = dict(zip(by, key, strict=True))
@@ -94,6 +84,14 @@ def summarise(
     return pd.DataFrame(rows)
 
 
+@declare(
+    summary=TABLE,
+    x=Column("summary"),
+    y=Column("summary", none=True),
+    fig=InstanceOf("matplotlib.figure:Figure", none=True),
+    labels=MappingOf(Label(), "axis labels"),
+    title=Label(),
+)
 def plot_summary(
     summary,
     x: str,
@@ -110,27 +108,13 @@ def plot_summary(
     below. A summary without measurements shows the bound itself. ``labels`` maps a
     setting to its axis label (mathtext and units welcome).
     """
-    owner = "plot_summary"
-    if labels is not None and not isinstance(labels, Mapping):
-        raise ParameterError(
-            f"The 'labels' parameter of {owner} must be a dict of axis labels. Got "
-            f"{type(labels).__name__} instead."
-        )
-    labels = dict(labels or {})
-    if fig is not None:
-        check_instance(fig, Figure, "fig", owner)
-    if title != "":
-        check_str(title, "title", owner)
     fig = fig or Figure(figsize=(7, 5) if y else (7, 7), layout="constrained")
-    _check_columns(summary, [], "summary", owner, table_name="summary")
     has_measured = "high_ratio" in summary.columns
     value, name = (
         ("high_ratio", "tightness: upper 95% limit / bound") if has_measured else ("bound", "bound")
     )
+    _check_columns(summary, [value], "summary", "plot_summary")
     if y is not None:
-        _check_columns(summary, [value], "summary", "plot_summary")
-        _check_columns(summary, [x], "x", "plot_summary")
-        _check_columns(summary, [y], "y", "plot_summary")
         xs, ys = list(dict.fromkeys(summary[x])), list(dict.fromkeys(summary[y]))
         cells = summary.set_index([y, x])
         grid = np.array([[cells.loc[(b, a), value] for a in xs] for b in ys], dtype=float)
@@ -150,8 +134,6 @@ def plot_summary(
         ax.set_yticks(range(len(ys)), [f"{b:g}" if _number(b) else b for b in ys])
         ax.set(xlabel=labels.get(x, x), ylabel=labels.get(y, y), title=title)
         return fig
-    _check_columns(summary, [value], "summary", "plot_summary")
-    _check_columns(summary, [x], "x", "plot_summary")
     order = summary.sort_values(x)
     xs = order[x].to_numpy()
     if not has_measured:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fedtheory.constraints import Function, Location, MappingOf, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_choice, check_int, check_keys, check_seed, check_str
 from fedtheory.sweep.design import Design, grid
@@ -81,6 +82,7 @@ TARGETS: dict[str, Target] = {}
 """The registered sweep targets by name (filled by :func:`register_target`)."""
 
 
+@declare(name=Text(), settings=Function(), point=Function(), check=Function(none=True))
 def register_target(
     name: str,
     *,
@@ -90,27 +92,8 @@ def register_target(
 ) -> Target:
     """Register ``name`` as a sweep target (``validation = "name"`` in a configuration); a
     second registration under the same name replaces the first."""
-    owner = "register_target"
-    name = check_str(name, "name", owner)
-    for value, what in ((settings, "settings"), (point, "point")):
-        if not callable(value):
-            raise ParameterError(
-                f"The '{what}' parameter of {owner} must be callable. Got {value!r} instead."
-            )
-    if check is not None and not callable(check):
-        raise ParameterError(
-            f"The 'check' parameter of {owner} must be callable or None. Got {check!r} instead."
-        )
     TARGETS[name] = Target(settings, point, check)
     return TARGETS[name]
-
-
-def _check_targets(targets: object, owner: str) -> None:
-    if not callable(targets):
-        raise ParameterError(
-            f"The 'targets' parameter of {owner} must be callable (returning the registered "
-            f"sweep targets). Got {targets!r} instead."
-        )
 
 
 def registered() -> Mapping[str, Target]:
@@ -169,6 +152,7 @@ def _check_theorem(name: str, settings: dict, design: Design) -> None:
     CATALOGUE[name].evaluate(**settings, **values, strict=False)
 
 
+@declare(config=MappingOf(), targets=Function())
 def parse_config(
     config: Mapping, *, targets: Callable[[], Mapping[str, Target]] = registered
 ) -> SweepConfig:
@@ -176,12 +160,6 @@ def parse_config(
     after checking everything in it; ``targets()`` gives the sweepable measurements
     (called only for a ``validation`` configuration, after the grid's size is checked)."""
     owner = "parse_config"
-    _check_targets(targets, owner)
-    if not isinstance(config, Mapping):
-        raise ParameterError(
-            "The 'config' parameter of parse_config must be a dict (a parsed TOML file). Got "
-            f"{type(config).__name__} instead."
-        )
     check_keys(config, KEYS, "config", owner)
     if ("validation" in config) == ("theorem" in config):
         raise ParameterError(
@@ -209,6 +187,11 @@ def parse_config(
     size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
     design = grid(axes, replicates=replicates, seed=seed)  # sizes refused before the imports
     available = targets()
+    if not isinstance(available, Mapping):
+        raise ParameterError(
+            f"The 'targets' parameter of {owner} must return a mapping of names to sweep "
+            f"targets. Got {type(available).__name__} instead."
+        )
     name = check_choice(config["validation"], tuple(available), "validation", owner)
     target = available[name]
     fixed = {**target.settings(size), **settings}
@@ -221,18 +204,17 @@ def parse_config(
                        labels, title or name)  # fmt: skip
 
 
+@declare(path=Location(suffixes=(".toml",), exists=True), targets=Function())
 def load_config(
     path: str | Path, *, targets: Callable[[], Mapping[str, Target]] = registered
 ) -> SweepConfig:
     """Read and parse a TOML sweep configuration (see the module docstring and
     :func:`parse_config` for ``targets``)."""
-    _check_targets(targets, "load_config")
-    if not isinstance(path, (str, Path)) or Path(path).suffix != ".toml":
+    try:
+        config = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ParameterError(
-            f"The 'path' parameter of load_config must be a path ending in .toml. Got {path!r} "
-            "instead."
-        )
-    path = Path(path)
-    with path.open("rb") as f:
-        config = tomllib.load(f)
+            f"The 'path' parameter of load_config must be a readable UTF-8 TOML file. Got "
+            f"'{path}' ({type(err).__name__}: {err}) instead."
+        ) from None
     return parse_config(config, targets=targets)

@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.constraints import Bool, Instance, Integer, MappingOf, Option, declare
+from fedtheory.constraints import Bool, Instance, Integer, Location, MappingOf, Option, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.tightness.family import Evaluation, Family
@@ -95,7 +95,10 @@ class Point:
         """The reals in the family's order ``[n]``."""
         return np.array(list(self.reals.values()), dtype=float)
 
+    @declare(family=Instance(Family, none=True))
     def as_dict(self, family: Family | None = None) -> dict:
+        """The point as JSON-able data; with ``family``, also its instance in the paper's
+        symbols (:meth:`Family.describe`)."""
         out = {"integers": dict(self.integers), "reals": dict(self.reals)}
         if family is not None:
             out["instance"] = family.describe(self.integers, self.vector())
@@ -216,9 +219,15 @@ class SearchResult:
             "code": source_digest(),
         }
 
+    @declare(path=Location(suffixes=(".json",)))
     def save(self, path) -> Path:
-        """Write :meth:`as_dict` as JSON (atomically); returns the path."""
-        path = Path(path)
+        """Write :meth:`as_dict` as JSON (encoded in full first, then written atomically: a
+        failure leaves no file); returns the path."""
+        if path.is_dir():
+            raise ParameterError(
+                f"The 'path' parameter of SearchResult.save must be a file path, not a folder. "
+                f"Got '{path}' (a folder) instead."
+            )
         atomic_write_text(path, json.dumps(self.as_dict(), indent=2))
         return path
 

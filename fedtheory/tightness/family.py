@@ -34,7 +34,18 @@ import numpy as np
 
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
-from fedtheory.constraints import Bool, Function, Instance, Text, declare, record
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Function,
+    Instance,
+    Interval,
+    MappingOf,
+    Text,
+    declare,
+    record,
+    shown,
+)
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
@@ -64,9 +75,29 @@ class Integer:
                 f"integers before it. Got {self.high!r} instead."
             )
 
+    @declare(before=MappingOf(IntegerIn(), "integers"))
     def upper(self, before: Mapping[str, int]) -> int:
         """The upper end given the integers drawn before this one."""
-        return self.high(before) if callable(self.high) else self.high
+        if not callable(self.high):
+            return self.high
+        try:
+            high = self.high(before)
+        except KeyError as err:
+            raise ParameterError(
+                f"The 'before' parameter of Integer.upper must hold the integers drawn before "
+                f"'{self.name}' (its 'high' reads {err}). Got {shown(before)} instead."
+            ) from None
+        if isinstance(high, (bool, np.bool_)) or not isinstance(high, Integral):
+            raise ParameterError(
+                f"The 'high' parameter of Integer must return an integer. Got {shown(high)} at "
+                f"{before} instead."
+            )
+        return int(high)
+
+
+POINT = {"integers": MappingOf(IntegerIn(), "integers"), "reals": Array(ndim=1, min_size=0)}
+"""A point of a family: its integers by name and its reals ``[n]`` (checked against the
+family by ``Family._point``)."""
 
 
 @record(name=Text(), low=RealIn(), high=RealIn())
@@ -79,15 +110,22 @@ class Real:
     high: float
 
 
+@record(
+    measured=RealIn(nan=True),
+    constants=MappingOf(),
+    interval=Interval(none=True),
+    magnitude=RealIn(0.0),
+)
 @dataclass(frozen=True)
 class Measurement:
     r"""What a family's ``evaluate`` returns: the measured quantity and the constants.
 
     ``measured`` is exact, or for a Monte-Carlo family the mean over replicates with its 95%
-    confidence ``interval``. ``constants`` holds every parameter of the theorem (and any
-    other constant worth printing); ``magnitude`` is the largest magnitude that entered the
-    computation of either side (e.g. :math:`F(w)` and :math:`F^*` when the measured value is
-    their difference), which sets the rounding floor."""
+    confidence ``interval`` (finite, low <= high); NaN only where the instance lies outside
+    the theorem's hypotheses (never measured), never ``inf``. ``constants`` holds every
+    parameter of the theorem (and any other constant worth printing); ``magnitude`` is the
+    largest magnitude that entered the computation of either side (e.g. :math:`F(w)` and
+    :math:`F^*` when the measured value is their difference), which sets the rounding floor."""
 
     measured: float
     constants: Mapping[str, float] = field(default_factory=dict)
@@ -283,12 +321,46 @@ class Family:
             return None
         return self.supremum / self.scale
 
+    def _point(self, integers: Mapping[str, int], reals: np.ndarray, owner: str) -> dict:
+        """Refuse a point outside the family: ``integers`` must name the family's integers,
+        each in its range (given those before it), and ``reals`` hold one value per real
+        parameter, each in its box. Returns the integers as a dict."""
+        names = [i.name for i in self.integers]
+        if list(integers) != names:
+            raise ParameterError(
+                f"The 'integers' parameter of {owner} must name the family's integers {names} "
+                f"in order. Got {list(integers)} instead."
+            )
+        before: dict[str, int] = {}
+        for spec in self.integers:
+            k, high = integers[spec.name], spec.upper(before)
+            if not spec.low <= k <= high:
+                raise ParameterError(
+                    f"The 'integers' parameter of {owner} must hold {spec.name} in "
+                    f"[{spec.low}, {high}]. Got {k} instead."
+                )
+            before[spec.name] = k
+        boxes = self.reals(dict(before))
+        inside = reals.size == len(boxes) and all(
+            r.low <= v <= r.high for r, v in zip(boxes, reals.tolist(), strict=True)
+        )
+        if not inside:
+            where = ", ".join(f"{r.name} in [{r.low:g}, {r.high:g}]" for r in boxes)
+            raise ParameterError(
+                f"The 'reals' parameter of {owner} must hold {len(boxes)} values ({where}). "
+                f"Got {shown(reals)} instead."
+            )
+        return before
+
+    @declare(seed=IntegerIn(0), **POINT)
     def measure(self, integers: Mapping[str, int], reals, seed: int = 0) -> Evaluation:
         """Measure the family at a point and evaluate its theorem there (bound times
-        ``scale``); a failed hypothesis gives an evaluation that is not ``valid``."""
+        ``scale``); a failed hypothesis gives an evaluation that is not ``valid`` (its
+        measured value NaN: never a counterexample, by design)."""
+        integers = self._point(integers, reals, "Family.measure")
         judge = Judge(self.theorem, scale=self.scale, owner="Family.measure")
         try:
-            m = self.evaluate(dict(integers), np.asarray(reals, dtype=float), seed)
+            m = self.evaluate(dict(integers), reals, seed)
         except MeasureError as err:  # the user's measurement failed here: recorded
             return self._failed(judge, err.instance, f"{err.function}: {err.error}")
         except Exception as err:  # noqa: BLE001 -- the family's own evaluate (a user's code)
@@ -330,9 +402,10 @@ class Family:
         where = f" at {dict(at)}" if failure else ""
         return Evaluation(math.nan, bound, dict(at), valid=valid, failure=failure + where)
 
+    @declare(**POINT)
     def describe(self, integers: Mapping[str, int], reals) -> dict:
         """The instance in the paper's symbols (``instance``), else integers and reals."""
-        x = np.asarray(reals, dtype=float)
+        integers, x = self._point(integers, reals, "Family.describe"), reals
         if self.instance is not None:
             return self.instance(dict(integers), x)
         names = [r.name for r in self.reals(dict(integers))]

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fedtheory.constraints import Integer, declare
+from fedtheory.constraints import Function, Integer, declare, shown
+from fedtheory.errors import ParameterError
 from fedtheory.verdict.intervals import LEVEL
 from fedtheory.verdict.rows import Comparison, Verdict
 
@@ -39,6 +40,13 @@ def adaptive_looks(
     return sizes, 1.0 - (1.0 - confidence) / len(sizes)
 
 
+@declare(
+    draw=Function(),
+    judge=Function(),
+    cap=Integer(2),
+    start=Integer(2, "cap"),
+    confidence=LEVEL,
+)
 def replicate_until_decided(
     draw: Callable[[int, int], np.ndarray],
     judge: Callable[[np.ndarray, float], Comparison],
@@ -58,12 +66,19 @@ def replicate_until_decided(
     looks (Bonferroni), so the family-wise confidence over the looks is ``confidence``.
     Returns the row (its detail says how many replicates and looks) and the replicates.
     """
+    owner = "replicate_until_decided"
     sizes, level = adaptive_looks(cap, start=start, confidence=confidence)
     parts: list[np.ndarray] = []
     for k, total in enumerate(sizes):
-        parts.append(np.asarray(draw(k, total - sum(len(p) for p in parts)), dtype=float))
+        size = total - sum(len(p) for p in parts)
+        parts.append(_drawn(draw(k, size), size, parts, owner))
         samples = np.concatenate(parts, axis=0)
         row = judge(samples, level)
+        if not isinstance(row, Comparison):
+            raise ParameterError(
+                f"The 'judge' parameter of {owner} must return a Comparison (a verdict row). "
+                f"Got {type(row).__name__} instead."
+            )
         if row.verdict is not Verdict.INCONCLUSIVE:
             break
     note = (
@@ -71,3 +86,18 @@ def replicate_until_decided(
         f"planned looks (cap {cap}; each look at confidence {level:.4g})"
     )
     return replace(row, detail=row.detail + note), samples
+
+
+def _drawn(batch: object, size: int, parts: list[np.ndarray], owner: str) -> np.ndarray:
+    """``draw``'s batch as a float array ``[size, ...]`` shaped like the batches before it
+    (finite or not: the judge's rule reads NaN as a failed measurement)."""
+    try:
+        x = np.asarray(batch, dtype=float)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or x.ndim == 0 or len(x) != size or (parts and x.shape[1:] != parts[0].shape[1:]):
+        raise ParameterError(
+            f"The 'draw' parameter of {owner} must return {size} replicates [size, ...] shaped "
+            f"like the earlier batches. Got {shown(batch)} instead."
+        )
+    return x

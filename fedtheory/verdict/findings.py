@@ -8,9 +8,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from fedtheory.constraints import Label, Option, declare
+from fedtheory.constraints import (
+    Array,
+    Instance,
+    Label,
+    MappingOf,
+    Option,
+    Real,
+    SequenceOf,
+    Size,
+    Texts,
+    declare,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real
 from fedtheory.verdict.intervals import LEVEL, POWER, SAMPLES, mean_confidence_interval
 from fedtheory.verdict.rows import Comparison, Verdict
 
@@ -18,6 +28,18 @@ DETECTION_POWER = 0.8
 """Power at which :func:`detectable_difference` states the smallest detectable difference."""
 
 
+@declare(
+    difference=Real(),
+    low=Real(),
+    high=Real(),
+    se=Real(0.0),
+    df=Real(0.0, low_open=True),
+    detectable=Real(0.0),
+    n_x=Size(2),
+    n_y=Size(2),
+    confidence=LEVEL,
+    power=POWER,
+)
 @dataclass(frozen=True)
 class MeanDifference:
     r"""Welch's comparison of two means from independent replicates (``X`` and ``Y``).
@@ -80,6 +102,17 @@ MIN_DATA_SEEDS = 5
 *reversed* (fewer draws can still reproduce it, or leave it not reproduced)."""
 
 
+@declare(
+    per_draw=Array(ndim=1, min_size=2),
+    difference=Real(),
+    low=Real(),
+    high=Real(),
+    se=Real(0.0),
+    detectable=Real(0.0),
+    replicates=SequenceOf(Size(), min_size=2),
+    confidence=LEVEL,
+    power=POWER,
+)
 @dataclass(frozen=True)
 class FindingDifference:
     r"""A finding's difference :math:`\bar X-\bar Y` judged across independent data draws.
@@ -136,6 +169,7 @@ def finding_difference(
     )  # fmt: skip
 
 
+@declare(runs=MappingOf(Array(finite=False, min_size=0), "arrays (a run's values; NaN allowed)"))
 def distinct_runs(runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``runs`` with identical arrays reported once: names of equal runs are joined with
     " = " (first occurrence's position), so one run is never counted as two rows."""
@@ -149,15 +183,20 @@ def distinct_runs(runs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {" = ".join(names): values for names, values in groups}
 
 
-@declare(
-    claim=Label(),
-    reference=Label(),
-    samples=SAMPLES,
-    baseline=SAMPLES,
-    relation=Option("<", ">"),
-    confidence=LEVEL,
-    power=POWER,
-)
+FINDING = {
+    "claim": Label(),
+    "reference": Label(),
+    "samples": SAMPLES,
+    "baseline": SAMPLES,
+    "relation": Option("<", ">"),
+    "differs": Texts(),
+}
+"""A finding's row: its claim and reference, ``samples [S, R_X]`` against ``baseline
+[S, R_Y]``, the ordering stated and the open set-up differences (:func:`compare_finding`,
+:class:`FindingSpec`)."""
+
+
+@declare(confidence=LEVEL, power=POWER, **FINDING)
 def compare_finding(
     claim: str,
     reference: str,
@@ -187,12 +226,6 @@ def compare_finding(
     Never *violated*: a table's ordering on other instances is evidence about whether the
     finding generalises, not a statement to refute. The row reports the mean of ``X`` (its
     interval over the draws) against the mean of ``Y``."""
-    if relation not in ("<", ">"):
-        raise ParameterError(
-            f"The 'relation' parameter of compare_finding must be '<' or '>'. Got {relation!r} "
-            "instead."
-        )
-    differs = _check_differs(differs, "compare_finding")
     diff = finding_difference(samples, baseline, confidence=confidence, power=power)
     sign = 1.0 if relation == "<" else -1.0  # the finding says sign * (X - Y) < 0
     low, high = sorted((sign * diff.low, sign * diff.high))
@@ -233,15 +266,7 @@ def compare_finding(
     )  # fmt: skip
 
 
-def _check_differs(differs, owner: str) -> tuple[str, ...]:
-    if isinstance(differs, str) or not all(isinstance(d, str) and d for d in differs):
-        raise ParameterError(
-            f"The 'differs' parameter of {owner} must be a sequence of non-empty strings "
-            f"('aspect: reason'). Got {differs!r} instead."
-        )
-    return tuple(differs)
-
-
+@declare(**FINDING)
 @dataclass(frozen=True)
 class FindingSpec:
     """One row of a table of findings for :func:`compare_findings` (the arguments of
@@ -255,6 +280,7 @@ class FindingSpec:
     differs: tuple[str, ...] = ()
 
 
+@declare(specs=SequenceOf(Instance(FindingSpec), min_size=1), confidence=LEVEL, power=POWER)
 def compare_findings(
     specs, *, confidence: float = 0.95, power: float = DETECTION_POWER
 ) -> list[Comparison]:
@@ -267,16 +293,7 @@ def compare_findings(
     corrected ones -- and is significant only if every row ranked before it is (Holm's
     step-down). The family-wise error of calling any row *reproduced* or *reversed* wrongly
     is at most :math:`a`. The detail names the corrected level."""
-    owner = "compare_findings"
-    specs = list(specs)
-    if not specs or not all(isinstance(s, FindingSpec) for s in specs):
-        raise ParameterError(
-            f"The 'specs' parameter of {owner} must be a non-empty sequence of FindingSpec. "
-            f"Got {specs!r} instead."
-        )
-    a = 1.0 - check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
+    a = 1.0 - confidence
     m = len(specs)
     p = np.array([_p_value(s.samples, s.baseline) for s in specs])
     rows: list[Comparison | None] = [None] * m

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from fedtheory.constraints import Array, Integer, Option, Real, declare
+from fedtheory.constraints import Array, Integer, Option, Real, Size, Support, declare
 from fedtheory.errors import ParameterError
 
 INTERVAL_KINDS = ("auto", "t", "binomial", "bootstrap")
@@ -42,6 +42,15 @@ def mean_confidence_interval(samples, confidence: float = 0.95) -> tuple[float, 
     return m, m - half, m + half
 
 
+@declare(
+    kind=Option(*INTERVAL_KINDS[1:]),
+    replicates=Size(),
+    level=LEVEL,
+    mean=Array(ndim=1),
+    low=Array(shape=("mean[0]",)),
+    high=Array(shape=("mean[0]",)),
+    support=Support(none=True),
+)
 @dataclass(frozen=True)
 class MeanIntervals:
     """Two-sided confidence intervals of a mean at every point of a grid."""
@@ -79,6 +88,7 @@ def _as_points(samples, owner: str) -> np.ndarray:
     samples=SAMPLES,
     confidence=LEVEL,
     kind=Option(*INTERVAL_KINDS),
+    support=Support(none=True),
     seed=Integer(0),
 )
 def mean_intervals(
@@ -112,21 +122,11 @@ def mean_intervals(
     owner = "mean_intervals"
     x = _as_points(samples, owner)  # [n, P]
     n = x.shape[0]
-    if support is not None:
-        try:
-            a, b = (float(v) for v in support)
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"The 'support' parameter of {owner} must be a pair (a, b) of reals (either "
-                f"may be infinite). Got {support!r} instead."
-            ) from None
-        if not a <= b or np.any((x < a) | (x > b)):
-            raise ParameterError(
-                f"The 'support' parameter of {owner} must be an interval [a, b] holding every "
-                f"sample. Got {support!r} (samples in [{np.nanmin(x):g}, {np.nanmax(x):g}]) "
-                "instead."
-            )
-        support = (a, b)
+    if support is not None and np.any((x < support[0]) | (x > support[1])):
+        raise ParameterError(
+            f"The 'support' parameter of {owner} must be an interval [a, b] holding every "
+            f"sample. Got {support!r} (samples in [{x.min():g}, {x.max():g}]) instead."
+        )
     binary = bool(np.all((x == 0) | (x == 1)))
     if kind == "auto":
         kind = "binomial" if binary else "t"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.params import check_real
+from fedtheory.constraints import Array, Real, declare
 
 BOUND_RTOL = 1e-9
 """Relative slack for ``measured <= bound`` (floating-point rounding only)."""
@@ -16,6 +16,11 @@ ROUNDING_ULPS = 64.0
 """Machine epsilons per unit of scale in :func:`rounding_floor`."""
 
 
+MAGNITUDE = Array(finite=False, min_size=0)
+"""A magnitude entering a computation: a number or an array (NaN and inf ignored)."""
+
+
+@declare(ulps=Real(0.0))
 def rounding_floor(*magnitudes, ulps: float = ROUNDING_ULPS) -> float:
     r"""The rounding floor of a deterministic comparison: ``ulps`` machine epsilons times
     the largest magnitude that enters the computation,
@@ -26,16 +31,16 @@ def rounding_floor(*magnitudes, ulps: float = ROUNDING_ULPS) -> float:
     ``measured <= bound + floor`` then separates rounding from a real excess: a bound of
     exactly 0 met by 7.7e-34 holds within rounding when the floor is larger.
     Arrays are accepted; NaN and infinite magnitudes are ignored."""
-    ulps = check_real(ulps, "ulps", "rounding_floor", low=0.0)
     scale = 0.0
-    for m in magnitudes:
-        a = np.abs(np.asarray(m, dtype=float))
+    for i, m in enumerate(magnitudes):  # positional: checked here, each by MAGNITUDE
+        a = np.abs(MAGNITUDE.check(m, f"magnitudes[{i}]", "rounding_floor", {}))
         a = a[np.isfinite(a)]
         if a.size:
             scale = max(scale, float(a.max()))
     return ulps * float(np.finfo(float).eps) * scale
 
 
+@declare(value=Array(finite=False, min_size=0), scale=Real(0.0))
 @dataclass(frozen=True)
 class Measured:
     r"""A deterministic measured value and the largest magnitude in the computation that

@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
-from fedtheory.constraints import Instance, Text, declare
+from fedtheory.constraints import (
+    ExtendedReal,
+    Instance,
+    Interval,
+    Label,
+    Option,
+    Text,
+    Texts,
+    declare,
+)
 
 LOOSE_RATIO = 1e-2
 """A *holds* row whose ratio measured/bound is below this is *loose*: it could not detect
@@ -30,11 +39,19 @@ class Verdict(str, Enum):
     REVERSED = "reversed"
 
 
+MEASURED = ExtendedReal()
+"""A measured value or its bound as a row holds it: a real number, where NaN (a measurement
+that failed or diverged) is *violated* by the rule and ``inf`` is a vacuous bound."""
+RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
+"""A row's relation: an upper bound, an exact statement, an empirical ordering either way;
+an erratum's comparison may also read ``>=`` or ``!=`` (``validation/errata``)."""
+
+
+@declare(measured=MEASURED, bound=MEASURED)
 def format_ratio(measured: float, bound: float) -> str:
     """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, a ratio within
     1e-3 of 1 with its excess (``"1 + 2.1e-09"``, never a bare ``"1"`` that hides it), else
-    three significant digits."""
-    measured, bound = float(measured), float(bound)
+    three significant digits (``"nan"`` where either is NaN)."""
     if bound == 0:
         return "exact" if measured == 0 else "bound is 0"
     r = measured / bound
@@ -43,13 +60,27 @@ def format_ratio(measured: float, bound: float) -> str:
     return f"{r:.3g}"
 
 
+@declare(
+    claim=Label(),
+    reference=Label(),
+    relation=Option(*RELATIONS),
+    measured=MEASURED,
+    bound=MEASURED,
+    verdict=Instance(Verdict),
+    detail=Label(),
+    interval=Interval(none=True),
+    setup_differs=Texts(),
+    source=Option("paper", "comparison"),
+    erratum=Label(),
+)
 @dataclass(frozen=True)
 class Comparison:
-    """One row of the verdict table."""
+    """One row of the verdict table (``measured`` and ``bound`` may be NaN or infinite:
+    the verdict says what that means, :data:`MEASURED`)."""
 
     claim: str
     reference: str
-    relation: str  # "<=" (upper bound), "==" (exact statement), "<" (empirical ordering)
+    relation: str  # "<=" (upper bound), "==" (exact statement), "<" (empirical ordering): RELATIONS
     measured: float
     bound: float
     verdict: Verdict

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.constraints import Array, Bool, Label, Real, declare
+from fedtheory.constraints import Array, Bool, Integer, Label, Option, Real, Support, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real
 from fedtheory.verdict.intervals import (
+    INTERVAL_KINDS,
+    LEVEL,
+    SAMPLES,
     MeanIntervals,
     _as_points,
     _pointwise_level,
@@ -130,17 +132,42 @@ def _percent(confidence: float) -> str:
     return text if text != "100" else f"{100 * confidence:.6g}"
 
 
-def _intervals(samples, target, confidence, kind, support, seed, owner):
-    confidence = check_real(
-        confidence, "confidence", owner, low=0.0, high=1.0, low_open=True, high_open=True
-    )
+def _per_point(values: np.ndarray, samples: np.ndarray, name: str, owner: str) -> np.ndarray:
+    """``values`` at every point ``[P]`` of ``samples [n, ...]`` (one value, or an array
+    broadcasting against the points ``samples.shape[1:]``)."""
+    try:
+        points = values if values.size == 1 else np.broadcast_to(values, samples.shape[1:])
+    except ValueError:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must broadcast against the points of "
+            f"'samples' {samples.shape[1:]}. Got shape {values.shape} instead."
+        ) from None
+    return np.array(np.broadcast_to(points.ravel(), (int(np.prod(samples.shape[1:])),)))
+
+
+def _intervals(samples, target, name, confidence, kind, support, seed, owner):
     x = _as_points(samples, owner)  # [n, P]
-    t = np.broadcast_to(np.asarray(target, dtype=float).ravel(), x.shape[1:])  # [P]
+    t = _per_point(target, samples, name, owner)  # [P]
     level = _pointwise_level(confidence, x.shape[1])
     ci = mean_intervals(x, level, kind=kind, support=support, seed=seed)
-    return confidence, np.array(t), ci
+    return t, ci
 
 
+RANDOM = {
+    "claim": Label(),
+    "reference": Label(),
+    "samples": SAMPLES,
+    "assumptions_hold": Bool(),
+    "confidence": LEVEL,
+    "interval": Option(*INTERVAL_KINDS),
+    "support": Support(none=True),
+    "seed": Integer(0),
+}
+"""The parameters every random row shares (:func:`compare_mean_upper_bound`,
+:func:`compare_mean_equal`)."""
+
+
+@declare(bound=Array(), floor=Array(low=0.0), **RANDOM)
 def compare_mean_upper_bound(
     claim: str,
     reference: str,
@@ -166,12 +193,8 @@ def compare_mean_upper_bound(
     point is, *holds* when every point does. It reports the deciding point (a violated
     one, else an undecided one, else the largest upper limit / bound)."""
     owner = "compare_mean_upper_bound"
-    confidence, b, ci = _intervals(samples, bound, confidence, interval, support, seed, owner)
-    fl = np.broadcast_to(np.asarray(floor, dtype=float).ravel(), b.shape)
-    if np.any(fl < 0) or np.any(np.isnan(fl)):
-        raise ParameterError(
-            f"The 'floor' parameter of {owner} must be >= 0. Got {floor!r} instead."
-        )
+    b, ci = _intervals(samples, bound, "bound", confidence, interval, support, seed, owner)
+    fl = _per_point(floor, samples, "floor", owner)
     codes = _upper_codes(ci.low, ci.high, b, fl)
     slack = _slack(b, fl)
     worst = int(codes.max())
@@ -196,6 +219,7 @@ def compare_mean_upper_bound(
     )
 
 
+@declare(predicted=Array(), margin=Array(low=0.0, none=True), **RANDOM)
 def compare_mean_equal(
     claim: str,
     reference: str,
@@ -218,15 +242,12 @@ def compare_mean_equal(
     cannot hold: a row whose interval contains the prediction is *inconclusive*.
     Intervals as in :func:`compare_mean_upper_bound` (Bonferroni over the points)."""
     owner = "compare_mean_equal"
-    confidence, p, ci = _intervals(samples, predicted, confidence, interval, support, seed, owner)
-    if margin is None:
-        mg = np.full(p.shape, -np.inf)
-    else:
-        mg = np.array(np.broadcast_to(np.asarray(margin, dtype=float).ravel(), p.shape))
-        if np.any(~(mg >= 0)):
-            raise ParameterError(
-                f"The 'margin' parameter of {owner} must be >= 0 (or None). Got {margin!r} instead."
-            )
+    p, ci = _intervals(samples, predicted, "predicted", confidence, interval, support, seed, owner)
+    mg = (
+        np.full(p.shape, -np.inf)
+        if margin is None
+        else _per_point(margin, samples, "margin", owner)
+    )
     codes = _equivalence_codes(
         ci.low, ci.high, p, np.maximum(mg, 0.0) if margin is not None else mg
     )

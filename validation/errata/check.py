@@ -232,6 +232,7 @@ register(
         plot,
         bounds=("recorded", "class_recorded"),
         notes=notes,
+        cost=3.4,
     )
 )
 

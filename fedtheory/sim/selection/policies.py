@@ -18,8 +18,20 @@ import torch
 
 from fedtheory.availability.sampling import successive_sample, systematic_sample
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Integer, Option, Real, Size, Text, declare
-from fedtheory.params import check_array, check_int, check_real
+from fedtheory.constraints import (
+    Array,
+    Fields,
+    Generator,
+    Integer,
+    Mask,
+    Option,
+    Real,
+    Size,
+    Tensor,
+    Text,
+    declare,
+)
+from fedtheory.params import check_array, check_int
 from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
@@ -51,6 +63,12 @@ class StatelessState(NamedTuple):
 
 class E3CSState(NamedTuple):
     log_w: torch.Tensor  # [R, K] float64 log-weights log w_{i,t}
+
+
+E3CS_STATE = Fields(E3CSState, log_w=Tensor(shape=(None, None)))
+"""E3CS's state: finite log-weights ``[R, K]``."""
+ROUND = ("state.log_w[0]", "state.log_w[1]")
+"""A round's ``[R, K]``, read off the state's log-weights."""
 
 
 @runtime_checkable
@@ -112,7 +130,13 @@ class E3CS:
 
     needs_losses = False
 
-    @declare(k=Size(), eta=Real(0.0, low_open=True), sampler=Option(*sorted(SAMPLERS)), name=Text())
+    @declare(
+        k=Size(),
+        sigma=Array(ndim=1, low=0.0, scalar=True),
+        eta=Real(0.0, low_open=True),
+        sampler=Option(*sorted(SAMPLERS)),
+        name=Text(),
+    )
     def __init__(
         self,
         k: int,
@@ -122,12 +146,8 @@ class E3CS:
         sampler: str = "systematic",
         name: str = "e3cs",
     ) -> None:
-        owner, self.k = "E3CS", k
-        self.sigma = (  # a number or one per round: checked here (two forms)
-            check_real(sigma, "sigma", owner, low=0.0)
-            if np.ndim(sigma) == 0
-            else check_array(sigma, "sigma", owner, ndim=1, low=0.0)
-        )
+        self.k = k
+        self.sigma = float(sigma) if sigma.ndim == 0 else sigma  # a number or one per round
         self.eta, self.sampler, self.name = eta, sampler, name
 
     @declare("t")
@@ -145,6 +165,12 @@ class E3CS:
         check_bytes(8 * replicates * num_clients, "E3CS.init", what=what, fixes="fewer replicates")
         return E3CSState(torch.zeros(replicates, num_clients, dtype=torch.float64))
 
+    @declare(
+        "t",
+        state=E3CS_STATE,
+        generator=Generator(numpy=True),
+        losses=Tensor(dtype="floating", finite=False, none=True),
+    )
     def select(
         self,
         state: E3CSState,
@@ -157,6 +183,18 @@ class E3CS:
         selected = SAMPLERS[self.sampler](alloc.p.numpy(), self.k, generator)  # [R, K]
         return Selection(torch.from_numpy(selected), *alloc)
 
+    @declare(
+        "t",
+        state=E3CS_STATE,
+        selection=Fields(
+            Selection,
+            selected=Mask(tensor=True, shape=ROUND),
+            prob=Tensor(shape=ROUND, low=0.0, high=1.0),
+            capped=Mask(tensor=True, shape=ROUND, none=True),
+        ),
+        success=Mask(tensor=True, shape=ROUND),
+        finite_result=True,
+    )
     def update(
         self, state: E3CSState, t: int, selection: Selection, success: torch.Tensor
     ) -> E3CSState:

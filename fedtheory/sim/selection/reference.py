@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from fedtheory import rng
-from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_bool_array, check_instance, check_int
+from fedtheory.budget import check_seconds, seconds
+from fedtheory.constraints import Array, BoolArray, Instance, Integer, Real, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.reference import local_step, server_step
 from fedtheory.sim.selection.allocation import check_quota
@@ -26,6 +26,8 @@ from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 __all__ = ["paper_prob_alloc", "run_selected"]
 
 
+@declare(w=Array(ndim=1, low=0.0, low_open=True), k=Integer(1, "w[0]"), sigma=Real(0.0),
+         finite_result=True)  # fmt: skip
 def paper_prob_alloc(w: list[float], k: int, sigma: float) -> tuple[list[float], set[int]]:
     r"""E3CS Algorithm 2 (ProbAlloc) read literally on linear weights: (17) if no client
     overflows, else :math:`\alpha_t` by (23) for :math:`m=0,1,\dots`, :math:`S_t`,
@@ -33,11 +35,8 @@ def paper_prob_alloc(w: list[float], k: int, sigma: float) -> tuple[list[float],
     :math:`w_j\le(1-\sigma_t)\alpha_t` (the paper writes :math:`w_j\le\Psi`).
     Returns ``(p, S_t)``. Overflows for large weights: use
     :func:`~fedtheory.sim.selection.prob_alloc` in practice."""
-    owner = "paper_prob_alloc"
-    w = check_array(w, "w", owner, ndim=1, low=0.0, low_open=True).tolist()
-    n = len(w)
-    k = check_int(k, "k", owner, low=1, high=n)
-    sigma = check_quota(sigma, k, n, owner)
+    w, n = w.tolist(), w.size
+    sigma = check_quota(sigma, k, n, "paper_prob_alloc")
     if sigma + (k - n * sigma) * max(w) / sum(w) <= 1:
         return [sigma + (k - n * sigma) * wi / sum(w) for wi in w], set()
     ws = sorted(w, reverse=True)
@@ -69,6 +68,13 @@ def _exponential_race(w: list[float], size: int, race: np.ndarray) -> set[int]:
     return set(sorted(positive, key=lambda i: race[i] / w[i])[:size])
 
 
+@declare(
+    problem=Instance(FederatedProblem),
+    algorithm=Instance(SelectedFedAvg),
+    mask=BoolArray(shape=(None, None, "problem.num_clients")),
+    w0=Array(shape=("problem.dim",)),
+    finite_result=True,
+)
 def run_selected(
     problem: FederatedProblem,
     algorithm: SelectedFedAvg,
@@ -81,18 +87,11 @@ def run_selected(
     once). Returns the iterates ``[R, T+1, d]``, the models returned per round ``[R, T]``
     (the CEP increments) and, for E3CS, the final log-weights ``[R, K]`` (else zeros).
     """
-    owner = "run_selected"
-    check_instance(problem, FederatedProblem, "problem", owner)
-    check_instance(algorithm, SelectedFedAvg, "algorithm", owner)
-    mask = check_bool_array(mask, "mask", owner, ndim=3)
-    check_array(mask, "mask", owner, shape=(None, None, problem.num_clients))
-    w0 = check_array(w0, "w0", owner, shape=(problem.dim,))
     reps, rounds, n = mask.shape
-    if reps == 0 or rounds == 0:
-        raise ParameterError(
-            f"The 'mask' parameter of {owner} must have at least one replicate and one round. "
-            f"Got shape {mask.shape} instead."
-        )
+    work = reps * rounds * n * algorithm.local_steps
+    what = f"{work} client steps, one at a time"
+    check_seconds(seconds(rounds=work, cells=work * len(w0)), "run_selected", what=what,
+                  fixes="fewer rounds or replicates")  # fmt: skip
     sel = algorithm.selector
     omega = problem.alpha if algorithm.omega is None else algorithm.omega
     w = [np.array(w0, float) for _ in range(reps)]

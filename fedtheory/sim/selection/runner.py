@@ -15,9 +15,10 @@ import numpy as np
 import torch
 
 from fedtheory import rng
+from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import Array, BoolArray, Instance, declare, trusted
 from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
-from fedtheory.params import check_bool_array, check_instance, check_seed
 from fedtheory.sim.selection.policies import Selector
 
 __all__ = ["SelectionRecord", "run_selection"]
@@ -92,6 +93,17 @@ class SelectionRecord:
         return self.oracle_cep - self.expected_cep[:, -1]
 
 
+def _quota_cap(args) -> float:
+    """The largest quota :math:`k/K` of the selector's ``k`` (E3CS Def. 1)."""
+    return getattr(args["selector"], "k", 0) / np.shape(args["success"])[-1]
+
+
+@declare(
+    "seed",
+    selector=Instance(Selector),
+    success=BoolArray(ndim=3),
+    sigma=Array(shape=("success[1]",), low=0.0, high=_quota_cap, scalar=True, none=True),
+)
 def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> SelectionRecord:
     r"""Run ``selector`` on the success matrix ``success [R, T, K]`` (all replicates at once).
 
@@ -108,24 +120,26 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
     >>> rec.selection_counts.sum(axis=1)
     array([600, 600, 600, 600])
     """
-    owner = "run_selection"
-    check_instance(selector, Selector, "selector", owner)
-    x = check_bool_array(success, "success", owner, ndim=3)  # [R, T, K]
-    seed = check_seed(seed, owner)
+    owner, x = "run_selection", success  # [R, T, K]
     if selector.needs_losses:
         raise ParameterError(
             f"The 'selector' parameter of {owner} must not need client losses (no model is "
             f"simulated here). Got {selector!r} instead; use SelectedFedAvg with simulate."
         )
+    check_bytes(26 * x.size, owner, what=f"selections [{', '.join(map(str, x.shape))}]",
+                fixes="fewer rounds, replicates or clients")  # fmt: skip
+    check_seconds(seconds(rounds=x.shape[1], cells=x.size), owner, fixes="fewer rounds",
+                  what=f"{x.shape[1]} rounds of {x.shape[0]} x {x.shape[2]} clients")  # fmt: skip
     reps, rounds, num_clients = x.shape
     xt = torch.from_numpy(x)
     state = selector.init(reps, num_clients)
     selected = torch.empty(reps, rounds, num_clients, dtype=torch.bool)
     prob = torch.empty(reps, rounds, num_clients, dtype=torch.float64)
-    for t in range(rounds):
-        choice = selector.select(state, t, rng.numpy_rng(seed, t, rng.SELECTION))
-        state = selector.update(state, t, choice, xt[:, t])
-        selected[:, t], prob[:, t] = choice.selected, choice.prob
+    with trusted():  # the rounds' arguments are built here, checked once above
+        for t in range(rounds):
+            choice = selector.select(state, t, rng.numpy_rng(seed, t, rng.SELECTION))
+            state = selector.update(state, t, choice, xt[:, t])
+            selected[:, t], prob[:, t] = choice.selected, choice.prob
     sel, pr = selected.numpy(), prob.numpy()
     quota = getattr(selector, "sigma", 0.0) if sigma is None else sigma
     return SelectionRecord(
