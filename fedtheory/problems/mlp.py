@@ -140,7 +140,7 @@ class MLPProblem(ClassificationProblem):
     def _gradient(self, w, X, y, c):
         r"""One forward and backward pass for :math:`\sum_ic_i\ell_i`: the logits ``[..., s, C]``,
         :math:`\operatorname{lse}` and labels (:meth:`_log_partition`) and the gradient's
-        parts (each layer's weight ``[..., out in]`` and bias ``[..., out]``; concatenated,
+        parts (each layer's weight ``[..., out, in]`` and bias ``[..., out]``; concatenated,
         ``[..., d]``). The logits' derivative :math:`c_i(\operatorname{softmax}(z_i)-e_{y_i})`
         is computed as autograd does (the log-partition's part plus the picked logit's), then
         :math:`\partial W_l=\delta_l^\top a_{l-1}`, :math:`\partial b_l=\sum_i\delta_{l,i}`,
