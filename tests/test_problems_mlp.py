@@ -1,17 +1,18 @@
-"""The MLP problem: torch.func-vectorised gradients against a plain torch.nn module, one
-pair at a time."""
+"""The MLP problem: its closed-form batched forward and backward passes against autograd
+through a plain torch.nn module (one pair at a time, and ``torch.func`` over pairs)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from torch.func import functional_call, grad, hessian, vmap
 
 from fedtheory.data import FederatedDataset, dirichlet_label_split, load_digits, partition
 from fedtheory.problems import MLPProblem
 from fedtheory.sim import FedAWE
 from fedtheory.sim.evaluation import ClientMean
-from tests.conftest import assert_parameter_error, assert_tight
+from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight
 
 
 def small_data(seed: int = 0) -> FederatedDataset:
@@ -64,15 +65,23 @@ def test_per_sample_gradients_average_to_the_client_gradient():
     assert np.all(prob.noise_variance(theta)[:2] > 0) and prob.noise_variance(theta)[2] == 0
 
 
-def test_local_optimum_is_stationary_and_uncertified():
+def test_local_optimum_is_stationary_and_its_gap_bound_is_its_value():
     prob = MLPProblem(small_data(), hidden=(4,), ridge=1e-2)
     w, value = prob.optimum()
     assert np.linalg.norm(prob.full_grad(w)) <= 1e-6
     assert_tight(value, prob.loss(w))
     assert prob.loss(w) < prob.loss(prob.initial_point())
     assert 0 <= prob.accuracy(w) <= 1 and prob.accuracy(w) >= prob.accuracy(prob.initial_point())
-    with pytest.raises(NotImplementedError, match="non-convex"):
-        prob.optimality_gap_bound()
+    # F >= 0 (cross-entropy and ridge): F(w_hat) - F* <= F(w_hat), the only certificate
+    assert prob.optimality_gap_bound() == value > 0
+    p = np.array([0.2, 0.3, 0.5])
+    assert_tight(prob.optimality_gap_bound(p), prob.loss(prob.optimum(p)[0], p))
+
+
+def test_gap_bound_is_near_zero_where_the_model_interpolates():
+    prob = MLPProblem(small_data(), hidden=(8,), ridge=0.0)
+    assert prob.accuracy(prob.optimum()[0]) == 1.0
+    assert_near_zero(prob.optimality_gap_bound(), atol=1e-8)
 
 
 def test_minibatch_gradients_are_deterministic_and_vectorised():
@@ -83,6 +92,108 @@ def test_minibatch_gradients_are_deterministic_and_vectorised():
     b = prob.grad(w, clients, torch.Generator().manual_seed(4))
     assert torch.equal(a, b)
     assert_tight(a[2].numpy(), a[5].numpy())  # client 2 has 2 <= 3 samples: exact gradient
+
+
+# -- the closed form against autograd --------------------------------------------------------
+class AutogradReference:
+    """The same network as a torch.nn.Sequential, every quantity by autograd per pair
+    (``torch.func.functional_call``), mapped over pairs with ``vmap``."""
+
+    def __init__(self, problem: MLPProblem):
+        sizes = (problem.data.num_features, *problem.hidden, problem.num_classes)
+        layers: list[torch.nn.Module] = []
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+            layers += [torch.nn.Linear(a, b, dtype=torch.float64), torch.nn.Tanh()]
+        self.net = torch.nn.Sequential(*layers[:-1])
+        self.shapes = [(name, p.shape) for name, p in self.net.named_parameters()]
+
+    def logits(self, theta, X):
+        params, start = {}, 0
+        for name, shape in self.shapes:
+            params[name] = theta[start : start + shape.numel()].view(shape)
+            start += shape.numel()
+        return functional_call(self.net, params, (X,))
+
+    def losses(self, theta, X, y):
+        z = self.logits(theta, X)
+        return torch.logsumexp(z, -1) - z.gather(-1, y.long()[:, None])[:, 0]
+
+    def loss(self, theta, X, y, c):
+        return (c * self.losses(theta, X, y)).sum()
+
+    def per_sample(self, theta, X, y):
+        one = lambda t, x, label: self.losses(t, x[None], label[None])[0]  # noqa: E731
+        return vmap(grad(one), in_dims=(None, 0, 0))(theta, X, y)
+
+    def correct(self, theta, X, y):
+        return self.logits(theta, X).argmax(-1) == y.long()
+
+
+def random_instance(hidden, seed: int):
+    """Clients of unequal sizes (padding), 4 classes, weights of scale 1 (tanh saturates)."""
+    gen = np.random.default_rng(seed)
+    counts = (6, 1, 9)
+    xs = [gen.standard_normal((m, 5)) for m in counts]
+    ys = [gen.integers(0, 4, size=m).astype(float) for m in counts]
+    prob = MLPProblem(FederatedDataset.from_clients(xs, ys, num_classes=4), hidden=hidden)
+    return prob, torch.from_numpy(gen.standard_normal((3, prob.dim)))
+
+
+def assert_tight_to_scale(measured, expected, rtol=1e-12):
+    """Equal to ``rtol`` times the largest entry of ``expected`` (some entries vanish)."""
+    expected = np.asarray(expected)
+    assert_tight(np.asarray(measured), expected, rtol=0.0, atol=rtol * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("hidden", [(), (7,), (6, 3)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_closed_form_equals_autograd_on_every_pair_tight(hidden, seed):
+    """Loss, gradient and correct flags of every (point, client) pair, both on the
+    broadcast layout of the exact metrics (points ``[P, 1, d]`` against ``X [N, n, p]``)
+    and on the mini-batch layout (one client per point), and the one-pass terms."""
+    prob, W = random_instance(hidden, seed)
+    ref = AutogradReference(prob)
+    X, y, c = (
+        prob._X,
+        prob._y,
+        prob._mean_weight
+        * torch.rand(
+            prob._valid.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)
+        ),
+    )
+    pairs = (0, None, None, None)
+    loss = vmap(vmap(ref.loss, (None, 0, 0, 0)), pairs)(W, X, y, c)  # [P, N]
+    grads = vmap(vmap(grad(ref.loss), (None, 0, 0, 0)), pairs)(W, X, y, c)  # [P, N, d]
+    correct = vmap(vmap(ref.correct, (None, 0, 0)), (0, None, None))(W, X, y)  # [P, N, n]
+    assert_tight_to_scale(prob._weighted_loss(W[:, None], X, y, c), loss)
+    assert_tight_to_scale(prob._weighted_grad(W[:, None], X, y, c), grads)
+    assert torch.equal(prob._correct(W[:, None], X, y), correct)
+    terms = prob._data_terms(W[:, None], X, y, c)  # [P, N, 2 + d]
+    assert_tight_to_scale(terms[..., 0], loss)
+    assert torch.equal(terms[..., 1], (correct & (c > 0)).sum(-1).double())
+    assert_tight_to_scale(terms[..., 2:], grads)
+    k = torch.tensor([2, 0, 2])  # one client per point: the mini-batch layout of grad
+    assert_tight_to_scale(prob._weighted_grad(W, X[k], y[k], c[k]), grads[[0, 1, 2], k])
+    assert_tight_to_scale(prob._weighted_loss(W, X[k], y[k], c[k]), loss[[0, 1, 2], k])
+
+
+@pytest.mark.parametrize("hidden", [(), (4,), (3, 2)])
+def test_per_sample_gradients_and_hessians_equal_autograd_tight(hidden):
+    prob, W = random_instance(hidden, 3)
+    ref = AutogradReference(prob)
+    X, y, c = prob._X, prob._y, prob._mean_weight
+    per = vmap(vmap(ref.per_sample, (None, 0, 0)), (0, None, None))(W, X, y)  # [P, N, n, d]
+    assert_tight_to_scale(prob._per_sample_grads(W[:, None], X, y), per)
+    H = vmap(vmap(hessian(ref.loss), (None, 0, 0, 0)), (0, None, None, None))(W, X, y, c)
+    assert_tight_to_scale(prob._weighted_hessian(W[:, None], X, y, c), H)
+
+
+def test_float32_gradients_are_the_float64_ones_rounded():
+    prob, W = random_instance((7,), 4)
+    low = MLPProblem(prob.data, hidden=(7,), compute_dtype=torch.float32)
+    clients = torch.tensor([0, 1, 2])
+    exact = prob.grad(W, clients).numpy()
+    assert_tight_to_scale(low.grad(W, clients).numpy(), exact, rtol=1e-5)
 
 
 BAD_CALLS = [

@@ -739,6 +739,12 @@ CONTRACT |= {
     _m(f"{PR}.mlp", "MLPProblem"): Case(
         MLPProblem, {"data": CLASSES}, ("hidden", 32), ("hidden", (0,))
     ),
+    _m(f"{PR}.mlp", "MLPProblem.optimality_gap_bound"): Case(  # small: each p is one L-BFGS
+        MLPProblem(CLASSES, hidden=(2,), ridge=0.1).optimality_gap_bound,
+        {"weights": None},
+        ("weights", STRING),
+        ("weights", [1.5, -0.5, 0.0, 0.0]),
+    ),
     _m(f"{PR}.quadratic", "QuadraticProblem"): Case(
         QuadraticProblem,
         {"A": np.ones((2, 1, 1)), "c": np.zeros((2, 1))},

@@ -51,6 +51,7 @@ allows (the set-up table of :func:`setup` lists every difference):
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from fedtheory.availability import NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS, class_probabilities
@@ -178,7 +179,8 @@ def algorithms(s: dict, marginals: np.ndarray, eta0: dict[str, float]) -> dict[s
 
 
 def compute(s: dict) -> dict[str, np.ndarray]:
-    with fused.owns_the_cores():  # small tensors: torch on one thread (the runs are serial)
+    # small tensors: torch on one thread (the runs are serial), no autograd bookkeeping
+    with fused.owns_the_cores(), torch.inference_mode():
         return _compute(s)
 
 
@@ -201,7 +203,7 @@ def _runs(s: dict, seed: int, names, eta0: dict[str, float], dynamics=DYNAMICS):
                            w0=w0, keep_masks=False)  # fmt: skip
             last = rec.iterates[:, rec.eval_rounds[-s["tail"] :]]  # [R, tail, d]
             out[d, name] = (
-                float(problem.accuracy(last).mean()),
+                float(rec.metrics["accuracy"][:, -s["tail"] :].mean()),  # of the same points
                 float(problem.accuracy(last, test).mean()),
             )
     return out
