@@ -98,20 +98,18 @@ SELECTING = {"fedlaavg", "fedlaavg-first", "cafed-oracle", "cafed-prior", "cafed
 """Algorithms whose workers are a strict subset of the available clients: the capacity
 (from the availability count) leaves padding rows even when every client is available."""
 HOST_SIDE = {
-    "cafed-oracle": ("optim/greedy.py", "problems/data_backed.py"),
-    "cafed-prior": ("optim/greedy.py", "problems/data_backed.py"),
-    "cafed-momentum": ("optim/greedy.py", "problems/data_backed.py"),
-    "cafed-first": ("optim/greedy.py", "problems/data_backed.py"),
+    "cafed-oracle": ("optim/greedy.py",),
+    "cafed-prior": ("optim/greedy.py",),
+    "cafed-momentum": ("optim/greedy.py",),
+    "cafed-first": ("optim/greedy.py",),
     "pow-d": ("sim/selection/",),
     "e3cs": ("sim/selection/",),  # none on the CPU; on a GPU the mask's copy to the host
-    "fedavg-epochs": ("problems/data_backed.py",),
 }
 """The documented exceptions (``simulate``'s docstring): where their static rounds still
 read back. CA-Fed's weights (the greedy exclusion, CA-Fed Algorithm 1 lines 16-27, runs
 until every replicate has decided, a data-dependent number of passes); the selectors'
 policies on the host (E3CS, Pow-d: NumPy generators and bandit state; Pow-d checks its loss
-tensor); the data problems' check of the client indices in ``batch_losses`` (CA-Fed's
-mini-batch losses) and ``indexed_grad`` (training by epochs)."""
+tensor)."""
 
 
 def _both(problem, process, algorithm, **kw):
@@ -423,7 +421,7 @@ def test_steady_state_static_round_reads_nothing_back(key, problem):
     for t in range(4):
         mask, gen = masks[:, t], rng.torch_generator(0, t, rng.GRADIENT_NOISE)
         with gather.static(gather.capacity(int(mask.sum()), mask.numel()), overflow):
-            with HostReads() as reads:
+            with HostReads() as reads, trusted():  # as in simulate's rounds
                 state = algorithm.step(problem, state, mask, t, gen)
         if t >= 1:
             allowed = HOST_SIDE.get(key, ())

@@ -55,6 +55,7 @@ from fedtheory.constraints import (
     Real,
     Size,
     Tensor,
+    checking,
     declare,
 )
 from fedtheory.data.federated import FederatedDataset
@@ -331,7 +332,9 @@ class DataProblem(ABC):
     def _check_pairs(self, w, clients, owner: str, *, device=None) -> None:
         """``w`` a real tensor ``[M, d]`` and ``clients`` integer indices ``[M]`` in [0, N),
         both on ``device`` (default the CPU: the fused kernel's; ``batch_losses`` accepts the
-        device of ``clients``, where the simulator's device runs draw their batches)."""
+        device of ``clients``, where the simulator's device runs draw their batches). The
+        indices' range is read (a host synchronisation) only where checks run: inside
+        ``simulate``'s trusted rounds the runner built them from the mask."""
         check_instance(w, torch.Tensor, "w", owner)
         check_instance(clients, torch.Tensor, "clients", owner)
         dev = torch.device("cpu") if device is None else torch.device(device)
@@ -344,11 +347,15 @@ class DataProblem(ABC):
                 f"shape {tuple(w.shape)} on {w.device} instead."
             )
         n = self.num_clients
+        ranged = (
+            not (checking() and clients.numel())
+            or 0 <= int(clients.min()) <= int(clients.max()) < n
+        )
         if (
             clients.shape != (w.shape[0],)
             or clients.dtype != torch.int64
             or clients.device != dev
-            or (clients.numel() and not 0 <= int(clients.min()) <= int(clients.max()) < n)
+            or not ranged
         ):
             raise ParameterError(
                 f"The 'clients' parameter of {owner} must be an int64 {where} tensor of shape "

@@ -200,9 +200,8 @@ def simulate(
         numbers or every pair participates. Still read back each round, by design: CA-Fed's
         weights (the greedy exclusion of its Algorithm 1 runs a data-dependent number of
         passes, its availability estimates are NumPy), the selectors' policies (E3CS,
-        Pow-d: NumPy generators and state on the host), the client-index check of a data
-        problem's ``batch_losses`` and ``indexed_grad`` (CA-Fed's mini-batch losses,
-        training by epochs), and a recorder's value (``record``). On CUDA, the rounds of
+        Pow-d: NumPy generators and state on the host) and a recorder's value
+        (``record``). On CUDA, the rounds of
         FedAvg, MIFA, FedVARP and MimiC with constant step sizes and plain SGD are replayed
         from a CUDA graph recorded once per capacity (the generator reseeded per round: the
         same numbers).
