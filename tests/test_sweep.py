@@ -5,6 +5,7 @@ worker is killed mid-sweep, and after an interruption (finished tasks are not re
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -229,6 +230,17 @@ def test_summarise_means_and_ratios():
         y = table.loc[table["x"] == x, "y"]
         assert row["n"] == 6 and row["mean"] == y.mean() and row["ratio"] == y.mean() / 10.0
         assert row["low"] < row["mean"] < row["high"]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+@pytest.mark.parametrize("samples", [1, 3])
+def test_summarise_refuses_a_non_finite_measurement(bad, samples):
+    """A diverged run's NaN or inf is named with its point, one sample or several (never
+    passed through as a mean, nor refused in another function's name)."""
+    y = [bad, *([1.0] * (samples - 1))]
+    table = pd.DataFrame({"x": [0.0] * samples, "y": y, "bound": [2.0] * samples})
+    with pytest.raises(ParameterError, match=r"'y' column of summarise .* at \{'x': 0\.0\}"):
+        summarise(table, ["x"], measured="y", inside=None)
 
 
 def test_dask_missing_gives_an_actionable_message(monkeypatch):

@@ -73,6 +73,12 @@ def summarise(
         row = point | {"bound": float(b[0])}
         if measured is not None:
             m = group[measured].to_numpy(dtype=float)
+            if not np.isfinite(m).all():
+                raise ParameterError(
+                    f"The '{measured}' column of summarise must hold finite measurements. Got "
+                    f"{int((~np.isfinite(m)).sum())} NaN or inf of {m.size} at {point} instead "
+                    "(a failed or diverged run has no mean: judge it on its own or drop it)."
+                )
             mean, low, high = mean_confidence_interval(m) if m.size > 1 else (m[0],) * 3
             row |= {"n": m.size, "mean": mean, "low": low, "high": high}
             row |= {"ratio": mean / b[0], "high_ratio": high / b[0]}
