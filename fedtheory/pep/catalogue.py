@@ -152,7 +152,14 @@ def fedawe_constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float 
         thm.evaluate(**{k: c[k] for k in thm.parameters}).total
         for thm in (fedawe.conditions11_eta_product, fedawe.conditions11_eta_l)
     ]
-    return {**c, "eta_l": float(min(limits))}
+    eta_l = float(min(limits))
+    if not eta_l > 0:  # conditions (11) scale with delta: an underflow leaves no step
+        raise ParameterError(
+            f"The 'probabilities' parameter of fedawe_constants must leave a positive local "
+            f"step under FedAWE's conditions (11). Got delta = {c['delta']:g} instead, where "
+            f"the largest eta_l allowed underflows to {eta_l:g}."
+        )
+    return {**c, "eta_l": eta_l}
 
 
 @declare(
