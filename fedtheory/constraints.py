@@ -169,17 +169,22 @@ def _number(value: object) -> float | None:
 
 class Real(Constraint):
     """A finite real number in an interval (``low``/``high``: ``None`` for no end);
-    ``nan=True`` also accepts NaN where it is documented to mean "not measured" (never
-    ``inf``)."""
+    ``nan=True`` also accepts NaN where it is documented to mean "not measured";
+    ``infinite=True`` also accepts ``inf`` and ``-inf`` (a row's measured value and bound:
+    NaN *violated* by the rule, ``inf`` a vacuous bound). Never a string, a bool or a complex
+    number."""
 
     def __init__(self, low=None, high=None, *, low_open=False, high_open=False, nan=False,
-                 none=False):  # fmt: skip
+                 infinite=False, none=False):  # fmt: skip
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
-        self.nan, self.none = nan, none
+        self.nan, self.infinite, self.none = nan, infinite, none
 
     def describe(self, args):
+        if self.infinite and self.low is None and self.high is None:
+            return "a real number (" + ("NaN, " if self.nan else "") + "inf and -inf included)"
         where = interval(self.low, self.high, low_open=self.low_open, high_open=self.high_open)
-        return f"a finite real number in {where}" + (" or NaN (not measured)" if self.nan else "")
+        kind = "a real number" if self.infinite else "a finite real number"
+        return f"{kind} in {where}" + (" or NaN (not measured)" if self.nan else "")
 
     def _inside(self, x: float) -> bool:
         lo, hi = self.low, self.high
@@ -191,12 +196,14 @@ class Real(Constraint):
         x = _number(value)
         if x is not None and self.nan and math.isnan(x):
             return x
-        return x if x is not None and math.isfinite(x) and self._inside(x) else None
+        allowed = x is not None and (math.isfinite(x) or self.infinite and not math.isnan(x))
+        return x if allowed and self._inside(x) else None
 
     def hostile(self):
         nan = [] if self.nan else [("nan", math.nan)]
-        out = [*super().hostile(), *nan, ("inf", math.inf), ("-inf", -math.inf),
-               ("string", "0.5"), ("bool", True), ("complex", 1 + 1j)]  # fmt: skip
+        inf = [] if self.infinite else [("inf", math.inf), ("-inf", -math.inf)]
+        out = [*super().hostile(), *nan, *inf, ("string", "0.5"), ("bool", True),
+               ("complex", 1 + 1j)]  # fmt: skip
         if self.low is not None:
             out.append(("below", self.low if self.low_open else self.low - 1.0))
         if self.high is not None:
@@ -204,6 +211,8 @@ class Real(Constraint):
         return out
 
     def edges(self, valid):
+        if self.infinite:  # inf is accepted: an overflow to it is no error to find
+            return []
         values = {"1e308": 1e308, "-1e308": -1e308, "denormal": DENORMAL, "zero": 0.0}
         return [(k, v) for k, v in values.items() if self._inside(v)]
 
@@ -1379,31 +1388,6 @@ class RealUpTo(Real):
 
 
 # kinds added for sweep/verdict/tightness --------------------------------------------------
-class ExtendedReal(Real):
-    """A real number that may be infinite and, with ``nan=True``, NaN: a measured value
-    next to its bound, where NaN (a measurement that failed or diverged) is judged
-    *violated* by design and ``inf`` is a vacuous bound; never a string, a bool or a
-    complex number. Returned as a float."""
-
-    def __init__(self, *, nan: bool = True, none: bool = False):
-        super().__init__(none=none)
-        self.nan = nan
-
-    def describe(self, args):
-        return "a real number (" + ("NaN, " if self.nan else "") + "inf and -inf included)"
-
-    def convert(self, value, args):
-        x = _number(value)
-        return None if x is None or (math.isnan(x) and not self.nan) else x
-
-    def hostile(self):
-        bad = [h for h in super().hostile() if h[0] not in ("nan", "inf", "-inf")]
-        return bad if self.nan else [*bad, ("nan", math.nan)]
-
-    def edges(self, valid):
-        return []
-
-
 class Support(Constraint):
     """The support of a quantity: a pair ``(low, high)`` of real numbers with ``low <=
     high``, either end possibly infinite (``(0, inf)`` for a squared error), never NaN;

@@ -14,8 +14,8 @@ import pytest
 from fedtheory.constraints import (
     Column,
     DefinedFunction,
-    ExtendedReal,
     JsonMapping,
+    Real,
     SequenceOf,
     Size,
     Support,
@@ -35,8 +35,8 @@ from fedtheory.verdict import (
 
 TABLE = pd.DataFrame({"x": [1.0, 2.0], "measured": [0.5, 0.7]})
 KINDS = {
-    "extended real": ExtendedReal(),
-    "extended real, no NaN": ExtendedReal(nan=False),
+    "extended real": Real(nan=True, infinite=True),
+    "extended real, no NaN": Real(infinite=True),
     "support": Support(),
     "sequence": SequenceOf(),
     "sequence of sizes": SequenceOf(Size(), min_size=1),
@@ -60,7 +60,7 @@ def test_every_hostile_value_of_a_new_kind_is_refused_with_one_line(kind):
 
 
 def test_extended_reals_keep_nan_and_inf_but_refuse_what_is_not_a_real():
-    @declare(m=ExtendedReal(), b=ExtendedReal(nan=False))
+    @declare(m=Real(nan=True, infinite=True), b=Real(infinite=True))
     def f(m, b):
         return m, b
 

@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 from fedtheory.constraints import (
-    ExtendedReal,
     Instance,
     Interval,
     Label,
     Option,
+    Real,
     Text,
     Texts,
     declare,
@@ -39,7 +39,7 @@ class Verdict(str, Enum):
     REVERSED = "reversed"
 
 
-MEASURED = ExtendedReal()
+MEASURED = Real(nan=True, infinite=True)
 """A measured value or its bound as a row holds it: a real number, where NaN (a measurement
 that failed or diverged) is *violated* by the rule and ``inf`` is a vacuous bound."""
 RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
