@@ -1,8 +1,10 @@
-r"""Declarative checks of public inputs, with one uniform error message.
+r"""Hand-called checks of inputs, with one uniform error message.
 
-Every public function validates its inputs with these helpers, so that a bad value gives
-``The '<name>' parameter of <owner> must be <constraint>. Got <value> instead.`` and
-nothing is ever clipped or rewritten silently.
+Public callables declare their parameters with :mod:`fedtheory.constraints`; these helpers
+remain for what a declaration does not express: a relation between arguments, the keys of
+a configuration file, an overflowing computed result (:func:`check_finite_result`). A bad
+value gives ``The '<name>' parameter of <owner> must be <constraint>. Got <value>
+instead.`` and nothing is ever clipped or rewritten silently.
 """
 
 from __future__ import annotations
