@@ -29,7 +29,7 @@ from fedtheory.sim.mifa import MIFA, MIFAState
 from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
-from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
+from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime, PerStep
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 from fedtheory.sim.selection.runner import SelectionRecord, run_selection
@@ -56,6 +56,7 @@ __all__ = [
     "FixedWeights",
     "InverseTime",
     "LocalTraining",
+    "PerStep",
     "MIFAState",
     "MimiC",
     "MimiCState",
