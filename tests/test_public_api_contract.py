@@ -113,6 +113,7 @@ from fedtheory.sim import (
     FedVARP,
     FixedWeights,
     InverseTime,
+    PerStep,
     LocalTraining,
     MimiC,
     absent_longest,
@@ -1150,6 +1151,9 @@ CONTRACT |= {
     ),
     _m(f"{SM}.schedules", "InverseTime"): Case(
         InverseTime, {"a": 1.0, "b": 1.0}, ("a", STRING), ("b", 0.0)
+    ),
+    _m(f"{SM}.schedules", "PerStep"): Case(
+        PerStep, {"schedule": InverseTime(1.0, 1.0)}, ("schedule", STRING), ("index", "global")
     ),
     _m(f"{SM}.reference", "run"): Case(
         sim_reference.run,
