@@ -76,8 +76,11 @@ def sgd_updates(
     rates = lr if isinstance(lr, tuple) else (lr,) * steps
     if len(set(rates)) == 1:  # one rate for the round (the fused kernel takes one)
         lr = rates[0]
-    if fused and not isinstance(lr, tuple) and getattr(problem, "fused", False) and (
-        w.device == torch.device("cpu")
+    if (
+        fused
+        and not isinstance(lr, tuple)
+        and getattr(problem, "fused", False)
+        and (w.device == torch.device("cpu"))
     ):
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
     y = w.clone()
