@@ -24,7 +24,15 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_seconds, seconds
-from fedtheory.constraints import Array, BoolArray, Having, Instance, declare
+from fedtheory.constraints import (
+    Array,
+    BoolArray,
+    Exemplified,
+    Having,
+    Instance,
+    Option,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
@@ -47,15 +55,18 @@ class SampledFedAvgState(NamedTuple):
     optimizer: TrainingState | None = None  # momentum buffers (LocalTraining.training)
 
 
-SAMPLER = Having("uniforms", "draw", "inclusion", "expected_weights")
+SAMPLER = Exemplified(
+    Having("uniforms", "draw", "inclusion", "expected_weights"), lambda args: SampleUniform(1)
+)
 """A sampler of :mod:`fedtheory.sim.samplers`."""
 
 
-@declare("seed", **LOCAL_TRAINING, sampler=SAMPLER)
+@declare("seed", **{**LOCAL_TRAINING, "full_first_round": Option(False)}, sampler=SAMPLER)
 @dataclass(frozen=True)
 class SampledFedAvg(LocalTraining):
     r"""FedAvg with the server's ``sampler`` (:mod:`fedtheory.sim.samplers`) drawing among
-    the available clients; round ``t``'s draw reads ``rng.numpy_rng(seed, t, SELECTION)``.
+    the available clients; round ``t``'s draw reads ``rng.numpy_rng(seed, t, SELECTION)``
+    (``full_first_round`` is False: the sampler draws round 0's clients too).
 
     Examples
     --------
@@ -70,11 +81,6 @@ class SampledFedAvg(LocalTraining):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.full_first_round:
-            raise ParameterError(
-                "The 'full_first_round' parameter of SampledFedAvg must be False (the sampler "
-                "draws round 0's clients too). Got True instead."
-            )
         if not self.name:
             object.__setattr__(self, "name", f"fedavg[{self.sampler.name}]")
 
