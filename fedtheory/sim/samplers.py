@@ -140,7 +140,9 @@ class SampleWithReplacement:
         mass = self.p * available
         cum = np.cumsum(mass, axis=-1)  # [R, N]
         total = cum[:, -1:]  # [R, 1]
-        index = (cum[:, None, :] <= (u * total)[:, :, None]).sum(-1)  # [R, K] in [0, N]
+        target = u * total  # [R, K]
+        rows = [np.searchsorted(c, x, side="right") for c, x in zip(cum, target, strict=True)]
+        index = np.array(rows, dtype=np.int64).reshape(target.shape)  # [R, K] in [0, N]
         last = mass.shape[-1] - 1 - np.argmax(mass[:, ::-1] > 0, axis=-1)  # u p(A) rounded up
         index = np.where(total > 0, np.minimum(index, last[:, None]), index)
         counts = np.zeros((*available.shape[:-1], available.shape[-1] + 1))

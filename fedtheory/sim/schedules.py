@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fedtheory.budget import check_seconds, seconds
 from fedtheory.constraints import Function, Integer, Option, Real, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.params import check_int, check_real
@@ -156,6 +157,8 @@ class PerStep:
     @declare("t", "local_steps")
     def rates(self, t: int, local_steps: int) -> tuple[float, ...]:
         """The rates of the ``local_steps`` :math:`=E` local steps of round ``t``."""
+        what = f"{local_steps} calls of the schedule"
+        check_seconds(seconds(rounds=local_steps), "PerStep.rates", what=what, fixes="fewer steps")
         return tuple(self.rate(t, k, local_steps) for k in range(local_steps))
 
     def __call__(self, t: int) -> float:
