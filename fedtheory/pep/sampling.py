@@ -87,13 +87,20 @@ def sampled_law(sampler, rounds: int, num_clients: int) -> SampledLaw:
     if isinstance(sampler, SampleBernoulli):
         per_round = 2 ** min(n, 13)  # above 2^12 masks a round is refused anyway
     else:
-        subsets = itertools.combinations(range(n), min(sampler.k, n))
-        per_round = len(list(itertools.islice(subsets, MAX_MASKS + 1)))
+        m, per_round = min(sampler.k, n), 1
+        for i in range(min(m, n - m)):  # binomial(n, m), stopped once above MAX_MASKS
+            per_round = per_round * (n - i) // (i + 1)
+            if per_round > MAX_MASKS:
+                break
+    if per_round > MAX_MASKS:
+        raise ParameterError(
+            f"The 'num_clients' parameter of {owner} must keep one round's masks at most "
+            f"{MAX_MASKS}. Got num_clients={n} ({sampler!r}) instead."
+        )
     if per_round > 1 and rounds * math.log(per_round) > math.log(MAX_MASKS) + 1e-9:
         raise ParameterError(
             f"The 'rounds' parameter of {owner} must keep the masks enumerated at most "
-            f"{MAX_MASKS} ({per_round if per_round <= MAX_MASKS else 'more than 4096'} per "
-            f"round here). Got rounds={rounds} instead."
+            f"{MAX_MASKS} ({per_round} per round here). Got rounds={rounds} instead."
         )
     masks, probs = _one_round(sampler, n)
     check_bytes(len(probs) ** rounds * rounds * n, owner, what="the enumerated masks",
