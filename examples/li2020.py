@@ -144,7 +144,8 @@ def constants(problem, E, rounds, w0, k, scheme):
     return {"kappa": problem.kappa, "mu": problem.mu, "L": problem.L,
             "Gamma": f_star,  # F^* - sum_k p_k F_k^*, every F_k^* = 0 here
             "G2": run(problem, E, rounds, w0, k, scheme, 256, 1)[1],
-            "S": float(problem.alpha**2 @ sigma2), "D1": float(np.sum((np.array(w0) - w_star) ** 2)),
+            "S": float(problem.alpha**2 @ sigma2),
+            "D1": float(np.sum((np.array(w0) - w_star) ** 2)),
             "E": E, "T": rounds * E + 1, "k": k, "N": problem.num_clients}  # fmt: skip
 
 
