@@ -147,9 +147,11 @@ def test_an_error_bar_other_than_the_rows_interval_is_found():
     [
         ("Theorem 1 and Lemma 6", None, ["Lemma 6"]),
         ("Theorem 1", "Propositions 2-3: see the rows", ["Proposition 2", "Proposition 3"]),
-        ("Theorem 1", "Theorem 1 only", []),
+        ("Theorem 1 and Lemma 2", "Theorem 1 and Lemma 2", ["Lemma 2"]),
+        ("Theorem 1 and Lemma 6", "Lemma 6: the dashed Theorem 1 bound", ["Lemma 6"]),
+        ("Lemma 4 against simulation", None, []),
     ],
-    ids=["title", "caption range", "named and drawn"],
+    ids=["title", "caption range", "named twice", "caption only", "the subject"],
 )
 def test_a_statement_named_without_a_series_is_found(title, caption, missing):
     with plots.style():

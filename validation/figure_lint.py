@@ -26,8 +26,9 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
     per-point 95% interval drawn for a row judged on its family-wise interval, say).
 ``unplotted statement``
     a statement (*Theorem 1*, *Lemmas 5-6*, *Proposition 2*) named in a figure title or the
-    caption (``caption=``) that no legend entry, panel title, axis or tick label names: the
-    figure promises a series it does not draw.
+    caption (``caption=``) that no legend entry, panel title, axis or tick label names,
+    where they name several: the figure promises a series it does not draw (a single
+    statement named is the figure's subject, which every series shows).
 
 Example
 -------
@@ -361,10 +362,13 @@ def _statements(text: str) -> set[str]:
 
 
 def _unplotted(fig: Figure, caption: str | None) -> list[Defect]:
-    """Statements a figure title or the caption names that no series, panel or axis names."""
+    """Statements a figure title or the caption names, where they name several, that no
+    series, panel or axis names."""
     titles = [fig.get_suptitle()] if isinstance(fig, Figure) else []
     titles += [sub.get_suptitle() for sub in fig.subfigs]
     named = _statements(" ".join(titles + [caption or ""]))
+    if len(named) < 2:  # the figure's subject: every series shows it
+        return []
     shown: set[str] = set()
     for ax in fig.axes:
         texts = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
