@@ -107,6 +107,12 @@ def test_list_fits_100_columns_wrapping_under_its_column(capsys):
     assert wrapped  # long references continue under their column, not past 100 columns
 
 
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_show_writes_powers_in_one_notation(key, capsys):
+    assert main(["show", key]) == 0
+    assert "**" not in capsys.readouterr().out
+
+
 def test_cli_kinds_are_the_theorem_kinds():
     """The CLI keeps the kinds without importing the bounds (a fast ``--help``)."""
     from fedtheory.bounds.base import KINDS
