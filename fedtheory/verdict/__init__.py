@@ -73,6 +73,7 @@ from fedtheory.verdict.rows import (
     Comparison,
     Verdict,
     algorithm_comparison,
+    consistency_check,
     evidence_of,
     format_ratio,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "compare_equal",
     "FindingSpec",
     "algorithm_comparison",
+    "consistency_check",
     "evidence_of",
     "compare_finding",
     "compare_findings",
