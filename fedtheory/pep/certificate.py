@@ -162,5 +162,7 @@ def certified(value: float, tolerance: float) -> str:
     if tolerance == 0 or value == 0:
         return f"{value:.10g}"
     unit = math.ceil(math.log10(tolerance))
-    digits = max(1, math.floor(math.log10(abs(value))) - unit + 1)
-    return f"{value:.{min(digits, 10)}g}"
+    rounded = round(value, -unit) or value  # 0.9999997 at 1e-6 has the digits of 1.000000
+    digits = max(1, math.floor(math.log10(abs(rounded))) - unit + 1)
+    text = f"{rounded:#.{min(digits, 10)}g}"  # '#': the certified trailing zeros stay
+    return text.replace(".e", "e").rstrip(".")
