@@ -12,6 +12,7 @@ from fedtheory.constraints import (
     Label,
     Option,
     Real,
+    SequenceOf,
     Text,
     Texts,
     declare,
@@ -23,20 +24,48 @@ an error of a constant factor in the bound."""
 
 
 class Verdict(str, Enum):
-    """The outcome of one row.
+    """The outcome of one row: its value is the text a summary counts under.
 
     Statements (theorems, lemmas, identities): ``HOLDS``, ``VIOLATED``, ``INCONCLUSIVE``
     (the evidence decides neither way), ``OUTSIDE`` (the instance is outside the
-    hypotheses). A paper's empirical finding (an ordering in a table): ``REPRODUCED``,
-    ``NOT_REPRODUCED``, ``REVERSED`` (never ``VIOLATED``)."""
+    hypotheses). A paper's empirical finding (an ordering in a table, never ``VIOLATED``;
+    :data:`FINDING_VERDICTS`, decided by :func:`fedtheory.verdict.compare_finding`):
+
+    * ``REPRODUCED`` -- on the set-up the row is judged against (the paper's or its
+      authors' code's), across every unforced choice;
+    * ``STAND_IN`` -- reproduced, but on a stand-in (an open material set-up difference:
+      data, model...);
+    * ``REVERSED`` -- the opposite ordering, significant, larger than the detectable
+      difference, on the set-up and across every unforced choice;
+    * ``CONTRADICTED`` -- the opposite ordering is significant, but not every condition of
+      ``REVERSED`` is met (a stand-in, too few draws, smaller than detectable);
+    * ``UNDERPOWERED`` -- neither ordering is significant at this size;
+    * ``DEPENDS`` -- the outcome changes with an unforced choice of the set-up.
+
+    The text a report prints with its reasons (the stand-in's aspects, the draws that agree,
+    the choices it depends on) is :attr:`Comparison.verdict_text`."""
 
     HOLDS = "holds"
     VIOLATED = "violated"
     INCONCLUSIVE = "inconclusive"
     OUTSIDE = "outside assumptions"
     REPRODUCED = "reproduced"
-    NOT_REPRODUCED = "not reproduced at this scale"
+    STAND_IN = "reproduced on a stand-in"
     REVERSED = "reversed"
+    CONTRADICTED = "contradicted at this scale"
+    UNDERPOWERED = "underpowered"
+    DEPENDS = "depends on an unforced choice"
+
+
+FINDING_VERDICTS = (
+    Verdict.REPRODUCED,
+    Verdict.STAND_IN,
+    Verdict.REVERSED,
+    Verdict.CONTRADICTED,
+    Verdict.UNDERPOWERED,
+    Verdict.DEPENDS,
+)
+"""The outcomes of a paper's empirical finding, in the order a summary counts them."""
 
 
 MEASURED = Real(nan=True, infinite=True)
@@ -82,6 +111,8 @@ def format_ratio(measured: float, bound: float, floor: float = 0.0) -> str:
     setup_differs=Texts(),
     source=Option(*SOURCES),
     erratum=Label(),
+    label=Label(),
+    outcomes=SequenceOf(SequenceOf(Label())),
 )
 @dataclass(frozen=True)
 class Comparison:
@@ -101,14 +132,17 @@ class Comparison:
     # algorithms that no paper states; "fedtheory": a consistency check of fedtheory
     # (both counted apart from the papers' statements, SOURCES)
     erratum: str = ""  # key of the catalogued erratum this row is the evidence of
+    label: str = ""  # a finding's outcome with its reasons (fedtheory.verdict.finding_label)
+    outcomes: tuple[tuple[str, ...], ...] = ()  # a finding's outcome per value of its
+    # unforced choices: (choice, value, outcome, difference [interval]), VARIANT_HEADER
 
     @property
     def verdict_text(self) -> str:
-        """The verdict as printed: a finding not reproduced because its set-up differs says
-        *not reproduced (set-up differs: aspect; aspect)*."""
-        if self.setup_differs and self.verdict is Verdict.NOT_REPRODUCED:
-            names = "; ".join(d.split(":")[0] for d in self.setup_differs)
-            return f"not reproduced (set-up differs: {names})"
+        """The verdict as printed: a finding's :attr:`label` (*reproduced on a stand-in:
+        data, model*, *underpowered: direction agrees in 5 of 6 draws...*), an erratum's
+        evidence, else the verdict's value."""
+        if self.label:
+            return self.label
         if self.erratum and self.verdict is Verdict.VIOLATED:
             return f"violated (evidence of erratum {self.erratum})"
         if self.defect:
@@ -154,6 +188,8 @@ class Comparison:
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
         d["setup_differs"] = "; ".join(self.setup_differs)
+        d["verdict_text"] = self.verdict_text
+        d["outcomes"] = [list(o) for o in self.outcomes]
         d["source"] = self.source
         return d
 
