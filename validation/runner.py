@@ -391,11 +391,16 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}."
     if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
         text += f" Empirical findings of the papers: {findings}."
-    if ours:
+    for source, what in (
+        ("comparison", "Comparisons between algorithms that no paper states"),
+        ("fedtheory", "Consistency checks of fedtheory against itself"),
+    ):
+        mine = [r for r in ours if getattr(r, "source", "paper") == source]
         counts = ", ".join(
-            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+            f"{n} {text_of(v, source)}" for v in Verdict if (n := sum(r.verdict is v for r in mine))
         )
-        text += f" Comparisons between algorithms that no paper states: {counts}."
+        if mine:
+            text += f" {what}: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -412,6 +417,14 @@ def _counts(outcomes: list[Outcome]) -> str:
                 + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
             )
     return text
+
+
+def text_of(verdict: Verdict, source: str) -> str:
+    """A verdict as a count names it: *violated* of a consistency check of fedtheory is a
+    *defect of fedtheory*."""
+    if source == "fedtheory" and verdict is Verdict.VIOLATED:
+        return "defect(s) of fedtheory"
+    return verdict.value
 
 
 def _tightness_text(ratio: float, searched: str) -> str:
