@@ -47,14 +47,18 @@ RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
 an erratum's comparison may also read ``>=`` or ``!=`` (``validation/errata``)."""
 
 
-@declare(measured=MEASURED, bound=MEASURED)
-def format_ratio(measured: float, bound: float) -> str:
-    """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, a ratio within
-    1e-3 of 1 with its excess (``"1 + 2.1e-09"``, never a bare ``"1"`` that hides it), else
-    three significant digits (``"nan"`` where either is NaN)."""
+@declare(measured=MEASURED, bound=MEASURED, floor=Real(0.0))
+def format_ratio(measured: float, bound: float, floor: float = 0.0) -> str:
+    """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, ``"1 within
+    rounding"`` where they differ by at most ``floor`` (the computation's accuracy: digits
+    below it are not the result's), a ratio within 1e-3 of 1 with its excess
+    (``"1 + 2.1e-09"``, never a bare ``"1"`` that hides it), else three significant digits
+    (``"nan"`` where either is NaN)."""
     if bound == 0:
         return "exact" if measured == 0 else "bound is 0"
     r = measured / bound
+    if r != 1 and abs(measured - bound) <= floor:
+        return "1 within rounding"
     if r != 1 and abs(r - 1) < 1e-3:
         return f"1 {'+' if r > 1 else '-'} {abs(measured - bound) / abs(bound):.2g}"
     return f"{r:.3g}"
