@@ -73,7 +73,7 @@ from fedtheory.validation.report import (
     to_markdown,
 )
 from fedtheory.validation.setups import SETUP_HEADER
-from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
+from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
 @dataclass(frozen=True)
@@ -373,7 +373,7 @@ def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
 
 HEADER = ("claim", "paper and equation", "measured", "bound / prediction", "ratio", "verdict")
 STATEMENT_VERDICTS = (Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.OUTSIDE)
-FINDING_OUTCOMES = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+FINDING_OUTCOMES = FINDING_VERDICTS
 ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
@@ -400,11 +400,16 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}."
     if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
         text += f" Empirical findings of the papers: {findings}."
-    if ours:
+    for source, what in (
+        ("comparison", "Comparisons between algorithms that no paper states"),
+        ("fedtheory", "Consistency checks of fedtheory against itself"),
+    ):
+        mine = [r for r in ours if getattr(r, "source", "paper") == source]
         counts = ", ".join(
-            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+            f"{n} {text_of(v, source)}" for v in Verdict if (n := sum(r.verdict is v for r in mine))
         )
-        text += f" Comparisons between algorithms that no paper states: {counts}."
+        if mine:
+            text += f" {what}: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -421,6 +426,14 @@ def _counts(outcomes: list[Outcome]) -> str:
                 + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
             )
     return text
+
+
+def text_of(verdict: Verdict, source: str) -> str:
+    """A verdict as a count names it: *violated* of a consistency check of fedtheory is a
+    *defect of fedtheory*."""
+    if source == "fedtheory" and verdict is Verdict.VIOLATED:
+        return "defect(s) of fedtheory"
+    return verdict.value
 
 
 def _tightness_text(ratio: float, searched: str) -> str:
@@ -496,10 +509,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
             "row neither confirms nor refutes it."
             + (
-                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
-                "a table's ranking) that the measurement neither reproduces nor contradicts by "
-                "a significant difference larger than the smallest one the comparison detects "
-                "(80% power at the measured spread; numbers in the row's detail)."
+                " A paper's empirical ordering (`<` rows, e.g. a table's ranking) is "
+                '"reproduced" on the set-up it is judged against or "on a stand-in" (the '
+                'aspects named); "underpowered" where neither ordering is significant (the '
+                "draws that agree in direction, the smallest difference detected with 80% "
+                'power, the draws that would decide it); "contradicted at this scale" where '
+                'the opposite ordering is significant but not "reversed" (a stand-in, too '
+                'few draws, smaller than detectable); "depends on" an unforced set-up '
+                "choice whose values change the outcome (the row's detail gives each)."
                 if _papers(outcomes)
                 else ""
             )
