@@ -6,6 +6,7 @@ import base64
 import csv
 import json
 import os
+import re
 import shutil
 import stat
 from dataclasses import replace
@@ -211,6 +212,12 @@ def test_report_written_and_resume_reuses_data(report_run):
     messages.clear()
     run(names, tmp_path, size="tiny", progress=messages.append)
     assert "data reused" in messages[-1]
+    rerun = (tmp_path / "report.md").read_text()  # each section keeps its last compute time
+    for o in outcomes:
+        when = re.escape(f"Compute time: {o.seconds:.1f} s on ")
+        assert re.search(when + r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(data reused", rerun), o.check.name
+    assert "Compute time: none" not in rerun and "(s)" not in rerun.split("\n\n")[1]
+    assert f"[{names[0]}/figure.svg]({names[0]}/figure.svg)" in rerun
     assert not list(tmp_path.rglob("*.tmp"))
     # verdicts.csv and the DataFrame: one row per verdict, in report order
     rows = [(o.check.name, r.claim, r.outcome_label) for o in outcomes for r in o.rows]
