@@ -419,3 +419,17 @@ def scaled(family: Family, factor: float) -> Family:
     which the search must find a counterexample whenever the true worst ratio exceeds
     ``factor``."""
     return replace(family, scale=family.scale * factor)
+
+
+@declare()  # any value: what it cannot rebuild is returned as is
+def rebuildable(value):
+    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
+    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
+    ``repr`` omits them), an array as a list, anything else as is."""
+    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
+        return (
+            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
+            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
+            f"noise_std={value.noise_std!r})"
+        )
+    return value.tolist() if isinstance(value, np.ndarray) else value
