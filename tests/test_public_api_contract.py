@@ -1323,7 +1323,6 @@ EXEMPT: dict[str, str] = {
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Measurement"]},
-    _m(f"{TG}.family", "rebuildable"): "any value as what rebuilds it (no range to leave)",
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},

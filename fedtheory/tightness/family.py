@@ -51,6 +51,9 @@ from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.verdict import Verdict
 
+__all__ = ["Evaluation", "Family", "Integer", "Measurement", "Real", "scaled"]
+# rebuildable: the analyses' helper (any value; nothing to check)
+
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
 
 
@@ -421,7 +424,6 @@ def scaled(family: Family, factor: float) -> Family:
     return replace(family, scale=family.scale * factor)
 
 
-@declare()  # any value: what it cannot rebuild is returned as is
 def rebuildable(value):
     """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
     call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
