@@ -82,6 +82,7 @@ from fedtheory.verdict.rows import (
     Comparison,
     Verdict,
     algorithm_comparison,
+    consistency_check,
     evidence_of,
     format_ratio,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "compare_equal",
     "FindingSpec",
     "algorithm_comparison",
+    "consistency_check",
     "evidence_of",
     "compare_finding",
     "compare_findings",
