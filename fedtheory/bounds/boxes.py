@@ -8,8 +8,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fedtheory.constraints import Real, interval
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real, interval
 
 __all__ = ["DEFAULT_BOX", "POSITIVE_FLOOR"]  # Box, parameter_box: the analyses' (checked input)
 
@@ -49,16 +49,10 @@ def parameter_box(name: str, entry, ranges: Mapping, owner: str) -> Box:
                 f"Got {r!r} instead."
             )
         where = interval(entry.low, entry.high, low_open=entry.low_open, high_open=entry.high_open)
-        a = check_real(
-            r[0],
-            f"ranges[{name}]",
-            owner,
-            low=entry.low,
-            high=entry.high,
-            low_open=entry.low_open,
-            high_open=entry.high_open,
-        )
-        b = check_real(r[1], f"ranges[{name}]", owner, low=a, high=entry.high)
+        a = Real(
+            low=entry.low, high=entry.high, low_open=entry.low_open, high_open=entry.high_open
+        ).check(r[0], f"ranges[{name}]", owner, {})
+        b = Real(low=a, high=entry.high).check(r[1], f"ranges[{name}]", owner, {})
         if entry.high_open and entry.high is not None and b >= entry.high:
             raise ParameterError(
                 f"The 'ranges[{name}]' parameter of {owner} must lie in {where}. Got {r!r} instead."

@@ -38,10 +38,17 @@ The 'p' parameter of bernoulli must be a finite real number in (0, 1]. Got 1.5 (
 
 from __future__ import annotations
 
-from fedtheory.constraints.arrays import Array, BoolArray, Interval, Probabilities, StochasticMatrix
+from fedtheory.constraints.arrays import (
+    STOCHASTIC_ATOL,
+    Array,
+    BoolArray,
+    Interval,
+    Probabilities,
+    StochasticMatrix,
+)
 from fedtheory.constraints.declare import checking, constraints_of, declare, record, trusted
 from fedtheory.constraints.hostile import DENORMAL, HUGE_INT
-from fedtheory.constraints.kind import Constraint, refuse, shown
+from fedtheory.constraints.kind import Constraint, interval, refuse, shown
 from fedtheory.constraints.objects import (
     Column,
     DefinedFunction,
@@ -54,12 +61,14 @@ from fedtheory.constraints.objects import (
     InstanceOf,
     JsonMapping,
     MappingOf,
+    Names,
     SequenceOf,
     Texts,
 )
 from fedtheory.constraints.resources import Bytes, Device, Location
-from fedtheory.constraints.results import overflow
+from fedtheory.constraints.results import overflow, refuse_non_finite
 from fedtheory.constraints.scalars import (
+    MAX_SIZE,
     Bool,
     Integer,
     Label,
@@ -74,6 +83,11 @@ from fedtheory.constraints.tensors import Generator, Indices, Mask, Tensor
 from fedtheory.constraints.vocabulary import VOCABULARY
 
 __all__ = [
+    "MAX_SIZE",
+    "STOCHASTIC_ATOL",
+    "Names",
+    "interval",
+    "refuse_non_finite",
     "Array",
     "Bool",
     "BoolArray",

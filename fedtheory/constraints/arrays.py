@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 
-from fedtheory.constraints.kind import Constraint, _dimension
+from fedtheory.constraints.kind import Constraint, _dimension, interval
 from fedtheory.constraints.scalars import Real
-from fedtheory.params import STOCHASTIC_ATOL, interval
+
+STOCHASTIC_ATOL = 1e-9
+"""Tolerance on row sums of a stochastic matrix and on the sum of simplex weights."""
 
 
 def _has_text(value: object) -> bool:

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from fedtheory.errors import ParameterError
+
+
+def interval(low: float | None, high: float | None, *, low_open: bool, high_open: bool) -> str:
+    """Format an interval such as ``(0, 1]`` or ``[1, inf)``."""
+    left = "(" if low_open or low is None else "["
+    right = ")" if high_open or high is None else "]"
+    lo = "-inf" if low is None else _end(low)
+    hi = "inf" if high is None else _end(high)
+    return f"{left}{lo}, {hi}{right}"
+
+
+def _end(x: float) -> str:
+    """An interval end: integers exactly (``2147483647``), other numbers in ``%g``."""
+    return str(x) if isinstance(x, Integral) else f"{x:g}"
 
 
 def shown(value: object) -> str:

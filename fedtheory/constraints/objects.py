@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from fedtheory.constraints.kind import Constraint
+from fedtheory.constraints.kind import Constraint, refuse
+from fedtheory.errors import ParameterError
 
 
 class MappingOf(Constraint):
@@ -367,3 +369,39 @@ class Column(Constraint):
         if not columns:
             raise LookupError(f"no column of '{self.table}' to name")
         return [columns[0]] if self.many else columns[0]
+
+
+class Names(Constraint):
+    """Names (a mapping's keys, such as settings) among ``allowed``; an unknown one is
+    refused with the nearest allowed name (``difflib``): a typo never falls back to a
+    default. Returned as a tuple."""
+
+    def __init__(self, allowed, *, none: bool = False):
+        self.allowed, self.none = tuple(allowed), none
+
+    def describe(self, args):
+        return f"only have the names {', '.join(map(str, self.allowed))}"
+
+    def check(self, value, name, owner, args):
+        if value is None and self.none:
+            return None
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise refuse(name, owner, "names (a mapping or a sequence of names)", value)
+        names = tuple(value)
+        unknown = [k for k in names if k not in self.allowed]
+        if not unknown:
+            return names
+        hints = []
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), list(map(str, self.allowed)), n=1, cutoff=0.0)
+            hints.append(f"{k!r} (nearest valid name: {near[0]!r})" if near else repr(k))
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must {self.describe(args)}. "
+            f"Got unknown {', '.join(hints)} instead."
+        )
+
+    def hostile(self):
+        return [*super().hostile(), ("unknown", ("no-such-name",)), ("string", "x")]
+
+    def example(self, args):
+        return self.allowed[:1]

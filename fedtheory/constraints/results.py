@@ -54,3 +54,13 @@ def overflow(owner: str, values: Mapping[str, Any]) -> ParameterError:
         f"The '{name}' parameter of {owner} must keep the result finite (it is NaN or inf: an "
         f"overflow, or a zero denominator). Got the largest magnitude, {sizes[name]:g}, there."
     )
+
+
+def refuse_non_finite(result: object, owner: str, inputs: Mapping[str, Any]) -> None:
+    """Refuse a result holding NaN or inf computed from accepted ``inputs`` (the check of
+    ``declare(..., finite_result=True)`` for a body that computes its result in parts):
+    the error names the input of largest magnitude (:func:`overflow`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        bad = _non_finite(result)
+    if bad:
+        raise overflow(owner, inputs)

@@ -10,8 +10,12 @@ from numbers import Real as _Real
 import numpy as np
 
 from fedtheory.constraints.hostile import DENORMAL, HUGE_INT
-from fedtheory.constraints.kind import Constraint, _dimension, _lookup
-from fedtheory.params import MAX_SIZE, interval
+from fedtheory.constraints.kind import Constraint, _dimension, _lookup, interval
+
+MAX_SIZE = 2**31 - 1
+"""Largest count (rounds, clients, samples, dimension, steps) a public function accepts:
+more cannot be allocated (NumPy fails with a raw error near :math:`2^{63}` elements, and
+memory runs out long before)."""
 
 
 def _number(value: object) -> float | None:

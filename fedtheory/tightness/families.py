@@ -38,12 +38,9 @@ import numpy as np
 from fedtheory import papers
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
 from fedtheory.budget import check_seconds, seconds
-from fedtheory.constraints import Array, Size, declare
+from fedtheory.constraints import Array, Size, declare, refuse_non_finite
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
-from fedtheory.params import (
-    check_finite_result,
-)
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
 from fedtheory.verdict import mean_confidence_interval
 
@@ -389,7 +386,7 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
             cached[i] = 2 * (x - e[i])
             x = x - gamma * (cached[0] + cached[1]) / 2
             best = min(best, (x - centre) ** 2)
-    check_finite_result(best, owner, reals)
+    refuse_non_finite(best, owner, reals)
     return float(best)
 
 
