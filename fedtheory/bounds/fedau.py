@@ -304,7 +304,7 @@ def quadratic_descent_step(
     L^2\max_n\|e_n-\bar e_\varphi\|^2`; ``lemma_inputs`` holds that and the other inputs
     of ``lemma_b33``."""
     owner = "quadratic_descent_step"
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: refuse_non_finite below
         expected, inputs = _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi)
     scales = {"e": e, "x": x, "L": L, "gamma": gamma, "eta": eta, "sigma2": sigma2, "omega": omega}
     refuse_non_finite(expected, owner, scales)

@@ -379,7 +379,7 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
     x0, e1, e2 = np.float64(x0), np.float64(e1), np.float64(e2)
     reals = {"x0": x0, "e1": e1, "e2": e2}
     gamma, centre, e = 1 / (2 * math.sqrt(T)), (e1 + e2) / 2, (e1, e2)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: refuse_non_finite below
         x, cached, best = x0, [0.0, 0.0], (x0 - centre) ** 2
         for t in range(T):
             i = 0 if t % (t1 + t2) < t1 else 1
