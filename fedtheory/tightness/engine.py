@@ -63,6 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.constraints import Bool, Instance, Integer, Location, MappingOf, Option, declare
+from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.tightness.family import Evaluation, Family
@@ -131,6 +132,13 @@ class SearchResult:
     module: str | None = None  # the user file that registered the family
     failures: tuple[str, ...] = ()  # where and how the measurement failed (recorded points)
     outside: int = 0  # points outside the theorem's hypotheses (never measured)
+    measured: int = 0  # points measured: inside the hypotheses, the measurement a number
+
+    @declare(share=RealIn(0.0, 1.0))
+    def measured_too_few(self, share: float = 0.0) -> bool:
+        """Fewer points measured than ``share`` of the evaluations, or none at all: the
+        search proves nothing (``fedtheory tightness`` exits with status 4)."""
+        return self.measured == 0 or self.measured < share * self.evaluations
 
     @property
     def ratio(self) -> float:
@@ -163,6 +171,8 @@ class SearchResult:
         """What was not measured, when anything was: the points outside the hypotheses (and
         their rate) and those where the measurement failed (the first of them in full)."""
         lines = []
+        if not self.measured:
+            lines.append(f"nothing measured: none of the {self.evaluations} points was measured")
         if self.outside:
             lines.append(
                 f"outside the hypotheses: {self.outside} of {self.evaluations} points "
@@ -217,6 +227,7 @@ class SearchResult:
             "module": self.module,
             "failures": list(self.failures),
             "outside": self.outside,
+            "measured": self.measured,
             "versions": library_versions(),
             "code": source_digest(),
         }
@@ -731,6 +742,7 @@ def search(
         module=family.module,
         failures=tuple(p.evaluation.failure for p in record.points if p.evaluation.failure),
         outside=sum(not p.evaluation.valid and not p.evaluation.failure for p in record.points),
+        measured=sum(p.evaluation.valid and not p.evaluation.failure for p in record.points),
     )
 
 
