@@ -242,6 +242,15 @@ def test_a_false_one_over_t_squared_rate_on_drawn_instances_is_refuted_by_check_
                       constants=lambda c, T, E: {"c": c, "T": T})  # fmt: skip
 
 
+def test_the_worst_point_of_a_search_over_drawn_instances_is_the_decoded_instance():
+    drawn = st.fixed_dictionaries({"T": st.integers(1, 50), "E": st.integers(1, 3),
+                                   "c": st.floats(0.5, 2.0)})  # fmt: skip
+    family = strategy_family(RATE, _one_over_t, drawn, lambda c, T, E: {"c": c, "T": T})
+    worst = search(family, budget=20, seed=0).worst
+    assert set(worst.instance) == {"T", "E", "c"} and isinstance(worst.instance["T"], int)
+    assert all(k.startswith("choice[") for k in worst.reals)  # what the search moved
+
+
 CONE = Theorem("user.cone", title="c + T", reference="false near T = 610, c = 1.3",
                kind="upper bound", terms={"sum": _c + _T})  # fmt: skip
 

@@ -796,7 +796,8 @@ def _search_after(examples: _Examples, search, ranges, fixed, instances, budget:
 
 def _require_measured(check: TheoremCheck, attempts: int, share: float) -> None:
     """Raise :class:`NothingMeasured` when no example was judged or the search measured
-    fewer than ``share`` of its points."""
+    fewer than ``share`` of its points (a ``MeasureError`` when the user's function failed
+    at some of them: the cause)."""
     search = check.search
     if (
         check.examples
@@ -807,6 +808,17 @@ def _require_measured(check: TheoremCheck, attempts: int, share: float) -> None:
     measured = f"{check.examples} of {attempts} examples judged"
     if search is not None:
         measured += f", {search.measured} of {search.evaluations} search points measured"
+    failures = [*check.failures, *(search.failures if search is not None else ())]
+    if failures:  # the user's function failed where it was called: that is the cause
+        from fedtheory.bounds.judgement import MeasureError
+
+        raise MeasureError(
+            f"{check.theorem}: your function failed at {len(failures)} points and too few "
+            f"were measured ({measured}); first: {failures[0]}",
+            function="measure",
+            instance={},
+            error=failures[0],
+        )
     raise NothingMeasured(
         f"{check.theorem}: nothing measured ({measured}; min_measured {share:g}): the check "
         "proves nothing (every point outside the hypotheses, or your function failed there)"

@@ -56,7 +56,7 @@ import json
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -84,11 +84,14 @@ _SIGMA_FINAL = 0.1  # CMA-ES's initial step on the best configuration (box coord
 
 @dataclass(frozen=True)
 class Point:
-    """A point of a family with its evaluation."""
+    """A point of a family with its evaluation; ``instance``, set by :func:`search` on the
+    worst point and the counterexample, is the point decoded in the theorem's symbols
+    (:meth:`Family.describe`: a drawn instance, not its raw ``choice[k]`` values)."""
 
     integers: Mapping[str, int]
     reals: Mapping[str, float]
     evaluation: Evaluation
+    instance: Mapping | None = None
 
     @property
     def ratio(self) -> float:
@@ -719,6 +722,10 @@ def search(
         if found is not None:
             again = family.measure(found.integers, found.vector(), seed + CONFIRMATION_OFFSET)
             found = found if again.violated else None
+    worst_instance = family.describe(worst.integers, worst.vector())
+    worst = replace(worst, instance=worst_instance)
+    if found is not None:
+        found = replace(found, instance=family.describe(found.integers, found.vector()))
     return SearchResult(
         key=family.key,
         title=family.theorem.title,
@@ -735,10 +742,8 @@ def search(
         worst=worst,
         counterexample=found,
         confirmation=confirmation,
-        worst_instance=family.describe(worst.integers, worst.vector()),
-        counterexample_instance=None
-        if found is None
-        else family.describe(found.integers, found.vector()),
+        worst_instance=worst_instance,
+        counterexample_instance=None if found is None else found.instance,
         module=family.module,
         failures=tuple(p.evaluation.failure for p in record.points if p.evaluation.failure),
         outside=sum(not p.evaluation.valid and not p.evaluation.failure for p in record.points),
