@@ -340,7 +340,10 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
 def rebuildable(value):
     """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
     call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
-    ``repr`` omits them), an array as a list, anything else as is."""
+    ``repr`` omits them), an array as a list, a numpy scalar as a plain number, anything
+    else as is."""
+    if isinstance(value, np.generic):
+        return value.item()
     if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
         return (
             f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
@@ -714,7 +717,7 @@ class _Examples:
         try:
             params = values if self.constants is None else dict(self.constants(**values))
             if self.constants is not None:
-                where += f" (constants {params})"
+                where += f" (constants {_complete(params)})"
             j = self.judged(values, params, where)
         except MeasureError as err:  # the user's function raised, or gave no finite number
             return self._failed(err, f"{err.function}: {err.error} at {where}")
