@@ -301,6 +301,17 @@ def test_a_measure_that_raises_at_some_points_leaves_the_search_running_and_coun
     assert status == ExitStatus.USER_FUNCTION_FAILED and "recorded" in message
 
 
+def test_a_strategy_breaking_a_declared_sign_is_recorded_as_the_users_failure_and_goes_on():
+    """q is positive: the user's strategy also draws q = 0, which its constants pass on; that
+    example is the user's failure (recorded, status 3), the others are judged."""
+    drawn = st.fixed_dictionaries({"q": st.sampled_from([0.0, 0.25, 0.5])})
+    checked = check_theorem(TRUE_MEAN, lambda q: q / 2, instances=drawn, search=False,
+                            constants=lambda q: {"q": q}, settings=FEW)  # fmt: skip
+    assert checked.examples > 0 and checked.outcome == "failed"
+    assert any("constants" in f and "'q' parameter" in f for f in checked.failures)
+    assert exit_status(lambda: checked)[0] == ExitStatus.USER_FUNCTION_FAILED
+
+
 def test_check_theorem_on_a_box_outside_the_hypotheses_measures_nothing_and_never_passes():
     with pytest.raises(NothingMeasured, match="nothing measured"):
         check_theorem(GD, lambda *, h, T, D0: 0.0, ranges={"h": (2.0, 3.0)}, settings=FEW,
