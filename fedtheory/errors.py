@@ -21,6 +21,7 @@ class ExitStatus(IntEnum):
     VIOLATED = 1  # a counterexample, or a row violated
     BAD_INPUT = 2  # a ParameterError: an unknown name, a bad argument, a file that is not Python
     USER_FUNCTION_FAILED = 3  # the user's function raised or returned no finite numbers
+    NOTHING_MEASURED = 4  # fewer points measured than required (all outside the hypotheses)
     INTERNAL_ERROR = 70  # any command: an unexpected error, a bug (EX_SOFTWARE of sysexits.h)
 
 
@@ -34,6 +35,11 @@ class ParameterError(FedTheoryError, ValueError):
     The message has one uniform form: ``The 'p' parameter of bernoulli must be in (0, 1].
     Got 1.5 instead.``
     """
+
+
+class NothingMeasured(FedTheoryError):
+    """A check measured fewer of its points than required (every point outside the
+    theorem's hypotheses, say): it proves nothing, so it never passes."""
 
 
 class HypothesisViolation(FedTheoryError):

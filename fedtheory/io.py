@@ -155,6 +155,34 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+@declare(path=Location(), name=Text(), owner=Text())
+def writable_file(path: Path, name: str, owner: str) -> Path:
+    """``path`` once a file can be written there, checked before any work: not a folder, its
+    folder created if missing and a probe file written and removed in it; else a
+    :class:`~fedtheory.errors.ParameterError` naming ``name`` of ``owner``."""
+    from fedtheory.errors import ParameterError
+
+    def refuse(why: str):
+        return ParameterError(
+            f"The '{name}' parameter of {owner} must be a file path where a file can be "
+            f"written. Got '{path}' ({why}) instead."
+        )
+
+    if path.is_dir():
+        raise refuse("a folder")
+    above = next(p for p in path.parents if p.exists() or p == p.parent)
+    if above.exists() and not above.is_dir():
+        raise refuse(f"'{above}' is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = path.parent / f".{secrets.token_hex(8)}{_TMP_SUFFIX}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise refuse(f"{type(err).__name__}: {err.strerror or err}") from None
+    return path
+
+
 @declare(path=Location(), text=Instance(str))
 def atomic_write_text(path: Path, text: str) -> None:
     """Text version of :func:`atomic_write_bytes` (UTF-8)."""

@@ -171,6 +171,9 @@ def test_theorem_check_derives_the_constants_from_each_instance_and_groups_serie
         c = cafed_constants(**inst)
         want = 2 * c["kappa"] ** 2 * c["gap_B"] + 2 * c["kappa"] ** 4 * c["chi2"] * c["Gamma"]
         assert_tight(row.bound, want)
+        assert f"kappa={float(c['kappa']):.6g}, " in row.claim  # the derived constants
+    report = (tmp_path / "report.md").read_text() + (tmp_path / "verdicts.csv").read_text()
+    assert "(constants kappa=" in report and "np.float64" not in report
     fig = Figure()
     check.plot(outcome.data, check.settings("tiny"), fig)
     labels = fig.axes[1].get_legend_handles_labels()[1]

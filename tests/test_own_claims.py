@@ -6,6 +6,7 @@ CI job reads."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from fedtheory.bounds import Condition, Theorem, cafed
 from fedtheory.bounds.judgement import WITHIN_ROUNDING, MeasureError, judge
 from fedtheory.cli import main
-from fedtheory.errors import DivergenceError, ExitStatus
+from fedtheory.errors import DivergenceError, ExitStatus, NothingMeasured
 from fedtheory.io import import_file
 from fedtheory.testing import check_theorem, exit_status, strategies
 from fedtheory.testing.profiles import register_profiles
@@ -241,6 +242,15 @@ def test_a_false_one_over_t_squared_rate_on_drawn_instances_is_refuted_by_check_
                       constants=lambda c, T, E: {"c": c, "T": T})  # fmt: skip
 
 
+def test_the_worst_point_of_a_search_over_drawn_instances_is_the_decoded_instance():
+    drawn = st.fixed_dictionaries({"T": st.integers(1, 50), "E": st.integers(1, 3),
+                                   "c": st.floats(0.5, 2.0)})  # fmt: skip
+    family = strategy_family(RATE, _one_over_t, drawn, lambda c, T, E: {"c": c, "T": T})
+    worst = search(family, budget=20, seed=0).worst
+    assert set(worst.instance) == {"T", "E", "c"} and isinstance(worst.instance["T"], int)
+    assert all(k.startswith("choice[") for k in worst.reals)  # what the search moved
+
+
 CONE = Theorem("user.cone", title="c + T", reference="false near T = 610, c = 1.3",
                kind="upper bound", terms={"sum": _c + _T})  # fmt: skip
 
@@ -280,7 +290,71 @@ def test_a_measure_that_raises_at_some_points_leaves_the_search_running_and_coun
     lines = "\n".join(result.point_lines())
     assert "outside the hypotheses" in lines and "the measurement failed at" in lines
     with pytest.raises(MeasureError, match="must not raise. Got DivergenceError"):
-        check_theorem(GD, fragile, ranges={"h": (0.85, 1.0)}, settings=FEW, search=False)
+        check_theorem(GD, fragile, ranges={"h": (0.85, 1.0)}, settings=FEW, search=False,
+                      fail_on_error=True)  # fmt: skip
+    checked = check_theorem(GD, fragile, ranges={"h": (0.01, 1.0)}, settings=FEW, seed=1,
+                            search_budget=60)  # fmt: skip
+    assert checked.outcome == "failed" and checked.examples > 0  # recorded, the run went on
+    assert any("DivergenceError" in f for f in checked.failures)
+    assert any("inf" in f for f in checked.failures) and checked.search.evaluations >= 60
+    status, message = exit_status(lambda: checked)
+    assert status == ExitStatus.USER_FUNCTION_FAILED and "recorded" in message
+
+
+def test_a_strategy_breaking_a_declared_sign_is_recorded_as_the_users_failure_and_goes_on():
+    """q is positive: the user's strategy also draws q = 0, which its constants pass on; that
+    example is the user's failure (recorded, status 3), the others are judged."""
+    drawn = st.fixed_dictionaries({"q": st.sampled_from([0.0, 0.25, 0.5])})
+    checked = check_theorem(TRUE_MEAN, lambda q: q / 2, instances=drawn, search=False,
+                            constants=lambda q: {"q": q}, settings=FEW)  # fmt: skip
+    assert checked.examples > 0 and checked.outcome == "failed"
+    assert any("constants" in f and "'q' parameter" in f for f in checked.failures)
+    assert exit_status(lambda: checked)[0] == ExitStatus.USER_FUNCTION_FAILED
+
+
+def test_check_theorem_on_a_box_outside_the_hypotheses_measures_nothing_and_never_passes():
+    with pytest.raises(NothingMeasured, match="nothing measured"):
+        check_theorem(GD, lambda *, h, T, D0: 0.0, ranges={"h": (2.0, 3.0)}, settings=FEW,
+                      search_budget=20)  # fmt: skip
+    status, _ = exit_status(partial(check_theorem, GD, lambda *, h, T, D0: 0.0,
+                                    ranges={"h": (0.5, 3.0)}, settings=FEW, search_budget=20,
+                                    min_measured=1.0))  # fmt: skip
+    assert status == ExitStatus.NOTHING_MEASURED
+
+
+def test_check_theorem_passes_fixed_keys_that_are_not_parameters_to_the_measure_only():
+    seen = []
+
+    def measure(*, h, T, D0, mu):
+        seen.append(mu)
+        return (1 - h) ** (2 * T) * D0
+
+    fixed = {"T": 3, "mu": 0.25}  # T: the theorem's; mu: the measure's (as theorem_family)
+    check_theorem(GD, measure, fixed=fixed, ranges={"h": (0.1, 0.9)}, settings=FEW,
+                  search_budget=20)  # fmt: skip
+    assert set(seen) == {0.25}
+    search(theorem_family(GD, measure, fixed=fixed, ranges={"h": (0.1, 0.9)}), budget=10)
+
+
+def _record_h(out: list, *, h, T, D0) -> float:
+    out.append(h)
+    return 0.0
+
+
+def test_check_theorem_writes_no_example_database_and_its_seed_fixes_the_examples(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    drawn: dict[int, list] = {0: [], 1: []}
+    for seed in (0, 1, 0):
+        out: list = []
+        check_theorem(GD, partial(_record_h, out), ranges={"h": (0.1, 0.9)}, seed=seed,
+                      search=False)  # fmt: skip
+        if drawn[seed]:
+            assert out == drawn[seed]  # same seed, same examples
+        drawn[seed] = out
+    assert drawn[0] != drawn[1]
+    assert not (tmp_path / ".hypothesis").exists()
 
 
 # --- 5. exit statuses -------------------------------------------------------------------------
@@ -322,6 +396,85 @@ def test_tightness_exit_statuses(body, status, tmp_path, capsys):
     broken.write_text("raise RuntimeError('my bug')\n")
     assert main(["tightness", "x", "--module", str(broken)]) == ExitStatus.USER_FUNCTION_FAILED
     assert "my bug" in capsys.readouterr().err
+
+
+_OUTSIDE = """
+import sympy as sp
+from fedtheory.bounds import Condition, Theorem
+from fedtheory.tightness import register, theorem_family
+
+h, D0 = sp.symbols("h D0", positive=True)
+GD = Theorem("user.gd_outside", title="GD", reference="textbook", kind="upper bound",
+             terms={"c": (1 - h) ** 2 * D0},
+             conditions=[Condition("eta mu <= 1", h, "<=", sp.Integer(1))])
+register(theorem_family(GD, lambda *, h, D0: (1 - h) ** 2 * D0, ranges={"h": H_BOX}))
+"""
+
+
+@pytest.mark.parametrize(
+    "box, share, status",
+    [((2.0, 3.0), None, ExitStatus.NOTHING_MEASURED),
+     ((0.5, 2.0), "1", ExitStatus.NOTHING_MEASURED), ((0.5, 2.0), None, ExitStatus.HOLDS)],
+    ids=["all-outside", "some-outside-all-required", "some-outside-default"],
+)  # fmt: skip
+def test_a_search_that_measured_too_few_points_never_passes(box, share, status, tmp_path, capsys):
+    """Every point outside eta mu <= 1: the search measured nothing and exits 4, never 0 (a
+    CI gate must not pass on nothing); ``--min-measured`` asks for a share of the points."""
+    path = tmp_path / "outside.py"
+    path.write_text(_OUTSIDE.replace("H_BOX", repr(box)))
+    argv = [
+        "tightness",
+        "user.gd_outside",
+        "--module",
+        str(path),
+        "--budget",
+        "20",
+        "--out",
+        str(tmp_path / "o.json"),
+        *(["--min-measured", share] if share else []),
+    ]
+    assert main(argv) == status
+    out = capsys.readouterr().out
+    assert ("NOTHING MEASURED" in out) == (status == ExitStatus.NOTHING_MEASURED)
+    assert ("held at every instance measured" in out) == (status == ExitStatus.HOLDS)
+
+
+def test_an_unwritable_out_exits_2_within_a_second_before_the_search(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(_FILE.format(body="return (1 - h) ** (2 * T) * D0"))
+    (tmp_path / "a_file").write_text("")
+    for out in (tmp_path / "a_file" / "x.json", tmp_path):  # under a file; a folder
+        argv = ["tightness", "user.gd_file", "--module", str(path), "--out", str(out)]
+        start = time.perf_counter()
+        assert main(argv) == ExitStatus.BAD_INPUT
+        assert time.perf_counter() - start < 1.0
+        assert "'--out' parameter of fedtheory tightness" in capsys.readouterr().err
+
+
+def test_a_term_numpy_cannot_evaluate_is_bad_input_named_before_the_search(tmp_path, capsys):
+    path = tmp_path / "lg.py"
+    path.write_text(
+        "import sympy as sp\n"
+        "from fedtheory.bounds import Theorem\n"
+        "from fedtheory.tightness import register, theorem_family\n"
+        "a, x = sp.symbols('a x', positive=True)\n"
+        "LG = Theorem('user.lg', title='lg', reference='r', kind='upper bound',\n"
+        "             terms={'g': sp.lowergamma(a, x)})\n"
+        "register(theorem_family(LG, lambda a, x: 0.1, ranges={'a': (1, 2), 'x': (1, 2)}))\n"
+    )
+    argv = ["tightness", "user.lg", "--module", str(path), "--out", str(tmp_path / "o.json")]
+    assert main(argv) == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "term 'g' of 'user.lg', lowergamma(a, x)" in err and "bug in fedtheory" not in err
+
+
+def test_tightness_help_lists_the_family_keys_and_the_default_out(capsys):
+    with pytest.raises(SystemExit):
+        main(["tightness", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(key in text for key in ("cafed.theorem1", "e3cs.regret", "fedau.theorem3.per_round"))
+    assert "default results/tightness/KEY.json in the working folder" in text
+    assert "4: too few points measured" in text
 
 
 _CHECKS = """

@@ -61,3 +61,24 @@ def test_gamma_is_heterogeneity_at_optimum():
     assert_tight(prob.gamma([0.9, 0.1]), 0.81)  # w_B^* = 0.1: F_1 = 0.01, F_2 = 0.81
     identical = QuadraticProblem(np.ones((3, 2, 2)) * np.eye(2), np.ones((3, 2)))
     assert_near_zero(identical.gamma())
+
+
+def test_gamma_says_which_heterogeneity_cafed_max_or_li_et_al_weighted_gap():
+    """CA-Fed's Gamma = max_k F_k(w_p^*) - F_k^* (the default, unchanged) and Li et al.
+    2020's Gamma = F^* - sum_k p_k F_k^*, each recomputed from the client losses."""
+    from scipy.optimize import minimize
+
+    problem = QuadraticProblem.random(4, 2, seed=3)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    w_star = minimize(lambda w: problem.loss(w, p), np.zeros(2), tol=1e-12).x
+    f_star = problem.loss(w_star, p)
+    client_minima = [minimize(lambda w, k=k: problem.client_losses(w)[k], np.zeros(2),
+                              tol=1e-12).fun for k in range(4)]  # fmt: skip
+    li = problem.gamma(p, kind="li")
+    assert li == pytest.approx(f_star - np.dot(p, client_minima), abs=1e-8)
+    losses = problem.client_losses(w_star)
+    assert problem.gamma(p) == problem.gamma(p, kind="cafed")
+    assert problem.gamma(p) == pytest.approx(np.max(losses - client_minima), abs=1e-6)
+    assert 0 <= li <= problem.gamma(p)  # a weighted mean below the max
+    with pytest.raises(ParameterError, match="'kind' parameter of QuadraticProblem.gamma"):
+        problem.gamma(kind="fedavg")

@@ -91,3 +91,33 @@ def test_renamed_keywords_still_work_for_one_release_with_a_warning():
     assert float(cut.total) == float(fedau.theorem3_per_round.evaluate(p=0.2, K_cut=5, t=10).total)
     with pytest.raises(ParameterError, match="both 'K_pool'"):
         e3cs.regret_optimal.evaluate(K=100, K_pool=100, k=20, sum_quota=10.0)
+
+
+def test_a_users_symbols_k_e_t_keep_their_own_names_and_meanings_never_a_papers():
+    """FedAU's cutoff is ``K`` (keyword ``K_cut``) and CA-Fed's ``E`` is its local steps; a
+    user's plain symbols of those names are the user's: no alias, no deprecation, their own
+    meanings (or none from a paper), in the theorem and in its tightness family."""
+    import warnings
+
+    from fedtheory.tightness import theorem_family
+
+    K, E, T = sp.symbols("K E T", positive=True, integer=True)
+    mine = {"K": "sampled clients", "E": "epochs", "T": "SGD steps"}
+    thm = Theorem("user.ket", title="mine", reference="r", kind="upper bound",
+                  terms={"a": K * E / T}, meanings=mine)  # fmt: skip
+    plain = Theorem("user.ket_plain", title="plain", reference="r", kind="upper bound",
+                    terms={"a": K * E / T})  # fmt: skip
+    assert thm.parameters == ("E", "K", "T")
+    assert {p: n.meaning for p, n in thm.notation.items()} == mine
+    assert "CA-Fed" not in plain.notation["E"].meaning and "FedAU" not in plain.__doc__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no DeprecationWarning for the user's K
+        assert float(thm.evaluate(K=2, E=3, T=4).total) == 1.5
+    with pytest.raises(ParameterError, match=r"'K' parameter of mine .* \(0, inf\)"):
+        thm.evaluate(K=0, E=3, T=4)
+    family = theorem_family(thm, lambda K, E, T: K * E / T / 2, ranges={"T": (1, 9)})
+    assert {i.name: i.doc for i in family.integers} == mine
+    from fedtheory.bounds import CATALOGUE  # the papers keep theirs (the table's symbols)
+
+    assert CATALOGUE["cafed.theorem2"].notation["E"].meaning == "local steps per round (CA-Fed)"
+    assert "K_cut" in CATALOGUE["fedau.theorem3.per_round"].parameters

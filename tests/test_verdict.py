@@ -87,6 +87,9 @@ def test_replicates_needed_scales_the_facing_side_as_one_over_root_n():
     assert replicates_needed(100, 0.0, -1.0, 1.0, 0.5) == 400
     assert replicates_needed(100, 0.0, -3.0, 1.0, -1.5) == 400  # the lower side faces it
     assert replicates_needed(100, 0.0, -1.0, 1.0, 0.0) is None
+    # degenerate: a mean of exactly 0 against a bound of about 1e-306 never raises
+    assert replicates_needed(100, 0.0, -0.01, 0.01, 1e-306) is None
+    assert replicates_needed(100, 0.0, -1e300, 1e300, 1e-300) is None
 
 
 def test_binomial_interval_is_scipys_exact_interval_and_stays_in_zero_one():

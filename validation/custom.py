@@ -144,7 +144,9 @@ def _layout(insts: list[dict], x: str | None, group: str | None) -> tuple:
 
 def _label(instance: dict, keys) -> str:
     def fmt(v):
-        return f"{v:g}" if isinstance(v, (int, float)) else str(v)
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            return f"{float(v):.6g}"  # np.float64 too: a plain number, never np.float64(...)
+        return str(v)
 
     return ", ".join(f"{k}={fmt(instance[k])}" for k in keys)
 
@@ -335,6 +337,9 @@ def theorem_check(
         rows = []
         for i, inst in enumerate(s["instances"]):
             claim = f"{measured} {relation} {theorem.title} at {_label(inst, inst)}"
+            if constants is not None:  # the derived constants, as plain numbers
+                derived = values_of(inst)
+                claim += f" (constants {_label(derived, derived)})"
             m = data["measured"][i]
             m = m[~np.isnan(m)]
             deterministic = s["replicates"] is None

@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from fedtheory.bounds.symbols import RENAMED, Notation, notation_of
+from fedtheory.bounds.symbols import RENAMED, Notation, TableSymbol, notation_of
 from fedtheory.constraints import (
     Array,
     Bool,
@@ -146,9 +146,11 @@ class Theorem:
         equals it (to high precision, at the edges of the domain). Use it where the
         statement's own form cancels catastrophically in float64.
     meanings : dict, optional
-        Meanings of symbols outside the notation table (by symbol name), shown by
-        ``help``/``fedtheory show``. Such symbols take their domain from their sympy
-        assumptions (:func:`fedtheory.bounds.symbols.notation_of`).
+        Meanings of symbols (by symbol name), shown by ``help``/``fedtheory show``; they
+        replace the notation table's. A plain ``sympy.Symbol`` takes its domain from its
+        sympy assumptions, or from the table for a quantity every paper shares (``L``,
+        ``T``, ``N``...); a paper's keywords, aliases and meanings never reach it
+        (:func:`fedtheory.bounds.symbols.notation_of`).
     ranges : dict, optional
         ``name -> (low, high)``: the box, inside the parameter's domain, in which
         :func:`fedtheory.testing.theorem_values` draws by default (for statements whose
@@ -265,9 +267,20 @@ class Theorem:
     @cached_property
     def _numeric(self):
         syms = [self.notation[p].symbol for p in self.parameters]
-        terms = {k: sp.lambdify(syms, e, "numpy") for k, e in self.terms.items()}
-        for k, fn in self.numeric.items():  # stable forms, called with the same positions
-            terms[k] = _positional(fn, self.parameters)
+        terms = {}
+        for k, e in self.terms.items():
+            if k in self.numeric:  # a stable form, called with the same positions
+                terms[k] = _positional(self.numeric[k], self.parameters)
+                continue
+            try:
+                terms[k] = sp.lambdify(syms, e, "numpy")
+            except Exception as err:  # noqa: BLE001 -- sympy has no numpy form for it
+                raise ParameterError(
+                    f"The 'terms' parameter of Theorem must hold expressions numpy can "
+                    f"evaluate (or give a stable form in 'numeric'). Got the term {k!r} of "
+                    f"{self.key!r}, {e}, which it cannot ({type(err).__name__}: "
+                    f"{str(err).splitlines()[0]}) instead."
+                ) from None
         conds = [
             (c, sp.lambdify(syms, c.lhs, "numpy"), sp.lambdify(syms, c.rhs, "numpy"))
             for c in self.conditions
@@ -277,7 +290,8 @@ class Theorem:
     def _check_inputs(self, values: dict) -> list[np.ndarray]:
         owner = self.title
         for old, new in RENAMED.items():  # deprecated keywords (symbols.RENAMED)
-            if old in values and old not in self.parameters and new in self.parameters:
+            renamed = new in self.parameters and isinstance(self.notation[new].symbol, TableSymbol)
+            if old in values and old not in self.parameters and renamed:
                 if new in values:
                     raise ParameterError(
                         f"{owner} got both '{old}' (the deprecated name) and '{new}'."

@@ -1,16 +1,23 @@
-r"""The notation table: one canonical sympy symbol per quantity, shared by every theorem.
+r"""The notation table: one canonical sympy symbol per quantity of the papers' statements.
 
 Each entry maps the Python keyword used by ``Theorem.evaluate`` to its sympy symbol
 (declared with assumptions), a description, and the domain every numeric value must lie in
 (input validation; a theorem's own hypotheses are checked separately). The table holds the
 quantities papers share; a paper's own quantities are added by its statements module with
 :func:`add_notation` (FedAWE's in :mod:`fedtheory.bounds.fedawe`).
+
+The table's symbols are :class:`TableSymbol` objects, which the papers' statements take by
+:func:`symbol`; a plain ``sympy.Symbol`` of a user's own theorem never equals one, so a
+paper's keywords, aliases (FedAU's cutoff :math:`K` is ``K_cut``) and meanings (CA-Fed's
+:math:`E`) apply to that paper's statements only. A user's plain symbol takes the table's
+entry only for the quantities every paper shares (:data:`SHARED`: same name and
+assumptions), else its domain from its own assumptions; its ``meanings=`` always win.
 """
 
 from __future__ import annotations
 
 import keyword
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
@@ -29,30 +36,42 @@ class Notation:
     integer: bool = False
 
 
+class TableSymbol(sp.Symbol):
+    """A symbol of the notation table (:func:`symbol`): unequal to a plain ``sympy.Symbol``
+    of the same name and assumptions, so that a user's symbol never takes a paper's entry."""
+
+
 def _real(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(sp.Symbol(latex, real=True), meaning, **domain)
+    return Notation(TableSymbol(latex, real=True), meaning, **domain)
 
 
 def _pos(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(sp.Symbol(latex, positive=True), meaning, low=0.0, low_open=True, **domain)
+    return Notation(TableSymbol(latex, positive=True), meaning, low=0.0, low_open=True, **domain)
 
 
 def _nonneg(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(sp.Symbol(latex, nonnegative=True), meaning, low=0.0, **domain)
+    return Notation(TableSymbol(latex, nonnegative=True), meaning, low=0.0, **domain)
 
 
 def _count(latex: str, meaning: str) -> Notation:
-    return Notation(sp.Symbol(latex, positive=True, integer=True), meaning, low=1.0, integer=True)
+    symbol = TableSymbol(latex, positive=True, integer=True)
+    return Notation(symbol, meaning, low=1.0, integer=True)
 
 
 def _natural(latex: str, meaning: str) -> Notation:
-    return Notation(
-        sp.Symbol(latex, nonnegative=True, integer=True), meaning, low=0.0, integer=True
-    )
+    symbol = TableSymbol(latex, nonnegative=True, integer=True)
+    return Notation(symbol, meaning, low=0.0, integer=True)
 
 
 def _prob(latex: str, meaning: str) -> Notation:
-    return Notation(sp.Symbol(latex, positive=True), meaning, low=0.0, high=1.0, low_open=True)
+    return Notation(TableSymbol(latex, positive=True), meaning, low=0.0, high=1.0, low_open=True)
+
+
+def _tabled(entry: Notation) -> Notation:
+    """``entry`` with its symbol a :class:`TableSymbol` (same name and assumptions)."""
+    if isinstance(entry.symbol, TableSymbol):
+        return entry
+    return replace(entry, symbol=TableSymbol(entry.symbol.name, **entry.symbol.assumptions0))
 
 
 NOTATION: dict[str, Notation] = {
@@ -155,6 +174,7 @@ def add_notation(entries: dict[str, Notation]) -> None:
             "The 'entries' parameter of add_notation must map identifiers to Notation "
             f"entries. Got {entries!r} instead."
         )
+    entries = {k: _tabled(v) for k, v in entries.items()}
     clash = sorted(k for k, v in entries.items() if NOTATION.get(k, v) != v)
     if clash:
         raise ParameterError(
@@ -175,18 +195,31 @@ def symbol(name: str) -> sp.Symbol:
     return NOTATION[name].symbol
 
 
+SHARED = ("L", "G", "sigma2", "F_gap", "T", "N")
+"""The quantities every paper shares: a user's plain symbol with one of these names and the
+table's assumptions takes the table's entry (its domain and, without ``meanings=``, its
+meaning); every other entry is a paper's."""
+
+
 @declare(sym=Instance(sp.Symbol), meaning=Label())
 def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
     """The keyword and entry of ``sym``: its entry of the notation table when it is one of
-    the table's symbols, otherwise an entry derived from the symbol's sympy assumptions
+    the table's symbols (a :class:`TableSymbol`) or a plain symbol of a :data:`SHARED`
+    quantity, otherwise an entry derived from the symbol's sympy assumptions
     (``positive`` -> (0, inf), ``nonnegative`` -> [0, inf), ``negative``/``nonpositive``
     likewise, ``integer``), keyed by the symbol's name, which must be a Python identifier.
+    A non-empty ``meaning`` replaces the entry's.
 
     This is how a theorem defined outside the package (``fedtheory.custom``) uses symbols
-    of its own, e.g. ``sympy.Symbol("mu", positive=True)``."""
+    of its own, e.g. ``sympy.Symbol("mu", positive=True)``: a paper's keyword, alias or
+    meaning never reaches it (``sympy.Symbol("K", positive=True, integer=True)`` is ``K``,
+    not FedAU's ``K_cut``)."""
+    shared = NOTATION.get(sym.name) if sym.name in SHARED else None
     for key, entry in NOTATION.items():
-        if entry.symbol == sym:
-            return key, entry
+        if isinstance(sym, TableSymbol) and entry.symbol == sym:
+            return key, replace(entry, meaning=meaning or entry.meaning)
+    if shared is not None and shared.symbol.assumptions0 == sym.assumptions0:
+        return sym.name, replace(shared, symbol=sym, meaning=meaning or shared.meaning)
     name = sym.name
     if not name.isidentifier() or keyword.iskeyword(name) or name == "strict":
         raise ParameterError(
@@ -223,4 +256,5 @@ RENAMED: dict[str, str] = {"K_pool": "K", "k_sel": "k", "K": "K_cut"}
 """Keywords renamed in 0.2 (old -> new): E3CS's pool and selection sizes are ``K``, ``k``
 as in ``e3cs.quota_sum`` and ``E3CS``; FedAU's cutoff is ``K_cut`` as in
 ``fedau.weight_error_exact``. ``Theorem.evaluate`` still accepts an old name where the
-theorem has the new one, with a DeprecationWarning (for one release)."""
+theorem has the new one as the paper's symbol (never a user's own symbol of that name),
+with a DeprecationWarning (for one release)."""

@@ -32,8 +32,23 @@ def _family(args):
     return family if args.scale == 1.0 else scaled(family, args.scale)
 
 
+def _out(args) -> Path:
+    """Where the result is written: ``--out``, else :data:`DEFAULT_OUT` for the key."""
+    if args.out:
+        return Path(args.out)
+    suffix = "" if args.scale == 1.0 else f"-x{args.scale:g}"
+    return Path(DEFAULT_OUT.format(key=f"{args.key}{suffix}"))
+
+
 def _tightness(args) -> int:
     from fedtheory.errors import ParameterError
+    from fedtheory.io import writable_file
+
+    try:  # the output path first: a bad one is refused before any work (and heavy import)
+        out = writable_file(_out(args), "--out", "fedtheory tightness")
+    except ParameterError as err:
+        print(f"fedtheory: {err}", file=sys.stderr)
+        return ExitStatus.BAD_INPUT
     from fedtheory.tightness import search
     from fedtheory.tightness.engine import format_values
 
@@ -75,19 +90,47 @@ def _tightness(args) -> int:
         print(line)
     print(f"known: {result.tightness}")
     cex = result.counterexample
-    for line in result.counterexample_lines() or [
-        "no counterexample: the bound held at every instance evaluated"
-    ]:
+    too_few = cex is None and result.measured_too_few(args.min_measured)
+    if too_few:
+        print(
+            f"NOTHING MEASURED: {result.measured} of {result.evaluations} points measured "
+            f"(--min-measured {args.min_measured:g}); the search proves nothing"
+        )
+    for line in result.counterexample_lines() or (
+        [] if too_few else ["no counterexample: the bound held at every instance measured"]
+    ):
         print(line)
-    suffix = "" if args.scale == 1.0 else f"-x{args.scale:g}"
-    out = Path(args.out) if args.out else Path("results", "tightness", f"{args.key}{suffix}.json")
     print(f"saved: {result.save(out)} (replay: fedtheory.tightness.reproduce)")
     if cex is not None:
         return ExitStatus.VIOLATED
-    return ExitStatus.USER_FUNCTION_FAILED if result.failures else ExitStatus.HOLDS
+    if result.failures:
+        return ExitStatus.USER_FUNCTION_FAILED
+    return ExitStatus.NOTHING_MEASURED if too_few else ExitStatus.HOLDS
+
+
+def _share(text: str) -> float:
+    """``--min-measured``: a share in [0, 1]."""
+    import argparse
+
+    try:
+        share = float(text)
+    except ValueError:
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1]; got {text!r}")
+    return share
 
 
 DEFAULT_BUDGET = 400  # = fedtheory.tightness.DEFAULT_BUDGET (a test checks; no heavy import)
+DEFAULT_OUT = "results/tightness/{key}.json"
+"""Where the result goes without ``--out``, relative to the working folder."""
+
+
+def _keys() -> str:
+    """The catalogue's family keys, for ``--help``."""
+    from fedtheory.tightness.families import CATALOGUE_KEYS
+
+    return ", ".join(sorted(CATALOGUE_KEYS))
 
 
 def add_parsers(sub) -> None:
@@ -95,8 +138,20 @@ def add_parsers(sub) -> None:
         "tightness",
         help="search for the instance maximising measured / bound of an upper bound "
         "(exit 0: no counterexample, 1: counterexample, 2: bad input, 3: your function "
-        "failed at some points)",
+        "failed at some points, 4: nothing measured)",
     )
+    plain_help = t.format_help
+
+    def format_help() -> str:  # the family keys: imported only when the help is shown
+        t.description = (
+            f"Search a family for its worst measured / bound. Families: {_keys()}; or one "
+            "that a --module file registers. Exit status 0: no counterexample; 1: a "
+            "counterexample; 2: bad input; 3: your function failed at some points; 4: too "
+            "few points measured (--min-measured)."
+        )
+        return plain_help()
+
+    t.format_help = format_help
     t.add_argument("key", help="family key, e.g. cafed.theorem1 (or one --module registers)")
     t.add_argument(
         "--module",
@@ -116,5 +171,17 @@ def add_parsers(sub) -> None:
         default=1.0,
         help="multiply the bound by this factor (e.g. 0.1: a deliberately false statement)",
     )
-    t.add_argument("--out", help="JSON file for the result (default results/tightness/KEY.json)")
+    t.add_argument(
+        "--out",
+        help=f"JSON file for the result (default {DEFAULT_OUT.format(key='KEY')} in the "
+        "working folder, KEY-xSCALE.json with --scale); checked before the search",
+    )
+    t.add_argument(
+        "--min-measured",
+        type=_share,
+        default=0.0,
+        metavar="SHARE",
+        help="exit 4 (nothing measured) unless at least this share of the points was measured "
+        "(inside the hypotheses, a number); default 0: at least one point",
+    )
     t.set_defaults(func=_tightness)

@@ -45,6 +45,10 @@ GRAD = dict(
     generator=Generator(none=True),
 )
 """The simulator's gradient call ``grad(w [M, d], clients [M], generator)``."""
+GAMMA_KINDS = ("cafed", "li")
+r"""The heterogeneity a problem's ``gamma`` returns: CA-Fed's
+:math:`\max_k\{F_k(w_p^*)-F_k^*\}` (Rodio et al. 2023, Theorem 1) or Li et al. 2020's
+:math:`F^*-\sum_kp_kF_k^*` (Section 3)."""
 
 
 @declare(dim=Size(), owner=Text(), name=Text())

@@ -62,7 +62,7 @@ from fedtheory.data.federated import FederatedDataset
 from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.problems import fused as fused_kernel
-from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
+from fedtheory.problems.base import GAMMA_KINDS, GRAD, POINTS, WEIGHTS
 
 __all__ = ["SAMPLING", "ClassificationProblem", "DataProblem"]  # matvec, vecmat: package helpers
 
@@ -652,11 +652,18 @@ class DataProblem(ABC):
         w, values, _ = self._optima[key]
         return w.copy(), values.copy()
 
-    @declare(weights=WEIGHTS)
-    def gamma(self, weights=None) -> float:
+    @declare(weights=WEIGHTS, kind=Option(*GAMMA_KINDS))
+    def gamma(self, weights=None, kind: str = "cafed") -> float:
         r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
-        Thm 1), :math:`\Gamma'` for the biased weights ``p`` (CA-Fed Thm 3)."""
-        w, _ = self.optimum(weights)
+        Thm 1), :math:`\Gamma'` for the biased weights ``p`` (CA-Fed Thm 3).
+
+        ``kind`` says which heterogeneity: ``"cafed"`` (default) the maximum above;
+        ``"li"`` Li et al. 2020's :math:`\Gamma=F^*-\sum_kp_kF_k^*` (Section 3, "Quantifying
+        the degree of non-iid"), with :math:`F^*` the minimum of :math:`\sum_kp_kF_k`."""
+        w, optimum = self.optimum(weights)
+        if kind == "li":
+            p = self.alpha if weights is None else weights
+            return float(optimum - np.dot(p, self.client_optima()[1]))
         return float(np.max(self.client_losses(w) - self.client_optima()[1]))
 
     @property

@@ -21,11 +21,20 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, Instance, Integer, Probabilities, Real, Size, declare
+from fedtheory.constraints import (
+    Array,
+    Instance,
+    Integer,
+    Option,
+    Probabilities,
+    Real,
+    Size,
+    declare,
+)
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
-from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
+from fedtheory.problems.base import GAMMA_KINDS, GRAD, POINTS, WEIGHTS
 
 __all__ = ["QuadraticProblem"]
 
@@ -182,11 +191,17 @@ class QuadraticProblem(QuadraticConstantsMixin):
         r"""Local minimisers :math:`w_k^*=c_k` ``[N, d]`` and minima :math:`F_k^*=0` ``[N]``."""
         return self.c.copy(), np.zeros(self.num_clients)
 
-    @declare(weights=WEIGHTS)
-    def gamma(self, weights=None) -> float:
+    @declare(weights=WEIGHTS, kind=Option(*GAMMA_KINDS))
+    def gamma(self, weights=None, kind: str = "cafed") -> float:
         r""":math:`\max_k\{F_k(w_p^*)-F_k^*\}`: :math:`\Gamma` for ``p = alpha`` (CA-Fed
-        Thm 1), :math:`\Gamma'` for ``p`` the biased weights (CA-Fed Thm 3)."""
-        w, _ = self.optimum(weights)
+        Thm 1), :math:`\Gamma'` for ``p`` the biased weights (CA-Fed Thm 3).
+
+        ``kind`` says which heterogeneity: ``"cafed"`` (default) the maximum above;
+        ``"li"`` Li et al. 2020's :math:`\Gamma=F^*-\sum_kp_kF_k^*` (Section 3, "Quantifying
+        the degree of non-iid"), with :math:`F^*` the minimum of :math:`\sum_kp_kF_k`."""
+        w, optimum = self.optimum(weights)
+        if kind == "li":  # F_k^* = 0: the client minima of a quadratic
+            return float(optimum)
         return float(self.client_losses(w).max())
 
     # -- exact constants as quadratic forms ---------------------------------------------

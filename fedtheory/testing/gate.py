@@ -11,7 +11,10 @@ raises ``AssertionError`` on a refutation) and maps its outcome to the statuses 
 * ``2`` -- bad input: a :class:`~fedtheory.errors.ParameterError` (a bad argument of the
   check);
 * ``3`` -- the user's function failed: it raised, or returned a non-number or a non-finite
-  value (:class:`fedtheory.bounds.judgement.MeasureError`).
+  value, at some examples or search points (recorded in the result, or raised as
+  :class:`fedtheory.bounds.judgement.MeasureError` with ``fail_on_error=True``);
+* ``4`` -- nothing measured: no example judged, or fewer search points measured than
+  ``min_measured`` asks (:class:`fedtheory.errors.NothingMeasured`).
 
 A script for CI::
 
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fedtheory.constraints import Function, declare
-from fedtheory.errors import ExitStatus, ParameterError
+from fedtheory.errors import ExitStatus, NothingMeasured, ParameterError
 
 __all__ = ["exit_status"]
 
@@ -49,4 +52,8 @@ def exit_status(check: Callable[[], object]) -> tuple[ExitStatus, str]:
         return ExitStatus.USER_FUNCTION_FAILED, f"your function failed: {err}"
     except ParameterError as err:
         return ExitStatus.BAD_INPUT, f"bad input: {err}"
+    except NothingMeasured as err:
+        return ExitStatus.NOTHING_MEASURED, f"nothing measured: {err}"
+    if getattr(result, "outcome", None) == "failed":
+        return ExitStatus.USER_FUNCTION_FAILED, f"your function failed: {result!r}"
     return ExitStatus.HOLDS, repr(result)

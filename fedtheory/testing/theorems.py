@@ -36,10 +36,10 @@ from hypothesis import strategies as st
 from fedtheory.bounds.base import Theorem
 from fedtheory.bounds.boxes import DEFAULT_BOX, POSITIVE_FLOOR, Box, parameter_box
 from fedtheory.constraints import Bool, Function, Instance, Integer, MappingOf, Real, declare
-from fedtheory.errors import ParameterError
+from fedtheory.errors import NothingMeasured, ParameterError
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
 from fedtheory.tightness.family import rebuildable
-from fedtheory.verdict import AUTO_START, Verdict, format_ratio
+from fedtheory.verdict import AUTO_START, Verdict, format_ratio, replicate_until_decided
 
 __all__ = [
     "DEFAULT_BOX",
@@ -317,10 +317,14 @@ class TheoremCheck:
     inconclusive: tuple = ()
     search: object = None  # fedtheory.tightness.SearchResult
     search_note: str = ""
+    failures: tuple[str, ...] = ()  # examples where the user's function failed (recorded)
 
     @property
     def outcome(self) -> str:
-        """``"holds"``, or ``"inconclusive"`` when some Monte-Carlo example was."""
+        """``"failed"`` when the user's function failed at some example or search point,
+        ``"inconclusive"`` when some Monte-Carlo example was, else ``"holds"``."""
+        if self.failures or (self.search is not None and self.search.failures):
+            return "failed"
         return "inconclusive" if self.inconclusive else "holds"
 
     def __repr__(self) -> str:
@@ -338,6 +342,11 @@ class TheoremCheck:
                 f"; {len(self.inconclusive)} inconclusive (first at {first['values']}: "
                 + ("the mean equals the bound" if need is None else f"about {need} replicates")
                 + f" would decide it, have {first['replicates']})"
+            )
+        if self.failures:
+            text += (
+                f"; your function failed at {len(self.failures)} examples (recorded); first: "
+                f"{self.failures[0]}"
             )
         if self.search is not None:
             text += (
@@ -364,7 +373,9 @@ class TheoremCheck:
     confidence=Real(0.0, 1.0, low_open=True, high_open=True),
     seed=Integer(0),
     fail_on_inconclusive=Bool(),
+    fail_on_error=Bool(),
     search_budget=Integer(3),
+    min_measured=Real(0.0, 1.0),
 )
 def check_theorem(
     theorem,
@@ -383,13 +394,17 @@ def check_theorem(
     confidence: float = 0.95,
     seed: int = 0,
     fail_on_inconclusive: bool = False,
+    fail_on_error: bool = False,
     search=True,
     search_budget: int = DEFAULT_SEARCH_BUDGET,
+    min_measured: float = 0.0,
 ) -> TheoremCheck:
     r"""Property-test ``theorem`` against ``measure`` on values inside its hypotheses.
 
     For every ``values`` drawn by :func:`theorem_values` (hypothesis, with the active
-    profile without a deadline unless ``settings`` is given), ``measure(**values)`` (the
+    profile without a deadline and without an example database unless ``settings`` is
+    given: nothing is written to ``.hypothesis/``; the draws seeded by ``seed``),
+    ``measure(**values)`` (the
     quantity the theorem speaks of, computed independently) is judged against the theorem
     by the one judge, :class:`fedtheory.bounds.judgement.Judge` (the rule of the
     validations and of the tightness search): ``measured <= bound`` up to ``rtol`` (default
@@ -402,11 +417,27 @@ def check_theorem(
     failure (the outcome *violated*) is shrunk to a small
     example and raised (``AssertionError`` naming the values).
 
+    ``fixed`` holds parameters of the theorem fixed (checked against their domains) and
+    passes any other key to ``measure`` only, as :func:`fedtheory.tightness.theorem_family`
+    does.
+
+    **Your function fails.** An example where ``measure`` (or ``constants``) raises, returns
+    a non-number or NaN/inf, or derives a constant outside its declared domain is recorded
+    in the result's ``failures`` and the check goes on, as the search does with such points
+    (:func:`fedtheory.testing.exit_status` then gives 3); ``fail_on_error=True`` raises
+    :class:`fedtheory.bounds.judgement.MeasureError` at the first one instead.
+
+    **Nothing measured.** A check that judged no example, or whose search measured fewer
+    than ``min_measured`` of its points (default 0: none at all; every point outside the
+    hypotheses, say), proves nothing: it raises :class:`fedtheory.errors.NothingMeasured`
+    (status 4), never passes.
+
     **Derived constants.** When the theorem's constants are computed from an instance (a
     problem, an iterate, weights: CA-Fed's :math:`\kappa`, :math:`F_B(w)-F_B^*`,
     :math:`\chi^2`, :math:`\Gamma`), give ``instances``, a hypothesis strategy of keyword
-    dictionaries, and ``constants(**instance) -> {parameter: value}`` (extra keys are
-    ignored): each instance is
+    dictionaries, and ``constants(**instance) -> {parameter: value}`` (keys that are not
+    parameters of the theorem are shown with the instance, never passed to
+    ``theorem.evaluate``, which refuses unknown keys): each instance is
     measured by ``measure(**instance)`` and the theorem evaluated on ``constants(**instance)``
     (an instance where a hypothesis fails is skipped); ``ranges`` and ``fixed`` then do not
     apply.
@@ -477,13 +508,36 @@ def check_theorem(
     ... )  # doctest: +ELLIPSIS
     TheoremCheck(...)
     """
-    from fedtheory.bounds.judgement import Judge
-    from fedtheory.verdict import adaptive_looks, replicate_until_decided
-
     owner = "check_theorem"
     upper = getattr(theorem, "kind", None) == "upper bound"
     rtol = (BOUND_RTOL if upper else TIGHT_RTOL) if rtol is None else rtol
     atol = (0.0 if upper else ZERO_ATOL) if atol is None else atol
+    replicates = _check_arguments(owner, theorem, measure, rtol, atol, margin, constants,
+                                  instances, ranges, fixed, replicates, search)  # fmt: skip
+    params = {k: v for k, v in fixed.items() if k in theorem.parameters}
+    strategy = instances if constants is not None else theorem_values(
+        theorem, ranges=ranges, fixed=params
+    )  # fmt: skip
+    settings = _example_settings(settings)
+    examples = _Examples(theorem, measure, constants, {**fixed}, upper, rtol, atol, margin,
+                         replicates, max_replicates, confidence, settings, seed,
+                         fail_on_inconclusive, fail_on_error)  # fmt: skip
+    examples.run(strategy, seed)
+    result, note = _search_after(examples, search, ranges, fixed, instances, search_budget)
+    check = TheoremCheck(theorem.key, examples.count, examples.ratio, examples.values,
+                         tuple(examples.inconclusive), result, note,
+                         tuple(examples.failures))  # fmt: skip
+    _require_measured(check, examples.attempts, min_measured)
+    return check
+
+
+def _check_arguments(owner, theorem, measure, rtol, atol, margin, constants, instances,
+                     ranges, fixed, replicates, search):  # fmt: skip
+    """Refuse what :func:`check_theorem`'s declarations cannot: arguments that go together;
+    returns ``replicates`` checked."""
+    from fedtheory.bounds.judgement import Judge
+    from fedtheory.tightness import Family
+
     Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner)  # checks them
     if (constants is None) != (instances is None):
         raise ParameterError(
@@ -496,69 +550,134 @@ def check_theorem(
             f"The 'ranges' parameter of {owner} must be omitted with 'instances' (the "
             f"instances say where to look). Got {ranges or fixed!r} instead."
         )
-    if replicates is not None and replicates != "auto":  # an int >= 2 or "auto"
-        replicates = Integer(2).check(replicates, "replicates", owner, {})
-    cap = max_replicates
-    from fedtheory.tightness import Family
-
     if search is not True and search is not False and not isinstance(search, Family):
         raise ParameterError(
             f"The 'search' parameter of {owner} must be True, False or a Family. Got "
             f"{search!r} instead."
         )
-    strategy = theorem_values(theorem, ranges=ranges, fixed=fixed) if constants is None else (
-        instances
-    )  # fmt: skip
-    if settings is None:  # the active profile, without a deadline (measurements take time)
-        settings = hypothesis_settings(
-            deadline=None,
-            suppress_health_check=[
-                *hypothesis_settings().suppress_health_check,
-                HealthCheck.too_slow,
-            ],
-        )
-    # Monte Carlo: Bonferroni over the examples (and over the looks of "auto")
-    level = 1.0 - (1.0 - confidence) / max(1, settings.max_examples)
-    looks, look_level = adaptive_looks(cap, confidence=level) if replicates == "auto" else (
-        [], level
-    )  # fmt: skip
-    judge = Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin, owner=owner,
-                  confidence=look_level)  # fmt: skip
-    seen = {"examples": 0, "ratio": -math.inf, "values": {}, "inconclusive": []}
+    if replicates is not None and replicates != "auto":  # an int >= 2 or "auto"
+        replicates = Integer(2).check(replicates, "replicates", owner, {})
+    return replicates
 
-    def judged(values, params, where):
-        if replicates is None:
-            return judge(params, judge.measure_at(values), where=where)
+
+def _example_settings(settings):
+    """The examples' settings: ``settings``, else the active profile without a deadline
+    (measurements take time) and without an example database (no ``.hypothesis/`` folder)."""
+    if settings is not None:
+        return settings
+    return hypothesis_settings(
+        deadline=None,
+        database=None,
+        suppress_health_check=[
+            *hypothesis_settings().suppress_health_check,
+            HealthCheck.too_slow,
+        ],
+    )
+
+
+class _Examples:
+    """The examples of :func:`check_theorem`: each judged by the one judge, the worst ratio,
+    the inconclusive ones and the failures of the user's function kept."""
+
+    def __init__(self, theorem, measure, constants, fixed, upper, rtol, atol, margin,
+                 replicates, cap, confidence, settings, seed, fail_on_inconclusive,
+                 fail_on_error):  # fmt: skip
+        from fedtheory.bounds.judgement import Judge
+        from fedtheory.verdict import adaptive_looks
+
+        self.theorem, self.measure, self.constants = theorem, measure, constants
+        self.extra = {k: v for k, v in fixed.items() if k not in theorem.parameters}
+        self.upper, self.rtol, self.atol, self.margin = upper, rtol, atol, margin
+        self.replicates, self.cap, self.seed = replicates, cap, seed
+        self.fail_on_inconclusive, self.fail_on_error = fail_on_inconclusive, fail_on_error
+        # Monte Carlo: Bonferroni over the examples (and over the looks of "auto")
+        self.level = 1.0 - (1.0 - confidence) / max(1, settings.max_examples)
+        self.looks, look_level = (
+            adaptive_looks(cap, confidence=self.level) if replicates == "auto" else ([], self.level)
+        )
+        self.judge = Judge(theorem, measure, rtol=rtol, atol=atol, margin=margin,
+                           owner="check_theorem", confidence=look_level)  # fmt: skip
+        self.settings = settings
+        self.count, self.attempts, self.ratio, self.values = 0, 0, -math.inf, {}
+        self.inconclusive: list[dict] = []
+        self.failures: list[str] = []
+
+    def run(self, strategy, seed: int) -> None:
+        """Every example of ``strategy`` (one failure, the first shrunk: an ExceptionGroup
+        of several would hide the verdict); the draws seeded by ``seed``. Draws that never
+        meet the hypotheses leave no example (counted, never a pass: ``min_measured``)."""
+        from hypothesis import seed as hypothesis_seed
+        from hypothesis.errors import Unsatisfiable
+
+        quiet = [*self.settings.suppress_health_check, HealthCheck.filter_too_much]
+        test = hypothesis_seed(seed)(given(strategy)(self.one))
+        try:
+            hypothesis_settings(
+                self.settings, report_multiple_bugs=False, suppress_health_check=quiet
+            )(test)()
+        except Unsatisfiable:  # no draw met the hypotheses: nothing judged
+            pass
+
+    def judged(self, values, params, where):
+        """The judgement at ``values`` (the instance, measured) of the theorem at ``params``."""
+        judge, at = self.judge, {**self.extra, **values}
+        if self.replicates is None:
+            return judge(params, judge.measure_at(at), where=where)
 
         def draw(batch, size):
-            out = judge.measure_at(values, replicates=size,
-                                   seed=_example_seed(seed, values, batch))  # fmt: skip
+            out = judge.measure_at(at, replicates=size,
+                                   seed=_example_seed(self.seed, values, batch))  # fmt: skip
             return judge(params, samples=out, where=where, shape=(size,)).samples
 
-        if replicates != "auto":
-            return judge(params, samples=draw(0, replicates), where=where)
+        if self.replicates != "auto":
+            return judge(params, samples=draw(0, self.replicates), where=where)
         _, samples = replicate_until_decided(
-            draw, lambda x, _: judge(params, samples=x).row(), cap=cap, confidence=level
-        )
+            draw, lambda x, _: judge(params, samples=x).row(), cap=self.cap,
+            confidence=self.level,
+        )  # fmt: skip
         return judge(params, samples=samples, where=where)
 
-    def one(values):
-        where = f"{theorem.title} at {_complete(values)}"
-        if constants is not None:
-            where += f" (constants {dict(constants(**values))})"
-        j = judged(values, values if constants is None else dict(constants(**values)), where)
+    def one(self, values) -> None:
+        from fedtheory.bounds.judgement import MeasureError
+
+        self.attempts += 1
+        where = f"{self.theorem.title} at {_complete(values)}"
+        try:
+            params = values if self.constants is None else dict(self.constants(**values))
+            if self.constants is not None:
+                where += f" (constants {_complete(params)})"
+            j = self.judged(values, params, where)
+        except MeasureError as err:  # the user's function raised, or gave no finite number
+            return self._failed(err, f"{err.function}: {err.error} at {where}")
+        except ParameterError as err:  # derived constants outside their declared domains
+            if self.constants is None:
+                raise
+            return self._failed(err, f"constants: {err} at {where}")
+        except Exception as err:  # noqa: BLE001 -- the user's constants raised
+            if self.constants is None:
+                raise
+            return self._failed(err, f"constants: {type(err).__name__}: {err} at {where}")
         assume(j.valid)  # derived constants outside the hypotheses: not an example
+        self._count(j, values, where)
+
+    def _failed(self, err: Exception, text: str) -> None:
+        if self.fail_on_error:
+            raise err
+        if text not in self.failures:
+            self.failures.append(text)
+
+    def _count(self, j, values, where) -> None:
         worst = j.ratio
         if math.isfinite(worst):
-            target(worst, label="measured / bound" if upper else "|measured/expected - 1|")
-        seen["examples"] += 1
-        if worst > seen["ratio"]:
-            seen["ratio"], seen["values"] = worst, dict(values)
+            target(worst, label="measured / bound" if self.upper else "|measured/expected - 1|")
+        self.count += 1
+        if worst > self.ratio:
+            self.ratio, self.values = worst, dict(values)
         row = j.row()
         if j.outcome is Verdict.VIOLATED or (
-            fail_on_inconclusive and j.outcome is Verdict.INCONCLUSIVE
+            self.fail_on_inconclusive and j.outcome is Verdict.INCONCLUSIVE
         ):
-            what = "upper bound violated" if upper else "equality fails"
+            what = "upper bound violated" if self.upper else "equality fails"
             if j.outcome is Verdict.INCONCLUSIVE:
                 what = "inconclusive (fail_on_inconclusive)"
             raise AssertionError(
@@ -568,46 +687,73 @@ def check_theorem(
         if j.outcome is Verdict.INCONCLUSIVE and j.samples is not None:
             entry = {"values": dict(values), "replicates": len(j.samples),
                      "needed": j.needed(), "detail": row.detail}  # fmt: skip
-            if entry not in seen["inconclusive"]:
-                seen["inconclusive"].append(entry)
+            if entry not in self.inconclusive:
+                self.inconclusive.append(entry)
 
-    # one failure, the first shrunk: an ExceptionGroup of several would hide the verdict
-    hypothesis_settings(settings, report_multiple_bugs=False)(given(strategy)(one))()
-    result, note = None, "search: not run (search=False)" if search is False else ""
-    family = None
-    if search is not False and not upper:
-        note = "search: not run (an exact statement)"
-    elif search is not False:
-        family = _search_family(theorem, measure, search, constants, instances, ranges, fixed,
-                                replicates, seed)  # fmt: skip
-    if family is not None:
-        from fedtheory.tightness import search as run_search
 
-        result = run_search(family, budget=search_budget, seed=seed)
-        if result.counterexample is not None and replicates is not None and search is True:
-            # judged like one more example (Bonferroni level, the examples' replicates)
-            cex = result.counterexample
-            at = dict(cex.evaluation.constants)
-            rebuild = getattr(family.evaluate, "instance_at", None)  # a drawn instance
-            values = at if rebuild is None else rebuild(cex.integers, cex.vector())
-            again = judged(values, at, f"{theorem.title} at {_complete(values)}")
-            if again.outcome is not Verdict.VIOLATED:
-                note = (
-                    f"search: its counterexample at {at} was not confirmed by an independent "
-                    f"measurement at the examples' confidence ({again.outcome.value})"
-                )
-                return TheoremCheck(theorem.key, seen["examples"], seen["ratio"],
-                                    seen["values"], tuple(seen["inconclusive"]), None,
-                                    note)  # fmt: skip
-        if result.counterexample is not None:
-            lines = "\n".join(result.counterexample_lines())
-            raise AssertionError(
-                f"{theorem.title}: upper bound violated at a point of the search after "
-                f"{seen['examples']} examples passed ({result.evaluations} evaluations, "
-                f"seed {seed}):\n{lines}"
+def _search_after(examples: _Examples, search, ranges, fixed, instances, budget: int):
+    """The tightness search after the examples (``(result, note)``): a counterexample is
+    raised (``AssertionError``); a Monte-Carlo one is judged again like one more example."""
+    from fedtheory.tightness import search as run_search
+
+    theorem = examples.theorem
+    if search is False:
+        return None, "search: not run (search=False)"
+    if not examples.upper:
+        return None, "search: not run (an exact statement)"
+    family = _search_family(theorem, examples.measure, search, examples.constants, instances,
+                            ranges, fixed, examples.replicates, examples.seed)  # fmt: skip
+    result = run_search(family, budget=budget, seed=examples.seed)
+    cex = result.counterexample
+    if cex is not None and examples.replicates is not None and search is True:
+        at = dict(cex.evaluation.constants)
+        rebuild = getattr(family.evaluate, "instance_at", None)  # a drawn instance
+        values = at if rebuild is None else rebuild(cex.integers, cex.vector())
+        again = examples.judged(values, at, f"{theorem.title} at {_complete(values)}")
+        if again.outcome is not Verdict.VIOLATED:
+            return None, (
+                f"search: its counterexample at {at} was not confirmed by an independent "
+                f"measurement at the examples' confidence ({again.outcome.value})"
             )
-    return TheoremCheck(theorem.key, seen["examples"], seen["ratio"], seen["values"],
-                        tuple(seen["inconclusive"]), result, note)  # fmt: skip
+    if cex is not None:
+        lines = "\n".join(result.counterexample_lines())
+        raise AssertionError(
+            f"{theorem.title}: upper bound violated at a point of the search after "
+            f"{examples.count} examples passed ({result.evaluations} evaluations, "
+            f"seed {examples.seed}):\n{lines}"
+        )
+    return result, ""
+
+
+def _require_measured(check: TheoremCheck, attempts: int, share: float) -> None:
+    """Raise :class:`NothingMeasured` when no example was judged or the search measured
+    fewer than ``share`` of its points (a ``MeasureError`` when the user's function failed
+    at some of them: the cause)."""
+    search = check.search
+    if (
+        check.examples
+        and check.examples >= share * attempts
+        and (search is None or not search.measured_too_few(share))
+    ):
+        return
+    measured = f"{check.examples} of {attempts} examples judged"
+    if search is not None:
+        measured += f", {search.measured} of {search.evaluations} search points measured"
+    failures = [*check.failures, *(search.failures if search is not None else ())]
+    if failures:  # the user's function failed where it was called: that is the cause
+        from fedtheory.bounds.judgement import MeasureError
+
+        raise MeasureError(
+            f"{check.theorem}: your function failed at {len(failures)} points and too few "
+            f"were measured ({measured}); first: {failures[0]}",
+            function="measure",
+            instance={},
+            error=failures[0],
+        )
+    raise NothingMeasured(
+        f"{check.theorem}: nothing measured ({measured}; min_measured {share:g}): the check "
+        "proves nothing (every point outside the hypotheses, or your function failed there)"
+    )
 
 
 def _example_seed(seed: int, values: Mapping, batch: int) -> int:

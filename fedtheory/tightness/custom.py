@@ -107,6 +107,7 @@ def theorem_family(
     from fedtheory.bounds.judgement import Judge
 
     judge = Judge(theorem, measure, owner=_OWNER).upper_bound()
+    _ = theorem._numeric  # a term numpy cannot evaluate is refused now, not in the search
     unknown = [name for name in ranges if name not in theorem.parameters]
     if unknown:
         raise ParameterError(

@@ -56,13 +56,14 @@ import json
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from fedtheory.constraints import Bool, Instance, Integer, Location, MappingOf, Option, declare
+from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.tightness.family import Evaluation, Family
@@ -83,11 +84,14 @@ _SIGMA_FINAL = 0.1  # CMA-ES's initial step on the best configuration (box coord
 
 @dataclass(frozen=True)
 class Point:
-    """A point of a family with its evaluation."""
+    """A point of a family with its evaluation; ``instance``, set by :func:`search` on the
+    worst point and the counterexample, is the point decoded in the theorem's symbols
+    (:meth:`Family.describe`: a drawn instance, not its raw ``choice[k]`` values)."""
 
     integers: Mapping[str, int]
     reals: Mapping[str, float]
     evaluation: Evaluation
+    instance: Mapping | None = None
 
     @property
     def ratio(self) -> float:
@@ -131,6 +135,13 @@ class SearchResult:
     module: str | None = None  # the user file that registered the family
     failures: tuple[str, ...] = ()  # where and how the measurement failed (recorded points)
     outside: int = 0  # points outside the theorem's hypotheses (never measured)
+    measured: int = 0  # points measured: inside the hypotheses, the measurement a number
+
+    @declare(share=RealIn(0.0, 1.0))
+    def measured_too_few(self, share: float = 0.0) -> bool:
+        """Fewer points measured than ``share`` of the evaluations, or none at all: the
+        search proves nothing (``fedtheory tightness`` exits with status 4)."""
+        return self.measured == 0 or self.measured < share * self.evaluations
 
     @property
     def ratio(self) -> float:
@@ -163,6 +174,8 @@ class SearchResult:
         """What was not measured, when anything was: the points outside the hypotheses (and
         their rate) and those where the measurement failed (the first of them in full)."""
         lines = []
+        if not self.measured:
+            lines.append(f"nothing measured: none of the {self.evaluations} points was measured")
         if self.outside:
             lines.append(
                 f"outside the hypotheses: {self.outside} of {self.evaluations} points "
@@ -217,6 +230,7 @@ class SearchResult:
             "module": self.module,
             "failures": list(self.failures),
             "outside": self.outside,
+            "measured": self.measured,
             "versions": library_versions(),
             "code": source_digest(),
         }
@@ -708,6 +722,10 @@ def search(
         if found is not None:
             again = family.measure(found.integers, found.vector(), seed + CONFIRMATION_OFFSET)
             found = found if again.violated else None
+    worst_instance = family.describe(worst.integers, worst.vector())
+    worst = replace(worst, instance=worst_instance)
+    if found is not None:
+        found = replace(found, instance=family.describe(found.integers, found.vector()))
     return SearchResult(
         key=family.key,
         title=family.theorem.title,
@@ -724,13 +742,12 @@ def search(
         worst=worst,
         counterexample=found,
         confirmation=confirmation,
-        worst_instance=family.describe(worst.integers, worst.vector()),
-        counterexample_instance=None
-        if found is None
-        else family.describe(found.integers, found.vector()),
+        worst_instance=worst_instance,
+        counterexample_instance=None if found is None else found.instance,
         module=family.module,
         failures=tuple(p.evaluation.failure for p in record.points if p.evaluation.failure),
         outside=sum(not p.evaluation.valid and not p.evaluation.failure for p in record.points),
+        measured=sum(p.evaluation.valid and not p.evaluation.failure for p in record.points),
     )
 
 

@@ -427,7 +427,10 @@ def scaled(family: Family, factor: float) -> Family:
 def rebuildable(value):
     """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
     call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
-    ``repr`` omits them), an array as a list, anything else as is."""
+    ``repr`` omits them), an array as a list, a numpy scalar as a plain number, anything
+    else as is."""
+    if isinstance(value, np.generic):
+        return value.item()
     if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
         return (
             f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "

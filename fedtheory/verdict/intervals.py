@@ -187,7 +187,8 @@ def replicates_needed(replicates: int, mean, low, high, target) -> int | None:
     spread, no longer contains ``target``: the side of ``[low, high]`` facing ``target``,
     of length :math:`h`, must become shorter than the distance
     :math:`d=|\text{mean}-\text{target}|`, so :math:`n=\lceil n_0 (h/d)^2\rceil`. ``None``
-    when the mean equals the target (no number of replicates decides it at this mean).
+    when the mean equals the target (no number of replicates decides it at this mean), or
+    is so close to it that :math:`n` overflows (a mean of 0 against a bound of 1e-306).
 
     Examples
     --------
@@ -199,4 +200,8 @@ def replicates_needed(replicates: int, mean, low, high, target) -> int | None:
     if d == 0:
         return None
     h = high - mean if target > mean else mean - low
-    return max(n0, math.ceil(n0 * (h / d) ** 2))
+    try:
+        need = n0 * (h / d) ** 2
+    except OverflowError:
+        return None
+    return max(n0, math.ceil(need)) if math.isfinite(need) else None
