@@ -21,6 +21,7 @@ from fedtheory.verdict import (
     draws_to_decide,
     finding_difference,
     finding_label,
+    holm_levels,
 )
 
 
@@ -166,6 +167,8 @@ def test_holm_judges_each_row_at_its_rank_level():
     assert rows[0].verdict is Verdict.REPRODUCED
     assert rows[1].verdict is Verdict.UNDERPOWERED  # p < 0.05 but above 0.05 / 3
     assert "Holm over 4 rows" in rows[1].detail
+    levels = holm_levels(specs)  # the level that judged each row, for a figure
+    assert levels[0] == pytest.approx(1 - 0.05 / 4) and levels[1] == pytest.approx(1 - 0.05 / 3)
     p = stats.ttest_1samp(finding_difference(borderline, y).per_draw, 0.0).pvalue
     assert 0.05 / 3 < p < 0.05
     wide = finding_difference(borderline, y, confidence=1 - 0.05 / 3)

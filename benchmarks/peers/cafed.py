@@ -56,8 +56,10 @@ DATA_FLAGS = [  # full_experiment.sh, data/main.py
 ]  # fmt: skip
 SAMPLERS = {  # full_experiment.sh: sampler -> its own flags and (local lr, server lr)
     "markov": (["--smoothness_param", "0.2", "--tolerance_param", "0.0"], ("0.01", "0.3")),
-    "fast": (["--smoothness_param", "0.001", "--fast_n_clients_per_round", "12"],
-             ("0.03", "0.03")),  # fmt: skip
+    "fast": (
+        ["--smoothness_param", "0.001", "--fast_n_clients_per_round", "12"],
+        ("0.03", "0.03"),
+    ),  # fmt: skip
 }
 COMMON = [
     "--experiment", "synthetic_clustered", "--objective_type", "weighted",
@@ -263,8 +265,11 @@ def main(argv=None) -> None:
                         raise RuntimeError("the code's logged accuracy is not the evaluation's")
                     rows[sampler, s, r] = statistics(result, a.rounds)
                     runs[f"{sampler}/{s}/{r}"] = result
-                    print(f"  data seed {s}, run seed {r}, {sampler}: " + ", ".join(
-                        f"{k} {v:.2f}" for k, v in rows[sampler, s, r].items()), flush=True)
+                    print(
+                        f"  data seed {s}, run seed {r}, {sampler}: "
+                        + ", ".join(f"{k} {v:.2f}" for k, v in rows[sampler, s, r].items()),
+                        flush=True,
+                    )
     print("CA-Fed (markov) minus F3AST (fast), percentage points, mean [95% CI]:")
     for stat in ("logged-round average", "all-rounds average", "second-half std"):
         x = np.array([[rows["markov", s, r][stat] for r in a.run_seeds] for s in a.data_seeds])

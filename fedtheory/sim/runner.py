@@ -21,8 +21,8 @@ from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.constraints import (
     Array,
-    Either,
     Bool,
+    Either,
     Function,
     Instance,
     Integer,
@@ -125,9 +125,7 @@ client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
     problem=Instance(FederatedProblem),
     availability=Instance(AvailabilityProcess),
     algorithm=Instance(Algorithm),
-    w0=Either(
-        Array(shape=("problem.dim",)), Array(shape=("replicates", "problem.dim")), none=True
-    ),
+    w0=Either(Array(shape=("problem.dim",)), Array(shape=("replicates", "problem.dim")), none=True),
     biased_weights=Probabilities(size="problem.num_clients", none=True),
     eval_every=Integer(1),
     keep_masks=Bool(),

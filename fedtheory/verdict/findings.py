@@ -540,13 +540,13 @@ def compare_findings(
                 f"The 'specs' parameter of compare_findings must vary every unforced choice "
                 f"of 'unforced' in each row. Got row {s.claim!r} without {missing} instead."
             )
-    a = 1.0 - confidence
     m = len(specs)
     p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    levels = holm_levels(specs, confidence=confidence)
     rows: list[Comparison | None] = [None] * m
     stepping = True  # Holm: stop rejecting at the first rank that fails
     for j, i in enumerate(np.argsort(p, kind="stable")):
-        level = a / (m - j)
+        level = 1.0 - levels[i]
         stepping = stepping and p[i] <= level
         s = specs[i]
         row = compare_finding(s.claim, s.reference, s.samples, s.baseline, relation=s.relation,
@@ -567,6 +567,18 @@ def compare_findings(
             row = replace(row, verdict=Verdict.UNDERPOWERED, label=label)
         rows[i] = replace(row, detail=row.detail + note)
     return rows
+
+
+@declare(specs=SequenceOf(Instance(FindingSpec), min_size=1), confidence=LEVEL)
+def holm_levels(specs, *, confidence: float = 0.95) -> np.ndarray:
+    r"""``[m]``: the confidence at which :func:`compare_findings` judges each row, Holm's
+    :math:`1-a/(m-j)` for the row of rank :math:`j` by p-value (what a figure draws as the
+    interval that decided the row, :func:`finding_difference` at that confidence)."""
+    a, m = 1.0 - confidence, len(specs)
+    p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    out = np.empty(m)
+    out[np.argsort(p, kind="stable")] = 1.0 - a / (m - np.arange(m))
+    return out
 
 
 def _p_value(samples, baseline) -> float:
