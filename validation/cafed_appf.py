@@ -50,7 +50,7 @@ run seed; the time average over the rounds the code logs, :func:`logged_rounds`)
 ``>=`` and ``>``. Where fedtheory still differs from the code (the loss reports' split, the
 minima's solver, the population's type assignment, which clients F3AST trains) the set-up
 table says so, and the authors' code itself is the referee of a reversal
-(``benchmarks/peers/cafed.py``, :data:`AUTHORS_CODE`). Runs that come out identical (the
+(``benchmarks/peers/cafed.py``, :data:`AUTHORS_CODE_FILE`). Runs that come out identical (the
 code meets no ties) are reported once; a ``>`` run whose ``>=`` twin met no tie in any round
 of any replicate (checked in each round, :func:`_run`) is that twin's run, number for number,
 and is not run again.
@@ -69,7 +69,9 @@ test error and its second-half standard deviation are below F3AST's.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -115,12 +117,21 @@ CODE_PAIRS = {
 CODE_SMOOTHNESS = 0.2  # CA-Fed's --smoothness_param; F3AST's is 1 / rounds (utils/utils.py)
 CODE_MOMENTUM, CODE_WEIGHT_DECAY = 0.9, 1e-2
 CODE_COMMIT = "e673587100286ddc8bffabb75250a059b5315398"  # arodio/CA-Fed, 2023-01-07
-#: The authors' code run on its data seed 42 at run seeds 0..9 by ``python -m
-#: benchmarks.peers.cafed <checkout> --data-seeds 42 --run-seeds 0 ... 9`` (arodio/CA-Fed at
-#: CODE_COMMIT; date in ``date``): CA-Fed minus F3AST, mean and 95% interval paired over the
-#: run seeds, in percentage points, per statistic judged. The referee of a *reversed* code
-#: row (:func:`fedtheory.verdict.compare_finding`); rerun the script to check it.
-AUTHORS_CODE = None
+AUTHORS_CODE_FILE = Path(__file__).with_name("authors_code.json")
+"""What ``python -m benchmarks.peers.cafed <checkout> ... --record`` printed: the authors'
+code's CA-Fed minus F3AST (mean and 95% interval, percentage points) per statistic judged,
+with its commit, date, data seeds and run seeds (key ``"cafed-appf"``). The referee of a
+*reversed* code row (:func:`fedtheory.verdict.compare_finding`); rerun the script to check
+it."""
+
+
+def authors_code() -> dict | None:
+    """The record of :data:`AUTHORS_CODE_FILE` (``None`` where the script was never run)."""
+    if not AUTHORS_CODE_FILE.is_file():
+        return None
+    return json.loads(AUTHORS_CODE_FILE.read_text(encoding="utf-8")).get("cafed-appf")
+
+
 LITERAL = "CA-Fed paper, min from first, >="  # Algorithm 1 line 22 as printed
 ALGORITHMS = BASELINES + tuple(CAFED_RUNS) + tuple(CODE_PAIRS)
 PAPER_ALGORITHMS = BASELINES + tuple(CAFED_RUNS)
@@ -623,12 +634,13 @@ def _referee(what: str) -> tuple[float, float] | None:
     """The authors' code's 95% interval of the code row's difference (CA-Fed minus F3AST):
     of the logged-round time-average error (``what="error"``: minus the accuracy's) or of
     the second-half std; ``None`` where it was not run."""
-    if AUTHORS_CODE is None:
+    record = authors_code()
+    if record is None:
         return None
     if what == "error":
-        _, low, high = AUTHORS_CODE["accuracy"]
+        _, low, high = record["accuracy"]
         return -high, -low
-    return AUTHORS_CODE["std"][1:]
+    return tuple(record["std"][1:])
 
 
 def _specs(data, s) -> list[FindingSpec]:
@@ -793,14 +805,13 @@ def notes(data, s):
             f"  {name}: " + "; ".join(parts)
             + f"; {data['participants'][i]:.2f} clients per round"
         )  # fmt: skip
-    if AUTHORS_CODE is not None:
+    if (record := authors_code()) is not None:
         lines.append(
-            "The authors' code (benchmarks/peers/cafed.py, arodio/CA-Fed@"
-            f"{CODE_COMMIT[:7]}, {AUTHORS_CODE['date']}, data seed 42, run seeds "
-            f"{AUTHORS_CODE['run seeds']}): CA-Fed minus F3AST "
+            f"The authors' code (benchmarks/peers/cafed.py, arodio/CA-Fed@{record['commit'][:7]}, "
+            f"{record['date']}, data seeds {record['data seeds']}, run seeds "
+            f"{record['run seeds']}): CA-Fed minus F3AST, {record['over']}: "
             + "; ".join(
-                f"{k} {AUTHORS_CODE[k][0]:+.2f} [{AUTHORS_CODE[k][1]:+.2f}, "
-                f"{AUTHORS_CODE[k][2]:+.2f}]"
+                f"{k} {record[k][0]:+.2f} [{record[k][1]:+.2f}, {record[k][2]:+.2f}]"
                 for k in ("accuracy", "every-round accuracy", "std")
             )
         )  # fmt: skip
