@@ -38,7 +38,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -117,8 +116,8 @@ def _multinomial_logistic_regression():
     """The code's ``LogisticRegression(multi_class='multinomial', max_iter=1000)``
     (``get_local_optimums``), where the installed scikit-learn no longer takes
     ``multi_class`` (removed in 1.8): on two classes the multinomial model's two weight
-    vectors are opposite at the optimum, its L2 penalty :math:`\frac12(\|w_0\|^2+\|w_1\|^2)`
-    is :math:`\frac14\|\beta\|^2` of the binary model's :math:`\beta=w_1-w_0`, so it is the
+    vectors are opposite at the optimum, its L2 penalty :math:`\frac12(\\|w_0\\|^2+\\|w_1\\|^2)`
+    is :math:`\frac14\\|\beta\\|^2` of the binary model's :math:`\beta=w_1-w_0`, so it is the
     binary model with ``C`` doubled (the intercept unpenalised in both, lbfgs)."""
     import inspect
 
@@ -158,13 +157,6 @@ def generate(checkout: Path, seed: int, out: Path) -> Path:
     return out / "cfg.json"
 
 
-def logged_rounds(rounds: int) -> np.ndarray:
-    """The rounds at which ``run_experiment.py`` writes logs: 0 (before training), then after
-    round ``ii + 1`` where ``ii < 40 and ii % 3 == 1`` or ``ii % log_freq == log_freq - 1``."""
-    after = [ii + 1 for ii in range(rounds) if (ii < 40 and ii % 3 == 1) or ii % 10 == 9]
-    return np.array([0, *after])
-
-
 def run(checkout: Path, cfg: Path, sampler: str, seed: int, rounds: int, logs: Path) -> dict:
     """One run of the authors' code: ``run_experiment.py``'s loop with its own objects, the
     code's log calls at the code's rounds, and the test accuracy of every round [T+1] (%)."""
@@ -188,11 +180,17 @@ def run(checkout: Path, cfg: Path, sampler: str, seed: int, rounds: int, logs: P
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         aggregator, sampler_ = code.build_experiment(args_=args, seed_=args.seed)
 
-    def accuracy() -> float:  # the global model on every client's test split, no RNG drawn
-        weights = aggregator.clients_weights_dict
+    tests = [  # every client's test split as tensors, in the code's weighting
+        (aggregator.clients_weights_dict[i],
+         torch.as_tensor(c.test_loader.dataset.data, dtype=torch.float32),
+         torch.as_tensor(c.test_loader.dataset.targets, dtype=torch.float32).unsqueeze(1))
+        for i, c in aggregator.clients_dict.items()
+    ]  # fmt: skip
+
+    def accuracy() -> float:  # the global model on every test split, no RNG drawn
         trainer = aggregator.global_trainer
-        return 100 * sum(weights[i] * trainer.evaluate_loader(c.test_loader)[1]
-                         for i, c in aggregator.clients_dict.items())  # fmt: skip
+        with torch.no_grad():
+            return 100 * sum(w * float(trainer.metric(trainer.model(x), y)) for w, x, y in tests)
 
     every = [accuracy()]
     aggregator.write_logs()
@@ -234,54 +232,96 @@ def _worker(checkout: Path, cfg: Path, sampler: str, seed: int, rounds: int) -> 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(argv=None) -> None:
+STATISTICS = {  # record key -> the statistic of a run
+    "accuracy": "logged-round average",
+    "every-round accuracy": "all-rounds average",
+    "std": "second-half std",
+}
+
+
+def summarise(runs: dict, data_seeds, run_seeds, rounds: int) -> dict:
+    """CA-Fed (markov) minus F3AST (fast) per statistic, ``(mean, low, high)`` (95%): one data
+    seed, paired over the run seeds; several, over the data seeds (each seed's mean over
+    its runs), as fedtheory judges a finding. Checks that the code logged the rounds
+    ``cafed-appf`` averages over (:func:`~fedtheory.validation.cafed_appf.logged_rounds`)."""
+    from fedtheory.validation.cafed_appf import logged_rounds
     from fedtheory.verdict import finding_difference
 
+    out = {}
+    for key, stat in STATISTICS.items():
+        x, y = (
+            np.array([[statistics(runs[f"{m}/{s}/{r}"], rounds)[stat] for r in run_seeds]
+                      for s in data_seeds])
+            for m in ("markov", "fast")
+        )  # fmt: skip  # [S, R]
+        d = finding_difference(x.T, y.T) if len(data_seeds) == 1 else finding_difference(x, y)
+        out[key] = [d.difference, d.low, d.high]
+        out[f"{key} (CA-Fed, F3AST)"] = [float(x.mean()), float(y.mean())]
+    for name, result in runs.items():
+        if list(result["steps"]) != logged_rounds(rounds).tolist():
+            raise RuntimeError(f"{name}: the code logged other rounds than logged_rounds")
+    out["over"] = (
+        f"paired over {len(run_seeds)} run seeds" if len(data_seeds) == 1
+        else f"over {len(data_seeds)} data seeds"
+    )  # fmt: skip
+    return out
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="your checkout of arodio/CA-Fed")
     parser.add_argument("--data-seeds", type=int, nargs="+", default=[42])
     parser.add_argument("--run-seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--out", type=Path, help="write every run's numbers to this JSON")
+    parser.add_argument("--runs", type=Path, help="summarise the runs of an earlier --out")
+    parser.add_argument("--record", type=Path,
+                        help="write the summary under 'cafed-appf' in this JSON (e.g. "
+                        "validation/authors_code.json, which cafed-appf reads)")  # fmt: skip
     a = parser.parse_args(argv)
     if len(a.run_seeds) < 2 and len(a.data_seeds) < 2:
         parser.error("--run-seeds needs at least 2 seeds with one data seed (a paired interval)")
     checkout = a.checkout.resolve()
-    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"  # fmt: skip
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if a.runs:  # an earlier run's numbers
+        stored = json.loads(a.runs.read_text())
+        commit, started, runs = stored["commit"], stored["date"], stored["runs"]
+    else:
+        head = ["git", "-C", str(checkout), "rev-parse", "HEAD"]
+        commit = subprocess.run(head, capture_output=True, text=True).stdout.strip() or "unknown"
+        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        runs = {}
     print(f"arodio/CA-Fed at {commit}, {started}; data seeds {a.data_seeds}, run seeds "
           f"{a.run_seeds}, {a.rounds} rounds")  # fmt: skip
-    rows = {}  # (sampler, data seed, run seed) -> statistics
-    runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for s in a.data_seeds:
-            cfg = generate(checkout, s, Path(tmp) / f"data{s}")
+            cfg = None if a.runs else generate(checkout, s, Path(tmp) / f"data{s}")
             for r in a.run_seeds:
                 for sampler in SAMPLERS:
-                    result = _worker(checkout, cfg, sampler, r, a.rounds)
-                    check = np.asarray(result["every"])[result["steps"]]
-                    if not np.allclose(check, result["logged"], atol=1e-9):
+                    key = f"{sampler}/{s}/{r}"
+                    if key not in runs:
+                        runs[key] = _worker(checkout, cfg, sampler, r, a.rounds)
+                    every = np.asarray(runs[key]["every"])
+                    if not np.allclose(every[runs[key]["steps"]], runs[key]["logged"],
+                                       atol=1e-9):  # fmt: skip
                         raise RuntimeError("the code's logged accuracy is not the evaluation's")
-                    rows[sampler, s, r] = statistics(result, a.rounds)
-                    runs[f"{sampler}/{s}/{r}"] = result
-                    print(
-                        f"  data seed {s}, run seed {r}, {sampler}: "
-                        + ", ".join(f"{k} {v:.2f}" for k, v in rows[sampler, s, r].items()),
-                        flush=True,
-                    )
-    print("CA-Fed (markov) minus F3AST (fast), percentage points, mean [95% CI]:")
-    for stat in ("logged-round average", "all-rounds average", "second-half std"):
-        x = np.array([[rows["markov", s, r][stat] for r in a.run_seeds] for s in a.data_seeds])
-        y = np.array([[rows["fast", s, r][stat] for r in a.run_seeds] for s in a.data_seeds])
-        if len(a.data_seeds) == 1:  # one data set: paired over the run seeds
-            d, over = finding_difference(x.T, y.T), f"{len(a.run_seeds)} run seeds"
-        else:
-            d, over = finding_difference(x, y), f"{len(a.data_seeds)} data seeds"
-        print(f"  {stat}: {d.difference:+.2f} [{d.low:+.2f}, {d.high:+.2f}] over {over} "
-              f"(CA-Fed {x.mean():.2f}, F3AST {y.mean():.2f})")  # fmt: skip
+                    print(f"  data seed {s}, run seed {r}, {sampler}: " + ", ".join(
+                        f"{k} {v:.2f}" for k, v in statistics(runs[key], a.rounds).items()),
+                        flush=True)  # fmt: skip
     if a.out:
         a.out.write_text(json.dumps({"commit": commit, "date": started, "runs": runs}))
+    summary = summarise(runs, a.data_seeds, a.run_seeds, a.rounds)
+    print(f"CA-Fed (markov) minus F3AST (fast), percentage points, mean [95% CI], "
+          f"{summary['over']}:")  # fmt: skip
+    for key, stat in STATISTICS.items():
+        d, (x, y) = summary[key], summary[f"{key} (CA-Fed, F3AST)"]
+        print(f"  {stat}: {d[0]:+.2f} [{d[1]:+.2f}, {d[2]:+.2f}] (CA-Fed {x:.2f}, F3AST {y:.2f})")
+    if a.record:
+        records = json.loads(a.record.read_text()) if a.record.is_file() else {}
+        records["cafed-appf"] = {
+            "commit": commit, "date": started, "data seeds": a.data_seeds,
+            "run seeds": a.run_seeds, "rounds": a.rounds, **summary,
+        }  # fmt: skip
+        a.record.write_text(json.dumps(records, indent=1) + "\n")
 
 
 if __name__ == "__main__":
