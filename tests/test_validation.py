@@ -43,6 +43,7 @@ from fedtheory.verdict import (
     compare_mean_upper_bound,
     compare_upper_bound,
     evidence_of,
+    finding_label,
     mean_difference,
 )
 
@@ -481,8 +482,11 @@ def _rows_of_every_label() -> list[Comparison]:
             "<",
             2.0,
             1.0,
-            Verdict.NOT_REPRODUCED,
+            Verdict.CONTRADICTED,
             setup_differs=("step sizes: the paper's are unknown",),
+            label=finding_label(
+                Verdict.CONTRADICTED, differs=("step sizes: the paper's are unknown",)
+            ),
         ),  # fmt: skip
         evidence_of(
             "an-erratum", Comparison("erratum", "ref (6)", "<=", 2.0, 1.0, Verdict.VIOLATED)
@@ -520,5 +524,6 @@ def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
                 n = sum(r.outcome_label == label for r in o.rows)
                 assert f"{n} {label}" in line, (line, label)
     labels = [r.outcome_label for r in made_outcomes[0].rows]
-    assert labels[2] == "holds (loose)" and labels[4].startswith("not reproduced (set-up")
+    assert labels[2] == "holds (loose)"
+    assert labels[4].startswith("contradicted at this scale (set-up")
     assert [r.ratio_text for r in made_outcomes[0].rows][:2] == ["exact", "bound is 0"]

@@ -1,5 +1,6 @@
 r"""A paper's empirical finding (an ordering of methods in a table): judged over independent
-data draws, *reproduced*, *reversed* or *not reproduced at this scale*, never *violated*."""
+data draws, *reproduced* (on the set-up or a stand-in), *reversed*, *contradicted at this
+scale*, *underpowered* or *depends on* an unforced choice, never *violated*."""
 
 from __future__ import annotations
 
