@@ -305,9 +305,9 @@ def test_a_reversed_row_needs_the_authors_code_to_agree_where_it_was_run():
     undecided = compare_finding("X < Y", "ref", x, y, against="code", referee=(-0.61, 0.41))
     assert undecided.verdict is Verdict.CONTRADICTED
     assert undecided.verdict_text == (
-        "contradicted at this scale (the authors' code does not agree: [-0.61, +0.41])"
+        "contradicted at this scale (the authors' code does not confirm it: [-0.61, +0.41])"
     )
-    assert "the authors' code, run on the same seeds, does not agree" in undecided.detail
+    assert "the authors' code, run on the same seeds, does not confirm it" in undecided.detail
     # on the finding's side the referee changes nothing
     good = compare_finding("X < Y", "ref", x0 - 3 * (x - x0), y, referee=(-0.61, 0.41))
     assert good.verdict is Verdict.REPRODUCED

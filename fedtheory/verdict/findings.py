@@ -296,7 +296,7 @@ def finding_label(
     if verdict is Verdict.CONTRADICTED:
         if aspects:
             return f"{verdict.value} (set-up differs: {aspects})"
-        return verdict.value + (f" (the authors' code does not agree: {code})" if code else "")
+        return verdict.value + (f" (the authors' code does not confirm it: {code})" if code else "")
     if verdict is Verdict.UNDERPOWERED:
         decide = (
             f"no number of draws up to {MAX_DRAWS:.0e} decides it"
@@ -448,7 +448,7 @@ def compare_finding(
         elif sign * diff.difference <= diff.detectable:
             why = "not larger than the detectable difference"
         else:
-            why = "the authors' code, run on the same seeds, does not agree"
+            why = "the authors' code, run on the same seeds, does not confirm it"
         detail += f"; the opposite ordering is significant but {why}"
     if differs:
         detail += "; open set-up differences: " + "; ".join(differs)
