@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
-from fedtheory.errors import DivergenceError
+from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     AverageParticipating,
@@ -56,6 +56,21 @@ def test_vectorised_fedavg_equals_plain_loop(agg):
     for r in range(4):
         ref = _reference_fedavg(PROB, rec.participation[r], agg, 0.1, 3, np.ones(3))
         assert_tight(rec.iterates[r], ref, rtol=1e-12)
+
+
+def test_one_initial_model_per_replicate_is_each_replicates_own_start():
+    """``w0 [R, d]``: replicate r starts at row r and runs as it would from a common start
+    equal to that row (same seed: same availability and noise per replicate)."""
+    noisy = QuadraticProblem(PROB.A, PROB.c, noise_std=0.3)
+    alg = FedAvg(AverageParticipating(), local_steps=2, lr=0.1)
+    starts = np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]])
+    rec = simulate(noisy, PROC, alg, rounds=15, replicates=2, seed=3, w0=starts)
+    np.testing.assert_array_equal(rec.iterates[:, 0], starts)
+    for r in range(2):
+        common = simulate(noisy, PROC, alg, rounds=15, replicates=2, seed=3, w0=starts[r])
+        np.testing.assert_array_equal(rec.iterates[r], common.iterates[r])
+    with pytest.raises(ParameterError, match="'w0' parameter of simulate"):
+        simulate(noisy, PROC, alg, rounds=2, replicates=3, seed=3, w0=starts)
 
 
 def test_same_seed_same_numbers_and_noise_depends_on_seed():

@@ -21,6 +21,7 @@ from fedtheory.verdict import (
     draws_to_decide,
     finding_difference,
     finding_label,
+    holm_levels,
 )
 
 
@@ -166,6 +167,8 @@ def test_holm_judges_each_row_at_its_rank_level():
     assert rows[0].verdict is Verdict.REPRODUCED
     assert rows[1].verdict is Verdict.UNDERPOWERED  # p < 0.05 but above 0.05 / 3
     assert "Holm over 4 rows" in rows[1].detail
+    levels = holm_levels(specs)  # the level that judged each row, for a figure
+    assert levels[0] == pytest.approx(1 - 0.05 / 4) and levels[1] == pytest.approx(1 - 0.05 / 3)
     p = stats.ttest_1samp(finding_difference(borderline, y).per_draw, 0.0).pvalue
     assert 0.05 / 3 < p < 0.05
     wide = finding_difference(borderline, y, confidence=1 - 0.05 / 3)
@@ -287,3 +290,24 @@ def test_a_set_up_says_what_fixes_each_choice():
         Aspect("init", "p", "c", "o", False, "r", fixed_by="unforced", values=("zero",))
     with pytest.raises(ParameterError, match="'fixed_by' parameter of Aspect"):
         Aspect("init", "p", "c", "o", False, "r", fixed_by="memory")
+
+
+def test_a_reversed_row_needs_the_authors_code_to_agree_where_it_was_run():
+    """The referee is the authors' code's interval of the same difference X - Y: a reversal
+    stands only where that interval lies on the same side of 0."""
+    x0, y = _draws(1)
+    x = x0 + 3 * finding_difference(x0, y).detectable  # clearly the opposite ordering
+    agrees = compare_finding("X < Y", "ref", x, y, against="code", referee=(0.3, 1.58))
+    assert agrees.verdict is Verdict.REVERSED
+    assert agrees.verdict_text == (
+        "reversed on the authors' code's set-up (the authors' code agrees: [+0.3, +1.58])"
+    )
+    undecided = compare_finding("X < Y", "ref", x, y, against="code", referee=(-0.61, 0.41))
+    assert undecided.verdict is Verdict.CONTRADICTED
+    assert undecided.verdict_text == (
+        "contradicted at this scale (the authors' code does not confirm it: [-0.61, +0.41])"
+    )
+    assert "the authors' code, run on the same seeds, does not confirm it" in undecided.detail
+    # on the finding's side the referee changes nothing
+    good = compare_finding("X < Y", "ref", x0 - 3 * (x - x0), y, referee=(-0.61, 0.41))
+    assert good.verdict is Verdict.REPRODUCED

@@ -22,6 +22,7 @@ from fedtheory.budget import check_bytes, check_seconds, seconds
 from fedtheory.constraints import (
     Array,
     Bool,
+    Either,
     Function,
     Instance,
     Integer,
@@ -124,7 +125,7 @@ client models ``[R, N, d]``, ``lambda s, m: s.echo`` for its echo factors)."""
     problem=Instance(FederatedProblem),
     availability=Instance(AvailabilityProcess),
     algorithm=Instance(Algorithm),
-    w0=Array(shape=("problem.dim",), none=True),
+    w0=Either(Array(shape=("problem.dim",)), Array(shape=("replicates", "problem.dim")), none=True),
     biased_weights=Probabilities(size="problem.num_clients", none=True),
     eval_every=Integer(1),
     keep_masks=Bool(),
@@ -163,8 +164,9 @@ def simulate(
     seed : int
         Same seed, same numbers: availability and gradient noise of round ``t`` depend only
         on ``(seed, t)``.
-    w0 : array [d], optional
-        Initial model (default zeros).
+    w0 : array [d] or [R, d], optional
+        Initial model (default zeros): one for every replicate, or one per replicate (a
+        framework's seeded default initialisation, say).
     biased_weights : array [N], optional
         Weights :math:`p` of the biased objective :math:`F_B` (metric ``gap_B``).
     eval_every : int
@@ -260,7 +262,7 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
     start = np.zeros(problem.dim) if w0 is None else w0
     state = algorithm.init(
         problem, torch.from_numpy(start).to(device).expand(replicates, -1).clone()
-    )
+    )  # [R, d]
     footprint.check(
         footprint.estimate(
             replicates=replicates,

@@ -59,6 +59,7 @@ from fedtheory.verdict.findings import (
     draws_to_decide,
     finding_difference,
     finding_label,
+    holm_levels,
     mean_difference,
 )
 from fedtheory.verdict.intervals import (
@@ -125,6 +126,7 @@ __all__ = [
     "distinct_runs",
     "draws_to_decide",
     "finding_label",
+    "holm_levels",
     "equivalence_outcome",
     "finding_difference",
     "format_ratio",

@@ -1,5 +1,6 @@
 r"""A paper's empirical finding (an ordering of methods in a table): judged over independent
-data draws, *reproduced*, *reversed* or *not reproduced at this scale*, never *violated*."""
+data draws, *reproduced* (on the set-up or a stand-in), *reversed*, *contradicted at this
+scale*, *underpowered* or *depends on* an unforced choice, never *violated*."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from scipy import stats
 from fedtheory.constraints import (
     Array,
     Instance,
+    Interval,
     Label,
     MappingOf,
     Option,
@@ -219,10 +221,12 @@ FINDING = {
     "against": Option(*COLUMNS),
     "variants": SequenceOf(Instance(Variant)),
     "default": Label(none=True),
+    "referee": Interval(none=True),
 }
 """A finding's row: its claim and reference, ``samples [S, R_X]`` against ``baseline
 [S, R_Y]``, the ordering stated, the open set-up differences, the column it is judged
-against, the values of its unforced choices (:func:`compare_finding`, :class:`FindingSpec`)."""
+against, the values of its unforced choices, the authors' code's interval of the same
+difference (:func:`compare_finding`, :class:`FindingSpec`)."""
 VARIANT_HEADER = ("choice", "value", "outcome", "difference [interval]")
 """Columns of :attr:`Comparison.outcomes <fedtheory.verdict.Comparison>`: a finding's outcome
 at each value of its unforced choices."""
@@ -238,6 +242,7 @@ at each value of its unforced choices."""
     detectable=Real(0.0),
     needed=Size(none=True),
     depends=Texts(),
+    referee=Interval(none=True),
 )
 def finding_label(
     verdict: Verdict,
@@ -250,6 +255,7 @@ def finding_label(
     detectable: float = 0.0,
     needed: int | None = None,
     depends: tuple[str, ...] = (),
+    referee: tuple[float, float] | None = None,
 ) -> str:
     r"""The one text of a finding's outcome (:data:`~fedtheory.verdict.FINDING_VERDICTS`),
     with its reasons, as the verdict table, ``verdicts.csv`` and the summary print it:
@@ -257,8 +263,10 @@ def finding_label(
     * *reproduced on the paper's set-up* (or *on the authors' code's set-up*);
     * *reproduced on a stand-in: data, model* (the aspects of ``differs``, ``"aspect:
       reason"``);
-    * *reversed on the paper's set-up*;
-    * *contradicted at this scale (set-up differs: data)*;
+    * *reversed on the paper's set-up*, with ``referee`` (the authors' code's interval of the
+      same difference) *(the authors' code agrees: [+0.30, +1.58])*;
+    * *contradicted at this scale (set-up differs: data)*, or *(the authors' code does not
+      agree: [-0.2, +0.5])* when ``referee`` is given (the one condition of *reversed* left);
     * *underpowered: direction agrees in 5 of 6 draws; difference -0.08, detectable 0.19;
       about 40 draws would decide it* (``needed``, :func:`draws_to_decide`; ``None``: no
       practical number of draws decides it);
@@ -278,14 +286,17 @@ def finding_label(
     """
     aspects = ", ".join(d.split(":")[0] for d in differs)
     on = f"on {AGAINST[against]}"
+    code = "" if referee is None else f"[{referee[0]:+.3g}, {referee[1]:+.3g}]"
     if verdict is Verdict.REPRODUCED:
         return f"reproduced {on}"
     if verdict is Verdict.STAND_IN:
         return f"reproduced on a stand-in: {aspects}"
     if verdict is Verdict.REVERSED:
-        return f"reversed {on}"
+        return f"reversed {on}" + (f" (the authors' code agrees: {code})" if code else "")
     if verdict is Verdict.CONTRADICTED:
-        return verdict.value + (f" (set-up differs: {aspects})" if aspects else "")
+        if aspects:
+            return f"{verdict.value} (set-up differs: {aspects})"
+        return verdict.value + (f" (the authors' code does not confirm it: {code})" if code else "")
     if verdict is Verdict.UNDERPOWERED:
         decide = (
             f"no number of draws up to {MAX_DRAWS:.0e} decides it"
@@ -377,6 +388,7 @@ def compare_finding(
     against: str = "paper",
     variants: tuple[Variant, ...] = (),
     default: str | None = None,
+    referee: tuple[float, float] | None = None,
 ) -> Comparison:
     r"""A paper's empirical finding :math:`E[X]<E[Y]` (``relation="<"``) or
     :math:`E[X]>E[Y]` (``">"``), e.g. an ordering of methods in a table, from
@@ -390,7 +402,9 @@ def compare_finding(
       set-up the paper or its authors' code ran);
     * *reversed* -- it lies on the opposite side, the measured difference exceeds the
       smallest difference detected with probability ``power``, there are at least
-      :data:`MIN_DATA_SEEDS` draws, and no material set-up difference is open; the opposite
+      :data:`MIN_DATA_SEEDS` draws, no material set-up difference is open, and where the
+      authors' code was run on the same seeds (``referee``: its confidence interval of the
+      same difference :math:`X-Y`) that interval lies on the same side of 0; the opposite
       side without all of these is *contradicted at this scale*;
     * *underpowered* -- the interval holds 0: the label gives the draws whose difference
       agrees in direction and the number of draws that would decide the measured difference
@@ -408,6 +422,11 @@ def compare_finding(
     finding generalises, not a statement to refute. The row reports the mean of ``X`` (its
     interval over the draws) against the mean of ``Y``."""
     verdict, diff, reasons = _judged(samples, baseline, relation, differs, confidence, power)
+    sign = 1.0 if relation == "<" else -1.0
+    if referee is not None:
+        reasons["referee"] = referee
+        if verdict is Verdict.REVERSED and min(sign * referee[0], sign * referee[1]) <= 0:
+            verdict = Verdict.CONTRADICTED
     draws = diff.per_draw.size
     x = np.asarray(samples, dtype=float)
     per_draw_x = x.mean(axis=1) if x.ndim == 2 else x
@@ -426,8 +445,10 @@ def compare_finding(
             why = f"fewer than {MIN_DATA_SEEDS} data draws"
         elif differs:
             why = "the set-up differs materially from the one judged against"
-        else:
+        elif sign * diff.difference <= diff.detectable:
             why = "not larger than the detectable difference"
+        else:
+            why = "the authors' code, run on the same seeds, does not confirm it"
         detail += f"; the opposite ordering is significant but {why}"
     if differs:
         detail += "; open set-up differences: " + "; ".join(differs)
@@ -439,6 +460,8 @@ def compare_finding(
         for v in variants:
             d = differs if v.differs is None else v.differs
             out, vd, why = _judged(v.samples, v.baseline, relation, d, confidence, power)
+            if out is Verdict.REVERSED and referee is not None:  # the referee ran one value
+                out, why["referee"] = Verdict.CONTRADICTED, referee
             judged.append((v.choice, v.value, out, vd, finding_label(out, against=against, **why)))
         outcomes = [
             (c, value, text, f"{d.difference:+.3g} [{d.low:+.3g}, {d.high:+.3g}]")
@@ -485,6 +508,7 @@ class FindingSpec:
     against: str = "paper"
     variants: tuple[Variant, ...] = ()
     default: str | None = None
+    referee: tuple[float, float] | None = None
 
 
 @declare(
@@ -517,19 +541,19 @@ def compare_findings(
                 f"The 'specs' parameter of compare_findings must vary every unforced choice "
                 f"of 'unforced' in each row. Got row {s.claim!r} without {missing} instead."
             )
-    a = 1.0 - confidence
     m = len(specs)
     p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    levels = holm_levels(specs, confidence=confidence)
     rows: list[Comparison | None] = [None] * m
     stepping = True  # Holm: stop rejecting at the first rank that fails
     for j, i in enumerate(np.argsort(p, kind="stable")):
-        level = a / (m - j)
+        level = 1.0 - levels[i]
         stepping = stepping and p[i] <= level
         s = specs[i]
         row = compare_finding(s.claim, s.reference, s.samples, s.baseline, relation=s.relation,
                               confidence=1.0 - level, power=power, differs=s.differs,
                               against=s.against, variants=s.variants,
-                              default=s.default)  # fmt: skip
+                              default=s.default, referee=s.referee)  # fmt: skip
         note = f"; Holm over {m} rows: rank {j + 1}, level {level:.3g}, p = {p[i]:.3g}"
         if not stepping and row.verdict in _SIDE and row.verdict is not Verdict.UNDERPOWERED:
             note += " (an earlier rank was not significant: underpowered)"
@@ -544,6 +568,18 @@ def compare_findings(
             row = replace(row, verdict=Verdict.UNDERPOWERED, label=label)
         rows[i] = replace(row, detail=row.detail + note)
     return rows
+
+
+@declare(specs=SequenceOf(Instance(FindingSpec), min_size=1), confidence=LEVEL)
+def holm_levels(specs, *, confidence: float = 0.95) -> np.ndarray:
+    r"""``[m]``: the confidence at which :func:`compare_findings` judges each row, Holm's
+    :math:`1-a/(m-j)` for the row of rank :math:`j` by p-value (what a figure draws as the
+    interval that decided the row, :func:`finding_difference` at that confidence)."""
+    a, m = 1.0 - confidence, len(specs)
+    p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    out = np.empty(m)
+    out[np.argsort(p, kind="stable")] = 1.0 - a / (m - np.arange(m))
+    return out
 
 
 def _p_value(samples, baseline) -> float:
