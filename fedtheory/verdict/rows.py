@@ -156,6 +156,13 @@ class Comparison:
         return self.source == "fedtheory" and self.verdict is Verdict.VIOLATED
 
     @property
+    def outcome_label(self) -> str:
+        """The one label of this row's outcome, as ``verdicts.csv``, ``fedtheory
+        validate``'s progress line and the report print it: :attr:`verdict_text`, and
+        *(loose)* after a loose *holds* (:attr:`loose`)."""
+        return self.verdict_text + (" (loose)" if self.loose else "")
+
+    @property
     def unexplained_violation(self) -> bool:
         """*violated* and not the evidence of a catalogued erratum (what a CI gate fails on)."""
         return self.verdict is Verdict.VIOLATED and not self.erratum
@@ -185,6 +192,7 @@ class Comparison:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["verdict"] = self.verdict.value
+        d["outcome_label"] = self.outcome_label
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
         d["setup_differs"] = "; ".join(self.setup_differs)
