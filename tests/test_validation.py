@@ -34,6 +34,7 @@ from fedtheory.validation.report import (
 )
 from fedtheory.validation.runner import run, verdicts_frame
 from fedtheory.verdict import (
+    FINDING_VERDICTS,
     Comparison,
     Verdict,
     compare_equal,
@@ -45,7 +46,7 @@ from fedtheory.verdict import (
     mean_difference,
 )
 
-FINDINGS = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+FINDINGS = FINDING_VERDICTS
 
 
 def test_verdict_logic_detects_a_wrong_bound_and_labels_assumptions():
@@ -121,11 +122,11 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name, tmp
     for before, after in zip(rows, broken, strict=True):
         expected = {Verdict.OUTSIDE: Verdict.OUTSIDE}.get(before.verdict, Verdict.VIOLATED)
         if before.verdict in FINDINGS and name != "errata":  # an ordering, baseline moved away
-            # reversed, unless a material set-up difference is open: then not reproduced
-            expected = Verdict.NOT_REPRODUCED if after.setup_differs else Verdict.REVERSED
+            # reversed, unless a material set-up difference is open: then contradicted
+            expected = Verdict.CONTRADICTED if after.setup_differs else Verdict.REVERSED
             if after.setup_differs:
                 assert "the set-up differs materially" in after.detail, after
-                assert after.verdict_text.startswith("not reproduced (set-up differs: ")
+                assert after.verdict_text.startswith("contradicted at this scale (set-up ")
         assert after.verdict is expected, (before, after)
     _check_figure(check, data, s, rows, tmp_path)
 
@@ -211,7 +212,7 @@ def test_report_written_and_resume_reuses_data(report_run):
     assert "data reused" in messages[-1]
     assert not list(tmp_path.rglob("*.tmp"))
     # verdicts.csv and the DataFrame: one row per verdict, in report order
-    rows = [(o.check.name, r.claim, r.verdict.value) for o in outcomes for r in o.rows]
+    rows = [(o.check.name, r.claim, r.outcome_label) for o in outcomes for r in o.rows]
     with open(tmp_path / "verdicts.csv", newline="") as f:
         csv_rows = list(csv.DictReader(f))
     assert [(r["validation"], r["claim"], r["verdict"]) for r in csv_rows] == rows
@@ -263,7 +264,7 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
                      {"keys": [key]})  # fmt: skip
     blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
     text = to_markdown(blocks)
-    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
+    assert "| 2.8e-06 | **holds (loose)** |" in text and "Statements: 4 holds (1 loose)" in text
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
@@ -462,3 +463,60 @@ def test_cli_gate_fails_on_violations_no_catalogued_erratum_explains(
     assert row.verdict_text.startswith("violated") and row.unexplained_violation is (
         rows == "planted"
     )
+
+
+def _rows_of_every_label() -> list[Comparison]:
+    """One row of each label kind: exact 0, a bound of 0 exceeded, a loose holds, a ratio
+    within rounding of 1, a finding whose set-up differs, an erratum's evidence."""
+    return [
+        Comparison("zero", "ref (1)", "==", 0.0, 0.0, Verdict.HOLDS),
+        Comparison("above zero", "ref (2)", "<=", 0.5, 0.0, Verdict.VIOLATED),
+        Comparison("loose", "ref (3)", "<=", 1e-5, 1.0, Verdict.HOLDS),
+        Comparison("rounding", "ref (4)", "<=", 1.0 + 1e-9, 1.0, Verdict.HOLDS),
+        Comparison(
+            "finding",
+            "ref (5)",
+            "<",
+            2.0,
+            1.0,
+            Verdict.UNDERPOWERED,
+            setup_differs=("step sizes: the paper's are unknown",),
+        ),  # fmt: skip
+        evidence_of(
+            "an-erratum", Comparison("erratum", "ref (6)", "<=", 2.0, 1.0, Verdict.VIOLATED)
+        ),  # fmt: skip
+    ]
+
+
+def _report_labels(report: str) -> list[tuple[str, str]]:
+    """(ratio, verdict) of each row of report.md's verdict table."""
+    table = report.split('<a id="verdicts"></a>')[1].split("\n\n")[3].splitlines()[2:]
+    return [tuple(c.strip() for c in line.strip("|").split(" | ")[-2:]) for line in table]
+
+
+def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
+    """verdicts.csv, the progress line and report.md print each row's one label and ratio,
+    on a real tiny run and on rows of every label kind (a bound of 0 among them)."""
+    fedavg = CHECKS["example1-fedavg"]
+    made = replace(fedavg, name="labels", judge=lambda data, settings: _rows_of_every_label())
+    messages: list[str] = []
+    made_outcomes = run([made], tmp_path, size="tiny", progress=messages.append)
+    for outcomes, out, lines in ((made_outcomes, tmp_path, messages), report_run):
+        table = [r for o in outcomes if o.check.name != "errata" for r in o.rows]
+        expected = [(r.ratio_text, f"**{r.outcome_label}**") for r in table]
+        assert _report_labels((out / "report.md").read_text()) == expected
+        with open(out / "verdicts.csv", newline="") as f:
+            csv_rows = list(csv.DictReader(f))
+        every = [r for o in outcomes for r in o.rows]
+        assert [(c["ratio"], c["verdict"]) for c in csv_rows] == [
+            (r.ratio_text, r.outcome_label) for r in every
+        ]
+        assert [c["outcome"] for c in csv_rows] == [r.verdict.value for r in every]
+        for o in outcomes:  # the progress line names each label with its count
+            line = next(m for m in lines if f"] {o.check.name}: " in m and "running" not in m)
+            for label in {r.outcome_label for r in o.rows}:
+                n = sum(r.outcome_label == label for r in o.rows)
+                assert f"{n} {label}" in line, (line, label)
+    labels = [r.outcome_label for r in made_outcomes[0].rows]
+    assert labels[2] == "holds (loose)" and labels[4].startswith("underpowered")
+    assert [r.ratio_text for r in made_outcomes[0].rows][:2] == ["exact", "bound is 0"]

@@ -34,6 +34,7 @@ import platform
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -43,6 +44,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fedtheory import threads
+from fedtheory.constraints import Option
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -53,7 +55,6 @@ from fedtheory.io import (
     remove_temporaries,
     save_npz,
 )
-from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
@@ -72,7 +73,7 @@ from fedtheory.validation.report import (
     to_markdown,
 )
 from fedtheory.validation.setups import SETUP_HEADER
-from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
+from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ def run(
     one a sequential run writes, compute times aside.
     """
     names = list(names)
-    check_choice(size, SIZES, "size", "run")
+    Option(*SIZES).check(size, "size", "run", {})
     unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
     if unknown or not names:
         raise ParameterError(
@@ -268,7 +269,7 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
         )
         for j, outcome in tasks:
             i = order[j]
-            verdicts = ", ".join(r.verdict.value for r in outcome.rows)
+            verdicts = _summary_line(outcome.rows)
             how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
             progress(f"[{i + 1}/{n}] {checks[i].name}: {verdicts}{how}")
             done[i] = outcome
@@ -344,8 +345,16 @@ def _measured(r: Comparison) -> str:
 
 
 def _verdict_text(r: Comparison) -> str:
-    """The verdict as the report prints it; a loose *holds* says so."""
-    return f"**{r.verdict_text}**" + (" (loose)" if r.loose else "")
+    """The verdict as the report prints it: the row's :attr:`~Comparison.outcome_label`."""
+    return f"**{r.outcome_label}**"
+
+
+def _summary_line(rows: Iterable[Comparison]) -> str:
+    """The labels of ``rows`` as ``fedtheory validate``'s progress line prints them: each
+    :attr:`~Comparison.outcome_label` once, in order of first appearance, with its count
+    (``"3 holds; 1 holds (loose)"``)."""
+    counts = Counter(r.outcome_label for r in rows)
+    return "; ".join(f"{n} {label}" for label, n in counts.items())
 
 
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
@@ -364,7 +373,7 @@ def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
 
 HEADER = ("claim", "paper and equation", "measured", "bound / prediction", "ratio", "verdict")
 STATEMENT_VERDICTS = (Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.OUTSIDE)
-FINDING_OUTCOMES = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+FINDING_OUTCOMES = FINDING_VERDICTS
 ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
@@ -391,11 +400,16 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}."
     if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
         text += f" Empirical findings of the papers: {findings}."
-    if ours:
+    for source, what in (
+        ("comparison", "Comparisons between algorithms that no paper states"),
+        ("fedtheory", "Consistency checks of fedtheory against itself"),
+    ):
+        mine = [r for r in ours if getattr(r, "source", "paper") == source]
         counts = ", ".join(
-            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+            f"{n} {text_of(v, source)}" for v in Verdict if (n := sum(r.verdict is v for r in mine))
         )
-        text += f" Comparisons between algorithms that no paper states: {counts}."
+        if mine:
+            text += f" {what}: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -412,6 +426,14 @@ def _counts(outcomes: list[Outcome]) -> str:
                 + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
             )
     return text
+
+
+def text_of(verdict: Verdict, source: str) -> str:
+    """A verdict as a count names it: *violated* of a consistency check of fedtheory is a
+    *defect of fedtheory*."""
+    if source == "fedtheory" and verdict is Verdict.VIOLATED:
+        return "defect(s) of fedtheory"
+    return verdict.value
 
 
 def _tightness_text(ratio: float, searched: str) -> str:
@@ -487,10 +509,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
             "row neither confirms nor refutes it."
             + (
-                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
-                "a table's ranking) that the measurement neither reproduces nor contradicts by "
-                "a significant difference larger than the smallest one the comparison detects "
-                "(80% power at the measured spread; numbers in the row's detail)."
+                " A paper's empirical ordering (`<` rows, e.g. a table's ranking) is "
+                '"reproduced" on the set-up it is judged against or "on a stand-in" (the '
+                'aspects named); "underpowered" where neither ordering is significant (the '
+                "draws that agree in direction, the smallest difference detected with 80% "
+                'power, the draws that would decide it); "contradicted at this scale" where '
+                'the opposite ordering is significant but not "reversed" (a stand-in, too '
+                'few draws, smaller than detectable); "depends on" an unforced set-up '
+                "choice whose values change the outcome (the row's detail gives each)."
                 if _papers(outcomes)
                 else ""
             )
@@ -640,10 +666,15 @@ CSV_COLUMNS = (
     "bound",
     "ratio",
     "verdict",
+    "outcome",
     "setup_differs",
     "detail",
 )
-"""Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict."""
+"""Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict: ``ratio``
+as the report prints it (:func:`~fedtheory.verdict.format_ratio`: ``exact``, ``bound is 0``),
+``verdict`` the row's label as the report prints it
+(:attr:`~fedtheory.verdict.Comparison.outcome_label`), ``outcome`` the outcome it counts
+under (:class:`~fedtheory.verdict.Verdict`'s value, for grouping)."""
 
 
 def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
@@ -653,7 +684,9 @@ def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
         for r in rows:
             low, high = r["interval"] if r["interval"] is not None else (None, None)
             records.append({"validation": name, "setup_differs": "", **r, "ci_low": low,
-                            "ci_high": high})  # fmt: skip
+                            "ci_high": high, "outcome": r["verdict"],
+                            "verdict": r["outcome_label"],
+                            "ratio": format_ratio(r["measured"], r["bound"])})  # fmt: skip
     return [{k: rec[k] for k in CSV_COLUMNS} for rec in records]
 
 

@@ -2,7 +2,9 @@ r"""FL methods written on PEPit points, round by round exactly as :mod:`fedtheor
 them (same objects, same configuration, same aggregation weights).
 
 Every participating client runs :math:`E` local gradient steps from the server model,
-:math:`y_{j+1}=y_j-\eta_t(\nabla f_i(y_j)+\mu_{\rm prox}(y_j-x_t))`, and reports
+:math:`y_{j+1}=y_j-\eta_{t,j}(\nabla f_i(y_j)+\mu_{\rm prox}(y_j-x_t))` (:math:`\eta_{t,j}=\eta_t`
+for a schedule of the round; a :class:`~fedtheory.sim.schedules.PerStep` schedule's rate of
+the global step :math:`tE+j`, Li et al. ICLR 2020's :math:`\eta_{tE+j}`), and reports
 :math:`\Delta_t^i=y_E-x_t`. Then
 
 * :class:`~fedtheory.sim.FedAvg`: :math:`x_{t+1}=x_t+\eta_s\sum_{i\in A_t}q_{t,i}\Delta_t^i`
@@ -52,6 +54,8 @@ ALGORITHM = Exemplified(
 """A simulator algorithm a PEP can express (:func:`check_method` says with which options)."""
 MASK = Mask(ndim=2, min_size=1)
 """A participation mask ``[T, N]``."""
+RUN_MASK = Mask(shape=(None, "fs[0]"), min_size=1)
+"""A participation mask ``[T, N]`` with one column per client function ``fs``."""
 
 
 @declare(algorithm=ALGORITHM, owner=Text())
@@ -104,7 +108,7 @@ def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     return torch.cat(chosen).numpy()
 
 
-@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=MASK)
+@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=RUN_MASK)
 def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
     functions ``fs`` under ``mask [T, N]`` (for FedAWE a :class:`fedawe.Trajectory`, which
@@ -112,18 +116,20 @@ def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     check_method(algorithm, "run")
     if isinstance(algorithm, FedAWE):
         return fedawe.run(algorithm, fs, x0, mask)
-    n = fedawe._clients_of(mask, fs, "run")
+    n = len(fs)
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
     table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)
     models = [x0]
     x = x0
     for t in range(mask.shape[0]):
-        lr, server_lr = float(algorithm.client_lr(t)), float(algorithm.server_rate(t))
+        rates = algorithm.client_rates(t)  # one rate, or one per local step (PerStep)
+        rates = rates if isinstance(rates, tuple) else (float(rates),) * algorithm.local_steps
+        server_lr = float(algorithm.server_rate(t))
         deltas = {}
         for i in np.flatnonzero(work[t]):
             y = x
-            for _ in range(algorithm.local_steps):
+            for lr in rates:
                 g = fs[i].gradient(y)
                 if algorithm.prox:
                     g = g + algorithm.prox * (y - x)

@@ -36,7 +36,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.pep import _symmetry as symmetry
 from fedtheory.pep import criteria, methods
 from fedtheory.pep._pepit import pepit
-from fedtheory.pep.certificate import Certificate, check
+from fedtheory.pep.certificate import Certificate, certified, check
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
@@ -109,7 +109,8 @@ STATUSES = ("verified", "inaccurate", "failed")
 @dataclass(frozen=True)
 class PepResult:
     """A solved (or failed) PEP. ``value`` is the certified worst case (the proof's dual
-    value) or None when the solver failed or its solution did not pass the checks."""
+    value), exact to ``certificate.tolerance``, or None when the solver failed or its
+    solution did not pass the checks."""
 
     status: str  # "verified", "inaccurate" or "failed"
     value: float | None
@@ -134,8 +135,9 @@ class PepResult:
             return f"PEP {self.status}: {self.message}"
         c = self.certificate
         return (
-            f"worst case {self.value:.10g} (certificate verified: primal {c.primal:.10g}, "
-            f"largest check error {c.error:.2g}; {self.solver}, tolerance {self.tolerance:g})"
+            f"worst case {certified(self.value, c.tolerance)} (certificate verified to "
+            f"{c.tolerance:.1g}: largest check error {c.error:.1g}; {self.solver}, solver "
+            f"tolerance {self.tolerance:g})"
         )
 
 
@@ -381,19 +383,21 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model) -> PepResu
 
 def _instance(fs, x0, xs, fclass) -> Instance:
     """The primal solution's points, gradients and values per client."""
+    from fedtheory.pep._program import value
+
     if isinstance(fclass, Isotropic):
-        centres = tuple(np.asarray(f.centre.eval()) for f in fs)
+        centres = tuple(np.asarray(value(f.centre)) for f in fs)
         grads = tuple(np.zeros((0, c.size)) for c in centres)
-        return Instance(np.asarray(x0.eval()), np.asarray(xs.eval()), grads, grads, (), centres)
+        return Instance(np.asarray(value(x0)), np.asarray(value(xs)), grads, grads, (), centres)
     pts, grads, vals = [], [], []
     for f in fs:
         data = f.list_of_points
-        pts.append(np.array([x.eval() for x, _, _ in data]))
-        grads.append(np.array([g.eval() for _, g, _ in data]))
-        vals.append(np.array([v.eval() for _, _, v in data]))
+        pts.append(np.array([value(x) for x, _, _ in data]))
+        grads.append(np.array([value(g) for _, g, _ in data]))
+        vals.append(np.array([value(v) for _, _, v in data]))
     centres = None
     if isinstance(fclass, Quadratic):
-        centres = tuple(np.asarray(f.list_of_stationary_points[0][0].eval()) for f in fs)
+        centres = tuple(np.asarray(value(f.list_of_stationary_points[0][0])) for f in fs)
     return Instance(
-        np.asarray(x0.eval()), np.asarray(xs.eval()), tuple(pts), tuple(grads), tuple(vals), centres
+        np.asarray(value(x0)), np.asarray(value(xs)), tuple(pts), tuple(grads), tuple(vals), centres
     )
