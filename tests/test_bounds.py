@@ -183,3 +183,15 @@ def test_every_catalogue_key_is_the_attribute_path_of_its_theorem():
 
     for key, theorem in CATALOGUE.items():
         assert functools.reduce(getattr, key.split("."), bounds) is theorem, key
+
+
+def test_a_result_over_arrays_prints_its_numbers_elementwise_on_one_line():
+    thm = CATALOGUE["fedau.theorem3.per_round"]
+    p = np.array([0.5, 0.25])
+    res = thm.evaluate(K_cut=50, p=p, t=10)
+    text = repr(res)
+    assert "\n" not in text and "array(" not in text
+    total = ", ".join(f"{v:.6g}" for v in np.asarray(res.total))
+    assert f"total=[{total}]" in text
+    long = repr(thm.evaluate(K_cut=50, p=np.linspace(0.1, 0.9, 20), t=10))
+    assert "..." in long and "(shape (20,))" in long and "\n" not in long

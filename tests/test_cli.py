@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,10 @@ def test_eval_reports_a_failed_hypothesis_with_exit_status_1(capsys):
         (["eval", "cafed.theorem1", "kappa=two"], "expected NAME=NUMBER"),
         (["eval", "cafed.theorem1", "kappa=-1", "gap_B=0", "chi2=0", "Gamma=0"], "'kappa'"),
         (["show", "cafed.theorm1"], "did you mean cafed.theorem1"),
+        (
+            ["eval", "cafed.theorem1", "kapa=2", "gap_B=0", "chi2=0", "Gamma=0"],
+            "'kapa': did you mean 'kappa'?",
+        ),  # fmt: skip
         (["list", "--paper", "nope"], "unknown paper"),
     ],
 )
@@ -82,7 +87,7 @@ def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
 def test_list_filters_by_paper_and_kind(capsys):
     assert main(["list", "--paper", "cafed", "--kind", "upper bound"]) == 0
     out = capsys.readouterr().out
-    listed = {line.split()[0] for line in out.splitlines() if line.startswith("  ")}
+    listed = {line.split()[0] for line in out.splitlines() if re.match(r"  \S", line)}
     expected = {
         k for k, t in CATALOGUE.items() if k.startswith("cafed.") and t.kind == "upper bound"
     }
@@ -90,6 +95,22 @@ def test_list_filters_by_paper_and_kind(capsys):
     assert main(["list", "--paper", "fedlaavg", "--validations"]) == 0
     out = capsys.readouterr().out.split("Validations")[1]
     assert "example1-fedavg" in out and "cafed-decomposition" not in out
+
+
+def test_list_fits_100_columns_wrapping_under_its_column(capsys):
+    assert main(["list", "--validations"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    keys = [line for line in lines if re.match(r"  \S", line) and "." in line.split()[0]]
+    assert {line.split()[0] for line in keys} == set(CATALOGUE)  # every key on a line of its own
+    wrapped = [line for line in lines if line.startswith(" " * 40)]
+    assert wrapped  # long references continue under their column, not past 100 columns
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_show_writes_powers_in_one_notation(key, capsys):
+    assert main(["show", key]) == 0
+    assert "**" not in capsys.readouterr().out
 
 
 def test_cli_kinds_are_the_theorem_kinds():

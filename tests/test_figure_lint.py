@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from fedtheory.validation import figure_lint, plots, runner
 from fedtheory.validation.registry import CHECKS
+from fedtheory.verdict import Comparison, Verdict
 
 T = np.arange(1, 41)
 
@@ -119,9 +120,45 @@ def test_every_figure_of_the_quick_report_passes_the_lint(name, tmp_path):
 
     def spy(data, settings, fig):
         drawn.append(fig)
-        return check.plot(data, settings, fig)
+        drawn.append(check.plot(data, settings, fig))
+        return drawn[-1]
 
     runner._save_figure(tmp_path / "figure", replace(check, plot=spy), data, s, rows)
     with plots.style():
-        defects = figure_lint.lint(drawn[0])
+        defects = figure_lint.lint(drawn[0], rows=rows, caption=drawn[1])
     assert not defects, "\n".join(map(str, defects))
+
+
+def test_an_error_bar_other_than_the_rows_interval_is_found():
+    """A per-point interval drawn for a row judged on its (wider) family-wise interval."""
+    row = Comparison("E[x]", "ref (1)", "<=", 2.0, 9.0, Verdict.HOLDS, interval=(1.4, 2.6))
+    for drawn, kinds in (((1.4, 2.6), []), ((1.9, 2.1), ["interval"])):
+        with plots.style():
+            fig, ax = _clean()
+            low, high = drawn
+            ax.errorbar([20.0], [2.0], yerr=[[2.0 - low], [high - 2.0]],
+                        label="measured, 95% CI", **plots.series(2, line=False))  # fmt: skip
+            plots.legend(ax)
+            assert [d.kind for d in figure_lint.lint(fig, rows=[row])] == kinds
+
+
+@pytest.mark.parametrize(
+    ("title", "caption", "missing"),
+    [
+        ("Theorem 1 and Lemma 6", None, ["Lemma 6"]),
+        ("Theorem 1", "Propositions 2-3: see the rows", ["Proposition 2", "Proposition 3"]),
+        ("Theorem 1 and Lemma 2", "Theorem 1 and Lemma 2", ["Lemma 2"]),
+        ("Theorem 1 and Lemma 6", "Lemma 6: the dashed Theorem 1 bound", ["Lemma 6"]),
+        ("Lemma 4 against simulation", None, []),
+    ],
+    ids=["title", "caption range", "named twice", "caption only", "the subject"],
+)
+def test_a_statement_named_without_a_series_is_found(title, caption, missing):
+    with plots.style():
+        fig, ax = _clean()
+        ax.get_lines()[1].set_label("Theorem 1 bound")
+        fig.suptitle(title)
+        plots.legend(ax)
+        defects = figure_lint.lint(fig, caption=caption)
+    assert [d.kind for d in defects] == ["unplotted statement"] * len(missing)
+    assert all(name in str(d) for d, name in zip(defects, missing, strict=True))

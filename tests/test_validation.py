@@ -6,6 +6,7 @@ import base64
 import csv
 import json
 import os
+import re
 import shutil
 import stat
 from dataclasses import replace
@@ -43,6 +44,7 @@ from fedtheory.verdict import (
     compare_mean_upper_bound,
     compare_upper_bound,
     evidence_of,
+    finding_label,
     mean_difference,
 )
 
@@ -210,6 +212,12 @@ def test_report_written_and_resume_reuses_data(report_run):
     messages.clear()
     run(names, tmp_path, size="tiny", progress=messages.append)
     assert "data reused" in messages[-1]
+    rerun = (tmp_path / "report.md").read_text()  # each section keeps its last compute time
+    for o in outcomes:
+        when = re.escape(f"Compute time: {o.seconds:.1f} s on ")
+        assert re.search(when + r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(data reused", rerun), o.check.name
+    assert "Compute time: none" not in rerun and "(s)" not in rerun.split("\n\n")[1]
+    assert f"[{names[0]}/figure.svg]({names[0]}/figure.svg)" in rerun
     assert not list(tmp_path.rglob("*.tmp"))
     # verdicts.csv and the DataFrame: one row per verdict, in report order
     rows = [(o.check.name, r.claim, r.outcome_label) for o in outcomes for r in o.rows]
@@ -264,7 +272,7 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
                      {"keys": [key]})  # fmt: skip
     blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
     text = to_markdown(blocks)
-    assert "| 2.8e-06 | **holds (loose)** |" in text and "Statements: 4 holds (1 loose)" in text
+    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
@@ -479,9 +487,10 @@ def _rows_of_every_label() -> list[Comparison]:
             "<",
             2.0,
             1.0,
-            Verdict.UNDERPOWERED,
+            Verdict.STAND_IN,
             setup_differs=("step sizes: the paper's are unknown",),
-        ),  # fmt: skip
+            label=finding_label(Verdict.STAND_IN, differs=("step sizes: the paper's are unknown",)),
+        ),
         evidence_of(
             "an-erratum", Comparison("erratum", "ref (6)", "<=", 2.0, 1.0, Verdict.VIOLATED)
         ),  # fmt: skip
@@ -518,5 +527,5 @@ def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
                 n = sum(r.outcome_label == label for r in o.rows)
                 assert f"{n} {label}" in line, (line, label)
     labels = [r.outcome_label for r in made_outcomes[0].rows]
-    assert labels[2] == "holds (loose)" and labels[4].startswith("underpowered")
+    assert labels[2] == "holds (loose)" and labels[4] == "reproduced on a stand-in: step sizes"
     assert [r.ratio_text for r in made_outcomes[0].rows][:2] == ["exact", "bound is 0"]

@@ -251,7 +251,7 @@ def plot(data, s, fig):
     T = data["horizon"]
     n = len(s["lams"])
     for i in range(n):
-        ci, yerr = plots.confidence_bars(data["measured"][i].T)  # [H, 3], [2, H]
+        ci, yerr = plots.row_bars(data["measured"][i])  # the row's intervals: [H, 3], [2, H]
         label = rf"$\lambda(P)={data['lambda_P'][i]:.3g}$"
         x = plots.dodge(T, i, n, log=True)
         ax0.errorbar(x, ci[:, 0], yerr=yerr, **plots.series(i), markersize=4, label=label)
@@ -264,7 +264,7 @@ def plot(data, s, fig):
         yscale="log",
         xlabel="horizon $T$ (rounds)",
         ylabel=r"measured $F_B(\bar w_T)-F_B^*$ (objective units)",
-        title="Measured: mean and 95% CI",
+        title="Measured: mean and family-wise 95% CI",
     )
     ax1.set(
         xscale="log",
@@ -277,7 +277,7 @@ def plot(data, s, fig):
         xscale="log",
         yscale="log",
         xlabel="horizon $T$ (rounds)",
-        ylabel="upper 95% limit / bound (dimensionless)",
+        ylabel="upper family-wise limit / bound (dimensionless)",
         title="Tightness ratio",
     )
     for ax in (ax0, ax1, ax2):
@@ -285,9 +285,10 @@ def plot(data, s, fig):
         plots.log_labels(ax)
         plots.legend(ax, ncols=1)
     return (
-        f"Left: the measured error of each of the {n} chains on its own scale, so that the 95% "
-        "confidence intervals show; middle: the same means (filled markers) against the bound "
-        "(hollow markers, lines), some four decades above; right: the upper confidence limit "
+        f"Left: the measured error of each of the {n} chains on its own scale, so that the "
+        "family-wise 95% confidence intervals the rows are judged on (Bonferroni over the "
+        "horizons) show; middle: the same means (filled markers) against the bound "
+        "(hollow markers, lines), some four decades above; right: the upper family-wise limit "
         "divided by the bound. Points of the chains are shifted slightly along T: none hides "
         "another."
     )

@@ -112,16 +112,16 @@ def plot(data, s, fig):
         (("fedavg_active", "limit_active", "FedAvg over active"),
          ("fedavg_all", "limit_all", "FedAvg over all"))
     ):  # fmt: skip
-        ci, yerr = plots.confidence_bars(data[key].T)
+        ci, yerr = plots.row_bars(data[key])  # the row's family-wise intervals
         ax1.errorbar(xs, ci[:, 0], yerr=yerr, capsize=3, **plots.series(i, line=False),
-                     label=f"{name}: measured (95% CI)")  # fmt: skip
+                     label=f"{name}: measured (family-wise 95% CI)")  # fmt: skip
         ax1.plot(xs, data[limit], **plots.series(i, filled=False, line=False), markersize=12,
                  label=f"{name}: closed form")  # fmt: skip
     ax1.axhline((s["u1"] + s["u2"]) / 2, **plots.REFERENCE, label="$x^\\star$")
     ax1.set_xticks(xs, labels)
     ax1.set(xlabel="$(p_1, p_2)$", ylabel="limit of $E[x^t]$ (model units)",
             title="Example 1: FedAvg's limits")  # fmt: skip
-    plots.legend(ax1, ncols=2)
+    plots.legend(ax1, ncols=1)
     # the instances are categories: markers only, no line joining them; log axis with a floor
     both = np.concatenate([data["bias_active"], data["fedawe_error"]])
     positive = both[both > 0]

@@ -1,7 +1,7 @@
 r"""Checks that a drawn figure shows what it claims to show (the figure rules of
 :mod:`fedtheory.validation.plots`, as a lint over matplotlib's figure objects).
 
-:func:`lint` draws the figure once and returns every :class:`Defect` of four kinds:
+:func:`lint` draws the figure once and returns every :class:`Defect` of six kinds:
 
 ``hidden series``
     two series of a panel drawn on the same path (every point within :data:`COINCIDE_PT`
@@ -20,6 +20,15 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
 ``outside canvas``
     a text (title, axis or tick label, legend entry, annotation) that extends past the
     figure's edge, or a figure whose tight bounding box exceeds its size: cut in the PNG.
+``interval``
+    an error bar centred on a row's measured value (``rows=``, within
+    :data:`SAME_RTOL`) whose ends differ from the interval the row's verdict used (a
+    per-point 95% interval drawn for a row judged on its family-wise interval, say).
+``unplotted statement``
+    a statement (*Theorem 1*, *Lemmas 5-6*, *Proposition 2*) named in a figure title or the
+    caption (``caption=``) that no legend entry, panel title, axis or tick label names,
+    where they name several: the figure promises a series it does not draw (a single
+    statement named is the figure's subject, which every series shows).
 
 Example
 -------
@@ -37,6 +46,7 @@ Example
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -56,7 +66,22 @@ MIN_LOG_LABELS = 3
 EDGE_PX = 1.0
 """Slack (pixels) before a text counts as past the figure's edge."""
 
-KINDS = ("hidden series", "legend", "log ticks", "outside canvas")
+SAME_RTOL = 1e-6
+"""Relative difference below which an error bar's centre or end is the row's number."""
+STATEMENT = re.compile(
+    r"\b(Theorem|Lemma|Proposition|Corollary|Example)s?\s+"
+    r"(\d+)((?:\s*(?:,|and|[-\u2013])\s*\d+)*)"
+)
+"""A statement's name in a title or caption: kind, first number, further numbers or range."""
+
+KINDS = (
+    "hidden series",
+    "legend",
+    "log ticks",
+    "outside canvas",
+    "interval",
+    "unplotted statement",
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +96,10 @@ class Defect:
         return f"{self.kind} [{self.where}]: {self.what}"
 
 
-def lint(fig: Figure) -> list[Defect]:
-    """Every :class:`Defect` of ``fig`` (drawn once with Agg, at its own dpi)."""
+def lint(fig: Figure, *, rows: Sequence = (), caption: str | None = None) -> list[Defect]:
+    """Every :class:`Defect` of ``fig`` (drawn once with Agg, at its own dpi); ``rows``: the
+    verdict rows the figure shows (``Comparison``: their intervals), ``caption``: its
+    caption (the statements it names)."""
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     fig.canvas.draw()
@@ -85,6 +112,8 @@ def lint(fig: Figure) -> list[Defect]:
     for legend in _legends(fig):
         defects += _legend_texts(legend)
     defects += _outside(fig, renderer)
+    defects += _intervals(fig, rows)
+    defects += _unplotted(fig, caption)
     return defects
 
 
@@ -277,3 +306,79 @@ def _outside(fig: Figure, renderer) -> list[Defect]:
             )
         )
     return defects
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= SAME_RTOL * max(abs(a), abs(b), 1e-300)
+
+
+def _bars(ax: Axes) -> list[tuple[float, float, float]]:
+    """(centre, low, high) in data units of each vertical error bar drawn in ``ax``."""
+    found = []
+    for c in ax.containers:
+        if not isinstance(c, ErrorbarContainer) or not c.has_yerr or c.lines[0] is None:
+            continue  # no y bars, or no drawn centre to tell which row a bar shows
+        centres = np.asarray(c.lines[0].get_ydata(), dtype=float)
+        segments = c.lines[2][-1].get_segments()  # the y bars come after the x bars
+        for y, seg in zip(centres, segments, strict=False):
+            low, high = sorted(float(v) for v in np.asarray(seg)[:, 1])
+            found.append((float(y), low, high))
+    return found
+
+
+def _intervals(fig: Figure, rows: Sequence) -> list[Defect]:
+    """Error bars centred on a row's measured value with other ends than its interval."""
+    judged = [r for r in rows if getattr(r, "interval", None) is not None]
+    defects = []
+    for ax in fig.axes:
+        for y, low, high in _bars(ax):
+            for r in judged:
+                lo, hi = r.interval
+                if _same(y, r.measured) and not (_same(low, lo) and _same(high, hi)):
+                    defects.append(
+                        Defect(
+                            "interval",
+                            _panel(ax),
+                            f"a bar at {y:.4g} spans [{low:.4g}, {high:.4g}] where the row "
+                            f"{r.claim!r} is judged on [{lo:.4g}, {hi:.4g}]",
+                        )
+                    )
+    return defects
+
+
+def _statements(text: str) -> set[str]:
+    """The statements ``text`` names, one ``"Lemma 5"`` each (ranges and lists expanded)."""
+    names = set()
+    for m in STATEMENT.finditer(text):
+        numbers = [int(m.group(2))]
+        rest = m.group(3)
+        for sep, n in re.findall(r"(,|and|[-\u2013])\s*(\d+)", rest):
+            if sep in "-\u2013":
+                numbers += range(numbers[-1] + 1, int(n) + 1)
+            else:
+                numbers.append(int(n))
+        names |= {f"{m.group(1)} {n}" for n in numbers}
+    return names
+
+
+def _unplotted(fig: Figure, caption: str | None) -> list[Defect]:
+    """Statements a figure title or the caption names, where they name several, that no
+    series, panel or axis names."""
+    titles = [fig.get_suptitle()] if isinstance(fig, Figure) else []
+    titles += [sub.get_suptitle() for sub in fig.subfigs]
+    named = _statements(" ".join(titles + [caption or ""]))
+    if len(named) < 2:  # the figure's subject: every series shows it
+        return []
+    shown: set[str] = set()
+    for ax in fig.axes:
+        texts = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        texts += ax.get_legend_handles_labels()[1]
+        texts += [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+        if ax.get_lines() or ax.collections or ax.patches or ax.containers:
+            shown |= _statements(" ".join(texts))
+    for legend in _legends(fig):
+        shown |= _statements(" ".join(t.get_text() for t in legend.get_texts()))
+    return [
+        Defect("unplotted statement", "figure", f"{name} is named but no series shows it")
+        for name in sorted(named - shown)
+    ]

@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from fedtheory.io import atomic_write_bytes
-from fedtheory.verdict import mean_confidence_interval
+from fedtheory.verdict import mean_confidence_interval, mean_intervals
 
 PNG_DPI = 160
 """Resolution of every PNG (the SVG beside it is resolution-free)."""
@@ -221,6 +221,22 @@ def confidence_bars(samples: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarr
     matching ``yerr [2, P]`` (distances below and above the mean) for ``Axes.errorbar``."""
     ci = np.array([mean_confidence_interval(v) for v in samples])  # [P, 3]
     return ci, np.abs(ci[:, 1:].T - ci[:, 0])
+
+
+ROW_CONFIDENCE = 0.95
+"""The family-wise confidence of a random row (``compare_mean_*``'s default)."""
+
+
+def row_bars(
+    samples: np.ndarray, *, support: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and limits ``[P, 3]`` of ``samples [n, P]`` (replicates at ``P`` points) with the
+    family-wise 95% intervals a row over those points is judged on (Bonferroni over the
+    points, as :func:`~fedtheory.verdict.compare_mean_upper_bound`), and ``yerr [2, P]``."""
+    x = np.asarray(samples, dtype=float).reshape(len(samples), -1)
+    ci = mean_intervals(x, 1.0 - (1.0 - ROW_CONFIDENCE) / x.shape[1], support=support)
+    limits = np.stack([ci.mean, ci.low, ci.high], axis=1)  # [P, 3]
+    return limits, np.abs(limits[:, 1:].T - limits[:, 0])
 
 
 FORMATS: Sequence[str] = ("png", "svg")

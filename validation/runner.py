@@ -25,6 +25,7 @@ validation propagates (a crashed validation is a bug, never a silent gap).
 from __future__ import annotations
 
 import csv
+import datetime
 import hashlib
 import io
 import json
@@ -86,6 +87,8 @@ class Outcome:
     folder: Path
     seconds: float  # compute time (0 when the data was reused)
     caption: str = ""  # returned by the check's plot: what coincides, what is floored
+    computed: tuple[float, str] | None = None  # (seconds, UTC time) of the compute that
+    # made the data, this run's or the earlier run's whose data is reused
 
 
 def fingerprint(check: Check) -> str:
@@ -119,10 +122,9 @@ def _load_if_current(path: Path, settings: dict, code: str) -> tuple[dict | None
     return z, None
 
 
-def _save_data(path: Path, data: dict, settings: dict, code: str) -> None:
-    save_npz(
-        path, {"__settings__": np.array(json.dumps(settings)), "__code__": np.array(code), **data}
-    )
+def _save_data(path: Path, data: dict, settings: dict, code: str, computed) -> None:
+    save_npz(path, {"__settings__": np.array(json.dumps(settings)), "__code__": np.array(code),
+                    "__computed__": np.array(json.dumps(computed)), **data})  # fmt: skip
 
 
 def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> str:
@@ -172,11 +174,16 @@ def run_check(
     if data is None:
         with threads.fitted_to_load():  # no more threads than the machine has idle cores
             data = check.compute(settings)
-        _save_data(folder / "data.npz", data, settings, code)
-    seconds = 0.0 if reused else time.perf_counter() - start
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        computed = (time.perf_counter() - start, when)
+        _save_data(folder / "data.npz", data, settings, code, computed)
+    else:  # the earlier run's compute time and date (none in data of an older fedtheory)
+        stored = data.pop("__computed__", None)
+        computed = tuple(json.loads(str(stored))) if stored is not None else None
+    seconds = 0.0 if reused else computed[0]
     rows = check.judge(data, settings)
     caption = _save_figure(folder / "figure", check, data, settings, rows)
-    return Outcome(check, settings, rows, data, reused, folder, seconds, caption)
+    return Outcome(check, settings, rows, data, reused, folder, seconds, caption, computed)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -384,6 +391,11 @@ def _papers(outcomes: list[Outcome]) -> bool:
     return any(o.check.compute.__module__ != "fedtheory.validation.custom" for o in outcomes)
 
 
+def _plural(n: int, noun: str) -> str:
+    """``"1 caveat"``, ``"3 caveats"``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _counts(outcomes: list[Outcome]) -> str:
     """The header's counts: statement verdicts and empirical-finding outcomes, the errata
     apart (they are findings about the papers, listed by class in their own table)."""
@@ -421,9 +433,13 @@ def _counts(outcomes: list[Outcome]) -> str:
             confirmed = sum(row[4] == "yes" for row in table)
             text += (
                 f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
-                f"fedtheory reproduces {confirmed} of these findings; and {caveats} caveat(s) "
-                "the papers state themselves, confirmed"
-                + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
+                f"fedtheory reproduces {confirmed} of these findings; and "
+                f"{_plural(caveats, 'caveat')} the papers state themselves, confirmed"
+                + (
+                    f"; {_plural(notes, 'note')} of fedtheory, not errata of the papers."
+                    if notes
+                    else "."
+                )
             )
     return text
 
@@ -495,7 +511,12 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         Paragraph(
             _counts(outcomes)
             + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
-            + (", some data reused from an earlier run" if any(o.reused for o in outcomes) else "")
+            + (
+                f"; {_plural(len(reused), 'validation')} reused data of an earlier run, whose "
+                f"compute took {sum(o.computed[0] for o in reused):.0f} s"
+                if (reused := [o for o in outcomes if o.reused and o.computed])
+                else ""
+            )
             + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
             'statement; "exact" where both are 0, "bound is 0" where only the bound is, '
             '"1 + 2.1e-09" where it exceeds 1 by rounding). A **holds** row marked *loose* '
@@ -592,7 +613,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             ),
             Paragraph(_timing(o)),
             Image(c.title, f"{c.name}/figure.png", o.caption),
-            Paragraph(f"Vector version: `{c.name}/figure.svg`."),
+            Paragraph(f"Vector version: [{c.name}/figure.svg]({c.name}/figure.svg)."),
             Paragraph("Reproduce alone:"),
             Code(_reproduce(c, out, size)),
             Paragraph(
@@ -612,9 +633,13 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
 
 
 def _timing(o: Outcome) -> str:
-    if o.reused:
-        return "Compute time: none (data reused from an earlier run)."
-    return f"Compute time: {o.seconds:.1f} s."
+    """The compute time of the data shown: this run's, or the earlier run's with its date."""
+    if not o.reused:
+        return f"Compute time: {o.seconds:.1f} s."
+    if o.computed is None:
+        return "Compute time: not recorded (data reused from an earlier run)."
+    seconds, when = o.computed
+    return f"Compute time: {seconds:.1f} s on {when} (data reused from that run)."
 
 
 def _commit() -> str:

@@ -152,17 +152,26 @@ def plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     keys = s["keys"]
     y = np.arange(len(keys))
-    ax.barh(y, data["ratio"], color="C0", label="worst ratio found")
+    ax.barh(y, data["ratio"], color="C0", alpha=0.6, label="worst ratio found")
     known = [j for j, key in enumerate(keys) if _supremum(key) is not None]
-    ax.plot([_supremum(keys[j]) for j in known], known, "kD", mfc="none", label="proved supremum")
-    ax.axvline(1.0, color="C3", ls="--", label="ratio 1 (beyond: counterexample)")
-    ax.set_yticks(y, keys)
+    ax.axvline(1.0, color="C3", ls="--", zorder=1, label="ratio 1 (beyond: counterexample)")
+    ax.plot([_supremum(keys[j]) for j in known], known, "D", color="k", mfc="w", ms=8,
+            zorder=3, label="proved supremum")  # fmt: skip
+    ax.set_yticks(y, [f"{FAMILIES[k].theorem.title} ({k})" for k in keys])
     ax.set(
-        xlim=(0.0, 1.05 * max(1.0, float(np.max(data["ratio"])))),
+        xlim=(0.0, 1.1 * max(1.0, float(np.max(data["ratio"])))),
         xlabel="measured / bound (dimensionless)",
         title="Worst ratio found by the tightness search per upper bound",
     )
     plots.legend(ax)
+    none = [FAMILIES[k].theorem.title for k in keys if _supremum(k) is None]
+    return (
+        "Bars: the largest measured / bound the search found inside the hypotheses (the "
+        "rows' worst instances); white diamonds, drawn over the ratio-1 line: the supremum "
+        "proved for the family, where one is known. No proved supremum for: "
+        + "; ".join(none)
+        + " (the notes say what is known)."
+    )
 
 
 register(

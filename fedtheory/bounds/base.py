@@ -10,6 +10,7 @@ that broadcast over grids.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import operator
 import warnings
@@ -71,9 +72,14 @@ class BoundResult:
     reason: str = ""
 
     def __repr__(self) -> str:
-        def fmt(v):
-            v = np.asarray(v)
-            return f"{float(v):.6g}" if v.ndim == 0 else f"array{v.shape}"
+        def fmt(v):  # elementwise: every number of a small array, the ends of a long one
+            v = np.asarray(v, dtype=float)
+            if v.ndim == 0:
+                return f"{float(v):.6g}"
+            text = np.array2string(v, separator=", ", threshold=8, edgeitems=3,
+                                   formatter={"float_kind": lambda x: f"{x:.6g}"})  # fmt: skip
+            text = " ".join(text.split())  # one line
+            return text if v.ndim == 1 and v.size <= 8 else f"{text} (shape {v.shape})"
 
         terms = ", ".join(f"{k}={fmt(v)}" for k, v in self.terms.items())
         flag = "" if self.valid else f", NOT VALID: {self.reason}"
@@ -102,6 +108,13 @@ def _positional(fn: Callable[..., np.ndarray], names: tuple[str, ...]):
             return fn(**dict(zip(names, args, strict=True)))
 
     return call
+
+
+def _nearest(name: str, names) -> list[str]:
+    """The parameter ``name`` was probably meant as (case ignored), or none."""
+    lower = {n.lower(): n for n in names}
+    near = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
+    return [lower[n] for n in near]
 
 
 def _text(name: str) -> str:
@@ -278,9 +291,15 @@ class Theorem:
         unknown = set(values) - set(self.parameters)
         missing = set(self.parameters) - set(values)
         if unknown or missing:
+            hints = [
+                f"{k!r}: did you mean {near[0]!r}?"
+                for k in sorted(unknown)
+                if (near := _nearest(k, sorted(missing) or self.parameters))
+            ]
             raise ParameterError(
                 f"{owner} takes exactly the parameters {', '.join(self.parameters)}; "
                 f"missing: {sorted(missing) or 'none'}, unknown: {sorted(unknown) or 'none'}."
+                + (f" {' '.join(hints)}" if hints else "")
             )
         arrays = [  # whole numbers too as float64 (an int64 power or factorial overflows)
             np.asarray(c.check(values[p], p, owner, values), dtype=float)

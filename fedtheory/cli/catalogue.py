@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 
 KINDS = ("upper bound", "exact", "limit", "order")  # = fedtheory.bounds.base.KINDS (a test checks)
+WIDTH = 100
+"""Columns ``fedtheory list`` fits its lines in (longer texts wrap under their column)."""
+
+
+def _line(head: str, text: str, indent: int | None = None) -> str:
+    """``head`` then ``text``, wrapped at :data:`WIDTH`, continuation lines under ``text``
+    (or ``indent`` spaces)."""
+    pad = " " * (len(head) if indent is None else indent)
+    return textwrap.fill(text, WIDTH, initial_indent=head, subsequent_indent=pad,
+                         break_on_hyphens=False)  # fmt: skip
 
 
 def _paper_of_claim(claim: str) -> str:
@@ -32,25 +43,27 @@ def _list(args) -> int:
         if (args.paper is None or key.split(".")[0] == args.paper)
         and (args.kind is None or thm.kind == args.kind)
     ]
+    width = max((len(key) for key, _ in theorems), default=0)
     print("Theorems (fedtheory.bounds.CATALOGUE; fedtheory show KEY):")
     for key, thm in theorems:
-        print(f"  {key:45s} {thm.kind:12s} {thm.reference}")
+        print(_line(f"  {key:{width}s} {thm.kind:12s} ", thm.reference))
     if not theorems:
         print("  (none)")
     if args.kind is None:
         print("\nNot in the catalogue (no recoverable or explicit constants), with why:")
         for name, why in NOT_CHECKABLE:
             if args.paper is None or name.lower().startswith(args.paper):
-                print(f"  {name}: {why}")
+                print(_line(f"  {name}: ", why, indent=4))
     if not args.validations:
         print("\nValidations: fedtheory list --validations")
         return 0
     from fedtheory.validation import CHECKS
 
+    width = max(len(name) for name in CHECKS)
     print("\nValidations (fedtheory validate --check NAME):")
     for name, check in CHECKS.items():
         if args.paper is None or _paper_of_claim(check.claim) == args.paper:
-            print(f"  {name:45s} {check.title}")
+            print(_line(f"  {name:{width}s} ", check.title))
     return 0
 
 

@@ -56,11 +56,12 @@ def _show(args) -> int:
     print(f"  reference:  {thm.reference}")
     if thm.statement:
         print(f"  statement:  {thm.statement}")
-    # plain text throughout: the terms over the parameters' keywords (LaTeX: --latex)
+    # plain text throughout, one notation (^ for powers, as the statement and hypotheses
+    # write them): the terms over the parameters' keywords (LaTeX: --latex)
     plain = {n.symbol: sp.Symbol(p) for p, n in thm.notation.items()}
     print("  terms (the value is their sum; LaTeX: fedtheory show KEY --latex):")
     for name, expr in thm.terms.items():
-        print(f"    {name} = {sp.sstr(expr.xreplace(plain))}")
+        print(f"    {name} = {sp.sstr(expr.xreplace(plain)).replace('**', '^')}")
     print("  hypotheses:" + ("" if thm.conditions else " none beyond the parameters' domains"))
     for c in thm.conditions:
         print(f"    {c.text}")

@@ -205,8 +205,8 @@ def plot(data, s, fig):
             cell.set_facecolor("#fbd9c4")
             cell.set_text_props(weight="bold")
     ax.set_title(
-        "Verdict on each suspected error: recorded and recomputed (confirmed = the paper's "
-        "statement fails on the instance)"
+        "Verdict on each entry, recorded and recomputed. Confirmed: what the entry says is found\n"
+        "(an erratum: the statement fails; a caveat: the stated limit; a note: the observation)"
     )
     return (
         f"{int(np.sum(agree))} of {data['key'].size} recorded verdicts are reproduced by the "
