@@ -15,7 +15,12 @@ variable ``FEDTHEORY_MAX_SECONDS`` (seconds), else :data:`DEFAULT_SECONDS` (10 m
 a tensor ``[R, T, N, ...]`` touched, small matrix factorisations, floating-point operations
 -- at the optimistic unit costs below (a fast, idle machine: the estimate is a lower bound,
 so a call is refused only when it cannot finish within the budget), and
-:func:`check_seconds` refuses an estimate above the budget the same way. A sweep's estimate
+:func:`check_seconds` refuses an estimate above the budget the same way. Where that
+optimistic estimate is above 1 % of the budget, a call whose cost grows with a size
+(rounds, steps) also measures its cost per unit on this machine, now, with a probe of a few
+units (:func:`unit_seconds`: milliseconds), and is refused if that many units at the
+measured cost exceed the budget: the estimate then holds on a slow or loaded machine too.
+A sweep's estimate
 (:func:`task_seconds`) is the sum over its tasks of rounds x replicates x clients x
 dimension x local steps read from each task's settings.
 
@@ -24,12 +29,14 @@ This module does not import torch, so a sweep's configuration is checked without
 
 from __future__ import annotations
 
+import math
 import os
 import resource
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from fedtheory.constraints import Bytes, Integer, MappingOf, Real, Text, declare
+from fedtheory.constraints import Bytes, Function, Integer, MappingOf, Real, Text, declare
 from fedtheory.errors import ParameterError
 
 __all__ = [
@@ -40,9 +47,11 @@ __all__ = [
     "budget",
     "check_bytes",
     "check_seconds",
+    "marginal_seconds",
     "seconds",
     "size",
     "task_seconds",
+    "unit_seconds",
 ]
 
 ENV = "FEDTHEORY_MAX_MEMORY"
@@ -62,6 +71,9 @@ MATRIX_SECONDS = 2e-6
 """Cost of one small batched matrix factorisation (QR, eigh; measured 15 us for 5 x 5)."""
 FLOP_SECONDS = 2e-10
 """Cost of one floating-point operation of dense linear algebra (5 GFLOP/s)."""
+PROBE_SHARE = 0.01
+"""A call whose optimistic time is above this share of its budget has its cost per unit of
+work (a round, a step) measured on this machine before it starts (:func:`check_seconds`)."""
 
 
 def _parse_bytes(value: object, name: str, owner: str) -> int:
@@ -125,7 +137,9 @@ def budget(max_memory: object, owner: str) -> tuple[int | None, str]:
 
 @declare(b=Integer(0))
 def size(b: int) -> str:
-    """``b`` bytes in readable units (``1.5 GiB``)."""
+    """``b`` bytes in readable units (``1.5 GiB``; ``2^1330 B`` beyond a float's range)."""
+    if b >= 1 << 1000:  # b / scale would overflow a float
+        return f"2^{b.bit_length() - 1} B"
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= scale:
             return f"{b / scale:.1f} {unit}"
@@ -179,17 +193,67 @@ def _parse_seconds(value: object, name: str, owner: str) -> float:
     return x
 
 
-@declare("max_seconds", estimate=Real(0.0), owner=Text(), what=Text(), fixes=Text())
+def _duration(x: float) -> str:
+    """``x`` seconds in readable units (``71.6 us``, ``1.06 ns``)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x / 1e-9:.3g} ns"
+
+
+@declare(run=Function(), units=Integer(1))
+def marginal_seconds(run: Callable[[int], object], units: int) -> float:
+    """Seconds one more unit of work costs in ``run(n)`` (which does ``n`` units):
+    ``(time of run(1 + units) - time of run(1)) / units``, the fixed costs cancelled."""
+    one = math.inf
+    for _ in range(2):  # the fixed cost: the faster of two runs of one unit
+        start = time.perf_counter()
+        run(1)
+        one = min(one, time.perf_counter() - start)
+    start = time.perf_counter()
+    run(1 + units)
+    return max(time.perf_counter() - start - one, 0.0) / units
+
+
+@declare(probe=Function())
+def unit_seconds(probe: Callable[[], float]) -> float:
+    """Seconds one unit of some work takes on this machine now: ``probe()`` times a small
+    amount of that work itself and returns its seconds per unit; it runs twice (the first
+    run warms caches and compiled code) and the faster run counts."""
+    return min(probe(), probe())
+
+
+@declare("max_seconds", estimate=Real(0.0), owner=Text(), what=Text(), fixes=Text(),
+         units=Real(0.0, none=True), probe=Function(none=True), unit=Text(none=True))  # fmt: skip
 def check_seconds(
-    estimate: float, owner: str, *, what: str, fixes: str, max_seconds: object = None
+    estimate: float,
+    owner: str,
+    *,
+    what: str,
+    fixes: str,
+    max_seconds: object = None,
+    units: float | None = None,
+    probe: Callable[[], float] | None = None,
+    unit: str | None = None,
 ) -> None:
-    """Refuse a call estimated (:func:`seconds`) to run longer than the time budget."""
+    """Refuse a call estimated (:func:`seconds`) to run longer than the time budget.
+
+    A call of ``units`` units of work (``unit``: "round", "step") whose optimistic
+    ``estimate`` is above :data:`PROBE_SHARE` of the budget is also estimated at this
+    machine's measured cost per unit (:func:`unit_seconds` of ``probe``: a few units of the
+    same work, milliseconds); the larger estimate counts."""
     limit, source = time_budget(max_seconds, owner)
+    measured = ""
+    if probe is not None and units is not None and estimate > PROBE_SHARE * limit:
+        per_unit = unit_seconds(probe)
+        if units * per_unit > estimate:
+            estimate = units * per_unit
+            measured = f"; {_duration(per_unit)} a {unit or 'unit'} measured on this machine"
     if estimate <= limit:
         return
     raise ParameterError(
-        f"{owner} would take at least about {estimate:.3g} s ({what}), more than {source} "
-        f"({limit:g} s). Use {fixes}, or raise {TIME_ENV} / max_seconds."
+        f"{owner} would take at least about {estimate:.3g} s ({what}{measured}), more than "
+        f"{source} ({limit:g} s). Use {fixes}, or raise {TIME_ENV} / max_seconds."
     )
 
 

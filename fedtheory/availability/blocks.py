@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import Integer, Mask, Size, declare
 
 
@@ -50,6 +51,8 @@ class AlternatingBlocks(AvailabilityProcess):
         :math:`0..D-1`, :math:`N/10` clients per digit) are available in rounds
         :math:`[0,E)` of every period :math:`2E`, the others in :math:`[E,2E)`."""
         n = num_clients  # a multiple of 10: N/10 clients per digit
+        check_bytes(12 * n, "AlternatingBlocks.fedlaavg_digits", what=f"the groups of {n} clients",
+                    fixes="fewer clients")  # fmt: skip
         return cls(E, E, group1=np.arange(n) < n // 10 * digits)
 
     @property

@@ -58,6 +58,12 @@ class CaFedPopulation:
     correlated: np.ndarray
 
 
+POPULATION_BYTES = 160
+"""Peak bytes per client of :func:`cafed_population`: ids, groups, classes, the
+probabilities, the noise, the masks and the chain's checked copies (measured with
+``tracemalloc``: ``tests/test_budget_peaks.py``)."""
+
+
 @declare(
     "seed",
     variant=Option("paper", "code"),
@@ -94,6 +100,8 @@ def cafed_population(
     An infeasible :math:`(\pi,\lambda)` in the paper variant raises (no clipping).
     """
     n = num_clients  # a multiple of 8: 2 groups x 2 classes x 2 types
+    check_bytes(POPULATION_BYTES * n, "cafed_population", what=f"the parameters of {n} clients",
+                fixes="fewer clients")  # fmt: skip
     gen = population_rng(seed)
     k = np.arange(n)
     group = k // (n // 2)

@@ -34,6 +34,11 @@ from fedtheory.markov import (
 MAX_KRON_CLIENTS = 12
 """``chain()`` builds the full ``2^N x 2^N`` product matrix only up to this many clients."""
 
+BRIDGE_ROUNDS = 1 << 12
+"""A window is drawn in chunks of this many rounds (each one's bridges from the states the
+previous chunk drew after it: the same numbers), so that the bookkeeping of the bridges
+stays bounded whatever the window's length."""
+
 HORIZON_BITS = 62
 HORIZON = 1 << HORIZON_BITS
 """The chains are sampled on rounds ``0 .. HORIZON`` (dyadic bridges, see ``_bridge_sample``)."""
@@ -131,9 +136,23 @@ class TwoStateMarkov(AvailabilityProcess):
         key, known = self._after_last_window
         if key != (seed, replicates):
             known = {}
-        out, after = _bridge_sample(self.pi, self.lam, start, rounds, replicates, seed, known)
-        self._after_last_window = ((seed, replicates), after)
+        out = np.empty((replicates, rounds, self.num_clients), dtype=bool)
+        for t0 in range(0, rounds, BRIDGE_ROUNDS):  # the bridges' bookkeeping a chunk at a time
+            part = min(BRIDGE_ROUNDS, rounds - t0)
+            window, known = _bridge_sample(
+                self.pi, self.lam, start + t0, part, replicates, seed, known
+            )
+            out[:, t0 : t0 + part] = window
+        self._after_last_window = ((seed, replicates), known)
         return out
+
+    def _sample_bytes(self, replicates: int, rounds: int, num_clients: int) -> int:
+        """The mask, and a chunk of :data:`BRIDGE_ROUNDS` rounds with its bookkeeping (about
+        2 KiB a round measured with ``tracemalloc``: the rounds' states and sets of Python
+        integers) and the :data:`HORIZON_BITS` levels' states ``[R, N]`` around it."""
+        r, t, n = replicates, rounds, num_clients
+        chunk = min(t, BRIDGE_ROUNDS)
+        return r * t * n + chunk * (2 * r * n + 2048) + 4 * HORIZON_BITS * (r * n + 128)
 
     def __repr__(self) -> str:
         return f"TwoStateMarkov(N={self.num_clients})"

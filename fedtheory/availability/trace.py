@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import Bool, BoolArray, Location, Size, Text, declare
 from fedtheory.errors import ParameterError
 
@@ -133,6 +134,8 @@ def ids_to_mask(trace: Sequence[Sequence[int]], num_clients: int, owner: str) ->
             f"The 'trace' parameter of {owner} must be a sequence of per-round sequences of "
             f"client ids. Got {type(trace).__name__} instead."
         )
+    check_bytes(2 * len(trace) * num_clients, owner, what=f"a mask [{len(trace)}, {num_clients}]",
+                fixes="fewer clients or rounds")  # fmt: skip
     mask = np.zeros((len(trace), num_clients), dtype=bool)
     for t, ids in enumerate(trace):
         for k in ids:

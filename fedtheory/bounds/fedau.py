@@ -41,7 +41,7 @@ import sympy as sp
 from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
-from fedtheory.budget import check_bytes
+from fedtheory.budget import check_bytes, check_seconds, marginal_seconds, seconds
 from fedtheory.constraints import (
     Array,
     Integer,
@@ -421,19 +421,35 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     (``weight_error_exact(0.1, 50, 5000)`` takes seconds); the previous dynamic programme over
     (intervals, sum, gap counter) cost :math:`O(T^3K)` time and :math:`O(T^2K)` memory.
     """
-    owner, q = "weight_error_exact", p_n
-    what = f"{q.size} x {rounds} rounds and the renewal sums"
-    check_bytes(8 * q.size * rounds + 48 * (rounds + K_cut), owner, what=what, fixes="fewer rounds")
-    out = np.stack([_weight_error_renewal(p, K_cut, rounds) for p in q.reshape(-1)])
-    return out.reshape(q.shape + (rounds,))
+    owner, q, T = "weight_error_exact", p_n, rounds
+    what = f"{q.size} x {T} rounds and the renewal sums"
+    check_bytes(8 * q.size * T + 64 * T, owner, what=what, fixes="fewer rounds")
+    work = q.size * T * T * (min(K_cut, T) + 1) / 2  # multiply-adds of the convolutions
+    check_seconds(seconds(flops=2 * work), owner, fixes="fewer rounds (the cost grows with T^2)",
+                  what=f"{q.size} x {T}^2 x {min(K_cut, T) + 1} / 2 multiply-adds",
+                  units=work, unit="multiply-add", probe=_multiply_add_seconds)  # fmt: skip
+    out = np.stack([_weight_error_renewal(p, K_cut, T) for p in q.reshape(-1)])
+    return out.reshape(q.shape + (T,))
+
+
+def _multiply_add_seconds() -> float:
+    """Seconds a multiply-add of :func:`_weight_error_renewal` takes on this machine now."""
+    T, K = 1500, 4
+    return marginal_seconds(lambda m: _weight_error_renewal(0.5, K, T * m), 1) / (
+        ((2 * T) ** 2 - T**2) * (K + 1) / 2
+    )
 
 
 def _weight_error_renewal(p: float, K: int, T: int) -> np.ndarray:
-    """:func:`weight_error_exact` for one ``p``, ``[T]`` (the renewal sum in its docstring)."""
+    """:func:`weight_error_exact` for one ``p``, ``[T]`` (the renewal sum in its docstring).
+    Intervals and gaps longer than ``T - 1`` rounds never show in rounds ``0..T-1``: a
+    cutoff ``K >= T`` gives the uncut law there, so only ``min(K, T)`` terms are built."""
     stay = 1.0 - p
+    cut = K < T
+    K = min(K, T)
     f = np.zeros(K + 1)  # f[l]: law of one recorded interval, l = 1..K
     f[1:K] = p * stay ** np.arange(K - 1)
-    f[K] = stay ** (K - 1)
+    f[K] = stay ** (K - 1) if cut else p * stay ** (K - 1)
     s = np.arange(T, dtype=float)
     weighted = np.zeros(T)  # sum_m f^{*m}(s) (p s / m - 1)^2
     weighted[0] = (p - 1.0) ** 2  # m = 0: omega = 1

@@ -67,7 +67,8 @@ def cafed_clustered(
     ((4, 5, 3), [0, 0, 1, 1])
     """
     owner, n, d, m, h = "cafed_clustered", num_clients, dim, samples, hetero
-    check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
+    check_bytes(8 * n * m * (2 * d + 8), owner,
+                what=f"features [{n}, {m}, {d}], twice, labels and their draws",
                 fixes="fewer clients, samples or dimensions")  # fmt: skip
     gen = rng.numpy_rng(seed, 0, rng.DATA)
     w_star = gen.standard_normal(d)
@@ -101,7 +102,8 @@ def gaussian_linear(
     (3, 4, 2)
     """
     owner, n, d, m = "gaussian_linear", num_clients, dim, samples
-    check_bytes(8 * n * m * (2 * d + 2), owner, what=f"features [{n}, {m}, {d}], twice, and labels",
+    check_bytes(8 * n * m * (2 * d + 4) + 16 * n * d, owner,
+                what=f"features [{n}, {m}, {d}], twice, and labels",
                 fixes="fewer clients, samples or dimensions")  # fmt: skip
     s, sd = heterogeneity, noise
     gen = rng.numpy_rng(seed, 0, rng.DATA)

@@ -56,7 +56,7 @@ class Participation:
         owner = "Participation.alternating"
         T, n = rounds, num_clients
         blocks = np.ones(n, dtype=np.int64) if blocks is None else blocks
-        check_bytes(2 * T * n + 8 * int(blocks.sum()), owner, what=f"a mask [{T}, {n}]",
+        check_bytes(3 * T * n + 24 * T + 16 * int(blocks.sum()), owner, what=f"a mask [{T}, {n}]",
                     fixes="fewer rounds, clients or shorter blocks")  # fmt: skip
         if len(blocks) != n:
             raise ParameterError(

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import torch
 
-from fedtheory.budget import check_seconds, seconds
-from fedtheory.constraints import Array, Indices, Instance, Real, Tensor, declare
+from fedtheory.budget import check_seconds, marginal_seconds, seconds
+from fedtheory.constraints import Array, Indices, Instance, Real, Tensor, declare, trusted
 from fedtheory.problems.base import FederatedProblem
 
 __all__ = ["local_sgd", "project_ball"]  # sgd_updates, ball_projection: the rounds' kernels
@@ -52,8 +52,25 @@ def local_sgd(
     the tensors are on the CPU (same law, other random numbers); otherwise step by step."""
     check_seconds(seconds(rounds=steps, cells=steps * w.numel()), "local_sgd",
                   what=f"{steps} steps of {w.shape[0]} pairs in dimension {w.shape[1]}",
-                  fixes="fewer steps or pairs")  # fmt: skip
+                  fixes="fewer steps or pairs", units=steps, unit="step",
+                  probe=lambda: step_seconds(problem, w, clients, lr=lr, prox=prox))  # fmt: skip
     return sgd_updates(problem, w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
+
+
+def step_seconds(
+    problem: FederatedProblem, w: torch.Tensor, clients: torch.Tensor, *, lr=0.0, prox=0.0
+) -> float:
+    """Seconds a local SGD step of the pairs ``clients [M]`` from ``w [M, d]`` takes on this
+    machine now (:func:`sgd_updates` with a generator of its own: the caller's is not
+    advanced), measured over up to 64 steps and about ``2^16`` cells."""
+    steps = max(1, min(64, (1 << 16) // max(w.numel(), 1)))
+    generator = torch.Generator(device=w.device).manual_seed(0)
+
+    def run(n: int) -> None:
+        sgd_updates(problem, w, clients, steps=n, lr=lr, prox=prox, generator=generator)
+
+    with trusted():
+        return marginal_seconds(run, steps)
 
 
 def sgd_updates(

@@ -57,6 +57,7 @@ from fedtheory.constraints import (
 )
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim.local import step_seconds
 
 LOCAL_MODES = ("steps", "epochs")
 
@@ -283,7 +284,7 @@ LOCAL = dict(
 with buffers ``state``, ``steps`` steps (or epochs) of ``training``'s client optimiser."""
 
 
-def _check_local(problem, w, steps: int, training: Training, owner: str) -> None:
+def _check_local(problem, w, clients, steps: int, training: Training, owner: str) -> None:
     """Local training by epochs needs a data-backed problem; the steps fit the time budget
     (not re-checked in the simulator's rounds)."""
     if not checking():
@@ -296,7 +297,8 @@ def _check_local(problem, w, steps: int, training: Training, owner: str) -> None
     n = int(problem.data.counts.max()) if training.local == "epochs" else 1
     check_seconds(seconds(rounds=steps * n, cells=steps * n * w.numel()), owner,
                   what=f"{steps} {training.local} of {w.shape[0]} pairs in dimension {w.shape[1]}",
-                  fixes="fewer steps or pairs")  # fmt: skip
+                  fixes="fewer steps or pairs", units=steps * n, unit="step",
+                  probe=lambda: step_seconds(problem, w, clients))  # fmt: skip
 
 
 @declare(**LOCAL, finite_result=True)
@@ -316,7 +318,7 @@ def local_training(
     ``state`` (``[M, d]``, ``[M]``), and the buffers after training. ``steps`` counts
     mini-batch steps or epochs (:class:`Training`); FedProx's term adds
     :math:`\mu_{\rm prox}(y-w)` to each gradient."""
-    _check_local(problem, w, steps, training, "local_training")
+    _check_local(problem, w, clients, steps, training, "local_training")
     y = w.clone()
     if training.local == "steps":
         for _ in range(steps):
@@ -354,7 +356,7 @@ def local_training_loop(
 ) -> tuple[torch.Tensor, SGDState]:
     """:func:`local_training` one pair and one sample index at a time (the readable
     reference; the same random draws, so the same numbers)."""
-    _check_local(problem, w, steps, training, "local_training_loop")
+    _check_local(problem, w, clients, steps, training, "local_training_loop")
     mu, wd = training.client.momentum, training.client.weight_decay
     rows = [[w[m].clone(), state.buffer[m].clone(), bool(state.started[m])] for m in range(len(w))]
 

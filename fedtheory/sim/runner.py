@@ -18,7 +18,7 @@ import torch
 
 from fedtheory import rng, threads
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.budget import check_bytes, check_seconds, marginal_seconds, seconds
 from fedtheory.constraints import (
     Array,
     Bool,
@@ -281,8 +281,8 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
     check_seconds(seconds(rounds=rounds * (1 + steps), cells=replicates * rounds * n * problem.dim
                           * steps), owner, what=f"{rounds} rounds x {replicates} replicates x "
                   f"{n} clients x {problem.dim} dimensions x {steps} local steps",
-                  fixes="fewer rounds, replicates or clients",
-                  max_seconds=max_seconds)  # fmt: skip
+                  fixes="fewer rounds, replicates or clients", max_seconds=max_seconds,
+                  units=rounds, unit="round", probe=_round_seconds)  # fmt: skip
     config = {
         "problem": repr(problem),
         "availability": repr(availability),
@@ -300,6 +300,22 @@ def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, bi
                max_memory, keep_masks, static_shapes)  # fmt: skip
     run.iterates[:, 0] = state.w
     return run, state
+
+
+def _round_seconds() -> float:
+    """Seconds a round of the smallest run takes on this machine now (FedAvg on FedLaAvg's
+    Example 1 quadratic, two clients in one dimension, alternating blocks): a floor of any
+    run's round, measured over 64 rounds."""
+    from fedtheory.availability import AlternatingBlocks
+    from fedtheory.problems import QuadraticProblem
+    from fedtheory.sim.aggregation import AverageParticipating
+    from fedtheory.sim.fedavg import FedAvg
+
+    problem, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
+    algorithm = FedAvg(AverageParticipating(), lr=0.1)
+    return marginal_seconds(
+        lambda t: simulate(problem, blocks, algorithm, rounds=t, keep_masks=False), 64
+    )
 
 
 def _loop(run: _Run, state, problem, availability, algorithm) -> None:
