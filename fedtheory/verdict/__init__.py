@@ -51,6 +51,7 @@ from fedtheory.verdict.findings import (
     compare_findings,
     distinct_runs,
     finding_difference,
+    holm_levels,
     mean_difference,
 )
 from fedtheory.verdict.intervals import (
@@ -111,6 +112,7 @@ __all__ = [
     "distinct_runs",
     "equivalence_outcome",
     "finding_difference",
+    "holm_levels",
     "format_ratio",
     "mean_confidence_interval",
     "mean_difference",

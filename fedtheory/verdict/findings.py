@@ -293,13 +293,13 @@ def compare_findings(
     corrected ones -- and is significant only if every row ranked before it is (Holm's
     step-down). The family-wise error of calling any row *reproduced* or *reversed* wrongly
     is at most :math:`a`. The detail names the corrected level."""
-    a = 1.0 - confidence
     m = len(specs)
     p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    levels = holm_levels(specs, confidence=confidence)
     rows: list[Comparison | None] = [None] * m
     stepping = True  # Holm: stop rejecting at the first rank that fails
     for j, i in enumerate(np.argsort(p, kind="stable")):
-        level = a / (m - j)
+        level = levels[i]
         stepping = stepping and p[i] <= level
         s = specs[i]
         row = compare_finding(s.claim, s.reference, s.samples, s.baseline, relation=s.relation,
@@ -310,6 +310,17 @@ def compare_findings(
             row = replace(row, verdict=Verdict.NOT_REPRODUCED)
         rows[i] = replace(row, detail=row.detail + note)
     return rows
+
+
+@declare(specs=SequenceOf(Instance(FindingSpec), min_size=1), confidence=LEVEL)
+def holm_levels(specs, *, confidence: float = 0.95) -> np.ndarray:
+    r"""Each row's Holm level ``[m]``: :math:`a/(m-j)` for the row of rank :math:`j` (smallest
+    p-value first, :math:`a=1-` ``confidence``), the level :func:`compare_findings` judges it
+    at (its interval is at confidence one minus it)."""
+    p = np.array([_p_value(s.samples, s.baseline) for s in specs])
+    levels = np.empty(len(specs))
+    levels[np.argsort(p, kind="stable")] = (1.0 - confidence) / (len(specs) - np.arange(len(specs)))
+    return levels
 
 
 def _p_value(samples, baseline) -> float:
