@@ -67,10 +67,15 @@ from fedtheory.sweep.executor import DaskExecutor, Sequential
 from fedtheory.verdict import (
     Comparison,
     FindingSpec,
+    Variant,
     Verdict,
+    compare_finding,
     compare_findings,
     compare_mean_equal,
     compare_mean_upper_bound,
+    draws_to_decide,
+    finding_difference,
+    finding_label,
     replicate_until_decided,
     rounding_floor,
 )
@@ -330,7 +335,9 @@ _VV = "fedtheory.verdict."
 _SEARCH = tightness.search(tightness.FAMILIES["divergences.tv_chi_square"], budget=3)
 _WORST = _SEARCH.worst
 _POINT = {"integers": dict(_WORST.integers), "reals": _WORST.vector()}
-_SPEC = FindingSpec("c", "r", [[1.0, 2.0], [2.0, 3.0], [1.5, 1.0]], np.zeros((3, 2)))
+_VARIANT = Variant("init", "zero", [[1.0, 2.0], [2.0, 3.0], [1.5, 1.0]], np.zeros((3, 2)))
+_SPEC = FindingSpec("c", "r", [[1.0, 2.0], [2.0, 3.0], [1.5, 1.0]], np.zeros((3, 2)),
+                    variants=(_VARIANT,))  # fmt: skip
 _MEAN_ROW = {"claim": "c", "reference": "r", "samples": np.array([0.1, 0.2, 0.4])}
 EXTRA_CALLS |= {
     f"{_VV}adaptive:replicate_until_decided": (replicate_until_decided, {
@@ -338,6 +345,15 @@ EXTRA_CALLS |= {
         "judge": lambda x, level: compare_mean_upper_bound("c", "r", x, 1.0, confidence=level),
         "cap": 4, "start": 2}),
     f"{_VV}findings:compare_findings": (compare_findings, {"specs": [_SPEC]}),
+    f"{_VV}findings:compare_finding": (compare_finding, {
+        "claim": "c", "reference": "r", "samples": _SPEC.samples, "baseline": _SPEC.baseline,
+        "variants": (_VARIANT,)}),
+    f"{_VV}findings:finding_label": (finding_label, {"verdict": Verdict.UNDERPOWERED}),
+    f"{_VV}findings:draws_to_decide": (draws_to_decide, {
+        "diff": finding_difference(_SPEC.samples, _SPEC.baseline)}),
+    f"{_VV}findings:FindingSpec": (FindingSpec, {
+        "claim": "c", "reference": "r", "samples": _SPEC.samples, "baseline": _SPEC.baseline,
+        "variants": (_VARIANT,)}),
     f"{_VV}rounding:rounding_floor": (rounding_floor, {"ulps": 64.0}),
     f"{_VV}rows:Comparison": (Comparison, {
         "claim": "c", "reference": "r", "relation": "<=", "measured": 0.5, "bound": 1.0,

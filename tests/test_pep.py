@@ -434,3 +434,35 @@ def test_catalogue_inputs_are_refused_before_any_solve():
     assert_parameter_error(
         lambda: fedawe_statement("fedawe_zbar", np.full((2, 2), 0.5), Delta=1e308), "F_gap", ""
     )
+
+
+def _gradient_steps_pep():
+    """Three gradient steps on F_{0.1,1}: a small PEP, unsolved."""
+    from fedtheory.pep._pepit import functions, pepit
+
+    pep = pepit().PEP()
+    f = pep.declare_function(functions().SmoothStronglyConvexFunction, mu=0.1, L=1.0)
+    xs = f.stationary_point()
+    x = x0 = pep.set_initial_point()
+    pep.set_initial_condition((x0 - xs) ** 2 <= 1)
+    for _ in range(3):
+        x = x - 1.5 * f.gradient(x)
+    pep.set_performance_metric((x - xs) ** 2)
+    return pep
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
+def test_a_second_solve_of_a_pep_is_checked_on_its_own_solution():
+    # worst_case tries its solvers in turn on one PEP: the certificate (and the instance)
+    # of the second must not keep values PEPit cached from the first solution
+    from fedtheory.pep import _program
+    from fedtheory.pep.certificate import check
+
+    pep = _gradient_steps_pep()
+    rough = _program.solve(pep, None, solver="SCS", eps_abs=1e-1, eps_rel=1e-1, max_iters=8)
+    first = check(pep, rough)
+    again = check(pep, _program.solve(pep, None, solver="CLARABEL"))
+    fresh_pep = _gradient_steps_pep()
+    fresh = check(fresh_pep, _program.solve(fresh_pep, None, solver="CLARABEL"))
+    assert first.error > 1e3 * fresh.error  # the rough solution is another point
+    assert again == fresh

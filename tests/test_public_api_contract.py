@@ -115,6 +115,7 @@ from fedtheory.sim import (
     InverseTime,
     LocalTraining,
     MimiC,
+    PerStep,
     absent_longest,
     average_all,
     average_participating,
@@ -130,6 +131,13 @@ from fedtheory.sim import (
 )
 from fedtheory.sim import reference as sim_reference
 from fedtheory.sim.divergence import algorithm_label, non_finite_metric, non_finite_state
+from fedtheory.sim.sampled import SampledFedAvg, run_sampled
+from fedtheory.sim.samplers import (
+    SampleBernoulli,
+    SampleUniform,
+    SampleWithoutReplacement,
+    SampleWithReplacement,
+)
 from fedtheory.sim.selection import allocation as selection
 from fedtheory.sim.selection import reference as selection_reference
 from fedtheory.sim.selection import runner as selection_runner
@@ -240,6 +248,7 @@ PROG = dict(sigma2=[1.0], pi=[0.5], Q=1.0, E=2, M=2, L=1.0, Gamma=0.1, G=1.0, D=
 COR4 = dict(p_min=0.5, T=10, L=1.0, I=1, F_gap=1.0, N=2, Q=1.0, delta2=1.0, sigma2=1.0)
 PROBLEM_KW = dict(data=DATA, ridge=0.1)
 FEDAVG = SelectedFedAvg(SELECTOR, lr=0.1)
+P3 = [0.5, 0.25, 0.25]
 
 
 def _m(module: str, name: str) -> str:
@@ -848,6 +857,30 @@ CONTRACT |= {
         ("selector", STRING),
         ("seed", -1),
     ),
+    _m(f"{SM}.samplers", "SampleWithReplacement"): Case(
+        SampleWithReplacement, {"k": 2, "p": P3}, ("k", STRING), ("p", [0.5, 0.6])
+    ),
+    _m(f"{SM}.samplers", "SampleWithoutReplacement"): Case(
+        SampleWithoutReplacement, {"k": 2, "p": P3}, ("k", 0), ("p", [1.5, -0.5])
+    ),
+    _m(f"{SM}.samplers", "SampleUniform"): Case(SampleUniform, {"k": 2}, ("k", STRING), ("k", 0)),
+    _m(f"{SM}.samplers", "SampleBernoulli"): Case(
+        SampleBernoulli, {"pi": [0.5, 1.0, 1.0], "p": P3}, ("pi", STRING), ("pi", [0.0, 1, 1])
+    ),
+    _m(f"{SM}.sampled", "SampledFedAvg"): Case(
+        SampledFedAvg, {"sampler": SampleUniform(1)}, ("sampler", STRING), ("seed", -1)
+    ),
+    _m(f"{SM}.sampled", "run_sampled"): Case(
+        run_sampled,
+        {
+            "problem": QUAD,
+            "algorithm": SampledFedAvg(SampleUniform(1)),
+            "mask": np.ones((1, 2, 3), dtype=bool),
+            "w0": np.zeros(2),
+        },
+        ("algorithm", STRING),
+        ("mask", np.ones((1, 2, 4), dtype=bool)),
+    ),
     _m(f"{SM}.selection.fedavg", "SelectedFedAvg"): Case(
         SelectedFedAvg, {"selector": SELECTOR}, ("selector", STRING), ("omega", [1.5, -0.5])
     ),
@@ -1151,6 +1184,9 @@ CONTRACT |= {
     _m(f"{SM}.schedules", "InverseTime"): Case(
         InverseTime, {"a": 1.0, "b": 1.0}, ("a", STRING), ("b", 0.0)
     ),
+    _m(f"{SM}.schedules", "PerStep"): Case(
+        PerStep, {"schedule": InverseTime(1.0, 1.0)}, ("schedule", STRING), ("index", "global")
+    ),
     _m(f"{SM}.reference", "run"): Case(
         sim_reference.run,
         {
@@ -1328,6 +1364,7 @@ EXEMPT: dict[str, str] = {
     _m(f"{SM}.selection.policies", "Selector"): PROTOCOL,
     _m(f"{SM}.selection.runner", "SelectionRecord"): RECORD,
     _m(f"{SM}.selection.fedavg", "SelectedFedAvgState"): RECORD,
+    _m(f"{SM}.sampled", "SampledFedAvgState"): RECORD,
     _m("fedtheory.optim.e3cs", "BestFixedAllocation"): RECORD,
     _m(f"{TS}.strategies", "two_state_chains"): NO_INPUT,
     _m(f"{TS}.profiles", "register_profiles"): NO_INPUT,

@@ -191,3 +191,44 @@ def test_the_reference_loop_reports_the_first_non_finite_step():
     alg = FedAvg(AverageParticipating(), lr=1e200)
     with pytest.raises(DivergenceError, match=r"in round 1 of replicate 0: client 0's update"):
         reference.run(QUAD, alg, np.ones((5, 3), dtype=bool), np.ones(2))
+
+
+# A run whose models stay finite (about 1e100 after one round) while their metric overflows:
+# the divergence is found when the metrics are evaluated after the loop, and must be reported
+# there as a DivergenceError of the round, not as the problem's own overflow refusal.
+OVERFLOWING = dict(rounds=2, replicates=2, seed=0)
+OVERFLOW_PATHS = {
+    "default": (QuadraticProblem.random(4, 2, seed=0), {}),
+    "static": (QuadraticProblem.random(4, 2, seed=0), {"static_shapes": True}),
+    "fused": (LogisticRegressionProblem(DATA, fused=True), {}),
+    "op-by-op": (LogisticRegressionProblem(DATA, fused=False), {}),
+    "static-fused": (LogisticRegressionProblem(DATA, fused=True), {"static_shapes": True}),
+    "metrics-once-after-the-loop": (QuadraticProblem.random(4, 2, seed=0), {"eval_every": 50}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(OVERFLOW_PATHS))
+def test_a_metric_that_overflows_after_the_loop_is_a_divergence_of_its_round(path):
+    problem, options = OVERFLOW_PATHS[path]
+    availability = Bernoulli(np.linspace(0.3, 0.9, problem.num_clients))
+    alg = FedAvg(AverageParticipating(), lr=1e100)
+    kw = {**OVERFLOWING, **options}
+    with pytest.raises(DivergenceError) as info:
+        simulate(problem, availability, alg, **kw)
+    err = info.value
+    assert (err.algorithm, err.quantity) == ("fedavg[avg-participating]", "the metric 'gap'")
+    assert f"diverged in round {err.round} of replicate {err.replicate}" in str(err)
+    assert 0 <= err.round < kw["rounds"] and 0 <= err.replicate < kw["replicates"]
+    if err.round > 0:  # the rounds before it are kept, finite, as a clean run of that length
+        assert err.partial.iterates.shape[1] == err.round + 1
+        clean = simulate(problem, availability, alg, **{**kw, "rounds": err.round})
+        np.testing.assert_array_equal(clean.iterates, err.partial.iterates)
+    else:
+        assert err.partial is None
+
+
+def test_the_issue_run_names_round_1_of_replicate_0():
+    """The run of the simulator guide's promise: two rounds at lr = 1e100 on 4 clients."""
+    with pytest.raises(DivergenceError, match=r"in round 1 of replicate 0: the metric 'gap'"):
+        simulate(QuadraticProblem.random(4, 2, seed=0), Bernoulli([0.3, 0.5, 0.7, 0.9]),
+                 FedAvg(AverageParticipating(), lr=1e100), rounds=2, replicates=2)  # fmt: skip

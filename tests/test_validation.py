@@ -34,6 +34,7 @@ from fedtheory.validation.report import (
 )
 from fedtheory.validation.runner import run, verdicts_frame
 from fedtheory.verdict import (
+    FINDING_VERDICTS,
     Comparison,
     Verdict,
     compare_equal,
@@ -45,7 +46,7 @@ from fedtheory.verdict import (
     mean_difference,
 )
 
-FINDINGS = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+FINDINGS = FINDING_VERDICTS
 
 
 def test_verdict_logic_detects_a_wrong_bound_and_labels_assumptions():
@@ -121,11 +122,11 @@ def test_check_at_tiny_size_and_a_deliberately_wrong_bound_is_violated(name, tmp
     for before, after in zip(rows, broken, strict=True):
         expected = {Verdict.OUTSIDE: Verdict.OUTSIDE}.get(before.verdict, Verdict.VIOLATED)
         if before.verdict in FINDINGS and name != "errata":  # an ordering, baseline moved away
-            # reversed, unless a material set-up difference is open: then not reproduced
-            expected = Verdict.NOT_REPRODUCED if after.setup_differs else Verdict.REVERSED
+            # reversed, unless a material set-up difference is open: then contradicted
+            expected = Verdict.CONTRADICTED if after.setup_differs else Verdict.REVERSED
             if after.setup_differs:
                 assert "the set-up differs materially" in after.detail, after
-                assert after.verdict_text.startswith("not reproduced (set-up differs: ")
+                assert after.verdict_text.startswith("contradicted at this scale (set-up ")
         assert after.verdict is expected, (before, after)
     _check_figure(check, data, s, rows, tmp_path)
 

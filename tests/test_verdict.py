@@ -151,6 +151,14 @@ def test_ratio_text_never_nan_and_shows_the_excess_near_one(measured, bound, tex
     assert format_ratio(measured, bound) == text
 
 
+def test_a_ratio_within_the_accuracy_of_one_prints_no_digits_below_it():
+    # 1 + 1.2e-15 and 1 + 1e-15 are one result at a floor of 2e-15 (e.g. another BLAS kernel)
+    assert format_ratio(1 + 1.2e-15, 1.0, 2e-15) == "1 within rounding"
+    assert format_ratio(1 - 1e-15, 1.0, 2e-15) == "1 within rounding"
+    assert format_ratio(1 + 2**-48, 1.0, 2e-15) == "1 + 3.6e-15"
+    assert format_ratio(1.0, 1.0, 2e-15) == "1"
+
+
 def test_loose_marks_holds_rows_below_one_percent_only():
     def row(measured, verdict=H, relation="<="):
         return Comparison("c", "r", relation, measured, 1.0, verdict)

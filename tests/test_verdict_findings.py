@@ -1,5 +1,6 @@
-"""A paper's empirical finding judged over independent data draws: reproduced, not
-reproduced, reversed (never violated); identical runs reported once."""
+"""A paper's empirical finding judged over independent data draws: reproduced (on the set-up
+or a stand-in), underpowered, contradicted at this scale, reversed, depends on an unforced
+choice (never violated); identical runs reported once."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from scipy import stats
 
 from fedtheory.errors import ParameterError
 from fedtheory.verdict import (
+    FINDING_VERDICTS,
     MIN_DATA_SEEDS,
     FindingSpec,
+    Variant,
     Verdict,
     compare_finding,
     compare_findings,
     distinct_runs,
+    draws_to_decide,
     finding_difference,
+    finding_label,
     holm_levels,
 )
 from tests.conftest import assert_tight
@@ -39,8 +44,8 @@ def test_three_outcomes_decided_by_the_interval_over_data_draws():
     assert 0 < half < diff.detectable and diff.per_draw.shape == (6,)
     cases = {
         -2 * half: Verdict.REPRODUCED,
-        0.0: Verdict.NOT_REPRODUCED,
-        0.5 * (half + diff.detectable): Verdict.NOT_REPRODUCED,  # significant, too small
+        0.0: Verdict.UNDERPOWERED,
+        0.5 * (half + diff.detectable): Verdict.CONTRADICTED,  # significant, too small
         diff.detectable + 0.1 * half: Verdict.REVERSED,
     }
     for shift, verdict in cases.items():
@@ -68,10 +73,11 @@ def test_a_shared_data_effect_cancels_and_the_draws_set_the_interval():
 
 
 def test_one_data_draw_too_few_to_reverse():
-    """A huge reversed gap on fewer than MIN_DATA_SEEDS draws is only *not reproduced*."""
+    """A huge reversed gap on fewer than MIN_DATA_SEEDS draws is only *contradicted*."""
     x, y = _draws(3, draws=MIN_DATA_SEEDS - 1)
     row = compare_finding("c", "r", x + 100.0, y)
-    assert row.verdict is Verdict.NOT_REPRODUCED and "fewer than" in row.detail
+    assert row.verdict is Verdict.CONTRADICTED and "fewer than" in row.detail
+    assert row.verdict_text == "contradicted at this scale"
     assert compare_finding("c", "r", x - 100.0, y).verdict is Verdict.REPRODUCED
 
 
@@ -130,14 +136,20 @@ def test_a_planted_material_difference_keeps_a_reversed_ordering_from_reversing(
     x = x0 + 3 * diff.detectable  # clearly the opposite ordering
     assert compare_finding("X < Y", "ref", x, y).verdict is Verdict.REVERSED
     row = compare_finding("X < Y", "ref", x, y, differs=("optimiser: momentum not modelled",))
-    assert row.verdict is Verdict.NOT_REPRODUCED
-    assert row.verdict_text == "not reproduced (set-up differs: optimiser)"
+    assert row.verdict is Verdict.CONTRADICTED
+    assert row.verdict_text == "contradicted at this scale (set-up differs: optimiser)"
     assert row.setup_differs == ("optimiser: momentum not modelled",)
     assert "the set-up differs materially" in row.detail
     assert row.as_dict()["setup_differs"] == "optimiser: momentum not modelled"
-    # a reproduced ordering stays reproduced, with its open differences listed
-    good = compare_finding("X < Y", "ref", x0 - 3 * diff.detectable, y, differs=("data: x",))
-    assert good.verdict is Verdict.REPRODUCED and good.verdict_text == "reproduced"
+    assert row.as_dict()["verdict_text"] == row.verdict_text
+    # a reproduced ordering on a stand-in says so, naming the stand-in's aspects
+    differs = ("data: a Gaussian stand-in", "model: an MLP")
+    good = compare_finding("X < Y", "ref", x0 - 3 * diff.detectable, y, differs=differs)
+    assert good.verdict is Verdict.STAND_IN
+    assert good.verdict_text == "reproduced on a stand-in: data, model"
+    faithful = compare_finding("X < Y", "ref", x0 - 3 * diff.detectable, y, against="code")
+    assert faithful.verdict is Verdict.REPRODUCED
+    assert faithful.verdict_text == "reproduced on the authors' code's set-up"
 
 
 def test_holm_judges_each_row_at_its_rank_level():
@@ -154,7 +166,7 @@ def test_holm_judges_each_row_at_its_rank_level():
              enumerate((strong, borderline, x0, x0 + 0.1))]  # fmt: skip
     rows = compare_findings(specs)
     assert rows[0].verdict is Verdict.REPRODUCED
-    assert rows[1].verdict is Verdict.NOT_REPRODUCED  # p < 0.05 but above 0.05 / 3
+    assert rows[1].verdict is Verdict.UNDERPOWERED  # p < 0.05 but above 0.05 / 3
     assert "Holm over 4 rows" in rows[1].detail
     p = stats.ttest_1samp(finding_difference(borderline, y).per_draw, 0.0).pvalue
     assert 0.05 / 3 < p < 0.05
@@ -177,9 +189,107 @@ def test_holm_step_down_stops_at_the_first_row_that_fails():
     assert 0.025 < p < 0.05
     assert compare_finding("X < Y", "ref", x, y).verdict is Verdict.REPRODUCED
     rows = compare_findings([FindingSpec("a", "ref", x, y), FindingSpec("b", "ref", x, y)])
-    assert [r.verdict for r in rows] == [Verdict.NOT_REPRODUCED] * 2
+    assert [r.verdict for r in rows] == [Verdict.UNDERPOWERED] * 2
+    agree = int((finding_difference(x, y).per_draw < 0).sum())
+    assert rows[1].verdict_text.startswith(f"underpowered: direction agrees in {agree} of 6 ")
     assert "an earlier rank was not significant" in rows[1].detail
     with pytest.raises(ParameterError, match="'specs' parameter of compare_findings"):
         compare_findings([])
     with pytest.raises(ParameterError, match="'differs' parameter of compare_finding"):
         compare_finding("X < Y", "ref", x0, y, differs="data")
+
+
+def test_a_planted_unforced_choice_that_flips_the_ordering_depends_on_it():
+    """X < Y clearly at the default initialisation; a planted unforced choice ("init")
+    whose other value flips the ordering makes the row *depends on init*, with the outcome
+    at each value; a choice that changes nothing ("clip") is not named."""
+    x0, y = _draws(1)
+    gap = 3 * finding_difference(x0, y).detectable
+    variants = (
+        Variant("init", "torch default", x0 + gap, y),  # the planted flip
+        Variant("clip", "none", x0 - 1.1 * gap, y),
+        Variant("clip", "2.0", x0 - 0.9 * gap, y),
+    )
+    row = compare_finding("X < Y", "ref", x0 - gap, y, variants=variants, default="as run")
+    assert row.verdict is Verdict.DEPENDS and row.verdict_text == "depends on init"
+    by_value = {(c, v): text for c, v, text, _ in row.outcomes}
+    assert by_value[("init", "as run")] == "reproduced on the paper's set-up"
+    assert by_value[("init", "torch default")] == "reversed on the paper's set-up"
+    assert by_value[("clip", "none")] == by_value[("clip", "2.0")] == by_value[("init", "as run")]
+    assert "by unforced choice: init = as run: reproduced" in row.detail
+    # without the flip, the row holds across the choices and is reproduced
+    steady = compare_finding("X < Y", "ref", x0 - gap, y, variants=variants[1:])
+    assert steady.verdict is Verdict.REPRODUCED and len(steady.outcomes) == 3
+    # a value run on a stand-in leaves it reproduced, on a stand-in (the weaker label)
+    stand_in = Variant("clients", "30", x0 - gap, y, differs=("clients: 30, not 10",))
+    weaker = compare_finding("X < Y", "ref", x0 - gap, y, variants=(stand_in,))
+    assert weaker.verdict is Verdict.STAND_IN
+    assert weaker.verdict_text == "reproduced on a stand-in: clients"
+    # the table must vary every unforced choice its set-up declares
+    spec = FindingSpec("X < Y", "ref", x0 - gap, y, variants=variants)
+    assert compare_findings([spec], unforced=("init", "clip"))[0].verdict is Verdict.DEPENDS
+    with pytest.raises(ParameterError, match="without \\['step sizes'\\]"):
+        compare_findings([spec], unforced=("init", "step sizes"))
+
+
+def test_a_planted_underpowered_true_ordering_is_underpowered_not_set_up_differs():
+    """A true ordering X < Y by 0.3 with per-draw noise of spread 1 on 6 draws: the
+    interval holds 0, every draw but one agrees in direction; with a stand-in's open
+    difference the row is still *underpowered* (named as such, the stand-in after it), and
+    the number of draws the label names does decide it (detectable difference <= 0.3)."""
+    per_draw = -0.3 + np.array([0.9, -1.2, 0.1, -0.5, -0.4, 0.6])  # [6], one draw > 0
+    x, y = per_draw[:, None], np.zeros((6, 1))
+    row = compare_finding("X < Y", "ref", x, y, differs=("data: a stand-in",))
+    assert row.verdict is Verdict.UNDERPOWERED
+    diff = finding_difference(x, y)
+    assert diff.low < 0 < diff.high and diff.detectable > 0.3
+    needed = draws_to_decide(diff)
+    assert row.verdict_text == (
+        f"underpowered: direction agrees in 4 of 6 draws; difference {diff.difference:+.3g}, "
+        f"detectable {diff.detectable:.3g}; about {needed} draws would decide it; on a "
+        "stand-in: data"
+    )
+    assert "set-up differs" not in row.verdict_text
+    # at that many draws with the same spread, the detectable difference is within |d|
+    spread = per_draw.std(ddof=1)
+
+    def detectable(n):  # draws alternating around the mean with the measured spread
+        unit = np.array([1.0, -1.0] * (n // 2)) * spread * np.sqrt((n - 1) / n)
+        return finding_difference(unit[:, None], np.zeros((n, 1))).detectable
+
+    even = needed + needed % 2  # the alternating draws need an even count
+    assert detectable(even) <= abs(diff.difference) < detectable(even - 2 * (even > 6))
+    assert draws_to_decide(finding_difference(np.zeros((6, 1)) + [[1], [-1]] * 3, y)) is None
+
+
+def test_every_finding_outcome_has_one_text():
+    """One function words every outcome; a statement's verdict is refused by name."""
+    texts = {v: finding_label(v, differs=("data: x",), depends=("init",)) for v in
+             FINDING_VERDICTS}  # fmt: skip
+    assert len(set(texts.values())) == len(FINDING_VERDICTS)
+    assert all(t.startswith(v.value.split(" an ")[0]) for v, t in texts.items()), texts
+    with pytest.raises(ParameterError, match="'verdict' parameter of finding_label"):
+        finding_label(Verdict.HOLDS)
+
+
+def test_a_set_up_says_what_fixes_each_choice():
+    """An aspect is fixed by the paper, by the code (with its file and line) or unforced
+    (with at least two values); the unforced ones are the choices every row must vary."""
+    from fedtheory.validation.setups import SETUP_HEADER, Aspect, SetUp
+
+    init = Aspect("initialisation", "silent", "torch default", "w0 = 0", False, "varied",
+                  fixed_by="unforced", values=("w0 = 0", "torch default"))  # fmt: skip
+    seed = Aspect("seed", "three runs", "42", "42", False, "same", fixed_by="code",
+                  cite="utils/args.py:120")  # fmt: skip
+    setup = SetUp("T", "code", (init, seed), commit="arodio/CA-Fed@abc")
+    assert setup.unforced() == ("initialisation",)
+    rows = setup.table_rows()
+    assert len(rows[0]) == len(SETUP_HEADER)
+    assert rows[0][1] == "unforced: varied over w0 = 0, torch default"
+    assert rows[1][1] == "code (utils/args.py:120)" and "arodio/CA-Fed@abc" in setup.title()
+    with pytest.raises(ParameterError, match="'cite' parameter of Aspect"):
+        Aspect("seed", "p", "c", "o", False, "r", fixed_by="code")
+    with pytest.raises(ParameterError, match="'values' parameter of Aspect"):
+        Aspect("init", "p", "c", "o", False, "r", fixed_by="unforced", values=("zero",))
+    with pytest.raises(ParameterError, match="'fixed_by' parameter of Aspect"):
+        Aspect("init", "p", "c", "o", False, "r", fixed_by="memory")

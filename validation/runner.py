@@ -72,7 +72,7 @@ from fedtheory.validation.report import (
     to_markdown,
 )
 from fedtheory.validation.setups import SETUP_HEADER
-from fedtheory.verdict import LOOSE_RATIO, Comparison, Verdict, format_ratio
+from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
 @dataclass(frozen=True)
@@ -364,7 +364,7 @@ def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
 
 HEADER = ("claim", "paper and equation", "measured", "bound / prediction", "ratio", "verdict")
 STATEMENT_VERDICTS = (Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE, Verdict.OUTSIDE)
-FINDING_OUTCOMES = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED, Verdict.REVERSED)
+FINDING_OUTCOMES = FINDING_VERDICTS
 ATTAINED = 0.9
 """A tightest instance whose ratio reaches this is reported as "attained within x%"."""
 
@@ -487,10 +487,14 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
             '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
             "row neither confirms nor refutes it."
             + (
-                ' "not reproduced at this scale": a paper\'s empirical ordering (`<` rows, e.g. '
-                "a table's ranking) that the measurement neither reproduces nor contradicts by "
-                "a significant difference larger than the smallest one the comparison detects "
-                "(80% power at the measured spread; numbers in the row's detail)."
+                " A paper's empirical ordering (`<` rows, e.g. a table's ranking) is "
+                '"reproduced" on the set-up it is judged against or "on a stand-in" (the '
+                'aspects named); "underpowered" where neither ordering is significant (the '
+                "draws that agree in direction, the smallest difference detected with 80% "
+                'power, the draws that would decide it); "contradicted at this scale" where '
+                'the opposite ordering is significant but not "reversed" (a stand-in, too '
+                'few draws, smaller than detectable); "depends on" an unforced set-up '
+                "choice whose values change the outcome (the row's detail gives each)."
                 if _papers(outcomes)
                 else ""
             )

@@ -250,8 +250,10 @@ class Judgement:
         return float(np.max(np.where(np.isnan(r), -np.inf, r))) if r.size else -math.inf
 
     def ratio_text(self) -> str:
-        """The ratio for people (:func:`fedtheory.verdict.format_ratio`)."""
-        return format_ratio(float(np.max(self.high)), float(np.max(self.bound)))
+        """The ratio for people (:func:`fedtheory.verdict.format_ratio`; within the rounding
+        floor of 1: *1 within rounding*)."""
+        high, bound = float(np.max(self.high)), float(np.max(self.bound))
+        return format_ratio(high, bound, self.floor if self.interval is None else 0.0)
 
     def needed(self) -> int | None:
         """Replicates that would decide an *inconclusive* Monte-Carlo outcome at the measured

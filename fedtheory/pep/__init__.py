@@ -21,6 +21,7 @@ from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
 from fedtheory.pep.participation import Participation
 from fedtheory.pep.replay import replay
+from fedtheory.pep.sampling import SampledLaw, sampled_law
 from fedtheory.pep.solve import PepResult, worst_case
 
 __all__ = [
@@ -31,10 +32,12 @@ __all__ = [
     "Participation",
     "PepResult",
     "Quadratic",
+    "SampledLaw",
     "SmoothConvex",
     "SmoothNonconvex",
     "SmoothStronglyConvex",
     "exact_worst_case_for",
     "replay",
+    "sampled_law",
     "worst_case",
 ]

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from PEPit import Expression, Point
 from PEPit.constraint import Constraint
+from PEPit.psd_matrix import PSDMatrix
 from PEPit.wrappers.cvxpy_wrapper import CvxpyWrapper
 
 
@@ -212,6 +213,33 @@ class StackedWrapper(CvxpyWrapper):
                 w = _terms(c.expression)[0][0][2]
                 out[id(c)] = left.get((min(i, j), max(i, j)), 0.0) / w
         return out
+
+
+def value(obj):
+    """The value of a PEPit point, expression, constraint or LMI at the last solution, from
+    the solved leaves. PEPit's own ``eval`` keeps the first value it computed of every
+    non-leaf object: after a second solve of the same PEP (the next solver in turn) it would
+    mix the two solutions."""
+    if isinstance(obj, Constraint):
+        return value(obj.expression)
+    if isinstance(obj, PSDMatrix):
+        return np.array([[value(e) for e in row] for row in obj.matrix_of_expressions])
+    if obj.get_is_leaf():
+        return obj._value
+    if isinstance(obj, Point):
+        return sum(
+            (w * leaf._value for leaf, w in obj.decomposition_dict.items()),
+            np.zeros(Point.counter),
+        )
+    out = 0.0
+    for key, w in obj.decomposition_dict.items():
+        if type(key) is tuple:
+            out += w * float(np.dot(value(key[0]), value(key[1])))
+        elif type(key) is Expression:
+            out += w * key._value
+        else:  # the constant
+            out += w
+    return out
 
 
 def solve(pep, blocks, **kwargs):

@@ -291,20 +291,24 @@ class Reduced:
     def realise(self, v: Vector) -> np.ndarray:
         r"""Coordinates of ``v`` in :math:`\mathbb R^n\oplus\bigoplus_g(\mathbb R^{k_g}\otimes
         \mathbb R^n)` from the solved leaves (:math:`n` = Gram dimension)."""
+        from fedtheory.pep._program import value
+
         n = self.Point.counter
-        out = [np.asarray(v.trivial.eval(), float) if v.trivial.decomposition_dict else np.zeros(n)]
+        out = [np.asarray(value(v.trivial), float) if v.trivial.decomposition_dict else np.zeros(n)]
         for g, p in enumerate(self.parts):
             k = len(p)
             block = np.zeros((k, n))
             for m, x in v.parts.get(g, {}).items():
                 e = -np.full(k, 1.0 / k)
                 e[m] += 1.0
-                block += np.outer(e, x.eval())
+                block += np.outer(e, value(x))
             out.append(block.ravel())
         return np.concatenate(out)
 
     def instance(self, instance_type):
         """Every client's (points, gradients, values) and :math:`x_0,x^*`, realised."""
+        from fedtheory.pep._program import value
+
         pts, grads, vals = [], [], []
         for i in range(len(self.alpha)):
             g, m = self.group_of[i]
@@ -314,7 +318,7 @@ class Reduced:
                     self._member(g, m, r.trivial, r.deviation),
                     self._member(g, m, r.mean, r.spread),
                 )
-                rows.append((self.realise(point), self.realise(grad), float(r.value.eval())))
+                rows.append((self.realise(point), self.realise(grad), float(value(r.value))))
             pts.append(np.array([a for a, _, _ in rows]))
             grads.append(np.array([b for _, b, _ in rows]))
             vals.append(np.array([c for _, _, c in rows]))

@@ -81,14 +81,16 @@ def check(pep, primal: float) -> Certificate:
     from PEPit.point import Point
     from PEPit.tools.dict_operations import prune_dict, symmetrize_dict
 
+    from fedtheory.pep._program import value
+
     constraints = pep._list_of_prepared_constraints  # PEPit 0.5: every scalar constraint
     lmis = pep._list_of_psd_sent_to_wrapper
     violation = max(
-        [c.eval() for c in constraints if c.equality_or_inequality == "inequality"]
-        + [abs(c.eval()) for c in constraints if c.equality_or_inequality == "equality"],
+        [value(c) for c in constraints if c.equality_or_inequality == "inequality"]
+        + [abs(value(c)) for c in constraints if c.equality_or_inequality == "equality"],
         default=0.0,
     )
-    lmi_eig = min((np.linalg.eigvalsh(m.eval()).min() for m in lmis), default=0.0)
+    lmi_eig = min((np.linalg.eigvalsh(value(m)).min() for m in lmis), default=0.0)
     lmi_dual = min((np.linalg.eigvalsh(m.eval_dual()).min() for m in lmis), default=0.0)
     multipliers = [c.eval_dual() for c in constraints if c.equality_or_inequality == "inequality"]
     leaves = Point.list_of_leaf_points

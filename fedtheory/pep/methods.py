@@ -2,7 +2,9 @@ r"""FL methods written on PEPit points, round by round exactly as :mod:`fedtheor
 them (same objects, same configuration, same aggregation weights).
 
 Every participating client runs :math:`E` local gradient steps from the server model,
-:math:`y_{j+1}=y_j-\eta_t(\nabla f_i(y_j)+\mu_{\rm prox}(y_j-x_t))`, and reports
+:math:`y_{j+1}=y_j-\eta_{t,j}(\nabla f_i(y_j)+\mu_{\rm prox}(y_j-x_t))` (:math:`\eta_{t,j}=\eta_t`
+for a schedule of the round; a :class:`~fedtheory.sim.schedules.PerStep` schedule's rate of
+the global step :math:`tE+j`, Li et al. ICLR 2020's :math:`\eta_{tE+j}`), and reports
 :math:`\Delta_t^i=y_E-x_t`. Then
 
 * :class:`~fedtheory.sim.FedAvg`: :math:`x_{t+1}=x_t+\eta_s\sum_{i\in A_t}q_{t,i}\Delta_t^i`
@@ -119,11 +121,13 @@ def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     models = [x0]
     x = x0
     for t in range(mask.shape[0]):
-        lr, server_lr = float(algorithm.client_lr(t)), float(algorithm.server_rate(t))
+        rates = algorithm.client_rates(t)  # one rate, or one per local step (PerStep)
+        rates = rates if isinstance(rates, tuple) else (float(rates),) * algorithm.local_steps
+        server_lr = float(algorithm.server_rate(t))
         deltas = {}
         for i in np.flatnonzero(work[t]):
             y = x
-            for _ in range(algorithm.local_steps):
+            for lr in rates:
                 g = fs[i].gradient(y)
                 if algorithm.prox:
                     g = g + algorithm.prox * (y - x)

@@ -381,19 +381,21 @@ def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model) -> PepResu
 
 def _instance(fs, x0, xs, fclass) -> Instance:
     """The primal solution's points, gradients and values per client."""
+    from fedtheory.pep._program import value
+
     if isinstance(fclass, Isotropic):
-        centres = tuple(np.asarray(f.centre.eval()) for f in fs)
+        centres = tuple(np.asarray(value(f.centre)) for f in fs)
         grads = tuple(np.zeros((0, c.size)) for c in centres)
-        return Instance(np.asarray(x0.eval()), np.asarray(xs.eval()), grads, grads, (), centres)
+        return Instance(np.asarray(value(x0)), np.asarray(value(xs)), grads, grads, (), centres)
     pts, grads, vals = [], [], []
     for f in fs:
         data = f.list_of_points
-        pts.append(np.array([x.eval() for x, _, _ in data]))
-        grads.append(np.array([g.eval() for _, g, _ in data]))
-        vals.append(np.array([v.eval() for _, _, v in data]))
+        pts.append(np.array([value(x) for x, _, _ in data]))
+        grads.append(np.array([value(g) for _, g, _ in data]))
+        vals.append(np.array([value(v) for _, _, v in data]))
     centres = None
     if isinstance(fclass, Quadratic):
-        centres = tuple(np.asarray(f.list_of_stationary_points[0][0].eval()) for f in fs)
+        centres = tuple(np.asarray(value(f.list_of_stationary_points[0][0])) for f in fs)
     return Instance(
-        np.asarray(x0.eval()), np.asarray(xs.eval()), tuple(pts), tuple(grads), tuple(vals), centres
+        np.asarray(value(x0)), np.asarray(value(xs)), tuple(pts), tuple(grads), tuple(vals), centres
     )

@@ -29,7 +29,14 @@ from fedtheory.sim.mifa import MIFA, MIFAState
 from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
-from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime
+from fedtheory.sim.sampled import SampledFedAvg, SampledFedAvgState, run_sampled
+from fedtheory.sim.samplers import (
+    SampleBernoulli,
+    SampleUniform,
+    SampleWithoutReplacement,
+    SampleWithReplacement,
+)
+from fedtheory.sim.schedules import Constant, ExponentialDecay, InverseTime, PerStep
 from fedtheory.sim.selection.fedavg import SelectedFedAvg
 from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 from fedtheory.sim.selection.runner import SelectionRecord, run_selection
@@ -56,10 +63,17 @@ __all__ = [
     "FixedWeights",
     "InverseTime",
     "LocalTraining",
+    "PerStep",
     "MIFAState",
     "MimiC",
     "MimiCState",
     "RunRecord",
+    "SampleBernoulli",
+    "SampleUniform",
+    "SampleWithReplacement",
+    "SampleWithoutReplacement",
+    "SampledFedAvg",
+    "SampledFedAvgState",
     "StatefulAggregator",
     "absent_longest",
     "average_all",
@@ -70,6 +84,7 @@ __all__ = [
     "fedau_weights",
     "local_sgd",
     "project_ball",
+    "run_sampled",
     "reference",
     "E3CS",
     "FedCS",

@@ -46,7 +46,7 @@ from fedtheory.sim.optimizer import (
     sgd_step,
     training_init,
 )
-from fedtheory.sim.schedules import Schedule, StepSize, as_schedule
+from fedtheory.sim.schedules import PerStep, Schedule, StepSize, as_schedule
 
 
 @runtime_checkable
@@ -140,10 +140,14 @@ class LocalTraining:
     ----------
     local_steps : int
         :math:`E` local mini-batch SGD steps (FedAU's :math:`I`, FedLaAvg's :math:`C`).
-    lr : float or schedule
-        Client rate :math:`\eta_l` (or :math:`\gamma`), constant or ``t -> eta_t``.
+    lr : float, schedule or PerStep
+        Client rate :math:`\eta_l` (or :math:`\gamma`): constant, ``t -> eta_t`` of the
+        round :math:`t` (0-based; the same rate for the round's :math:`E` local steps), or
+        :class:`~fedtheory.sim.schedules.PerStep`, one rate per local step (of the global
+        SGD step :math:`s=tE+k`, or of :math:`(t,k)`; plain SGD steps only).
     server_lr : float or schedule
-        Server rate :math:`\eta_s` (FedAU :math:`\eta`, MimiC :math:`\eta_g^t`).
+        Server rate :math:`\eta_s` (FedAU :math:`\eta`, MimiC :math:`\eta_g^t`), constant or
+        ``t -> eta_t`` of the round.
     prox : float
         FedProx proximal coefficient :math:`\mu_{\rm prox}\ge0` (0: plain SGD).
     radius : float, optional
@@ -174,6 +178,25 @@ class LocalTraining:
             )
         object.__setattr__(self, "client_lr", as_schedule(self.lr, "lr", owner))
         object.__setattr__(self, "server_rate", as_schedule(self.server_lr, "server_lr", owner))
+        if isinstance(self.server_lr, PerStep):
+            raise ParameterError(
+                f"The 'server_lr' parameter of {owner} must be a rate or a schedule of the round "
+                "(the server steps once per round). Got a PerStep schedule instead."
+            )
+        if isinstance(self.lr, PerStep) and not (self.training is None or self.training.plain):
+            raise ParameterError(
+                f"The 'lr' parameter of {owner} must be a rate or a schedule of the round with an "
+                "optimiser 'training' (PerStep rates are plain local SGD steps). Got a PerStep "
+                "schedule instead."
+            )
+
+    @declare("t")
+    def client_rates(self, t: int) -> float | tuple[float, ...]:
+        r"""The client rate of round ``t``'s :math:`E` local steps: one :math:`\eta_t` (a
+        rate or a schedule of the round) or one per step (:class:`~fedtheory.sim.schedules.
+        PerStep`: step :math:`k` at the global SGD step :math:`tE+k`)."""
+        lr = self.client_lr
+        return lr.rates(t, self.local_steps) if isinstance(lr, PerStep) else lr(t)
 
     @declare("t", mask=Mask(tensor=True, ndim=2))
     def participants(self, mask: torch.Tensor, t: int) -> torch.Tensor:
@@ -202,7 +225,7 @@ class LocalTraining:
         if pairs.valid is None and rep.numel() == 0:  # the default round: nobody works
             return pairs, w.new_zeros(0, w.shape[-1])
         start = w[rep] if w.dim() == 2 else w[rep, cli]  # [M, d]
-        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_lr(t),
+        delta = sgd_updates(problem, start, cli, steps=self.local_steps, lr=self.client_rates(t),
                             prox=self.prox, generator=generator,
                             fused=pairs.valid is None)  # fmt: skip
         return pairs, gather.where_valid(delta, pairs)  # padding rows: exact zeros
@@ -272,7 +295,7 @@ class LocalTraining:
             else sgd_init((rep.numel(),), w.shape[-1], w)
         )
         delta, after = local_training(problem, w[rep], cli, start, steps=self.local_steps,
-                                      lr=self.client_lr(t), prox=self.prox, training=tr,
+                                      lr=self.client_rates(t), prox=self.prox, training=tr,
                                       generator=generator)  # fmt: skip
         if tr.persistent:  # a padding row writes its client's buffers back unchanged
             buffer = client.buffer.index_put(

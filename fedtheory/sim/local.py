@@ -62,24 +62,33 @@ def sgd_updates(
     clients: torch.Tensor,
     *,
     steps: int,
-    lr: float,
+    lr: float | tuple[float, ...],
     prox: float,
     generator: torch.Generator | None,
     fused: bool = True,
 ) -> torch.Tensor:
-    """:func:`local_sgd` for the simulator's rounds, whose arguments the algorithm built:
+    r""":func:`local_sgd` for the simulator's rounds, whose arguments the algorithm built
+    (``lr``: one rate, or one per step, :math:`\eta_j` of step :math:`j`):
     nothing is checked (no host sync), and a diverging run's inf or NaN is returned for the
     simulator's finiteness check after the round to report (DivergenceError naming it).
     ``fused=False`` never takes the fused CPU kernel: the steps are batched torch
     operations that read nothing back from the device (a static round)."""
-    if fused and getattr(problem, "fused", False) and w.device == torch.device("cpu"):
+    rates = lr if isinstance(lr, tuple) else (lr,) * steps
+    if len(set(rates)) == 1:  # one rate for the round (the fused kernel takes one)
+        lr = rates[0]
+    if (
+        fused
+        and not isinstance(lr, tuple)
+        and getattr(problem, "fused", False)
+        and (w.device == torch.device("cpu"))
+    ):
         return problem.local_sgd(w, clients, steps=steps, lr=lr, prox=prox, generator=generator)
     y = w.clone()
-    for _ in range(steps):
+    for rate in rates:
         g = problem.grad(y, clients, generator)
         if prox:
             g = g + prox * (y - w)
-        y = y - lr * g
+        y = y - rate * g
     return y - w
 
 

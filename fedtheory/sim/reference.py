@@ -25,9 +25,10 @@ from fedtheory.errors import DivergenceError, ParameterError
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import LocalTraining
 from fedtheory.sim.divergence import algorithm_label
+from fedtheory.sim.schedules import PerStep
 
 __all__ = ["examples", "fedau_omega", "local_update", "reference_loop", "run", "server_update"]
-# local_step, server_step: the plain loops' steps (arguments built by the loop)
+# local_step, step_rate, server_step: the plain loops' steps (arguments built by the loop)
 
 GeneratorFn = Callable[[int], torch.Generator | None]
 
@@ -76,15 +77,23 @@ def local_step(problem, alg, w, k, t, generator, *, replicate: int = 0) -> np.nd
     """:func:`local_update` inside a plain loop (arguments built by the loop): a non-finite
     update is reported where it first appears, as the divergence of round ``t``."""
     y = w.copy()
-    lr = alg.client_lr(t)
     with np.errstate(over="ignore", invalid="ignore"):  # reported just below
-        for _ in range(alg.local_steps):
+        for j in range(alg.local_steps):
+            lr = step_rate(alg, t, j)
             g = problem.grad(torch.from_numpy(y)[None], torch.tensor([k]), generator)[0].numpy()
             y = y - lr * (g + alg.prox * (y - w))
         delta = y - w
     if not np.isfinite(delta).all():
         raise DivergenceError(algorithm_label(alg), t, replicate, f"client {k}'s update")
     return delta
+
+
+def step_rate(alg: LocalTraining, t: int, j: int) -> float:
+    r"""The client rate of local step ``j`` of round ``t``, as written: a schedule of the round
+    gives every step :math:`\eta_t`; a :class:`~fedtheory.sim.schedules.PerStep` schedule
+    is read at the global SGD step :math:`tE+j` (or at :math:`(t,j)`)."""
+    lr = alg.client_lr
+    return lr.rate(t, j, alg.local_steps) if isinstance(lr, PerStep) else lr(t)
 
 
 @declare("t", alg=Instance(LocalTraining), w=Array(ndim=1), v=Array(shape=("w[0]",)))

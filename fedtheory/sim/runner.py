@@ -238,7 +238,7 @@ def simulate(
     kernel = getattr(problem, "fused", False) and run.device.type == "cpu"
     with fused.owns_the_cores() if kernel else contextlib.nullcontext(), trusted():
         _loop(run, state, problem, availability, algorithm)  # arguments checked above
-    return finished_record(run.label, run.record, rounds)
+    return finished_record(run.label, run, rounds)
 
 
 def _setup(problem, availability, algorithm, *, rounds, replicates, seed, w0, biased_weights,
@@ -324,7 +324,7 @@ def _round(run: _Run, state, problem, algorithm, mask: torch.Tensor, t: int, che
     state = algorithm.step(problem, state, mask, t, gen)
     bad = non_finite_state(state, run.config["replicates"]) if checked else None
     if bad is not None:
-        finished_record(run.label, run.record, t, (t, bad.replicate, bad.quantity))
+        finished_record(run.label, run, t, (t, bad.replicate, bad.quantity))
     run.add(t, state, mask)
     return state
 
@@ -461,29 +461,30 @@ class _Run:
                     max_memory=self.max_memory)  # fmt: skip
         return torch.empty(shape, dtype=value.dtype)
 
-    def record(self, done: int) -> RunRecord:
-        """The record of the first ``done`` rounds."""
-        it = self.iterates[:, : done + 1].cpu().numpy()
+    def metrics(self, done: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The evaluation rounds ``[K]`` of the first ``done`` rounds and the metrics
+        ``[R, K]`` there, NaN or inf where the run diverged (:func:`finished_record` reports
+        them): the problem's declared metric methods run trusted, as in the rounds."""
         every = self.config["eval_every"]
         eval_rounds = np.unique(np.append(np.arange(0, done + 1, every), done))
+        with np.errstate(over="ignore", invalid="ignore"), trusted():
+            if self.static and hasattr(self.problem, "_exact_metric_sums"):
+                return eval_rounds, _summed_metrics(
+                    self.problem, self.iterates[:, eval_rounds], self.p_biased
+                )
+            points = self.iterates[:, eval_rounds].cpu().numpy()
+            return eval_rounds, evaluate_metrics(
+                self.problem, points, biased_weights=self.p_biased, device=self.device
+            )
+
+    def record(self, done: int, eval_rounds: np.ndarray, metrics: dict) -> RunRecord:
+        """The record of the first ``done`` rounds, with their finite ``metrics``."""
         effective = None
         if self.weight_sum is not None:
             total = self.weight_sum.sum(-1, keepdim=True).clamp_min(1e-300)
             effective = (self.weight_sum / total).cpu().numpy()
-        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported
-            if self.static and hasattr(self.problem, "_exact_metric_sums"):
-                metrics = _summed_metrics(
-                    self.problem, self.iterates[:, eval_rounds], self.p_biased
-                )
-            else:
-                metrics = evaluate_metrics(
-                    self.problem,
-                    it[:, eval_rounds],
-                    biased_weights=self.p_biased,
-                    device=self.device,
-                )
         return RunRecord(
-            it,
+            self.iterates[:, : done + 1].cpu().numpy(),
             None if self.masks is None else self.masks[:, :done].numpy(),
             metrics,
             {**self.config, "rounds": done},
@@ -513,25 +514,24 @@ def _summed_metrics(problem, points: torch.Tensor, biased_weights) -> dict[str, 
 
 
 def finished_record(
-    label: str,
-    record: Callable[[int], RunRecord],
-    done: int,
-    failure: tuple[int, int, str] | None = None,
+    label: str, run: _Run, done: int, failure: tuple[int, int, str] | None = None
 ) -> RunRecord:
-    """``record(done)`` if its metrics are finite and no ``failure`` (round, replicate,
-    quantity) was found; else raise :class:`~fedtheory.errors.DivergenceError` for the
-    earliest non-finite quantity, with the record of the rounds before it as ``partial``.
+    """The run's record of its first ``done`` rounds if their metrics are finite and no
+    ``failure`` (round, replicate, quantity) was found; else raise
+    :class:`~fedtheory.errors.DivergenceError` for the earliest non-finite quantity, with the
+    record of the rounds before it as ``partial``.
 
     A non-finite metric of :math:`w_k` is a failure of round :math:`k-1`."""
     partial: RunRecord | None = None
     while done >= 0:
-        partial = record(done)
-        bad = non_finite_metric(partial.metrics)
+        eval_rounds, metrics = run.metrics(done)
+        bad = non_finite_metric(metrics)
         if bad is None:
+            partial = run.record(done, eval_rounds, metrics)
             break
-        k = int(partial.eval_rounds[bad.index])
+        k = int(eval_rounds[bad.index])
         failure = (k - 1, bad.replicate, f"the metric '{bad.metric}'")
-        done, partial = k - 1, None
+        done = k - 1
     if failure is not None:
         raise DivergenceError(label, *failure, partial=partial)
     return partial

@@ -25,10 +25,14 @@ Bonferroni-corrected, so the row's confidence is family-wise.
 
 A paper's empirical finding (an ordering of methods in a table, say) gets outcomes of its
 own, never *violated* (:func:`compare_finding`): judged over independent data draws, each
-with its own run seeds, it is *reproduced*, *reversed* (the opposite ordering significant
-across the draws and larger than the smallest difference the comparison detects) or *not
-reproduced at this scale*. The row gives the numbers; it is not evidence against a
-statement of the paper.
+with its own run seeds, it is *reproduced* (on the set-up judged against, or *on a
+stand-in*), *reversed* (the opposite ordering significant across the draws, larger than the
+smallest difference the comparison detects, on the set-up), *contradicted at this scale*
+(the opposite ordering significant, not every condition of *reversed* met), *underpowered*
+(neither significant: how many draws agree in direction, how many would decide it) or
+*depends on* an unforced set-up choice whose values change the outcome. One function words
+every outcome (:func:`finding_label`). The row gives the numbers; it is not evidence against
+a statement of the paper.
 
 The package, one concept per module: :mod:`~fedtheory.verdict.rows` (the row and its
 outcome), :mod:`~fedtheory.verdict.rounding` (the rounding floor),
@@ -44,13 +48,17 @@ from fedtheory.verdict.adaptive import AUTO_START, adaptive_looks, replicate_unt
 from fedtheory.verdict.findings import (
     DETECTION_POWER,
     MIN_DATA_SEEDS,
+    VARIANT_HEADER,
     FindingDifference,
     FindingSpec,
     MeanDifference,
+    Variant,
     compare_finding,
     compare_findings,
     distinct_runs,
+    draws_to_decide,
     finding_difference,
+    finding_label,
     holm_levels,
     mean_difference,
 )
@@ -70,6 +78,7 @@ from fedtheory.verdict.outcomes import (
 )
 from fedtheory.verdict.rounding import BOUND_RTOL, ROUNDING_ULPS, Measured, rounding_floor
 from fedtheory.verdict.rows import (
+    FINDING_VERDICTS,
     LOOSE_RATIO,
     Comparison,
     Verdict,
@@ -89,9 +98,12 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOUND_RTOL",
     "DETECTION_POWER",
+    "FINDING_VERDICTS",
     "INTERVAL_KINDS",
     "LOOSE_RATIO",
     "MIN_DATA_SEEDS",
+    "VARIANT_HEADER",
+    "Variant",
     "ROUNDING_ULPS",
     "Comparison",
     "FindingDifference",
@@ -110,6 +122,8 @@ __all__ = [
     "compare_mean_upper_bound",
     "compare_upper_bound",
     "distinct_runs",
+    "draws_to_decide",
+    "finding_label",
     "equivalence_outcome",
     "finding_difference",
     "holm_levels",

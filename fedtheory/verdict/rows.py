@@ -12,6 +12,7 @@ from fedtheory.constraints import (
     Label,
     Option,
     Real,
+    SequenceOf,
     Text,
     Texts,
     declare,
@@ -23,20 +24,48 @@ an error of a constant factor in the bound."""
 
 
 class Verdict(str, Enum):
-    """The outcome of one row.
+    """The outcome of one row: its value is the text a summary counts under.
 
     Statements (theorems, lemmas, identities): ``HOLDS``, ``VIOLATED``, ``INCONCLUSIVE``
     (the evidence decides neither way), ``OUTSIDE`` (the instance is outside the
-    hypotheses). A paper's empirical finding (an ordering in a table): ``REPRODUCED``,
-    ``NOT_REPRODUCED``, ``REVERSED`` (never ``VIOLATED``)."""
+    hypotheses). A paper's empirical finding (an ordering in a table, never ``VIOLATED``;
+    :data:`FINDING_VERDICTS`, decided by :func:`fedtheory.verdict.compare_finding`):
+
+    * ``REPRODUCED`` -- on the set-up the row is judged against (the paper's or its
+      authors' code's), across every unforced choice;
+    * ``STAND_IN`` -- reproduced, but on a stand-in (an open material set-up difference:
+      data, model...);
+    * ``REVERSED`` -- the opposite ordering, significant, larger than the detectable
+      difference, on the set-up and across every unforced choice;
+    * ``CONTRADICTED`` -- the opposite ordering is significant, but not every condition of
+      ``REVERSED`` is met (a stand-in, too few draws, smaller than detectable);
+    * ``UNDERPOWERED`` -- neither ordering is significant at this size;
+    * ``DEPENDS`` -- the outcome changes with an unforced choice of the set-up.
+
+    The text a report prints with its reasons (the stand-in's aspects, the draws that agree,
+    the choices it depends on) is :attr:`Comparison.verdict_text`."""
 
     HOLDS = "holds"
     VIOLATED = "violated"
     INCONCLUSIVE = "inconclusive"
     OUTSIDE = "outside assumptions"
     REPRODUCED = "reproduced"
-    NOT_REPRODUCED = "not reproduced at this scale"
+    STAND_IN = "reproduced on a stand-in"
     REVERSED = "reversed"
+    CONTRADICTED = "contradicted at this scale"
+    UNDERPOWERED = "underpowered"
+    DEPENDS = "depends on an unforced choice"
+
+
+FINDING_VERDICTS = (
+    Verdict.REPRODUCED,
+    Verdict.STAND_IN,
+    Verdict.REVERSED,
+    Verdict.CONTRADICTED,
+    Verdict.UNDERPOWERED,
+    Verdict.DEPENDS,
+)
+"""The outcomes of a paper's empirical finding, in the order a summary counts them."""
 
 
 MEASURED = Real(nan=True, infinite=True)
@@ -47,14 +76,18 @@ RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
 an erratum's comparison may also read ``>=`` or ``!=`` (``validation/errata``)."""
 
 
-@declare(measured=MEASURED, bound=MEASURED)
-def format_ratio(measured: float, bound: float) -> str:
-    """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, a ratio within
-    1e-3 of 1 with its excess (``"1 + 2.1e-09"``, never a bare ``"1"`` that hides it), else
-    three significant digits (``"nan"`` where either is NaN)."""
+@declare(measured=MEASURED, bound=MEASURED, floor=Real(0.0))
+def format_ratio(measured: float, bound: float, floor: float = 0.0) -> str:
+    """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, ``"1 within
+    rounding"`` where they differ by at most ``floor`` (the computation's accuracy: digits
+    below it are not the result's), a ratio within 1e-3 of 1 with its excess
+    (``"1 + 2.1e-09"``, never a bare ``"1"`` that hides it), else three significant digits
+    (``"nan"`` where either is NaN)."""
     if bound == 0:
         return "exact" if measured == 0 else "bound is 0"
     r = measured / bound
+    if r != 1 and abs(measured - bound) <= floor:
+        return "1 within rounding"
     if r != 1 and abs(r - 1) < 1e-3:
         return f"1 {'+' if r > 1 else '-'} {abs(measured - bound) / abs(bound):.2g}"
     return f"{r:.3g}"
@@ -72,6 +105,8 @@ def format_ratio(measured: float, bound: float) -> str:
     setup_differs=Texts(),
     source=Option("paper", "comparison"),
     erratum=Label(),
+    label=Label(),
+    outcomes=SequenceOf(SequenceOf(Label())),
 )
 @dataclass(frozen=True)
 class Comparison:
@@ -90,14 +125,17 @@ class Comparison:
     source: str = "paper"  # "paper": a paper states it; "comparison": an ordering of
     # algorithms that no paper states (counted apart from the papers' statements)
     erratum: str = ""  # key of the catalogued erratum this row is the evidence of
+    label: str = ""  # a finding's outcome with its reasons (fedtheory.verdict.finding_label)
+    outcomes: tuple[tuple[str, ...], ...] = ()  # a finding's outcome per value of its
+    # unforced choices: (choice, value, outcome, difference [interval]), VARIANT_HEADER
 
     @property
     def verdict_text(self) -> str:
-        """The verdict as printed: a finding not reproduced because its set-up differs says
-        *not reproduced (set-up differs: aspect; aspect)*."""
-        if self.setup_differs and self.verdict is Verdict.NOT_REPRODUCED:
-            names = "; ".join(d.split(":")[0] for d in self.setup_differs)
-            return f"not reproduced (set-up differs: {names})"
+        """The verdict as printed: a finding's :attr:`label` (*reproduced on a stand-in:
+        data, model*, *underpowered: direction agrees in 5 of 6 draws...*), an erratum's
+        evidence, else the verdict's value."""
+        if self.label:
+            return self.label
         if self.erratum and self.verdict is Verdict.VIOLATED:
             return f"violated (evidence of erratum {self.erratum})"
         return self.verdict.value
@@ -135,6 +173,8 @@ class Comparison:
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
         d["setup_differs"] = "; ".join(self.setup_differs)
+        d["verdict_text"] = self.verdict_text
+        d["outcomes"] = [list(o) for o in self.outcomes]
         d["source"] = self.source
         return d
 
