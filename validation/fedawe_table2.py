@@ -50,8 +50,6 @@ allows (the set-up table of :func:`setup` lists every difference):
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import torch
 
@@ -80,7 +78,7 @@ from fedtheory.validation.registry import Check, Size, register
 from fedtheory.validation.setups import Aspect, SetUp
 from fedtheory.verdict import (
     FindingSpec,
-    Verdict,
+    Variant,
     compare_findings,
     finding_difference,
     holm_levels,
@@ -126,6 +124,8 @@ VARIANTS = {
     ("clip", "0.5 scaled to the MLP"): "mlp-clip",
 }
 REFERENCE = "Xiang et al. 2024 (FedAWE), §7, Table 2"
+#: the name of each unforced choice's first value (the runs every row is judged on)
+DEFAULT = "default (first listed)"
 
 
 def settings(size: Size) -> dict:
@@ -252,24 +252,22 @@ def _runs(s: dict, seed: int, names, config: dict, dynamics=DYNAMICS):
     return out
 
 
-def configurations(s: dict, tuned: dict[str, float]) -> dict[str, dict]:
-    """The judged configuration (key ``""``) and one per varied value (:data:`VARIANTS`)."""
-    judged = {"eta0": tuned, "f3ast_initial": "1/2", "clip": s["clip"]}
-    change = {
-        "f3ast-true": {"f3ast_initial": "the true availability"},
-        "f3ast-low": {"f3ast_initial": "0.2"},
-        "table7": {"eta0": TABLE_7},
-        "no-clip": {"clip": None},
-        "mlp-clip": {"clip": "mlp"},
-    }
-    return {"": judged} | {v: judged | change[v] for v in VARIANTS.values()}
+#: what each varied value changes in the judged configuration
+CHANGE = {
+    "f3ast-true": {"f3ast_initial": "the true availability"},
+    "f3ast-low": {"f3ast_initial": "0.2"},
+    "table7": {"eta0": TABLE_7},
+    "no-clip": {"clip": None},
+    "mlp-clip": {"clip": "mlp"},
+}
 
 
-def tune(s: dict, names) -> tuple[dict[str, float], dict[str, tuple[float, ...]]]:
+def tune(s: dict, names, config: dict) -> tuple[dict[str, float], dict[str, tuple[float, ...]]]:
     r"""Each algorithm's :math:`\eta_0` by App. J.2's procedure on the stand-in: "the best
     performance after" the run (final training accuracy, stationary dynamics, a draw of its
-    own), over the paper's grid continued along :data:`ETA0_LADDER` past whichever edge holds
-    the optimum until it is interior (or the ladder ends). Returns the tuned values and the
+    own) under ``config`` (F3AST's first estimate, the clip), over the paper's grid continued
+    along :data:`ETA0_LADDER` past whichever edge holds the optimum until it is interior (or
+    the ladder ends). Returns the tuned values (Table 7's where the search is off) and the
     grid each algorithm was searched on."""
     if not s["eta0_start"]:
         return dict(TABLE_7), {}
@@ -277,9 +275,8 @@ def tune(s: dict, names) -> tuple[dict[str, float], dict[str, tuple[float, ...]]
 
     def scores(eta: float) -> dict:
         if eta not in score:
-            config = {"eta0": dict.fromkeys(TABLE_7, eta), "f3ast_initial": "1/2",
-                      "clip": s["clip"]}  # fmt: skip
-            score[eta] = _runs(s, s["tuning_seed"], names, config, ("stationary",))
+            run = config | {"eta0": dict.fromkeys(TABLE_7, eta)}
+            score[eta] = _runs(s, s["tuning_seed"], names, run, ("stationary",))
         return score[eta]
 
     tuned, grids = dict(TABLE_7), {}
@@ -299,10 +296,28 @@ def tune(s: dict, names) -> tuple[dict[str, float], dict[str, tuple[float, ...]]
     return tuned, grids
 
 
+def configurations(s: dict, names) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The judged configuration (key ``""``) and one per varied value (:data:`VARIANTS`),
+    and the grid each tuned algorithm was searched on. The step sizes are re-tuned under
+    every value of the other choices for the algorithms it changes (the procedure is the
+    choice, not the number it gave under another value); the value Table 7 replaces them."""
+    base = {"f3ast_initial": "1/2", "clip": s["clip"]}
+    tuned, grids = tune(s, names, base)
+    configs, searched = {"": base | {"eta0": tuned}}, {"": grids}
+    for (choice, _), v in VARIANTS.items():
+        config = base | CHANGE[v]
+        if choice != "step sizes":
+            affected = [a for a in names if a in AFFECTS[choice]]
+            again, searched[v] = tune(s, affected, config)
+            config["eta0"] = tuned | {a: again[a] for a in affected}
+        configs[v] = config
+    return configs, searched
+
+
 def _compute(s: dict) -> dict[str, np.ndarray]:
     names = ALGORITHMS if s["memory"] else ("fedawe", *GROUP1)
-    tuned, grids = tune(s, names)
-    configs = configurations(s, tuned)
+    configs, searched = configurations(s, names)
+    judged_eta = configs[""]["eta0"]
     out: dict[str, list] = {}
     for seed in range(s["seeds"]):
         judged = _runs(s, seed, names, configs[""])
@@ -311,16 +326,20 @@ def _compute(s: dict) -> dict[str, np.ndarray]:
             out.setdefault(f"test_{d}_{a}", []).append(1 - test)
         for (choice, _), v in VARIANTS.items():
             config = configs[v]
-            # only the algorithms this choice changes are run again; the others are the same run
-            changed = [a for a in names if a in AFFECTS[choice]
-                       and (choice != "step sizes" or config["eta0"][a] != tuned[a])]  # fmt: skip
+            # only the algorithms this value changes run again; the others are the same run
+            other = config | {"eta0": judged_eta} != configs[""]  # the estimate or the clip
+            changed = [a for a in names if (other and a in AFFECTS[choice])
+                       or config["eta0"][a] != judged_eta[a]]  # fmt: skip
             again = _runs(s, seed, changed, config) if changed else {}
             for d, a in judged:
                 out.setdefault(f"{v}/{d}_{a}", []).append(1 - again.get((d, a), judged[d, a])[0])
     arrays = {k: np.array(v) for k, v in out.items()}
-    arrays["eta0_tuned"] = np.array([tuned[a] for a in names])
-    arrays["eta0_lowest"] = np.array([min(grids.get(a, (np.nan,))) for a in names])
-    arrays["eta0_highest"] = np.array([max(grids.get(a, (np.nan,))) for a in names])
+    for v, config in configs.items():
+        prefix = f"{v}/" if v else ""
+        grids = searched.get(v, {})
+        arrays[f"{prefix}eta0"] = np.array([config["eta0"][a] for a in names])
+        arrays[f"{prefix}eta0_lowest"] = np.array([min(grids.get(a, (np.nan,))) for a in names])
+        arrays[f"{prefix}eta0_highest"] = np.array([max(grids.get(a, (np.nan,))) for a in names])
     return arrays
 
 
@@ -332,18 +351,24 @@ def setup(data, s) -> SetUp:
     """The set-up table of the Table 2 rows (judged against the paper's set-up); the code
     column cites :data:`CODE` by file:line."""
     ran = [a for a in ALGORITHMS if f"{DYNAMICS[0]}_{a}" in data]
-    tuned = dict(zip(ran, data["eta0_tuned"], strict=True))
-    edge = [LABELS[a] for a, lo, hi in zip(ran, data["eta0_lowest"], data["eta0_highest"],
-                                           strict=True) if tuned[a] in (lo, hi)]  # fmt: skip
+
+    def tuned(prefix: str, names=ran) -> str:
+        eta = dict(zip(ran, data[f"{prefix}eta0"], strict=True))
+        edge = [a for a, lo, hi in zip(ran, data[f"{prefix}eta0_lowest"],
+                                       data[f"{prefix}eta0_highest"], strict=True)
+                if a in names and eta[a] in (lo, hi)]  # fmt: skip
+        return ", ".join(f"{LABELS[a]} {eta[a]:g}" + (" (ladder's end)" if a in edge else "")
+                         for a in names)  # fmt: skip
+
     small = s["clients"] != 100 or s["rounds"] != 2000
-    eta = ", ".join(f"{LABELS[a]} {v:g}" for a, v in tuned.items())
+    searched = bool(s["eta0_start"])
     aspects = [
         Aspect(
             "data",
             "SVHN, CIFAR-10, CINIC-10 (10 classes), nu_i ~ Dirichlet(0.1) at client i; "
             "random cropping (App. J.2)",
-            "the same (torchvision); util/util.py:49 Dirichlet(0.1) label proportions per "
-            "client, no minimum size; RandomCrop(32, padding=4) per mini-batch (config.py:86, "
+            "the same (torchvision); Dirichlet(0.1) label proportions per client, no minimum "
+            "size; RandomCrop(32, padding=4) per mini-batch (config.py:86, "
             "varying_main.py:101); tested on the data set's test split",
             "scikit-learn's digits (1797 8x8 grey images), the code's per-client "
             f"Dirichlet({s['concentration']:g}) split redrawn until every client holds >= "
@@ -351,19 +376,20 @@ def setup(data, s) -> SetUp:
             "no augmentation",
             True,
             "another, much smaller image data set (tens of samples per client at m = 100)",
+            fixed_by="code", cite="util/util.py:37-66",
         ),
         Aspect(
             "model, initialisation",
             "the CNNs of Table 6 (two 3x3 convolutions, ReLU, max-pooling, then 1-2 hidden "
             "dense layers), 'Kaiming initialization' (App. J.2)",
-            "model/cnn_svhn.py:39-43: Kaiming normal weights and zero biases for the "
-            "convolutions and fc1 only (fc2 keeps torch's default nn.Linear draw), seeded by "
-            "torch.manual_seed(seed) (model/model.py:20); every client starts from it "
-            "(varying_awe.py:55-56)",
+            "Kaiming normal weights and zero biases for the convolutions and fc1 only (fc2 "
+            "keeps torch's default nn.Linear draw), seeded by torch.manual_seed(seed) "
+            "(model/model.py:20); every client starts from it (varying_awe.py:55-56)",
             f"an MLP 64-{'-'.join(map(str, s['hidden']))}-10 (tanh, no ridge), weights "
             "U(+-1/sqrt(fan-in)), biases 0, seeded by the draw; every client starts from it",
             True,
             "a small MLP in place of a CNN (no convolutions): another non-convex model",
+            fixed_by="code", cite="model/cnn_svhn.py:36-43",
         ),
         Aspect(
             "clients, rounds",
@@ -379,7 +405,7 @@ def setup(data, s) -> SetUp:
         Aspect(
             "availability",
             "p_i^t = <nu_i, phi> f_i(t), four dynamics (App. J.3)",
-            "util/util.py:72-77 (phi: 5 entries U(0, 1), 5 U(0, 0.5)), :82-116 (f_i(t)); each "
+            "phi: 5 entries U(0, 1), 5 U(0, 0.5) (util/util.py:72-77); f_i(t) (:82-116); each "
             "client a Bernoulli draw per round from np.random (:14)",
             "the same (period 20, gamma 0.3, cut-off 0.1)",
             False,
@@ -395,30 +421,32 @@ def setup(data, s) -> SetUp:
             "as written",
         ),
         Aspect(
-            "step sizes (unforced)",
+            "step sizes",
             "Table 7 (FedAWE 0.1, the others 0.05), tuned for the CNNs by 'the best "
             "performance after 500 global rounds' over {0.1, 0.05, 0.01, 0.005, 0.001, "
             "0.0005} (App. J.2)",
-            "--lr (config.py:10), README.md:19-20 (fedavg 0.05, fedawe 0.1)",
-            (
-                f"re-tuned on the MLP by App. J.2's procedure (final training accuracy, a separate "
-                f"draw, the grid continued until the optimum is interior): {eta}; varied: Table 7"
-                if s["eta0_start"]
-                else "Table 7 (not tuned at this size)"
-            ),
+            "--lr (config.py:10); README.md:19-20 (fedavg 0.05, fedawe 0.1)",
+            (f"re-tuned on the MLP by App. J.2's procedure (final training accuracy, a "
+             f"separate draw, the grid continued until the optimum is interior): {tuned('')}; "
+             "re-tuned again under each value of the other choices"
+             if searched else "Table 7 (not tuned at this size)"),
             False,
-            "varied over its values, each row states its outcome per value"
-            + (f" (optimum at the ladder's end: {', '.join(edge)})" if edge else ""),
+            "tuned by the authors for another model: varied",
+            fixed_by="unforced", values=CHOICES["step sizes"],
         ),
         Aspect(
-            "clipping (unforced)",
+            "clip",
             "App. J.2: 'gradient clipping with a max norm of 0.5 to all dataset trainings'",
             "only FedAWE's aggregated update, norm 0.5 hard-coded (util/util.py:29, "
             "dataset/dataset.py:150-155); no other algorithm clips (varying_main.py:96-163)",
-            f"FedAWE's aggregated update at {s['clip']:g} (the code); varied: none, "
-            f"{s['clip']:g}*sqrt(d_MLP/d_CNN) (the SVHN CNN's {CNN_PARAMETERS} parameters)",
+            f"FedAWE's aggregated update at {s['clip']:g}, as the code; none; "
+            f"{s['clip']:g} sqrt(d_MLP/d_CNN) = {mlp_clip(s, _dimension(s)):.3g} (the SVHN "
+            f"CNN's {CNN_PARAMETERS} parameters)"
+            + (f"; FedAWE re-tuned: {tuned('no-clip/', ('fedawe',))} without, "
+               f"{tuned('mlp-clip/', ('fedawe',))} at the scaled norm" if searched else ""),
             False,
-            "a norm chosen for the CNNs; varied, each row states its outcome per value",
+            "a norm chosen for the CNNs: varied",
+            fixed_by="unforced", values=CHOICES["clip"],
         ),
         Aspect(
             "evaluated model",
@@ -433,20 +461,24 @@ def setup(data, s) -> SetUp:
             "baselines given",
             "F3AST with beta = 0.001 (online estimates); FedAU with K = 50; FedAvg over "
             "active / all clients",
-            "FedAU in varying_main.py:118-121, 129-138 (weight: mean of the past intervals, "
-            "K = 50 hard-coded, divided by m at :147-148); FedAvg over active :149-150, over "
-            "all :147-148; F3AST is not in the code (README.md:13)",
+            "FedAU: weight the mean of the past intervals, K = 50 hard-coded "
+            "(varying_main.py:118-121, 129-138), divided by m (:147-148); FedAvg over "
+            "active :149-150, over all :147-148; F3AST is not in the code (README.md:13)",
             "FedAU K = 50 (fedtheory.sim.FedAU); F3AST online (beta = 0.001)",
             False,
             "as written",
+            fixed_by="code", cite="varying_main.py:114-150",
         ),
         Aspect(
-            "F3AST's first estimate (unforced)",
+            "F3AST's first estimate",
             "not stated (only beta = 0.001)",
             "F3AST is not in the code",
-            f"1/2; varied: the true availability, {s['f3ast_low']:g}",
+            f"1/2; the true (long-run) availability; {s['f3ast_low']:g}"
+            + (f"; F3AST re-tuned: {tuned('f3ast-true/', ('f3ast',))} from the true, "
+               f"{tuned('f3ast-low/', ('f3ast',))} from {s['f3ast_low']:g}" if searched else ""),
             False,
-            "neither text gives it; varied, each row states its outcome per value",
+            "neither text gives it: varied",
+            fixed_by="unforced", values=CHOICES["F3AST's first estimate"],
         ),
         Aspect(
             "metric, seeds",
@@ -461,67 +493,49 @@ def setup(data, s) -> SetUp:
             f"{s['replicates']} runs",
             False,
             "more draws only narrow the interval",
+            fixed_by="code", cite="varying_main.py:16-21",
         ),
         Aspect(
             "hard-coded over the CLI",
             "-",
-            "varying_awe.py:87, 104-105 move FedAWE's models to 'cuda' whatever --gpu says "
-            "(config.py:18): FedAWE does not run without a GPU",
+            "FedAWE's models are moved to 'cuda' whatever --gpu says (config.py:18): FedAWE "
+            "does not run without a GPU",
             "-",
             False,
             "no effect on what is computed",
+            fixed_by="code", cite="varying_awe.py:87, 104-105",
         ),
-    ]
-    return SetUp("FedAWE Table 2", "paper", tuple(aspects))
+    ]  # fmt: skip
+    return SetUp("FedAWE Table 2", "paper", tuple(aspects), commit=CODE)
 
 
-def _specs(data, s, prefix: str) -> list[FindingSpec]:
-    """The 16 rows (dynamics x baseline) on the runs under ``prefix``."""
+def _dimension(s: dict) -> int:
+    """The MLP's number of parameters."""
+    sizes = (64, *s["hidden"], 10)
+    return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+
+
+def _specs(data, s) -> list[FindingSpec]:
+    """The 16 rows (dynamics x baseline), each with its runs at every varied value."""
     differs = setup(data, s).open_differences()
     return [
         FindingSpec(
             f"FedAWE's training error < {LABELS[b]}'s ({NAMES[d]} dynamics, "
             f"{s['seeds']} data draws)",
-            REFERENCE, data[f"{prefix}{d}_fedawe"], data[f"{prefix}{d}_{b}"], differs=differs,
+            REFERENCE, data[f"{d}_fedawe"], data[f"{d}_{b}"], differs=differs,
+            variants=tuple(Variant(choice, value, data[f"{v}/{d}_fedawe"], data[f"{v}/{d}_{b}"])
+                           for (choice, value), v in VARIANTS.items()),
+            default=DEFAULT,
         )
         for d in DYNAMICS
         for b in GROUP1
     ]  # fmt: skip
 
 
-def _table(data, s, prefix: str) -> list:
-    """The rows on the runs under ``prefix``, Holm over them."""
-    return compare_findings(_specs(data, s, prefix))
-
-
-def outcomes(data, s) -> dict[str, list]:
-    """The rows of the judged configuration (key ``""``) and of every varied value
-    (:data:`VARIANTS`), each with Holm over its 16 rows."""
-    return {"": _table(data, s, "")} | {v: _table(data, s, f"{v}/") for v in VARIANTS.values()}
-
-
 def judge(data, s):
-    """The judged rows; a row whose outcome changes under a varied value of an unforced
-    choice reads *not reproduced (..., depends on <choice>)* with its outcome per value."""
-    tables = outcomes(data, s)
-    rows = []
-    for i, row in enumerate(tables[""]):
-        flips = {}
-        for (choice, value), v in VARIANTS.items():
-            other = tables[v][i]
-            if other.verdict is not row.verdict:
-                flips.setdefault(choice, []).append(f"{value}: {other.verdict_text}")
-        if flips:
-            per_value = "; ".join(f"{c}: {CHOICES[c][0]} (judged): {row.verdict_text}, "
-                                  + ", ".join(vals) for c, vals in flips.items())  # fmt: skip
-            row = replace(
-                row, verdict=Verdict.NOT_REPRODUCED,
-                setup_differs=(*row.setup_differs,
-                               *(f"depends on {c}: its outcome changes" for c in flips)),
-                detail=f"{row.detail}; outcome per value of {per_value}",
-            )  # fmt: skip
-        rows.append(row)
-    return rows
+    """The 16 rows, Holm over them, each *reproduced* or *reversed* only if that holds at
+    every value of the unforced choices (otherwise *depends on* them)."""
+    return compare_findings(_specs(data, s), unforced=setup(data, s).unforced())
 
 
 def notes(data, s):
@@ -532,48 +546,50 @@ def notes(data, s):
                      if f"{key}{d}_{a}" in data}  # fmt: skip
             order = ", ".join(f"{LABELS[a]} {means[a]:.3f}" for a in sorted(means, key=means.get))
             out.append(f"{NAMES[d]}: mean {kind} error over draws, best first: {order}")
-    tables = outcomes(data, s)
-    out.append("Outcome of the 16 rows (dynamics x baseline, in the order of the table) under "
-               "each value of the unforced choices, one varied at a time from the judged "
-               "configuration (R: reproduced, -: not reproduced, X: reversed):")  # fmt: skip
-    mark = {Verdict.REPRODUCED: "R", Verdict.NOT_REPRODUCED: "-", Verdict.REVERSED: "X"}
-    judged = "".join(mark[r.verdict] for r in tables[""])
-    out.append(f"  judged ({', '.join(f'{c} {vals[0]}' for c, vals in CHOICES.items())}): "
-               f"{judged} ({judged.count('R')} of 16 reproduced)")  # fmt: skip
-    for (choice, value), v in VARIANTS.items():
-        line = "".join(mark[r.verdict] for r in tables[v])
-        out.append(f"  {choice} {value}: {line} ({line.count('R')} of 16 reproduced)")
+    rows = judge(data, s)
+    values = [(c, DEFAULT) for c in CHOICES] + list(VARIANTS)
+    out.append("Outcome of the 16 rows at each value of the unforced choices (one varied at a "
+               "time, each row at its Holm level; R reproduced, r on a stand-in, X reversed, "
+               "C contradicted at this scale, u underpowered):")  # fmt: skip
+    mark = {"reproduced on a": "r", "reproduced": "R", "reversed": "X", "contradicted": "C",
+            "underpowered": "u"}  # fmt: skip
+    for choice, value in values:
+        texts = [next(o[2] for o in r.outcomes if o[:2] == (choice, value)) for r in rows]
+        line = "".join(next(m for k, m in mark.items() if t.startswith(k)) for t in texts)
+        ahead = sum(m in "rR" for m in line)
+        out.append(f"  {choice} = {value}: {line} (FedAWE ahead in {ahead} of 16)")
     return out
 
 
 def plot(data, s, fig):
     """One panel per dynamics: each baseline's paired difference FedAWE minus it (mean over
-    the draws) with the Holm-corrected interval its row was judged on, for the judged
-    configuration and every varied value."""
-    axes = plots.panels(fig, len(DYNAMICS), sharex=False)
-    prefixes = {"": "judged"} | {f"{v}/": f"{c}: {val}" for (c, val), v in VARIANTS.items()}
-    levels = {p: holm_levels(_specs(data, s, p)) for p in prefixes}
+    the draws) with the Holm-corrected interval its row was judged on, at the default and at
+    every varied value."""
+    axes = fig.subplots(1, len(DYNAMICS), sharey=True)
+    prefixes = {"": "default"} | {f"{v}/": f"{c}: {val}" for (c, val), v in VARIANTS.items()}
+    levels = holm_levels(_specs(data, s))  # a row's variants are judged at its level
     ys = np.arange(len(GROUP1))[::-1]
     for k, (ax, d) in enumerate(zip(axes, DYNAMICS, strict=True)):
         for i, (p, label) in enumerate(prefixes.items()):
             diffs = [finding_difference(data[f"{p}{d}_fedawe"], data[f"{p}{d}_{b}"],
-                                        confidence=1 - levels[p][k * len(GROUP1) + j])
+                                        confidence=1 - levels[k * len(GROUP1) + j])
                      for j, b in enumerate(GROUP1)]  # fmt: skip
             x = np.array([f.difference for f in diffs])
             err = np.array([[f.difference - f.low for f in diffs],
                             [f.high - f.difference for f in diffs]])  # fmt: skip
-            ax.errorbar(x, ys + (i - (len(prefixes) - 1) / 2) * 0.12, xerr=err, capsize=2,
+            ax.errorbar(x, ys + (i - (len(prefixes) - 1) / 2) * 0.13, xerr=err, capsize=2,
                         **plots.series(i, line=False), label=label)  # fmt: skip
         ax.axvline(0.0, color="black", linewidth=0.8)
-        ax.set_yticks(ys, [LABELS[b] for b in GROUP1] if k == 0 else [""] * len(GROUP1))
-        ax.set(xlabel="FedAWE $-$ baseline, training error (fraction)", title=NAMES[d])
-        if k == len(DYNAMICS) - 1:
-            plots.legend(ax, ncols=3)
+        ax.set_yticks(ys, [LABELS[b] for b in GROUP1])
+        ax.set(title=f"{NAMES[d]} dynamics")
+    fig.supxlabel("FedAWE's training error minus the baseline's (fraction; left of 0: FedAWE "
+                  "ahead)")  # fmt: skip
+    plots.legend(axes[0], ncols=3)
     return (
         "Each marker: FedAWE's training error minus the baseline's, mean over the data draws; "
-        "bar: the interval its row was judged on (over the draws, Holm-corrected over the 16 "
-        "rows of its configuration). Left of 0: FedAWE ahead. Markers offset vertically per "
-        "configuration (the judged one and each varied value of an unforced choice)."
+        "bar: the interval its row was judged on (over the draws, at the row's Holm level "
+        "over the 16 rows). Markers offset vertically per value of the unforced choices (the "
+        "default and each varied value, one at a time)."
     )
 
 
@@ -586,7 +602,12 @@ register(
         compute,
         judge,
         plot,
-        bounds=tuple(f"{d}_{b}" for d in DYNAMICS for b in GROUP1),
+        bounds=tuple(
+            f"{p}{d}_{b}"
+            for p in ("", *(f"{v}/" for v in VARIANTS.values()))
+            for d in DYNAMICS
+            for b in GROUP1
+        ),  # fmt: skip
         notes=notes,
         setups=lambda data, s: [setup(data, s)],
     )
