@@ -260,7 +260,7 @@ def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0, c
     return w_global, torch.stack(w_local).mean(0), clipped
 
 
-@pytest.mark.parametrize("clip", [0.5, None, 0.15])
+@pytest.mark.parametrize("clip", [0.5, None, 0.4])
 def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight(clip):
     """The Table 2 path (FedAWE's code variant scored on x-bar, an MLP on a per-client
     Dirichlet split of the digits, batch 128 larger than every client) against the
