@@ -217,6 +217,48 @@ def test_a_violation_flat_around_it_is_found_by_sampling_when_it_is_wide_enough(
                       settings=settings(FEW, database=None), seed=seed)  # fmt: skip
 
 
+# --- 3c. whole-number parameters are searched as the reals are -------------------------------
+_T, _c = sp.Symbol("T", positive=True, integer=True), sp.Symbol("c", positive=True)
+RATE = Theorem("user.rate_t2", title="a 1/T^2 rate", reference="false on purpose",
+               kind="upper bound", terms={"rate": 900 * _c / _T**2})  # fmt: skip
+
+
+def _one_over_t(*, c, T, E=1):
+    """c / T: the true rate, above the false 900 c / T^2 once T > 900."""
+    return c / T
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_false_one_over_t_squared_rate_on_drawn_instances_is_refuted_by_check_theorem(seed):
+    """T is an integer choice of the user's strategy: the search moves it (it used to hold
+    it at the 8 drawn values, all below 900 at these seeds, and the claim passed)."""
+    drawn = st.fixed_dictionaries(
+        {"T": st.integers(1, 1000), "E": st.integers(1, 10), "c": st.floats(0.5, 2.0)}
+    )
+    five = settings(max_examples=5, derandomize=True, database=None)
+    with pytest.raises(AssertionError, match=r"at a point of the search(.|\n)*T=(9\d\d|1000)"):
+        check_theorem(RATE, _one_over_t, instances=drawn, settings=five, seed=seed,
+                      constants=lambda c, T, E: {"c": c, "T": T})  # fmt: skip
+
+
+CONE = Theorem("user.cone", title="c + T", reference="false near T = 610, c = 1.3",
+               kind="upper bound", terms={"sum": _c + _T})  # fmt: skip
+
+
+def _cone(*, c, T):
+    """Above the bound only within about 10 of T = 610 and 0.01 of c = 1.3, rising towards it."""
+    return (c + T) * (1.01 - abs(T - 610) / 1000 - abs(c - 1.3))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_search_moves_an_integer_with_the_reals_up_a_slope_to_a_narrow_violation(seed):
+    """Step 2 moves T with c (CMA-ES, T rounded): with T held at the explored values and
+    moved only to its ends and neighbours, no seed of 0-4 reached the violation."""
+    family = theorem_family(CONE, _cone, ranges={"T": (1, 1000), "c": (0.5, 2.0)})
+    found = search(family, seed=seed).counterexample
+    assert found is not None and abs(found.integers["T"] - 610) <= 10
+
+
 # --- 4. a search that survives the user's function -------------------------------------------
 def test_a_measure_that_raises_at_some_points_leaves_the_search_running_and_counted():
     called = []

@@ -157,3 +157,17 @@ def test_pep_exact_fedawe_rows_have_search_below_exact_below_bound():
         resolved = exact >= RESOLUTION * acc  # Corollary 3's consensus is not (~1e-8)
         assert np.all(data[f"{criterion}_search"][resolved] > 0.5 * exact[resolved])
     assert np.all(data["fedawe_zbar_exact"] >= RESOLUTION * data["fedawe_zbar_accuracy"])
+    assert all("from the certificate of the PEP" in r.detail for r in rows)
+    # a PEP value planted below the search: within its certificate's tolerance the
+    # consistency row holds; beyond it, it is a defect of fedtheory (not a paper's statement
+    # violated), and the statement's own row is unaffected
+    for factor, verdict in ((0.5, "holds"), (3.0, "defect of fedtheory")):
+        planted = {**data, "fedawe_xbar_exact": data["fedawe_xbar_exact"].copy()}
+        search, acc = data["fedawe_xbar_search"][0], data["fedawe_xbar_accuracy"][0]
+        planted["fedawe_xbar_exact"][0] = search - factor * acc
+        again = {r.claim: r for r in pep_exact.judge(planted, s)}
+        row = next(r for c, r in again.items() if c.startswith("FedAWE Corollary 2: the largest"))
+        assert row.verdict_text == verdict and row.defect is (verdict != "holds")
+        assert row.source == "fedtheory" and not any(
+            r.defect or r.verdict.value == "violated" for r in again.values() if r is not row
+        )

@@ -212,7 +212,7 @@ def test_report_written_and_resume_reuses_data(report_run):
     assert "data reused" in messages[-1]
     assert not list(tmp_path.rglob("*.tmp"))
     # verdicts.csv and the DataFrame: one row per verdict, in report order
-    rows = [(o.check.name, r.claim, r.verdict.value) for o in outcomes for r in o.rows]
+    rows = [(o.check.name, r.claim, r.outcome_label) for o in outcomes for r in o.rows]
     with open(tmp_path / "verdicts.csv", newline="") as f:
         csv_rows = list(csv.DictReader(f))
     assert [(r["validation"], r["claim"], r["verdict"]) for r in csv_rows] == rows
@@ -463,3 +463,60 @@ def test_cli_gate_fails_on_violations_no_catalogued_erratum_explains(
     assert row.verdict_text.startswith("violated") and row.unexplained_violation is (
         rows == "planted"
     )
+
+
+def _rows_of_every_label() -> list[Comparison]:
+    """One row of each label kind: exact 0, a bound of 0 exceeded, a loose holds, a ratio
+    within rounding of 1, a finding whose set-up differs, an erratum's evidence."""
+    return [
+        Comparison("zero", "ref (1)", "==", 0.0, 0.0, Verdict.HOLDS),
+        Comparison("above zero", "ref (2)", "<=", 0.5, 0.0, Verdict.VIOLATED),
+        Comparison("loose", "ref (3)", "<=", 1e-5, 1.0, Verdict.HOLDS),
+        Comparison("rounding", "ref (4)", "<=", 1.0 + 1e-9, 1.0, Verdict.HOLDS),
+        Comparison(
+            "finding",
+            "ref (5)",
+            "<",
+            2.0,
+            1.0,
+            Verdict.NOT_REPRODUCED,
+            setup_differs=("step sizes: the paper's are unknown",),
+        ),  # fmt: skip
+        evidence_of(
+            "an-erratum", Comparison("erratum", "ref (6)", "<=", 2.0, 1.0, Verdict.VIOLATED)
+        ),  # fmt: skip
+    ]
+
+
+def _report_labels(report: str) -> list[tuple[str, str]]:
+    """(ratio, verdict) of each row of report.md's verdict table."""
+    table = report.split('<a id="verdicts"></a>')[1].split("\n\n")[3].splitlines()[2:]
+    return [tuple(c.strip() for c in line.strip("|").split(" | ")[-2:]) for line in table]
+
+
+def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
+    """verdicts.csv, the progress line and report.md print each row's one label and ratio,
+    on a real tiny run and on rows of every label kind (a bound of 0 among them)."""
+    fedavg = CHECKS["example1-fedavg"]
+    made = replace(fedavg, name="labels", judge=lambda data, settings: _rows_of_every_label())
+    messages: list[str] = []
+    made_outcomes = run([made], tmp_path, size="tiny", progress=messages.append)
+    for outcomes, out, lines in ((made_outcomes, tmp_path, messages), report_run):
+        table = [r for o in outcomes if o.check.name != "errata" for r in o.rows]
+        expected = [(r.ratio_text, f"**{r.outcome_label}**") for r in table]
+        assert _report_labels((out / "report.md").read_text()) == expected
+        with open(out / "verdicts.csv", newline="") as f:
+            csv_rows = list(csv.DictReader(f))
+        every = [r for o in outcomes for r in o.rows]
+        assert [(c["ratio"], c["verdict"]) for c in csv_rows] == [
+            (r.ratio_text, r.outcome_label) for r in every
+        ]
+        assert [c["outcome"] for c in csv_rows] == [r.verdict.value for r in every]
+        for o in outcomes:  # the progress line names each label with its count
+            line = next(m for m in lines if f"] {o.check.name}: " in m and "running" not in m)
+            for label in {r.outcome_label for r in o.rows}:
+                n = sum(r.outcome_label == label for r in o.rows)
+                assert f"{n} {label}" in line, (line, label)
+    labels = [r.outcome_label for r in made_outcomes[0].rows]
+    assert labels[2] == "holds (loose)" and labels[4].startswith("not reproduced (set-up")
+    assert [r.ratio_text for r in made_outcomes[0].rows][:2] == ["exact", "bound is 0"]

@@ -34,6 +34,7 @@ import platform
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -268,7 +269,7 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
         )
         for j, outcome in tasks:
             i = order[j]
-            verdicts = ", ".join(r.verdict.value for r in outcome.rows)
+            verdicts = _summary_line(outcome.rows)
             how = " (data reused)" if outcome.reused else f" ({outcome.seconds:.1f} s)"
             progress(f"[{i + 1}/{n}] {checks[i].name}: {verdicts}{how}")
             done[i] = outcome
@@ -344,8 +345,16 @@ def _measured(r: Comparison) -> str:
 
 
 def _verdict_text(r: Comparison) -> str:
-    """The verdict as the report prints it; a loose *holds* says so."""
-    return f"**{r.verdict_text}**" + (" (loose)" if r.loose else "")
+    """The verdict as the report prints it: the row's :attr:`~Comparison.outcome_label`."""
+    return f"**{r.outcome_label}**"
+
+
+def _summary_line(rows: Iterable[Comparison]) -> str:
+    """The labels of ``rows`` as ``fedtheory validate``'s progress line prints them: each
+    :attr:`~Comparison.outcome_label` once, in order of first appearance, with its count
+    (``"3 holds; 1 holds (loose)"``)."""
+    counts = Counter(r.outcome_label for r in rows)
+    return "; ".join(f"{n} {label}" for label, n in counts.items())
 
 
 def _verdict_rows(o: Outcome) -> list[tuple[str, ...]]:
@@ -391,11 +400,16 @@ def _counts(outcomes: list[Outcome]) -> str:
     text = f"Statements: {statements}."
     if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
         text += f" Empirical findings of the papers: {findings}."
-    if ours:
+    for source, what in (
+        ("comparison", "Comparisons between algorithms that no paper states"),
+        ("fedtheory", "Consistency checks of fedtheory against itself"),
+    ):
+        mine = [r for r in ours if getattr(r, "source", "paper") == source]
         counts = ", ".join(
-            f"{n} {v.value}" for v in Verdict if (n := sum(r.verdict is v for r in ours))
+            f"{n} {text_of(v, source)}" for v in Verdict if (n := sum(r.verdict is v for r in mine))
         )
-        text += f" Comparisons between algorithms that no paper states: {counts}."
+        if mine:
+            text += f" {what}: {counts}."
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -412,6 +426,14 @@ def _counts(outcomes: list[Outcome]) -> str:
                 + (f"; {notes} note(s) of fedtheory, not errata of the papers." if notes else ".")
             )
     return text
+
+
+def text_of(verdict: Verdict, source: str) -> str:
+    """A verdict as a count names it: *violated* of a consistency check of fedtheory is a
+    *defect of fedtheory*."""
+    if source == "fedtheory" and verdict is Verdict.VIOLATED:
+        return "defect(s) of fedtheory"
+    return verdict.value
 
 
 def _tightness_text(ratio: float, searched: str) -> str:
@@ -644,10 +666,15 @@ CSV_COLUMNS = (
     "bound",
     "ratio",
     "verdict",
+    "outcome",
     "setup_differs",
     "detail",
 )
-"""Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict."""
+"""Columns of ``verdicts.csv`` and of :func:`verdicts_frame`, one row per verdict: ``ratio``
+as the report prints it (:func:`~fedtheory.verdict.format_ratio`: ``exact``, ``bound is 0``),
+``verdict`` the row's label as the report prints it
+(:attr:`~fedtheory.verdict.Comparison.outcome_label`), ``outcome`` the outcome it counts
+under (:class:`~fedtheory.verdict.Verdict`'s value, for grouping)."""
 
 
 def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
@@ -657,7 +684,9 @@ def _records(validations: Iterable[tuple[str, Iterable[dict]]]) -> list[dict]:
         for r in rows:
             low, high = r["interval"] if r["interval"] is not None else (None, None)
             records.append({"validation": name, "setup_differs": "", **r, "ci_low": low,
-                            "ci_high": high})  # fmt: skip
+                            "ci_high": high, "outcome": r["verdict"],
+                            "verdict": r["outcome_label"],
+                            "ratio": format_ratio(r["measured"], r["bound"])})  # fmt: skip
     return [{k: rec[k] for k in CSV_COLUMNS} for rec in records]
 
 

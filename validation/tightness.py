@@ -28,7 +28,8 @@ import json
 
 import numpy as np
 
-from fedtheory.pep import exact_worst_case_for
+from fedtheory.pep.catalogue import exact_worst_case_certified
+from fedtheory.pep.certificate import certified
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
 from fedtheory.tightness.families import CATALOGUE_KEYS
 from fedtheory.validation import plots
@@ -58,6 +59,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     out["instance"] = []
     out["attained"] = []
     out["exact"] = []  # exact worst case by PEP at the worst instance's setting, or NaN
+    out["exact_accuracy"] = []  # its certificate's tolerance (NaN without a value)
     for key in s["keys"]:
         family = FAMILIES[key]
         budget = s["monte_carlo_budget"] if family.monte_carlo else s["budget"]
@@ -72,8 +74,9 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         out["budget"].append(budget)
         out["evaluations"].append(result.evaluations)
         out["attained"].append(result.attained)
-        exact = exact_worst_case_for(key, dict(ev.constants))
-        out["exact"].append(np.nan if exact is None else exact)
+        exact = exact_worst_case_certified(key, dict(ev.constants))
+        out["exact"].append(np.nan if exact is None else exact[0])
+        out["exact_accuracy"].append(np.nan if exact is None else exact[1])
         out["instance"].append(
             json.dumps({"integers": dict(result.worst.integers), **dict(ev.constants)})
         )
@@ -129,9 +132,12 @@ def notes(data, s) -> list[str]:
         exact = float(data["exact"][i]) if "exact" in data else float("nan")
         if np.isfinite(exact):
             bound, measured = float(data["bound"][i]), float(data["measured"][i])
+            acc = float(data["exact_accuracy"][i])
             head += (
-                f"; exact worst case (PEP) {exact:.6g} at this setting: bound / exact "
-                f"{format_ratio(bound, exact)}, measured / exact {format_ratio(measured, exact)}"
+                f"; exact worst case (PEP) {certified(exact, acc)} (to {acc:.1g}, its "
+                f"certificate's tolerance) at this setting: bound / exact "
+                f"{format_ratio(bound, exact, acc)}, measured / exact "
+                f"{format_ratio(measured, exact, acc)}"
             )
         lines.append(
             f"`{key}`: {head} after {int(data['evaluations'][i])} "

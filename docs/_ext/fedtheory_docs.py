@@ -109,7 +109,7 @@ def _verdict_cells(r) -> tuple[str, ...]:
     measured = f"{r.measured:.4g}"
     if r.interval is not None:
         measured += f" (CI {r.interval[0]:.4g} to {r.interval[1]:.4g})"
-    verdict = f"**{r.verdict.value}**" + (" (loose)" if r.loose else "")
+    verdict = f"**{r.outcome_label}**"
     bound = f"{r.relation} {r.bound:.4g}"
     return (_plain(r.claim), _plain(measured), _plain(bound), _plain(r.ratio_text), verdict)
 
@@ -401,7 +401,7 @@ class FedtheoryValidation(SphinxDirective):
 
         head += row(("claim", "measured vs bound", "verdict"))
         for r in outcome.rows:
-            body += row((r.claim, f"{r.measured:.4g} {r.relation} {r.bound:.4g}", r.verdict.value))
+            body += row((r.claim, f"{r.measured:.4g} {r.relation} {r.bound:.4g}", r.outcome_label))
         figure = nodes.figure()
         figure += nodes.image(uri=f"/_build/validation/{name}/figure.png")
         figure += nodes.caption(text=outcome.caption)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import sys
 
-METHODS = ("fedavg", "mifa", "fedlaavg", "fedlaavg-theorem4")
+METHODS = ("fedavg", "mifa", "fedlaavg", "fedawe", "fedlaavg-theorem4")
 CLASSES = ("strongly-convex", "quadratic", "nonconvex")
-CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm")
+CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm", "fedawe_zbar", "fedawe_xbar",
+            "fedawe_consensus_x", "fedawe_consensus_z")  # fmt: skip
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -81,13 +82,14 @@ def _setting(args):
         SmoothNonconvex,
         SmoothStronglyConvex,
     )
-    from fedtheory.sim import MIFA, FedAvg, FedLaAvg
+    from fedtheory.sim import MIFA, FedAvg, FedAWE, FedLaAvg
 
     training = {"local_steps": args.local_steps, "lr": args.lr}
     algorithm = {
         "fedavg": lambda: FedAvg(_aggregator(args.weights, args.clients), **training),
         "mifa": lambda: MIFA(**training),
         "fedlaavg": lambda: FedLaAvg(clients_per_round=args.per_round, **training),
+        "fedawe": lambda: FedAWE(server_lr=args.server_lr, **training),
     }[args.method]()
     fclass = {
         "strongly-convex": lambda: SmoothStronglyConvex(args.mu, args.L),
@@ -104,32 +106,73 @@ def _setting(args):
     return algorithm, fclass, part, Initial(args.initial, kind), het
 
 
-def _report(result, bound: float | None, replayed: bool) -> int:
-    print(f"setting: {', '.join(f'{k}: {v}' for k, v in result.setting.items())}")
+def _participation_text(part) -> str:
+    """``2 clients, 6 rounds, one mask`` or ``..., 16 masks (exact expectation)``."""
+    K, T, N = part.masks.shape
+    masks = "one mask" if K == 1 else f"{K} masks (expectation over them, exact)"
+    return f"{N} client{'s' * (N > 1)}, {T} round{'s' * (T > 1)}, {masks}"
+
+
+def _setting_lines(result) -> list[str]:
+    """The setting, one item a line, the participation in words."""
+    setting = dict(result.setting)
+    if "participation" in (result.inputs or {}):
+        setting["participation"] = _participation_text(result.inputs["participation"])
+    if setting.get("heterogeneity") == "None":
+        setting["heterogeneity"] = "none"
+    return ["setting:", *(f"  {k}: {v}" for k, v in setting.items())]
+
+
+def _no_value(result, args) -> str:
+    """Why no value is printed. Without a heterogeneity bound the clients' functions may
+    differ without limit, and so may the worst case: the solvers then find a ray, fail, or
+    return a solution too large for its checks; the missing bound is named."""
+    unbounded = args is not None and args.zeta2 is None and args.beta2 is None
+    if unbounded and args.clients > 1:
+        return (
+            f"PEP unbounded: with {args.clients} clients and no heterogeneity bound, the "
+            "clients' functions may differ without limit and so may the worst case (no "
+            "solver finds a finite value). Name the missing bound: --zeta2 Z "
+            "(||grad f_i(x*)||^2 <= Z), or --beta2 B --zeta2 Z "
+            "(sum_i a_i ||grad f_i - grad F||^2 <= B ||grad F||^2 + Z) (no value reported)"
+        )
+    return f"PEP {result.status}: {result.message} (no value reported)"
+
+
+def _report(result, bound: float | None, replayed: bool, args=None) -> int:
+    from fedtheory.pep.certificate import certified
+
+    print("\n".join(_setting_lines(result)))
     print(f"SDP: Gram matrix {result.gram_dim}x{result.gram_dim}, {result.constraints} constraints")
     if not result.ok:
-        print(f"PEP {result.status}: {result.message} (no value reported)")
+        print(_no_value(result, args))
         return 1
     c = result.certificate
+    tol = c.tolerance
     relaxed = (
         " (a condition imposed at evaluated points only: upper bound)" if result.relaxed else ""
     )
-    print(f"exact worst case: {result.value:.10g}{relaxed}")
+    print(f"exact worst case: {certified(result.value, tol)} (to {tol:.1g}){relaxed}")
     print(
-        f"certificate: verified ({result.solver}, tolerance {result.tolerance:g}); primal "
-        f"{c.primal:.10g}, dual {c.dual:.10g}, largest check error {c.error:.2g}"
+        f"certificate: verified ({result.solver}, solver tolerance {result.tolerance:g}); "
+        f"|primal - dual| {abs(c.gap):.1g}, largest check error {c.error:.1g}, tr G "
+        f"{c.scale:.3g}: the value is certain to {tol:.1g}"
     )
     if replayed:
         from fedtheory.pep.replay import replay
 
         r = replay(result)
         how = "interpolating functions" if r.fit_residual is None else "explicit quadratics"
+        within = "within" if r.difference <= tol else "NOT within"
         print(
-            f"replayed in the simulator ({how}): {r.value:.10g} (|difference| {r.difference:.2g})"
+            f"replayed in the simulator ({how}): {certified(r.value, tol)} (|difference| "
+            f"{r.difference:.1g}, {within} the certificate's tolerance)"
         )
     if bound is not None:
         ratio = bound / result.value if result.value > 0 else float("inf")
-        print(f"bound {bound:.10g}; bound / exact worst case = {ratio:.6g}")
+        shown = certified(ratio, ratio * tol / result.value) if result.value > 0 else "inf"
+        shown = f"{float(shown):.6g}" if result.value > 0 else shown
+        print(f"bound {bound:.10g}; bound / exact worst case = {shown}")
     return 0
 
 
@@ -152,12 +195,13 @@ def _pep(args) -> int:
                 "(F the mean of f_i = ||x - e_i||^2), over ||e1 - e2|| <= 1, "
                 "||x0 - x*|| <= |x0 - 1/2|, gamma = 1/(2 sqrt T)"
             )
-            return _report(result, bound, replayed=True)
+            return _report(result, bound, True)
         algorithm, fclass, part, initial, het = _setting(args)
         result = worst_case(
             algorithm, fclass, part, initial=initial, heterogeneity=het, criterion=args.criterion
         )
-        return _report(result, args.bound, replayed=result.ok and args.fclass != "nonconvex")
+        replayed = result.ok and args.fclass != "nonconvex"
+        return _report(result, args.bound, replayed, args)
     except ParameterError as err:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 2
@@ -171,9 +215,13 @@ bound and the heterogeneity condition, under a participation pattern (a fixed ma
 masks of a Bernoulli pattern, the expectation exact). Prints the setting, the SDP's size,
 the value with its solver certificate, the worst-case instance replayed in the simulator
 (convex classes) and, with --bound, the bound's ratio to the exact worst case.
-fedlaavg-theorem4 compares FedLaAvg's Theorem 4 (Yan et al. 2020) on Example 1 with its
-exact worst case. Exit status 1 if the solver fails (no value is printed), 2 on bad input.
-Needs the extra fedtheory[pep]."""
+Values are printed with the digits their certificate supports (the tolerance in brackets).
+Without --zeta2 (no heterogeneity bound) the worst case over several clients is unbounded:
+the command says so and names the missing bound. fedawe is FedAWE (Xiang et al. 2024) with
+--server-lr and the left sides of its statements as criteria (fedawe_zbar, fedawe_xbar,
+fedawe_consensus_x, fedawe_consensus_z). fedlaavg-theorem4 compares FedLaAvg's Theorem 4
+(Yan et al. 2020) on Example 1 with its exact worst case. Exit status 1 if no value is
+printed (unbounded, or the solver failed), 2 on bad input. Needs the extra fedtheory[pep]."""
 
 EPILOG = """\
 example: fedtheory pep fedavg --class quadratic --clients 2 -T 4 -E 2 \\
@@ -185,7 +233,7 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser(
         "pep",
-        help="exact worst case of FedAvg / MIFA / FedLaAvg under a participation pattern "
+        help="exact worst case of FedAvg / MIFA / FedLaAvg / FedAWE under a participation pattern "
         "(performance estimation with PEPit; exit 1 if the solver fails)",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -194,7 +242,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "method",
         choices=METHODS,
-        help="fedavg (with --weights), mifa, fedlaavg (with --per-round), or "
+        help="fedavg (with --weights), mifa, fedlaavg (with --per-round), fedawe (with "
+        "--server-lr), or "
         "fedlaavg-theorem4: FedLaAvg Theorem 4 on Example 1 against its exact worst case "
         "(uses only -T, --t1, --t2, --x0)",
     )
@@ -233,6 +282,9 @@ def add_parsers(sub) -> None:
         "--per-round", type=int, default=1, help="FedLaAvg's K: clients per round (default 1)"
     )
     p.add_argument(
+        "--server-lr", type=float, default=1.0, help="FedAWE's server rate eta_g (default 1)"
+    )
+    p.add_argument(
         "--zeta2",
         type=float,
         default=None,
@@ -264,7 +316,10 @@ def add_parsers(sub) -> None:
         default="distance",
         help="what is maximised: distance ||x_T - x*||^2, gap F(x_T) - F*, min_gap "
         "min_{t<=T} F(x_t) - F*, min_grad_norm min_{t<=T} ||grad F(x_t)||^2 (default "
-        "distance; min_grad_norm is the only one for --class nonconvex)",
+        "distance; min_grad_norm is the only one for --class nonconvex); for fedawe also "
+        "the left sides of its statements: fedawe_zbar (1/T) sum_t ||grad F(zbar^t)||^2 "
+        "(Theorem 1), fedawe_xbar (Corollary 2), fedawe_consensus_x (Corollary 3), "
+        "fedawe_consensus_z (Lemma 6)",
     )
     p.add_argument(
         "--bound",

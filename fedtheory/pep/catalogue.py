@@ -212,6 +212,14 @@ def exact_worst_case_for(family_key: str, instance: dict) -> float | None:
     Only ``fedlaavg.example1.fedlaavg_bound`` is a deterministic method under a fixed
     pattern (its PEP has a 3 x 3 Gram matrix for any horizon). A solver failure raises
     RuntimeError with its status (never a number)."""
+    found = exact_worst_case_certified(family_key, instance)
+    return None if found is None else found[0]
+
+
+@declare(family_key=Text(), instance=MappingOf())
+def exact_worst_case_certified(family_key: str, instance: dict) -> tuple[float, float] | None:
+    """:func:`exact_worst_case_for` with the tolerance of its certificate: ``(value,
+    tolerance)`` (:attr:`fedtheory.pep.certificate.Certificate.tolerance`), or None."""
     if family_key != "fedlaavg.example1.fedlaavg_bound":
         return None
     missing = [k for k in EXAMPLE1_CONSTANTS if k not in instance]
@@ -225,4 +233,4 @@ def exact_worst_case_for(family_key: str, instance: dict) -> float | None:
         raise RuntimeError(f"exact worst case of {family_key}: {result}")
     if result.value < RESOLUTION * result.certificate.error:
         return None
-    return result.value
+    return result.value, result.certificate.tolerance

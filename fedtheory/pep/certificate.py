@@ -9,6 +9,14 @@ worst-case proof (objective minus the multipliers' combination of constraints) i
 every other check is a largest entry too); the duality gap between the dual value (the
 certified upper bound) and the primal value (the one the extracted instance attains).
 
+The certificate bounds how far the value may be from the exact worst case
+(:attr:`Certificate.tolerance`): a check error is an eigenvalue or entry of a matrix that the
+proof pairs with the Gram matrix :math:`G` (the dual side) or an error of :math:`G` itself
+(the primal side), so it moves the value by at most that error times the size of
+:math:`G`, :math:`\operatorname{tr}G` (the sum of the squared norms of the leaf points); the
+duality gap adds itself. Every comparison with a PEP value takes this tolerance; a value is
+printed with the digits it supports (:func:`certified`).
+
 PEPit 0.5.1 does not rebuild the proof of classes defined with LMIs (the quadratic class):
 its own check reports a leftover of order one even when the primal and dual values agree to
 1e-9. For those the leftover is not checked (``proof_residual`` is None); the duality gap,
@@ -17,6 +25,7 @@ the feasibility checks and the replay in the simulator remain.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +49,7 @@ from fedtheory.pep._pepit import SOLVED
         Real(),
     ),  # fmt: skip
     proof_residual=Real(0.0, none=True),
+    scale=Real(1.0),
 )
 @dataclass(frozen=True)
 class Certificate:
@@ -53,6 +63,7 @@ class Certificate:
     residual_min_eig: float
     multiplier_min: float
     proof_residual: float | None  # largest leftover coefficient (PEPit: their sum); None: LMI
+    scale: float = 1.0  # max(1, tr G): the size of the solution the errors act on
 
     @property
     def gap(self) -> float:
@@ -60,8 +71,28 @@ class Certificate:
 
     @property
     def error(self) -> float:
+        return max(abs(self.gap), self.feasibility)
+
+    @property
+    def tolerance(self) -> float:
+        r"""How far the value may be from the exact worst case:
+        :math:`|\text{gap}|+\max(1,\operatorname{tr}G)\cdot` the largest feasibility
+        error (module docstring)."""
+        return abs(self.gap) + self.scale * self.feasibility
+
+    @property
+    def tolerance_text(self) -> str:
+        """Where :attr:`tolerance` comes from, for a report's row."""
+        return (
+            f"tolerance {self.tolerance:.2g} from the PEP's certificate: |gap| {abs(self.gap):.2g}"
+            f" + max(1, tr G) {self.scale:.3g} x largest feasibility error "
+            f"{self.feasibility:.2g}"
+        )
+
+    @property
+    def feasibility(self) -> float:
+        """The largest check error but the gap (primal and dual feasibility, the proof)."""
         return max(
-            abs(self.gap),
             -min(self.gram_min_eig, 0.0),
             -min(self.lmi_min_eig, 0.0),
             max(self.constraint_violation, 0.0),
@@ -113,4 +144,25 @@ def check(pep, primal: float) -> Certificate:
         residual_min_eig=float(np.linalg.eigvalsh(pep.residual).min()),
         multiplier_min=float(min(multipliers, default=0.0)),
         proof_residual=leftover,
+        scale=max(1.0, float(np.trace(pep.G_value))),
     )
+
+
+@declare(value=Real(), tolerance=Real(0.0))
+def certified(value: float, tolerance: float) -> str:
+    """``value`` rounded to the smallest power of ten at least ``tolerance`` (its digits
+    below are not the computation's), e.g. ``certified(0.00264921227, 3e-9)`` is
+    ``'0.00264921'``; all significant digits (``.10g``) when ``tolerance`` is 0.
+
+    Examples
+    --------
+    >>> certified(0.00264921227, 3e-9), certified(1.9997823, 2.5e-5), certified(0.5, 0.0)
+    ('0.00264921', '1.9998', '0.5')
+    """
+    if tolerance == 0 or value == 0:
+        return f"{value:.10g}"
+    unit = math.ceil(math.log10(tolerance))
+    rounded = round(value, -unit) or value  # 0.9999997 at 1e-6 has the digits of 1.000000
+    digits = max(1, math.floor(math.log10(abs(rounded))) - unit + 1)
+    text = f"{rounded:#.{min(digits, 10)}g}"  # '#': the certified trailing zeros stay
+    return text.replace(".e", "e").rstrip(".")

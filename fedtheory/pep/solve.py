@@ -36,7 +36,7 @@ from fedtheory.errors import ParameterError
 from fedtheory.pep import _symmetry as symmetry
 from fedtheory.pep import criteria, methods
 from fedtheory.pep._pepit import pepit
-from fedtheory.pep.certificate import Certificate, check
+from fedtheory.pep.certificate import Certificate, certified, check
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.heterogeneity import AtOptimum, Dissimilarity
 from fedtheory.pep.initial import Initial
@@ -109,7 +109,8 @@ STATUSES = ("verified", "inaccurate", "failed")
 @dataclass(frozen=True)
 class PepResult:
     """A solved (or failed) PEP. ``value`` is the certified worst case (the proof's dual
-    value) or None when the solver failed or its solution did not pass the checks."""
+    value), exact to ``certificate.tolerance``, or None when the solver failed or its
+    solution did not pass the checks."""
 
     status: str  # "verified", "inaccurate" or "failed"
     value: float | None
@@ -134,8 +135,9 @@ class PepResult:
             return f"PEP {self.status}: {self.message}"
         c = self.certificate
         return (
-            f"worst case {self.value:.10g} (certificate verified: primal {c.primal:.10g}, "
-            f"largest check error {c.error:.2g}; {self.solver}, tolerance {self.tolerance:g})"
+            f"worst case {certified(self.value, c.tolerance)} (certificate verified to "
+            f"{c.tolerance:.1g}: largest check error {c.error:.1g}; {self.solver}, solver "
+            f"tolerance {self.tolerance:g})"
         )
 
 

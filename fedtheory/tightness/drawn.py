@@ -11,8 +11,11 @@ that space off the strategy itself: hypothesis builds every value from a sequenc
   small); the family's integer ``draw`` picks one of them;
 * the reals of draw ``k`` are its float choices whose constraints give a finite box
   ``[min_value, max_value]`` (``st.floats(-2, 2)`` gives ``[-2, 2]``, ``kappa=(1, 50)``
-  gives ``[1, 50]``); the other choices (integers, booleans, a seed, unbounded floats) are
-  held at their drawn values;
+  gives ``[1, 50]``) and its integer choices with a finite range (at most
+  :data:`WHOLE_RANGE` values: not a seed) that the choices after them do not depend on
+  (``st.integers(1, 1000)`` for a horizon ``T``: the strategy replays with it at both ends
+  of its range), searched as reals and rounded to the nearest integer; the other choices
+  (sizes, branches, seeds, booleans, unbounded floats) are held at their drawn values;
 * a point is evaluated by replaying the strategy on the choices with those floats
   replaced: the instance it builds is measured (``measure(**instance)``) and the theorem
   evaluated on ``constants(**instance)``. A replay that the strategy rejects (a filter, an
@@ -23,8 +26,8 @@ So :func:`fedtheory.tightness.search` (CMA-ES, Nelder-Mead, shrinking of a count
 runs on the user's strategy alone, without a family written for it. The draws come from
 hypothesis's generator without the constants it mixes in from the loaded modules, so they
 depend on ``seed`` only. What it cannot see:
-a region reached only by changing an integer choice that no draw made (a number of clients,
-a seed), or a float choice with an unbounded box.
+a region reached only by changing a choice that shapes the rest (a number of clients, a
+branch) to a value no draw made, or a choice with an unbounded range.
 
 This reads hypothesis's choice sequences through its internal API
 (``hypothesis.internal.conjecture``: ``ConjectureData.for_choices``, the choice nodes'
@@ -46,10 +49,14 @@ from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.errors import ParameterError
 from fedtheory.tightness.family import Family, Integer, Measurement, Real, _judged_measurement
 
-__all__ = ["DRAWS", "strategy_family"]
+__all__ = ["DRAWS", "WHOLE_RANGE", "strategy_family"]
 
 DRAWS = 8
 """Choice sequences drawn by :func:`strategy_family`."""
+
+WHOLE_RANGE = 10**6
+"""Integer choices with more values than this (a seed drawn in ``[0, 2**31)``) are held as
+drawn: nearby seeds give unrelated instances, nothing a search can climb."""
 
 _OWNER = "strategy_family"
 
@@ -89,13 +96,31 @@ def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None
 
 
 def _box(node) -> tuple[float, float] | None:
-    """The finite box of a float choice, None for any other (held fixed)."""
+    """The finite box of a float choice, None for any other."""
     if node.type != "float" or node.was_forced:
         return None
     low, high = node.constraints["min_value"], node.constraints["max_value"]
     if not (math.isfinite(low) and math.isfinite(high)) or low >= high:
         return None
     return float(low), float(high)
+
+
+def _whole_range(strategy, nodes, i: int) -> tuple[int, int] | None:
+    """The range ``(low, high)`` of integer choice ``i`` when it is searched: a finite range
+    of 2 to :data:`WHOLE_RANGE` values, and the strategy replays with the choice at either
+    end (the choices after it do not depend on it: not a size or a branch); else None."""
+    node = nodes[i]
+    if node.type != "integer" or node.was_forced:
+        return None
+    low, high = node.constraints["min_value"], node.constraints["max_value"]
+    if low is None or high is None or not 0 < high - low < WHOLE_RANGE:
+        return None
+    choices = [n.value for n in nodes]
+    for end in (low, high):
+        replayed = _replay(strategy, [*choices[:i], end, *choices[i + 1 :]])[1]
+        if len(replayed) != len(nodes):
+            return None
+    return int(low), int(high)
 
 
 def _size(nodes) -> tuple:
@@ -181,16 +206,20 @@ def strategy_family(
             f"{draws} draws was rejected). Got {instances!r} instead."
         )
     skeletons = sorted(drawn.values(), key=_size)
-    boxes = [[(i, b) for i, n in enumerate(nodes) if (b := _box(n))] for nodes in skeletons]
+    boxes = [
+        [(i, b, False) for i, n in enumerate(nodes) if (b := _box(n))]
+        + [(i, b, True) for i in range(len(nodes)) if (b := _whole_range(instances, nodes, i))]
+        for nodes in skeletons
+    ]
 
     def reals(ints) -> tuple[Real, ...]:
-        return tuple(Real(f"choice[{i}]", lo, hi) for i, (lo, hi) in boxes[ints["draw"]])
+        return tuple(Real(f"choice[{i}]", lo, hi) for i, (lo, hi), _ in boxes[ints["draw"]])
 
     def instance_at(ints, x):
         nodes = skeletons[ints["draw"]]
         choices = [n.value for n in nodes]
-        for (i, _), v in zip(boxes[ints["draw"]], x, strict=True):
-            choices[i] = float(v)
+        for (i, _, whole), v in zip(boxes[ints["draw"]], x, strict=True):
+            choices[i] = round(float(v)) if whole else float(v)
         return _replay(instances, choices)[0]
 
     def evaluate(ints, x, seed) -> Measurement:

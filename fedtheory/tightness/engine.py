@@ -7,8 +7,10 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
    by ``seed`` (each integer at its lowest value with probability 1/2, else uniform in its
    range: worst cases are often small; each real at an end of its box with probability 0.2,
    else uniform in it);
-2. **global search** (the rest but the polish): CMA-ES (Hansen's ``cma``) over the reals,
-   in coordinates that map each box to :math:`[0,1]`, with the integers fixed, from the
+2. **global search** (the rest but the polish): CMA-ES (Hansen's ``cma``) over the reals
+   and the integers with a fixed range that the reals do not depend on (a horizon ``T``,
+   local steps ``E``: moved as the reals are, rounded down from their coordinate), in
+   coordinates that map each box or range to :math:`[0,1]`, the other integers fixed, from the
    smallest integer configuration and the best explored ones (``starts`` in all), by
    successive halving (three quarters of the stage: half of it shared by all the
    configurations, half by the better half of them), then the rest for the best
@@ -418,21 +420,54 @@ def _local(family, record, start: Point, evaluations: int) -> Point | None:
     return None
 
 
+def _movable(family, integers: Mapping[str, int], caps) -> list[tuple]:
+    """The integers that step 2 moves with the reals: ``(spec, low, high)`` of each integer
+    with a fixed range (capped by ``caps``) whose value leaves the reals unchanged (their
+    names and boxes at both ends of its range equal those at ``integers``); an integer
+    that the reals depend on (a number of clients giving one weight each) stays fixed."""
+    reals, out = family.reals(integers), []
+    for spec in family.integers:
+        if callable(spec.high):
+            continue
+        high = min(spec.high, caps.get(spec.name, spec.high))
+        if high <= spec.low:
+            continue
+        ends = ({**integers, spec.name: v} for v in (spec.low, high))
+        if all(family.reals(e) == reals for e in ends):
+            out.append((spec, spec.low, high))
+    return out
+
+
 def _cma(
-    family, record, start: Point, evaluations: int, seed: int, sigma: float = 0.3
+    family, record, start: Point, evaluations: int, seed: int, sigma: float = 0.3, caps=None
 ) -> Point | None:
-    """Step 2 on one integer configuration: CMA-ES in box coordinates :math:`[0,1]^n` from
-    ``start``, restarted with a doubled population while ``evaluations`` last; returns a
-    counterexample if one is met."""
+    r"""Step 2 from ``start``: CMA-ES in box coordinates :math:`[0,1]^{n+m}` over the reals
+    and the ``m`` integers that leave the reals unchanged (:func:`_movable`; coordinate
+    :math:`u` of an integer in :math:`[a,b]` is the integer :math:`a+\lfloor u(b-a+1)
+    \rfloor`, at most :math:`b`), restarted with a doubled population while ``evaluations``
+    last; returns a counterexample if one is met."""
     import cma
 
     low, high = _boxes(family, start.integers)
-    n = low.size
+    moved = _movable(family, start.integers, caps or {})
+    n = low.size + len(moved)
     if n < 2:  # CMA-ES needs two dimensions; one real is Nelder-Mead's
         return _local(family, record, start, evaluations)
     width = np.where(high > low, high - low, 1.0)
     first, popsize, restart = len(record.points), 4 + int(3 * math.log(n)), 0
-    x0 = np.clip((start.vector() - low) / width, 0.0, 1.0)
+
+    def coordinates(point: Point) -> np.ndarray:
+        u = [(point.integers[s.name] - a + 0.5) / (b - a + 1) for s, a, b in moved]
+        return np.clip(np.concatenate([(point.vector() - low) / width, u]), 0.0, 1.0)
+
+    def at(z: np.ndarray) -> tuple[dict, np.ndarray]:
+        z = np.clip(z, 0.0, 1.0)
+        ints = dict(start.integers)
+        for (s, a, b), u in zip(moved, z[low.size :], strict=True):
+            ints[s.name] = min(a + int(u * (b - a + 1)), b)
+        return ints, low + width * z[: low.size]
+
+    x0 = coordinates(start)
     try:
         while (left := evaluations - record.spent(first)) >= popsize:
             options = {
@@ -449,13 +484,12 @@ def _cma(
                 xs = es.ask()
                 scores = []
                 for z in xs:
-                    point = record(start.integers, low + width * np.clip(z, 0.0, 1.0))
+                    point = record(*at(z))
                     if point.evaluation.violated:
                         raise _Violation(point)
                     scores.append(-point.evaluation.score)
                 es.tell(xs, scores)
-            best = record.best(first)
-            x0 = np.clip((best.vector() - low) / width, 0.0, 1.0)
+            x0 = coordinates(record.best(first))
             popsize, restart = 2 * popsize, restart + 1
     except _Violation as found:
         return found.point
@@ -511,17 +545,18 @@ def _search_once(
     probe = int(_PROBE * (budget - record.spent(first) - polish))
     alive = configs
     while len(alive) > 1:  # successive halving: equal shares, then the better half again
-        share = probe // (2 * len(alive))
+        share, ranked = probe // (2 * len(alive)), []
         for start in alive:
-            found = _cma(family, record, start, share, seed + len(alive))
+            since = len(record.points)
+            found = _cma(family, record, start, share, seed + len(alive), caps=caps)
             if found is not None:
                 return found, False
-        ranked = [_best_with(record, first, p.integers) for p in alive]
+            ranked.append(record.best(since) if record.spent(since) else start)
         ranked.sort(key=lambda p: p.evaluation.score, reverse=True)
         alive = ranked[: (len(alive) + 1) // 2] if len(alive) > 2 else ranked[:1]
     best = record.best(first)  # the rest for the best configuration, then the polish
     left = budget - record.spent(first) - polish
-    found = _cma(family, record, best, left, seed + 1, sigma=_SIGMA_FINAL)
+    found = _cma(family, record, best, left, seed + 1, sigma=_SIGMA_FINAL, caps=caps)
     if found is None:
         found = _integer_moves(family, record, record.best(first), caps)
     if found is None:
@@ -551,14 +586,6 @@ def _integer_moves(family, record, best: Point, caps) -> Point | None:
             if trial.evaluation.score > best.evaluation.score:
                 best = trial
     return None
-
-
-def _best_with(record, first: int, integers) -> Point:
-    """The best point recorded since ``first`` with these integers."""
-    return max(
-        (p for p in record.points[first:] if p.integers == integers),
-        key=lambda p: p.evaluation.score,
-    )
 
 
 def _smaller(low: int, current: int) -> list[int]:

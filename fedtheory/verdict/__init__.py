@@ -83,6 +83,7 @@ from fedtheory.verdict.rows import (
     Comparison,
     Verdict,
     algorithm_comparison,
+    consistency_check,
     evidence_of,
     format_ratio,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "compare_equal",
     "FindingSpec",
     "algorithm_comparison",
+    "consistency_check",
     "evidence_of",
     "compare_finding",
     "compare_findings",

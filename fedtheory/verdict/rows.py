@@ -76,6 +76,12 @@ RELATIONS = ("<=", "==", "<", ">", ">=", "!=")
 an erratum's comparison may also read ``>=`` or ``!=`` (``validation/errata``)."""
 
 
+SOURCES = ("paper", "comparison", "fedtheory")
+"""Who states a row: a paper; an ordering of algorithms that no paper states; fedtheory
+itself (a consistency check of its own computations, e.g. its simulator against its PEP,
+whose *violated* is a defect of fedtheory, not of a paper)."""
+
+
 @declare(measured=MEASURED, bound=MEASURED, floor=Real(0.0))
 def format_ratio(measured: float, bound: float, floor: float = 0.0) -> str:
     """measured/bound for a report: ``"exact"`` (both 0), ``"bound is 0"``, ``"1 within
@@ -103,7 +109,7 @@ def format_ratio(measured: float, bound: float, floor: float = 0.0) -> str:
     detail=Label(),
     interval=Interval(none=True),
     setup_differs=Texts(),
-    source=Option("paper", "comparison"),
+    source=Option(*SOURCES),
     erratum=Label(),
     label=Label(),
     outcomes=SequenceOf(SequenceOf(Label())),
@@ -123,7 +129,8 @@ class Comparison:
     interval: tuple[float, float] | None = None  # confidence interval of a random measured
     setup_differs: tuple[str, ...] = ()  # a finding's open material set-up differences
     source: str = "paper"  # "paper": a paper states it; "comparison": an ordering of
-    # algorithms that no paper states (counted apart from the papers' statements)
+    # algorithms that no paper states; "fedtheory": a consistency check of fedtheory
+    # (both counted apart from the papers' statements, SOURCES)
     erratum: str = ""  # key of the catalogued erratum this row is the evidence of
     label: str = ""  # a finding's outcome with its reasons (fedtheory.verdict.finding_label)
     outcomes: tuple[tuple[str, ...], ...] = ()  # a finding's outcome per value of its
@@ -138,7 +145,22 @@ class Comparison:
             return self.label
         if self.erratum and self.verdict is Verdict.VIOLATED:
             return f"violated (evidence of erratum {self.erratum})"
+        if self.defect:
+            return "defect of fedtheory"
         return self.verdict.value
+
+    @property
+    def defect(self) -> bool:
+        """A consistency check of fedtheory against itself that fails: a defect of
+        fedtheory, not a paper's statement violated (a CI gate fails on it too)."""
+        return self.source == "fedtheory" and self.verdict is Verdict.VIOLATED
+
+    @property
+    def outcome_label(self) -> str:
+        """The one label of this row's outcome, as ``verdicts.csv``, ``fedtheory
+        validate``'s progress line and the report print it: :attr:`verdict_text`, and
+        *(loose)* after a loose *holds* (:attr:`loose`)."""
+        return self.verdict_text + (" (loose)" if self.loose else "")
 
     @property
     def unexplained_violation(self) -> bool:
@@ -170,6 +192,7 @@ class Comparison:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["verdict"] = self.verdict.value
+        d["outcome_label"] = self.outcome_label
         d["ratio"] = self.ratio
         d["interval"] = None if self.interval is None else list(self.interval)
         d["setup_differs"] = "; ".join(self.setup_differs)
@@ -184,6 +207,14 @@ def algorithm_comparison(row: Comparison) -> Comparison:
     """``row`` marked as a comparison between algorithms that no paper states: the report
     counts it apart from the papers' statements."""
     return replace(row, source="comparison")
+
+
+@declare(row=Instance(Comparison))
+def consistency_check(row: Comparison) -> Comparison:
+    """``row`` marked as a check of fedtheory against itself (its simulator against its
+    PEP, a replay against the value it replays): *violated* there reads *defect of
+    fedtheory*, counted apart from the papers' statements."""
+    return replace(row, source="fedtheory")
 
 
 @declare(erratum=Text(), row=Instance(Comparison))
