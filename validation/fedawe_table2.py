@@ -368,7 +368,7 @@ def setup(data, s) -> SetUp:
             "SVHN, CIFAR-10, CINIC-10 (10 classes), nu_i ~ Dirichlet(0.1) at client i; "
             "random cropping (App. J.2)",
             "the same (torchvision); Dirichlet(0.1) label proportions per client, no minimum "
-            "size; RandomCrop(32, padding=4) per mini-batch (config.py:86, "
+            "size; RandomCrop(32, padding=4) per mini-batch (config.py:84-95, "
             "varying_main.py:101); tested on the data set's test split",
             "scikit-learn's digits (1797 8x8 grey images), the code's per-client "
             f"Dirichlet({s['concentration']:g}) split redrawn until every client holds >= "
@@ -394,7 +394,7 @@ def setup(data, s) -> SetUp:
         Aspect(
             "clients, rounds",
             "m = 100, T = 2000, s = 10 local steps, batch 128",
-            "m = 100 (config.py:20), T from --total_rounds (default 200, config.py:14), "
+            "m = 100 (config.py:17), T from --total_rounds (default 200, config.py:14), "
             "s = 10 hard-coded with no flag (varying_main.py:96, varying_awe.py:90), batch 128 "
             "(config.py:13); a short batch restarts the loader (varying_main.py:41-51)",
             f"m = {s['clients']}, T = {s['rounds']}, s = {s['local_steps']}, "
@@ -425,7 +425,7 @@ def setup(data, s) -> SetUp:
             "Table 7 (FedAWE 0.1, the others 0.05), tuned for the CNNs by 'the best "
             "performance after 500 global rounds' over {0.1, 0.05, 0.01, 0.005, 0.001, "
             "0.0005} (App. J.2)",
-            "--lr (config.py:10); README.md:19-20 (fedavg 0.05, fedawe 0.1)",
+            "--lr (config.py:11); README.md:19-20 (fedavg 0.05, fedawe 0.1)",
             (f"re-tuned on the MLP by App. J.2's procedure (final training accuracy, a "
              f"separate draw, the grid continued until the optimum is interior): {tuned('')}; "
              "re-tuned again under each value of the other choices"
@@ -463,7 +463,8 @@ def setup(data, s) -> SetUp:
             "active / all clients",
             "FedAU: weight the mean of the past intervals, K = 50 hard-coded "
             "(varying_main.py:118-121, 129-138), divided by m (:147-148); FedAvg over "
-            "active :149-150, over all :147-148; F3AST is not in the code (README.md:13)",
+            "active :149-150, over all :147-148; FedAvg with known p divides by the round's "
+            "p_i^t (:115-117); F3AST is not in the code (README.md:13)",
             "FedAU K = 50 (fedtheory.sim.FedAU); F3AST online (beta = 0.001)",
             False,
             "as written",
