@@ -264,7 +264,7 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
                      {"keys": [key]})  # fmt: skip
     blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
     text = to_markdown(blocks)
-    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
+    assert "| 2.8e-06 | **holds (loose)** |" in text and "Statements: 4 holds (1 loose)" in text
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
@@ -479,7 +479,7 @@ def _rows_of_every_label() -> list[Comparison]:
             "<",
             2.0,
             1.0,
-            Verdict.NOT_REPRODUCED,
+            Verdict.UNDERPOWERED,
             setup_differs=("step sizes: the paper's are unknown",),
         ),  # fmt: skip
         evidence_of(
@@ -518,5 +518,5 @@ def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
                 n = sum(r.outcome_label == label for r in o.rows)
                 assert f"{n} {label}" in line, (line, label)
     labels = [r.outcome_label for r in made_outcomes[0].rows]
-    assert labels[2] == "holds (loose)" and labels[4].startswith("not reproduced (set-up")
+    assert labels[2] == "holds (loose)" and labels[4].startswith("underpowered")
     assert [r.ratio_text for r in made_outcomes[0].rows][:2] == ["exact", "bound is 0"]

@@ -114,7 +114,7 @@ _STYLE = (
 
 _VERDICT_CLASSES = {
     "holds": "holds",
-    "holds** (loose)": "loose",
+    "holds (loose)": "loose",
     "violated": "violated",
     "inconclusive": "inconclusive",
     "outside assumptions": "outside",
@@ -122,7 +122,7 @@ _VERDICT_CLASSES = {
     "not reproduced at this scale": "not-reproduced",
     "reversed": "reversed",
 }
-"""Verdict cells (``**verdict**``, a loose *holds* ``**holds** (loose)``) -> CSS class."""
+"""Verdict cells (``**verdict**``, a loose *holds* ``**holds (loose)**``) -> CSS class."""
 
 
 def _verdict_class(cell: str) -> str:
