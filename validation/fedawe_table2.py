@@ -588,15 +588,19 @@ def plot(data, s, fig):
                         **plots.series(i, line=False), label=label)  # fmt: skip
         ax.axvline(0.0, color="black", linewidth=0.8)
         ax.set_yticks(ys, [LABELS[b] for b in GROUP1])
-        ax.set(title=f"{NAMES[d]} dynamics")
-    fig.supxlabel("FedAWE's training error minus the baseline's (fraction; left of 0: FedAWE "
-                  "ahead)")  # fmt: skip
+        ax.set(title=f"{NAMES[d]} dynamics", xlabel="FedAWE $-$ baseline (fraction)")
+    fig.suptitle("Training error, FedAWE minus each baseline (left of 0: FedAWE ahead)")
     plots.legend(axes[0], ncols=3)
+    untuned = "" if s["eta0_start"] else (
+        " At this size the step sizes are not tuned: 'step sizes: Table 7' repeats the default."
+    )  # fmt: skip
     return (
         "Each marker: FedAWE's training error minus the baseline's, mean over the data draws; "
         "bar: the interval its row was judged on (over the draws, at the row's Holm level "
         "over the 16 rows). Markers offset vertically per value of the unforced choices (the "
-        "default and each varied value, one at a time)."
+        "default and each varied value, one at a time); a value that does not change a row's "
+        "runs (F3AST's first estimate on the other baselines' rows) repeats the default's "
+        "difference." + untuned
     )
 
 
