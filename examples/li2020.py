@@ -58,8 +58,8 @@ from fedtheory.sim import (
 from fedtheory.testing import strategies
 from fedtheory.tightness import register, strategy_family
 
-kappa, mu, L, G2, S = sp.symbols("kappa mu L G2 S", positive=True)
-Gamma, D1 = sp.symbols("Gamma D1", nonnegative=True)  # 0 for identical clients, w0 = w^*
+kappa, mu, L, G2 = sp.symbols("kappa mu L G2", positive=True)
+Gamma, S, D1 = sp.symbols("Gamma S D1", nonnegative=True)  # 0: same clients, no noise, w0 = w^*
 E, T, k, N = sp.symbols("E T k N", positive=True, integer=True)
 gamma = sp.Max(8 * kappa, E)
 B = S + 6 * L * Gamma + 8 * (E - 1) ** 2 * G2  # S = sum_k p_k^2 sigma_k^2

@@ -17,8 +17,7 @@ from typing import Any
 
 import torch
 
-from fedtheory.constraints import Text, declare
-from fedtheory.errors import ParameterError
+from fedtheory.constraints import Device, Text, declare
 
 __all__ = ["check_device"]  # PerDevice, to_device: package helpers (no user input to check)
 
@@ -26,32 +25,9 @@ __all__ = ["check_device"]  # PerDevice, to_device: package helpers (no user inp
 @declare(name=Text(), owner=Text())
 def check_device(device: object, name: str, owner: str) -> torch.device:
     """``device`` (``None`` = CPU, a string such as ``"cuda"`` or ``"cuda:1"``, or a
-    ``torch.device``) as a ``torch.device`` that this machine has, else ParameterError."""
-    if device is None:
-        return torch.device("cpu")
-    try:
-        dev = torch.device(device) if isinstance(device, (str, torch.device)) else None
-    except RuntimeError:
-        dev = None
-    if dev is None:
-        raise ParameterError(
-            f"The '{name}' parameter of {owner} must be None, a torch.device or a device name "
-            f"such as 'cpu' or 'cuda'. Got {device!r} instead."
-        )
-    if dev.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if dev.index is not None and dev.index >= count or count == 0:
-            raise ParameterError(
-                f"The '{name}' parameter of {owner} must be a device this machine has "
-                f"({count} CUDA device(s) available). Got {device!r} instead."
-            )
-        return torch.device("cuda", torch.cuda.current_device() if dev.index is None else dev.index)
-    if dev.type != "cpu":
-        raise ParameterError(
-            f"The '{name}' parameter of {owner} must be 'cpu' or a CUDA device. Got "
-            f"{device!r} instead."
-        )
-    return dev
+    ``torch.device``) as a ``torch.device`` that this machine has, else ParameterError
+    (the :class:`~fedtheory.constraints.Device` kind's check)."""
+    return Device().check(device, name, owner, {})
 
 
 class PerDevice:

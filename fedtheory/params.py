@@ -1,10 +1,10 @@
-r"""Hand-called checks of inputs, with one uniform error message.
+r"""Deprecated (removed in 0.3.0): hand-called checks of inputs.
 
-Public callables declare their parameters with :mod:`fedtheory.constraints`; these helpers
-remain for what a declaration does not express: a relation between arguments, the keys of
-a configuration file, an overflowing computed result (:func:`check_finite_result`). A bad
-value gives ``The '<name>' parameter of <owner> must be <constraint>. Got <value>
-instead.`` and nothing is ever clipped or rewritten silently.
+Every check is a declaration or a kind of :mod:`fedtheory.constraints` now: a parameter
+with ``@declare``, a relation between arguments with a kind's ``check(value, name, owner,
+{})`` (``Real(low=a).check(b, "b", owner, {})``), a configuration's keys with
+:class:`~fedtheory.constraints.Names`, an overflowing result with
+:func:`~fedtheory.constraints.refuse_non_finite`. Importing this module warns.
 """
 
 from __future__ import annotations
@@ -12,12 +12,22 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 
+from fedtheory.constraints import MAX_SIZE, STOCHASTIC_ATOL, interval
 from fedtheory.errors import ParameterError
+
+warnings.warn(
+    "fedtheory.params is deprecated and will be removed in 0.3.0: declare parameters with "
+    "fedtheory.constraints (a kind's check for a relation between arguments, Names for "
+    "a configuration's keys, refuse_non_finite for an overflowing result)",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 __all__ = [
     "check_array",
@@ -39,28 +49,6 @@ __all__ = [
     "check_str",
     "interval",
 ]
-
-MAX_SIZE = 2**31 - 1
-"""Largest count (rounds, clients, samples, dimension, steps) a public function accepts:
-more cannot be allocated (NumPy fails with a raw error near :math:`2^{63}` elements, and
-memory runs out long before)."""
-
-STOCHASTIC_ATOL = 1e-9
-"""Tolerance on row sums of a stochastic matrix and on the sum of simplex weights."""
-
-
-def interval(low: float | None, high: float | None, *, low_open: bool, high_open: bool) -> str:
-    """Format an interval such as ``(0, 1]`` or ``[1, inf)``."""
-    left = "(" if low_open or low is None else "["
-    right = ")" if high_open or high is None else "]"
-    lo = "-inf" if low is None else _number(low)
-    hi = "inf" if high is None else _number(high)
-    return f"{left}{lo}, {hi}{right}"
-
-
-def _number(x: float) -> str:
-    """An interval end: integers exactly (``2147483647``), other numbers in ``%g``."""
-    return str(x) if isinstance(x, Integral) else f"{x:g}"
 
 
 def _fail(name: str, owner: str, constraint: str, got: object) -> ParameterError:

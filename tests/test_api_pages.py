@@ -15,6 +15,7 @@ NOT_REFERENCE = {
     "fedtheory.__main__": "`python -m fedtheory`: the command line",
     "fedtheory.validation.errata.__main__": "`python -m fedtheory.validation.errata`",
     "fedtheory.bounds.errata": "deprecated forwarding module (fedtheory.validation.errata)",
+    "fedtheory.params": "deprecated (removed in 0.3.0): the kinds of fedtheory.constraints",
     **{
         f"fedtheory.papers.{m.stem}": "a paper's record (data: the module names of its page)"
         for m in (ROOT / "fedtheory" / "papers").glob("[!_]*.py")

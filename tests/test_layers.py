@@ -117,3 +117,80 @@ def test_the_theorem_layer_loads_only_numpy_scipy_sympy(module):
     loaded = set(re.findall(r"'([^']+)'", third))
     assert loaded <= allowed, f"{module} loaded {sorted(loaded - allowed)}"
     assert ours == "]", f"{module} loaded {ours}"
+
+
+def module_graph(sources: dict[str, Path]) -> dict[str, set[str]]:
+    """``module -> modules it imports`` among ``sources`` (dotted name -> path), function-level
+    imports included. ``from package import name`` goes to the submodule ``name``, else to
+    the module the package's ``__init__`` takes ``name`` from, else to the ``__init__``."""
+    reexports = {}  # package -> {name: module its __init__ imports it from}
+    for name, path in sources.items():
+        if path.name == "__init__.py":
+            reexports[name] = {}
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module in sources:
+                    for alias in node.names:
+                        reexports[name][alias.asname or alias.name] = node.module
+    graph = {name: set() for name in sources}
+    for name, path in sources.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    owner = reexports.get(node.module, {}).get(alias.name, node.module)
+                    targets.append(sub if sub in sources else owner)
+            graph[name] |= {t for t in targets if t in sources and t != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_two_modules_import_each_other():
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    found = circles(module_graph(dict(modules())))
+    assert not found, "modules that import each other in a circle:\n" + "\n".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_a_planted_circle_is_found(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    from fedtheory.b import g\n")
+    (tmp_path / "b.py").write_text("from fedtheory.a import f\n")
+    (tmp_path / "c.py").write_text("from fedtheory.a import f\n")
+    sources = {f"fedtheory.{n}": tmp_path / f"{n}.py" for n in "abc"}
+    assert circles(module_graph(sources)) == [["fedtheory.a", "fedtheory.b"]]
+    (tmp_path / "b.py").write_text("x = 1\n")
+    assert circles(module_graph(sources)) == []

@@ -10,8 +10,8 @@ import pytest
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.bounds import cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights, total_variation
+from fedtheory.constraints import Option, Probabilities, StochasticMatrix
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import check_choice, check_simplex, check_stochastic_matrix
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, FixedWeights, simulate, unbiased_weights
 from tests.conftest import assert_parameter_error
@@ -55,9 +55,9 @@ BAD_CALLS = [
         "'availability'",
         "N=2",
     ),
-    (lambda: check_stochastic_matrix([[0.5, 0.4], [0.5, 0.5]], "P", "f"), "'P'", "row sums"),
-    (lambda: check_simplex([0.5, 0.5], "p", "f", size=3), "'p'", "length N=3. Got length 2"),
-    (lambda: check_choice("c", ("a", "b"), "kind", "f"), "'kind'", "one of ('a', 'b'). Got 'c'"),
+    (lambda: StochasticMatrix().check([[0.5, 0.4], [0.5, 0.5]], "P", "f", {}), "'P'", "row sums"),
+    (lambda: Probabilities(size=3).check([0.5, 0.5], "p", "f", {}), "'p'", "shape (3,)"),
+    (lambda: Option("a", "b").check("c", "kind", "f", {}), "'kind'", "one of 'a', 'b'. Got 'c'"),
     (lambda: chi_square([0.5, 0.5], [0.7, 0.7]), "'p'", "summing to 1"),
     (
         lambda: total_variation([1.5, -0.5], [0.5, 0.5]),
@@ -107,3 +107,24 @@ def test_hypothesis_violation_is_a_different_error_naming_both_sides():
     assert "FedLaAvg Example 1" in msg and "gamma < 1" in msg and "1.5" in msg
     res = fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=1.5, t1=2, t2=1, strict=False)
     assert not res.valid and "gamma < 1" in res.reason
+
+
+def test_the_hand_checks_are_deprecated_and_no_module_imports_them():
+    import ast
+    import importlib
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    users = []
+    for path in [*(root / "fedtheory").rglob("*.py"), *(root / "validation").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            if "fedtheory.params" in names:
+                users.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not users, f"import fedtheory.constraints instead: {users}"
+    sys.modules.pop("fedtheory.params", None)
+    with pytest.warns(DeprecationWarning, match="fedtheory.constraints"):
+        importlib.import_module("fedtheory.params")

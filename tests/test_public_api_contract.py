@@ -56,6 +56,7 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, add_notation, keyword_of, notation_of, symbol
 from fedtheory.budget import ENV
+from fedtheory.constraints import Array, Bool, Instance
 from fedtheory.data import (
     FederatedDataset,
     cafed_clustered,
@@ -85,7 +86,6 @@ from fedtheory.markov import (
     two_state_transitions,
 )
 from fedtheory.optim import e3cs as optim_e3cs
-from fedtheory.params import check_bool, check_instance, check_int_array
 from fedtheory.problems import (
     Ball,
     LeastSquaresProblem,
@@ -1567,15 +1567,15 @@ def test_stochastic_gradients_never_fall_back_to_the_global_generator(problem):
 
 
 HELPER_CASES = [
-    (lambda: check_bool("yes", "flag", "f"), "The 'flag' parameter of f must be a bool. Got"),
-    (lambda: check_instance(3, Ball, "ball", "f"), "'ball' parameter of f must be a Ball. Got"),
+    (lambda: Bool().check("yes", "flag", "f", {}), "The 'flag' parameter of f must be a bool. Got"),
+    (lambda: Instance(Ball).check(3, "ball", "f", {}), "'ball' parameter of f must be a Ball. Got"),
     (
-        lambda: check_int_array([1.0, 1.5], "ids", "f"),
+        lambda: Array(integer=True).check([1.0, 1.5], "ids", "f", {}),
         "'ids' parameter of f must be an array of int",
     ),
     (
-        lambda: check_int_array([1, -1], "ids", "f", low=0),
-        "'ids' parameter of f must be an array wi",
+        lambda: Array(integer=True, low=0).check([1, -1], "ids", "f", {}),
+        "'ids' parameter of f must be an array of integers, finite, with entries in [0, inf)",
     ),
 ]
 
@@ -1584,8 +1584,8 @@ HELPER_CASES = [
 def test_new_parameter_helpers_refuse_and_never_truncate(call, message):
     with pytest.raises(ParameterError, match=re.escape(message)):
         call()
-    assert check_bool(np.bool_(True), "flag", "f") is True
-    assert check_int_array([2.0, 3], "ids", "f").dtype == np.int64
+    assert Bool().check(np.bool_(True), "flag", "f", {}) is True
+    assert Array(integer=True).check([2.0, 3], "ids", "f", {}).dtype == np.int64
 
 
 # --- hostile values: every parameter of every entry ------------------------------------------

@@ -22,8 +22,9 @@ import numpy as np
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, Integer, Names, Real
+from fedtheory.constraints import Size as SizeIn
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_keys, check_real, check_size
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, footprint, simulate
 from fedtheory.sim.runner import CHUNK_ELEMENTS
@@ -69,7 +70,7 @@ def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
 def schedule(s: dict, horizon: int) -> np.ndarray:
     """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b), as :class:`InverseTime`)."""
     eta = InverseTime(s["a"], s["b"])
-    return eta.a / (np.arange(check_int(horizon, "horizon", "schedule", low=0) + 1) + eta.b)
+    return eta.a / (np.arange(Integer(low=0).check(horizon, "horizon", "schedule", {}) + 1) + eta.b)
 
 
 def _constants(s, problem, radius, process):
@@ -170,13 +171,18 @@ SWEPT = ("lam", "horizon", "participation")
 def _point(s: dict) -> tuple[np.ndarray, float, int]:
     """The checked availability profile, ``lam`` and ``horizon`` of sweep point ``s``."""
     owner = "sweep_point"
-    pi = check_array(s["pi"], "pi", owner, ndim=1, low=0, high=1, low_open=True, min_size=1)
+    pi = Array(ndim=1, low=0, high=1, low_open=True, min_size=1).check(s["pi"], "pi", owner, {})
     if "participation" in s:
         top = float(pi.mean() / pi.max())  # largest mean keeping every pi_k <= 1
-        pi = pi * check_real(s["participation"], "participation", owner,
-                             low=0, high=top, low_open=True) / pi.mean()  # fmt: skip
-    lam = check_real(s["lam"], "lam", owner, low=0, high=1, high_open=True)
-    return pi, lam, check_size(s["horizon"], "horizon", owner)
+        pi = (
+            pi
+            * Real(low=0, high=top, low_open=True).check(
+                s["participation"], "participation", owner, {}
+            )
+            / pi.mean()
+        )
+    lam = Real(low=0, high=1, high_open=True).check(s["lam"], "lam", owner, {})
+    return pi, lam, SizeIn().check(s["horizon"], "horizon", owner, {})
 
 
 def sweep_check(s: dict) -> None:
@@ -186,12 +192,12 @@ def sweep_check(s: dict) -> None:
     simulator's estimate, the step sizes and the problem's matrices)."""
     owner = "the cafed-theorem2 sweep"
     allowed = tuple(sorted(set(settings("tiny")) | set(SWEPT)))
-    check_keys(s, allowed, "settings", owner)
+    Names(allowed).check(s, "settings", owner, {})
     if missing := [k for k in ("lam", "horizon") if k not in s]:
         raise ParameterError(
             f"The 'settings' parameter of {owner} must set {missing} (a value or a grid axis)."
         )
-    r, t, n, d = (check_size(s[k], k, owner)
+    r, t, n, d = (SizeIn().check(s[k], k, owner, {})
                   for k in ("replicates", "horizon", "num_clients", "dim"))  # fmt: skip
     keep = footprint.estimate(replicates=r, rounds=t, num_clients=n, dim=d, eval_every=1,
                               keep_masks=True, state=(), chunk_elements=CHUNK_ELEMENTS)  # fmt: skip
@@ -202,7 +208,7 @@ def sweep_check(s: dict) -> None:
     problem_on_ball(s)  # checks the problem's settings
     TwoStateMarkov(pi, lam)
     InverseTime(s["a"], s["b"])
-    check_size(s["local_steps"], "local_steps", owner)
+    SizeIn().check(s["local_steps"], "local_steps", owner, {})
 
 
 def sweep_point(s: dict, seed: int) -> dict:

@@ -50,8 +50,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.bounds.judgement import Judge
+from fedtheory.constraints import Integer, Text
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_seed, check_str
 from fedtheory.validation import registry
 from fedtheory.validation.plots import confidence_bars, legend, panels, series
 from fedtheory.validation.registry import SIZES, Check
@@ -224,9 +224,9 @@ def theorem_check(
             f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "
             f"slashes (it names a folder). Got {name!r} instead."
         )
-    check_str(measured, "measured", _OWNER)
+    Text().check(measured, "measured", _OWNER, {})
     if title is not None:
-        check_str(title, "title", _OWNER)
+        Text().check(title, "title", _OWNER, {})
     per_size = _per_size(instances, "instances", _instances)
     if constants is not None and not callable(constants):
         raise ParameterError(
@@ -256,14 +256,14 @@ def theorem_check(
         reps = _per_size(
             replicates,
             "replicates",
-            lambda v, _: v if v == "auto" else check_int(v, "replicates", _OWNER, low=2),
+            lambda v, _: v if v == "auto" else Integer(low=2).check(v, "replicates", _OWNER, {}),
         )
     caps = _per_size(
         MAX_REPLICATES if max_replicates is None else max_replicates,
         "max_replicates",
-        lambda v, _: check_int(v, "max_replicates", _OWNER, low=AUTO_START),
+        lambda v, _: Integer(low=AUTO_START).check(v, "max_replicates", _OWNER, {}),
     )
-    seed = check_seed(seed, _OWNER)
+    seed = Integer(0).check(seed, "seed", _OWNER, {})
     digest = _code_digest(theorem, measure, *([] if constants is None else [constants]))
     upper = theorem.kind == "upper bound"
     relation = "<=" if upper else "=="

@@ -44,6 +44,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fedtheory import threads
+from fedtheory.constraints import Option
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -54,7 +55,6 @@ from fedtheory.io import (
     remove_temporaries,
     save_npz,
 )
-from fedtheory.params import check_choice
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
@@ -241,7 +241,7 @@ def run(
     one a sequential run writes, compute times aside.
     """
     names = list(names)
-    check_choice(size, SIZES, "size", "run")
+    Option(*SIZES).check(size, "size", "run", {})
     unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
     if unknown or not names:
         raise ParameterError(

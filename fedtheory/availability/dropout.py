@@ -20,8 +20,7 @@ import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess, population_rng
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Integer, Real, Size, declare
-from fedtheory.params import MAX_SIZE
+from fedtheory.constraints import MAX_SIZE, Array, Integer, Real, Size, declare
 
 
 class BoundedDropout(AvailabilityProcess):

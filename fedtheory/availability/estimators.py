@@ -36,10 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Instance, Mask, Real, declare
+from fedtheory.constraints import MAX_SIZE, Array, Instance, Mask, Real, declare
 from fedtheory.errors import ParameterError
 from fedtheory.markov import two_state_transitions
-from fedtheory.params import MAX_SIZE
 
 __all__ = [
     "AvailabilityCounts",

@@ -21,7 +21,6 @@ import numpy as np
 
 from fedtheory.constraints import Array, Generator, Integer, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int
 
 __all__ = [
     "capped_inclusion_probabilities",
@@ -114,7 +113,9 @@ def successive_inclusion_probabilities(weights: object, m: int) -> np.ndarray:
     """
     owner, w = "successive_inclusion_probabilities", _scaled(weights)
     _check_positive(w, m, owner)
-    num_clients = check_int(w.size, "len(weights)", owner, low=1, high=MAX_ENUMERATED_CLIENTS)
+    num_clients = Integer(low=1, high=MAX_ENUMERATED_CLIENTS).check(
+        w.size, "len(weights)", owner, {}
+    )
     members = (np.arange(1 << num_clients)[:, None] >> np.arange(num_clients)) & 1  # [2^N, N]
     size, mass = members.sum(axis=1), members @ w  # [2^N]
     prob = np.zeros(1 << num_clients)

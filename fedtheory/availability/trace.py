@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.availability.base import AvailabilityProcess
-from fedtheory.constraints import Bool, Location, Size, Text, declare
+from fedtheory.constraints import Bool, BoolArray, Location, Size, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_bool_array
 
 
 class TraceReplay(AvailabilityProcess):
@@ -51,7 +50,7 @@ class TraceReplay(AvailabilityProcess):
         of two forms)."""
         owner = "TraceReplay"
         if isinstance(trace, np.ndarray) and trace.ndim == 2:
-            mask = check_bool_array(trace, "trace", owner, ndim=2)
+            mask = BoolArray(ndim=2).check(trace, "trace", owner, {})
             if num_clients is not None:
                 n = num_clients
                 if n != mask.shape[1]:

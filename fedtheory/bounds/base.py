@@ -33,9 +33,9 @@ from fedtheory.constraints import (
     SequenceOf,
     Text,
     declare,
+    interval,
 )
 from fedtheory.errors import HypothesisViolation, ParameterError
-from fedtheory.params import interval
 
 KINDS = ("upper bound", "exact", "limit", "order")
 _RELATIONS = {

@@ -47,9 +47,17 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
-from fedtheory.constraints import Array, Instance, InstanceOf, Integer, Probabilities, Real, declare
+from fedtheory.constraints import (
+    Array,
+    Instance,
+    InstanceOf,
+    Integer,
+    Probabilities,
+    Real,
+    declare,
+    refuse_non_finite,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_finite_result
 
 kappa, gap_B = symbol("kappa"), symbol("gap_B")
 chi2, d_tv = symbol("chi2"), symbol("d_tv")
@@ -211,7 +219,7 @@ def lemma1_constants(D: float, sigma2, diameter: float) -> Lemma1Constants:
     g2 = lemma1_G_squared.evaluate(D=D, sigma2_max=float(s2.max())).total
     h = lemma1_H.evaluate(D=D, diam_W=diameter).total
     out = Lemma1Constants(D, float(np.sqrt(g2)), float(h))
-    check_finite_result(out, owner, {"D": D, "sigma2": s2, "diameter": diameter})
+    refuse_non_finite(out, owner, {"D": D, "sigma2": s2, "diameter": diameter})
     return out
 
 
@@ -302,7 +310,7 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
     t = np.arange(1, T + 1)
     with np.errstate(over="ignore"):
         log_term = np.log(2 * C_P * H * t)  # [T]
-    check_finite_result(log_term, owner, {"C_P": C_P, "H": H})
+    refuse_non_finite(log_term, owner, {"C_P": C_P, "H": H})
     J = np.minimum(np.maximum(np.ceil(log_term / np.log(1 / lam)), T_P), t).astype(int)
     run = eta[..., 1:]  # [..., T]
     with np.errstate(over="ignore", invalid="ignore"):  # reported below
@@ -315,7 +323,7 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
             eta_max=run.max(-1),
             J=J,
         )
-    check_finite_result(out, owner, {"eta": eta, "C_P": C_P, "H": H})
+    refuse_non_finite(out, owner, {"eta": eta, "C_P": C_P, "H": H})
     return out
 
 
@@ -545,5 +553,5 @@ def lookback_sum(eta, J) -> float:
         )
     with np.errstate(over="ignore"):  # reported below, naming eta
         out = float(np.sum(J * eta[(t - J).astype(int)] ** 2))
-    check_finite_result(out, owner, {"eta": eta})
+    refuse_non_finite(out, owner, {"eta": eta})
     return out

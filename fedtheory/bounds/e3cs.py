@@ -31,7 +31,6 @@ from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.constraints import Array, Integer, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real
 
 K, k, eta, S = symbol("K"), symbol("k"), symbol("eta"), symbol("sum_quota")
 _REF = "Huang et al. 2022 (E3CS), Theorem 1"
@@ -135,7 +134,9 @@ def claim1_allocation(w, k: int, sigma: float) -> np.ndarray:
     :math:`p_i=\sigma_t+(k-K\sigma_t)w'_i/\sum_jw'_j` for weights ``w [..., K]`` (exact;
     Claim 1 says every :math:`p_i=k/K`). Needs :math:`\sigma_t<1`."""
     K_ = w.shape[-1]
-    sigma = check_real(sigma, "sigma", "claim1_allocation", low=0.0, high=min(k / K_, 1 - 1e-12))
+    sigma = Real(low=0.0, high=min(k / K_, 1 - 1e-12)).check(
+        sigma, "sigma", "claim1_allocation", {}
+    )
     w = w / w.max(axis=-1, keepdims=True)  # (18) is scale-free: the sum below cannot overflow
     alpha = w.min(axis=-1, keepdims=True) / (1 - sigma)
     capped = np.minimum(w, (1 - sigma) * alpha)

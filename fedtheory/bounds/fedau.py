@@ -42,9 +42,16 @@ from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.symbols import symbol
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Integer, Probabilities, Real, Size, declare
+from fedtheory.constraints import (
+    Array,
+    Integer,
+    Probabilities,
+    Real,
+    Size,
+    declare,
+    refuse_non_finite,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_finite_result
 
 p, K, t, T, N, I = (symbol(n) for n in ("p", "K_cut", "t", "T", "N", "I"))
 L, gamma, eta, sigma2 = symbol("L"), symbol("gamma"), symbol("eta"), symbol("sigma2")
@@ -297,10 +304,10 @@ def quadratic_descent_step(
     L^2\max_n\|e_n-\bar e_\varphi\|^2`; ``lemma_inputs`` holds that and the other inputs
     of ``lemma_b33``."""
     owner = "quadratic_descent_step"
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: refuse_non_finite below
         expected, inputs = _descent_step(e, x, L, gamma, eta, I, sigma2, p, omega, phi)
     scales = {"e": e, "x": x, "L": L, "gamma": gamma, "eta": eta, "sigma2": sigma2, "omega": omega}
-    check_finite_result(expected, owner, scales)
+    refuse_non_finite(expected, owner, scales)
     return DescentStep(expected, inputs)
 
 
@@ -389,7 +396,7 @@ def weight_error_measured(p_n, omega) -> np.ndarray:
     which Theorem 3 bounds from above. Exact for the given weights (an empirical quantity)."""
     with np.errstate(over="ignore"):  # reported below, naming omega
         out = np.mean((p_n * omega - 1.0) ** 2, axis=(1, 2))
-    check_finite_result(out, "weight_error_measured", {"omega": omega})
+    refuse_non_finite(out, "weight_error_measured", {"omega": omega})
     return out
 
 
@@ -521,7 +528,7 @@ def corollary4_choices(
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         products = np.array([L * I * math.sqrt(T), Q * (I * delta2 + sigma2) * L * I * T])
     if not np.all(np.isfinite(products)):
-        check_finite_result(products, owner, inputs)
+        refuse_non_finite(products, owner, inputs)
     gamma_ = min(1 / (L * I * math.sqrt(T)), 1 / (4 * math.sqrt(15) * L * I))
     ge = min(
         math.sqrt(F_gap * N / (Q * (I * delta2 + sigma2) * L * I * T)),
@@ -529,7 +536,7 @@ def corollary4_choices(
         N / (27 * L * I * Q),
     )
     if not gamma_ > 0 or not ge > 0:  # underflow to 0: the choices are not representable
-        check_finite_result(math.inf, owner, inputs)
+        refuse_non_finite(math.inf, owner, inputs)
     out = Corollary4Choices(K_real, math.ceil(K_real), gamma_, ge, ge / gamma_, 1 / log_c)
-    check_finite_result(out, owner, inputs)
+    refuse_non_finite(out, owner, inputs)
     return out

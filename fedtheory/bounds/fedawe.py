@@ -59,9 +59,8 @@ from fedtheory.bounds.symbols import (
     add_notation,
     symbol,
 )
-from fedtheory.constraints import Array, BoolArray, Integer, Real, declare
+from fedtheory.constraints import Array, BoolArray, Integer, Real, declare, refuse_non_finite
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_finite_result
 
 PAPER = "Xiang et al. 2024 (FedAWE)"
 
@@ -397,7 +396,7 @@ def auxiliary_innovation(local_sum, grad, echo, active) -> np.ndarray:
     active, echo = active[..., None], echo[..., None]
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.where(active, echo * local_sum - (echo - 1) * grad, grad)
-    check_finite_result(out, owner, {"local_sum": local_sum, "grad": grad, "echo": echo})
+    refuse_non_finite(out, owner, {"local_sum": local_sum, "grad": grad, "echo": echo})
     return out
 
 
@@ -684,5 +683,5 @@ def staleness_moments(p) -> tuple[np.ndarray, np.ndarray]:
     for t in range(p.shape[0] - 1):
         first[t + 1] = 1 + (1 - p[t]) * first[t]
         second[t + 1] = 1 + (1 - p[t]) * (second[t] + 2 * first[t])
-    check_finite_result((first, second), "staleness_moments", {"p": p})
+    refuse_non_finite((first, second), "staleness_moments", {"p": p})
     return first, second

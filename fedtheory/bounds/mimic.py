@@ -32,9 +32,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, BoolArray, InstanceOf, Real, Size, declare
+from fedtheory.constraints import (
+    Array,
+    BoolArray,
+    InstanceOf,
+    Real,
+    Size,
+    declare,
+    refuse_non_finite,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_finite_result
 
 _OWNER = "objective_bias"
 
@@ -146,7 +153,7 @@ def objective_bias(problem, w, mask, *, eta=None) -> ObjectiveMismatch:
         sq = np.sum(omega**2, -1)
         weights = rates / rates.sum()
         out = ObjectiveMismatch(omega, sq, sq @ weights, np.einsum("t,rtd->rd", weights, omega))
-    check_finite_result(out, _OWNER, {"w": x, "eta": rates})
+    refuse_non_finite(out, _OWNER, {"w": x, "eta": rates})
     return out
 
 
@@ -159,5 +166,5 @@ def lemma6_schedule(a: float, b: float, rounds: int) -> np.ndarray:
     check_bytes(16 * rounds, owner, what=f"{rounds} rates", fixes="fewer rounds")
     with np.errstate(over="ignore"):
         out = a / (np.arange(rounds) + b)
-    check_finite_result(out, owner, {"a": a, "b": b})
+    refuse_non_finite(out, owner, {"a": a, "b": b})
     return out

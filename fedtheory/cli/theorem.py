@@ -25,7 +25,7 @@ def _theorem(key: str):
 
 
 def _domain(entry) -> str:
-    from fedtheory.params import interval
+    from fedtheory.constraints import interval
 
     where = interval(entry.low, entry.high, low_open=entry.low_open, high_open=entry.high_open)
     return ("integer in " if entry.integer else "") + where

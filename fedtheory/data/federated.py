@@ -17,7 +17,6 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.constraints import Array, Integer, Real, declare, record
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array
 
 __all__ = ["FederatedDataset"]
 
@@ -81,8 +80,8 @@ class FederatedDataset:
                 f"The 'labels' parameter of {owner} must have one entry per client "
                 f"(N={len(features)} >= 1). Got {len(labels)} entries instead."
             )
-        xs = [check_array(x, "features", owner, ndim=2) for x in features]
-        ys = [check_array(y, "labels", owner, ndim=1) for y in labels]
+        xs = [Array(ndim=2, min_size=0).check(x, "features", owner, {}) for x in features]
+        ys = [Array(ndim=1, min_size=0).check(y, "labels", owner, {}) for y in labels]
         p = xs[0].shape[1]
         counts = np.array([x.shape[0] for x in xs], dtype=np.int64)
         for x, y in zip(xs, ys, strict=True):

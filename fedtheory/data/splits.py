@@ -31,7 +31,6 @@ from fedtheory import rng
 from fedtheory.constraints import Array, Integer, Option, Real, Size, declare
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_int_array
 
 __all__ = [
     "DIRICHLET_PER",
@@ -91,7 +90,7 @@ def dirichlet_label_split(
     """
     owner = "dirichlet_label_split"
     y, n, a = labels, num_clients, concentration
-    m = check_int(min_size, "min_size", owner, low=0, high=len(y) // n)  # relational end
+    m = Integer(low=0, high=len(y) // n).check(min_size, "min_size", owner, {})  # relational end
     classes = np.unique(y)
     for attempt in range(_MAX_DRAWS):
         gen = rng.numpy_rng(seed, attempt, rng.DATA)
@@ -128,7 +127,9 @@ def one_label_per_client_split(
     """
     owner = "one_label_per_client_split"
     classes, sizes = np.unique(labels, return_counts=True)
-    m = check_int(clients_per_label, "clients_per_label", owner, low=1, high=int(sizes.min()))
+    m = Integer(low=1, high=int(sizes.min())).check(
+        clients_per_label, "clients_per_label", owner, {}
+    )
     y = labels
     gen = rng.numpy_rng(seed, 0, rng.DATA)
     out = []
@@ -198,7 +199,9 @@ def partition(
             f"Got {parts!r} instead."
         )
     idx = [
-        check_int_array(p, f"parts[{k}]", owner, ndim=1, low=0, high=X.shape[0] - 1)
+        Array(ndim=1, low=0, high=X.shape[0] - 1, integer=True, min_size=0)
+        .check(p, f"parts[{k}]", owner, {})
+        .astype(np.int64)
         for k, p in enumerate(parts)
     ]
     return FederatedDataset.from_clients(

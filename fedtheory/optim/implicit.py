@@ -25,7 +25,6 @@ from fedtheory.constraints import Array, Bool, Instance, declare
 from fedtheory.errors import ParameterError, SolverError
 from fedtheory.optim.instance import WeightInstance
 from fedtheory.optim.program import ZERO_WEIGHT_RTOL, WeightSolution, excluded_clients
-from fedtheory.params import check_array, check_instance
 
 __all__ = ["polish_weights", "weight_sensitivity"]
 
@@ -40,14 +39,14 @@ class _SupportKKT:
     def __init__(
         self, instance: WeightInstance, q, owner: str, curvature_scales_with_pi=False, support=None
     ):
-        check_instance(instance, WeightInstance, "instance", owner)
+        Instance(WeightInstance).check(instance, "instance", owner, {})
         if instance.bias == "tv" and instance.bias_weight > 0:
             raise ParameterError(
                 f"The 'instance' parameter of {owner} must have bias 'none' or 'chi2' (the "
                 "total-variation program is not differentiable). Got bias='tv' instead."
             )
         n, self.Q = instance.num_clients, instance.Q
-        self.q = check_array(q, "q", owner, shape=(n,), low=0.0)
+        self.q = Array(shape=(n,), low=0.0, min_size=0).check(q, "q", owner, {})
         if support is None:
             positive = ~excluded_clients(self.q, self.Q)
             if instance.bias == "chi2" and instance.bias_weight > 0:

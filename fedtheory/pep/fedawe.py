@@ -94,11 +94,11 @@ points (the Gram matrix grows with the number of distinct prefixes, not with mas
 rounds). Only the latest PEP is kept (its masks are run one after the other)."""
 
 
-@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=Mask(ndim=2, min_size=1))
+@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=Mask(shape=(None, "fs[0]"), min_size=1))
 def run(algorithm, fs, x0, mask: np.ndarray) -> Trajectory:
     """Server models, client models and auxiliary models of FedAWE on the clients'
     functions ``fs`` from :math:`x_0` under ``mask [T, N]``."""
-    n = _clients_of(mask, fs, "run")
+    n = len(fs)
     if _PREFIXES[0] is not x0:
         _PREFIXES[:] = [x0, {}]
     cache = _PREFIXES[1]
@@ -144,17 +144,6 @@ def _round(algorithm, fs, state: _State, row: np.ndarray, t: int) -> _State:
         tuple(x), tuple(tau), tuple(grads), (*state.server, w), (*state.clients, tuple(x)),
         (*state.aux, aux),
     )  # fmt: skip
-
-
-def _clients_of(mask: np.ndarray, fs: list, owner: str) -> int:
-    """The number of clients, ``len(fs)``, which must be the mask's ``N``, else
-    ParameterError."""
-    if mask.shape[1] != len(fs):
-        raise ParameterError(
-            f"The 'mask' parameter of {owner} must have one column per client function "
-            f"({len(fs)}). Got shape {mask.shape} instead."
-        )
-    return len(fs)
 
 
 @declare(points=POINTS)

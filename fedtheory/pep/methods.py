@@ -54,6 +54,8 @@ ALGORITHM = Exemplified(
 """A simulator algorithm a PEP can express (:func:`check_method` says with which options)."""
 MASK = Mask(ndim=2, min_size=1)
 """A participation mask ``[T, N]``."""
+RUN_MASK = Mask(shape=(None, "fs[0]"), min_size=1)
+"""A participation mask ``[T, N]`` with one column per client function ``fs``."""
 
 
 @declare(algorithm=ALGORITHM, owner=Text())
@@ -106,7 +108,7 @@ def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     return torch.cat(chosen).numpy()
 
 
-@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=MASK)
+@declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=RUN_MASK)
 def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
     functions ``fs`` under ``mask [T, N]`` (for FedAWE a :class:`fedawe.Trajectory`, which
@@ -114,7 +116,7 @@ def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     check_method(algorithm, "run")
     if isinstance(algorithm, FedAWE):
         return fedawe.run(algorithm, fs, x0, mask)
-    n = fedawe._clients_of(mask, fs, "run")
+    n = len(fs)
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
     table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)

@@ -18,9 +18,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.constraints import Array, Instance, Probabilities, Real, Size, Text, declare
+from fedtheory.constraints import (
+    Array,
+    Instance,
+    Probabilities,
+    Real,
+    Size,
+    Text,
+    declare,
+    refuse_non_finite,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_finite_result
 
 __all__ = [
     "Ball",
@@ -66,7 +74,7 @@ class Ball:
             norm = np.linalg.norm(diff, axis=-1, keepdims=True)
             scale = np.minimum(1.0, self.radius / np.maximum(norm, np.finfo(float).tiny))
             out = self.center + diff * scale
-        check_finite_result(out, "Ball.project", {"w": w})
+        refuse_non_finite(out, "Ball.project", {"w": w})
         return out
 
     @declare(point=Array(shape=("self.dim",)))
@@ -74,7 +82,7 @@ class Ball:
         r""":math:`\max_{w\in W}\|w-x\|=\|c-x\|+r`."""
         with np.errstate(over="ignore"):  # reported below, naming point
             out = float(np.linalg.norm(point - self.center) + self.radius)
-        check_finite_result(out, "Ball.farthest_distance", {"point": point})
+        refuse_non_finite(out, "Ball.farthest_distance", {"point": point})
         return out
 
     @declare(dim=Size(), owner=Text())
@@ -118,7 +126,7 @@ class QuadraticForms:
         f = factor
         with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming factor
             parts = (self.Q * f[:, None, None], self.b * f[:, None], self.a * f)
-        check_finite_result(parts, "QuadraticForms.scaled", {"factor": f})
+        refuse_non_finite(parts, "QuadraticForms.scaled", {"factor": f})
         return QuadraticForms(*parts)
 
     @declare(ball=Instance(Ball))
@@ -153,7 +161,7 @@ def max_quadratic_on_ball(Q, b, a: float, ball: Ball) -> float:
     """
     with np.errstate(over="ignore", invalid="ignore"):  # reported below
         out = _max_on_ball(Q, b, a, ball)
-    check_finite_result(out, "max_quadratic_on_ball", {"Q": Q, "b": b, "a": a})
+    refuse_non_finite(out, "max_quadratic_on_ball", {"Q": Q, "b": b, "a": a})
     return out
 
 
@@ -246,7 +254,7 @@ def quadratic_lemma_one(
     with np.errstate(over="ignore", invalid="ignore"):  # reported below, naming w_ref
         f_ref = loss(w_ref)
         H = np.maximum(loss.max_on(ball) - f_ref, f_ref - loss.min_on(ball))
-    check_finite_result(H, owner, {"w_ref": w_ref})
+    refuse_non_finite(H, owner, {"w_ref": w_ref})
     return LemmaOneConstants(D, G, H, exact=True)
 
 

@@ -32,7 +32,6 @@ from fedtheory.constraints import (
     declare,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array
 
 POINTS = Array(shape=(..., "self.dim"))
 """Points ``w [..., d]`` of a problem's methods (``self.dim``), finite."""
@@ -52,7 +51,7 @@ GRAD = dict(
 def check_points(w: object, dim: int, owner: str, name: str = "w") -> np.ndarray:
     """Points ``w [..., dim]`` as a float64 array, else ParameterError (naming ``name`` and
     ``owner``, the caller: so ``w`` is checked here, not declared)."""
-    points = check_array(w, name, owner)
+    points = Array(min_size=0).check(w, name, owner, {})
     if points.ndim < 1 or points.shape[-1] != dim:
         raise ParameterError(
             f"The '{name}' parameter of {owner} must be an array of shape (..., {dim}). "

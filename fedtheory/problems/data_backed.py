@@ -61,7 +61,6 @@ from fedtheory.constraints import (
 from fedtheory.data.federated import FederatedDataset
 from fedtheory.device import check_device
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.params import check_instance
 from fedtheory.problems import fused as fused_kernel
 from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
@@ -251,7 +250,7 @@ class DataProblem(ABC):
         b = self.batch_size if batch_size is None else batch_size
         if b is None or (self.sampling == "without_replacement" and b >= X.shape[1]):
             return X[clients], y[clients], mean_weight[clients]
-        check_instance(generator, torch.Generator, "generator", f"{self._owner}.{caller}")
+        Instance(torch.Generator).check(generator, "generator", f"{self._owner}.{caller}", {})
         m = clients.shape[0]  # a minibatch: never torch's global generator
         n_max, p = X.shape[1], X.shape[2]
         counts = counts[clients]  # [M]
@@ -335,8 +334,8 @@ class DataProblem(ABC):
         device of ``clients``, where the simulator's device runs draw their batches). The
         indices' range is read (a host synchronisation) only where checks run: inside
         ``simulate``'s trusted rounds the runner built them from the mask."""
-        check_instance(w, torch.Tensor, "w", owner)
-        check_instance(clients, torch.Tensor, "clients", owner)
+        Instance(torch.Tensor).check(w, "w", owner, {})
+        Instance(torch.Tensor).check(clients, "clients", owner, {})
         dev = torch.device("cpu") if device is None else torch.device(device)
         where = "CPU" if dev.type == "cpu" else str(dev)
         why = " (the fused kernel runs on the CPU; on other devices the simulator steps with grad)"
@@ -414,7 +413,7 @@ class DataProblem(ABC):
         if self.full_batch:
             sampler, keys = fused_kernel.FULL_BATCH, np.empty(0, dtype=np.uint64)
         else:
-            check_instance(generator, torch.Generator, "generator", owner)
+            Instance(torch.Generator).check(generator, "generator", owner, {})
             sampler = (
                 fused_kernel.WITHOUT_REPLACEMENT
                 if self.sampling == "without_replacement"

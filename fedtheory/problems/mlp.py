@@ -31,9 +31,8 @@ from torch.func import hessian, vmap
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Integer, declare
+from fedtheory.constraints import MAX_SIZE, Array, Integer, declare
 from fedtheory.data.federated import FederatedDataset
-from fedtheory.params import MAX_SIZE
 from fedtheory.problems.base import WEIGHTS
 from fedtheory.problems.data_backed import CONSTRUCTOR, ClassificationProblem
 

@@ -21,10 +21,9 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, Integer, Probabilities, Real, Size, declare
+from fedtheory.constraints import Array, Instance, Integer, Probabilities, Real, Size, declare
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_instance, check_real
 from fedtheory.problems.ball import QuadraticConstantsMixin, QuadraticForms
 from fedtheory.problems.base import GRAD, POINTS, WEIGHTS
 
@@ -132,7 +131,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         check_seconds(seconds(matrices=3 * n, flops=20 * n * d**3), owner,
                       what=f"{n} factorisations of [{d}, {d}] matrices",
                       fixes="fewer clients or dimensions", max_seconds=max_seconds)  # fmt: skip
-        L = check_real(L, "L", owner, low=mu)  # a range relative to mu
+        L = Real(low=mu).check(L, "L", owner, {})  # a range relative to mu
         if n * d == 1 and L != mu:  # one eigenvalue cannot attain both extremes
             raise ParameterError(
                 f"The 'L' parameter of {owner} must equal mu = {mu:g} for one client in one "
@@ -230,7 +229,9 @@ class QuadraticProblem(QuadraticConstantsMixin):
         A = A_all[clients].to(w.dtype)
         g = torch.einsum("mij,mj->mi", A, w - c_all[clients].to(w.dtype))
         if self.noise_std > 0:  # never torch's global generator
-            check_instance(generator, torch.Generator, "generator", f"{_OWNER}.grad")  # not None
+            Instance(torch.Generator).check(
+                generator, "generator", f"{_OWNER}.grad", {}
+            )  # not None
             noise = torch.randn(g.shape, generator=generator, dtype=g.dtype, device=g.device)
             g = g + self.noise_std * noise
         return g

@@ -96,19 +96,23 @@ import numpy as np
 import torch
 
 from fedtheory.availability import estimators
-from fedtheory.constraints import Array, Instance, Integer, Mask, Real, Size, Tensor, declare
+from fedtheory.constraints import (
+    MAX_SIZE,
+    Array,
+    Bool,
+    Instance,
+    Integer,
+    Mask,
+    Option,
+    Probabilities,
+    Real,
+    Size,
+    Tensor,
+    declare,
+)
 from fedtheory.device import PerDevice
 from fedtheory.errors import ParameterError
 from fedtheory.optim.greedy import greedy_exclusion
-from fedtheory.params import (
-    MAX_SIZE,
-    check_array,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    check_simplex,
-)
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
@@ -277,9 +281,9 @@ class CaFed(LocalTraining):
     def __post_init__(self) -> None:
         super().__post_init__()
         owner = "CaFed"
-        alpha = check_simplex(self.alpha, "alpha", owner)
+        alpha = Probabilities().check(self.alpha, "alpha", owner, {})
         object.__setattr__(self, "alpha", alpha)
-        variant = check_choice(self.variant, VARIANTS, "variant", owner)
+        variant = Option(*VARIANTS).check(self.variant, "variant", owner, {})
         code = variant == "code"
         code_prior = isinstance(self.prior, estimators.CodePrior)
         beta_prior = isinstance(self.prior, estimators.BetaPrior)
@@ -305,8 +309,10 @@ class CaFed(LocalTraining):
             )
         if truth:
             n = alpha.shape
-            pi = check_array(self.pi, "pi", owner, shape=n, low=0.0, high=1.0, low_open=True)
-            lam = check_array(self.lam, "lam", owner, shape=n, low=-1.0, high=1.0)
+            pi = Array(shape=n, low=0.0, high=1.0, low_open=True, min_size=0).check(
+                self.pi, "pi", owner, {}
+            )
+            lam = Array(shape=n, low=-1.0, high=1.0, min_size=0).check(self.lam, "lam", owner, {})
             object.__setattr__(self, "pi", pi)
             object.__setattr__(self, "lam", lam)
         if code:
@@ -317,7 +323,7 @@ class CaFed(LocalTraining):
                     "instead."
                 )
             s = CODE_SMOOTHNESS if self.smoothness is None else self.smoothness
-            s = check_real(s, "smoothness", owner, low=0.0, high=1.0)
+            s = Real(low=0.0, high=1.0).check(s, "smoothness", owner, {})
             object.__setattr__(self, "smoothness", s)
         else:
             if self.smoothness is not None:
@@ -326,22 +332,22 @@ class CaFed(LocalTraining):
                     f"(the paper's filter is set by 'beta'). Got {self.smoothness!r} instead."
                 )
             b = PAPER_BETA if self.beta is None else self.beta
-            b = check_real(b, "beta", owner, low=0.0, high=1.0, low_open=True)
+            b = Real(low=0.0, high=1.0, low_open=True).check(b, "beta", owner, {})
             object.__setattr__(self, "beta", b)
         losses = self.losses if self.losses is not None else ("exact" if code else "batch")
-        object.__setattr__(self, "losses", check_choice(losses, LOSSES, "losses", owner))
+        object.__setattr__(self, "losses", Option(*LOSSES).check(losses, "losses", owner, {}))
         if self.loss_batch is not None:
-            check_int(self.loss_batch, "loss_batch", owner, low=1)
-        check_real(self.tau, "tau", owner, low=0.0)
-        check_bool(self.strict, "strict", owner)
-        check_choice(self.initial_minimum, INITIAL_MINIMA, "initial_minimum", owner)
+            Integer(low=1).check(self.loss_batch, "loss_batch", owner, {})
+        Real(low=0.0).check(self.tau, "tau", owner, {})
+        Bool().check(self.strict, "strict", owner, {})
+        Option(*INITIAL_MINIMA).check(self.initial_minimum, "initial_minimum", owner, {})
         if code and self.initial_minimum != "first":
             raise ParameterError(
                 f"The 'initial_minimum' parameter of {owner} must be 'first' with "
                 "variant='code' (the code's F_hat^* are the true local minima). Got "
                 f"{self.initial_minimum!r} instead."
             )
-        check_real(self.trade_off, "trade_off", owner, low=0.0)
+        Real(low=0.0).check(self.trade_off, "trade_off", owner, {})
 
     @property
     def filter_weight(self) -> float:

@@ -28,7 +28,6 @@ from typing import Any
 from fedtheory.budget import check_seconds, seconds
 from fedtheory.constraints import Function, Integer, Option, Real, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_int, check_real
 
 Schedule = Callable[[int], float]
 StepSize = float | Schedule
@@ -44,7 +43,7 @@ class Constant:
     value: float
 
     def __call__(self, t: int) -> float:
-        check_int(t, "t", "Constant", low=0)
+        Integer(low=0).check(t, "t", "Constant", {})
         return self.value
 
 
@@ -64,7 +63,7 @@ class InverseTime:
             )
 
     def __call__(self, t: int) -> float:
-        return self.a / (check_int(t, "t", "InverseTime", low=0) + self.b)
+        return self.a / (Integer(low=0).check(t, "t", "InverseTime", {}) + self.b)
 
 
 @declare(initial=Real(0.0, low_open=True), decay=Real(0.0, 1.0, low_open=True), floor=Real(0.0))
@@ -78,7 +77,7 @@ class ExponentialDecay:
     floor: float = 0.0
 
     def __call__(self, t: int) -> float:
-        t = check_int(t, "t", "ExponentialDecay", low=0)
+        t = Integer(low=0).check(t, "t", "ExponentialDecay", {})
         return max(self.initial * self.decay**t, self.floor)
 
 
@@ -100,7 +99,7 @@ class CheckedSchedule:
                 f"The '{self.name}' parameter of {self.owner} must be a schedule t -> eta_t "
                 f"that accepts round t={t}. Calling it raised {type(err).__name__}: {err}"
             ) from None
-        return check_real(value, f"{self.name}({t})", self.owner, low=0.0, low_open=True)
+        return Real(low=0.0, low_open=True).check(value, f"{self.name}({t})", self.owner, {})
 
 
 @declare(name=Text(), owner=Text())
@@ -112,7 +111,7 @@ def as_schedule(value: StepSize, name: str, owner: str) -> Schedule:
         return value
     if callable(value):
         return CheckedSchedule(value, name, owner)
-    return Constant(check_real(value, name, owner, low=0.0, low_open=True))
+    return Constant(Real(low=0.0, low_open=True).check(value, name, owner, {}))
 
 
 @declare(schedule=Function(), index=Option("step", "round_step"))
@@ -152,7 +151,7 @@ class PerStep:
                 f" {', '.join(map(str, where))}. Calling it raised {type(err).__name__}: {err}"
             ) from None
         at = ", ".join(map(str, where))
-        return check_real(value, f"schedule({at})", "PerStep", low=0.0, low_open=True)
+        return Real(low=0.0, low_open=True).check(value, f"schedule({at})", "PerStep", {})
 
     @declare("t", "local_steps")
     def rates(self, t: int, local_steps: int) -> tuple[float, ...]:

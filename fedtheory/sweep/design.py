@@ -21,9 +21,8 @@ from numbers import Real
 import numpy as np
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Integer, JsonMapping, Size, declare
+from fedtheory.constraints import MAX_SIZE, Integer, JsonMapping, Size, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import MAX_SIZE
 
 __all__ = ["Design", "Task", "grid", "point_seed", "points"]
 

@@ -37,9 +37,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fedtheory.constraints import Function, Location, MappingOf, Text, declare
+from fedtheory.constraints import (
+    Function,
+    Integer,
+    Location,
+    MappingOf,
+    Names,
+    Option,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_choice, check_int, check_keys, check_seed, check_str
 from fedtheory.sweep.design import Design, grid
 
 if sys.version_info >= (3, 11):
@@ -132,8 +140,8 @@ def _check_settings(settings: dict, axes: dict, allowed: tuple[str, ...] | None)
     """Every setting and grid axis is one of ``allowed`` (if given), and none is both."""
     owner = "parse_config"
     if allowed is not None:
-        check_keys(settings, allowed, "settings", owner)
-        check_keys(axes, allowed, "grid", owner)
+        Names(allowed).check(settings, "settings", owner, {})
+        Names(allowed).check(axes, "grid", owner, {})
     if both := sorted(set(settings) & set(axes)):
         raise ParameterError(
             f"The 'grid' parameter of {owner} must not sweep a fixed setting. Got {both} in "
@@ -160,7 +168,7 @@ def parse_config(
     after checking everything in it; ``targets()`` gives the sweepable measurements
     (called only for a ``validation`` configuration, after the grid's size is checked)."""
     owner = "parse_config"
-    check_keys(config, KEYS, "config", owner)
+    Names(KEYS).check(config, "config", owner, {})
     if ("validation" in config) == ("theorem" in config):
         raise ParameterError(
             "The 'config' parameter of parse_config must name exactly one of 'validation' "
@@ -168,23 +176,23 @@ def parse_config(
         )
     settings, axes = _table(config, "settings"), _table(config, "grid")
     labels = _table(config, "labels")
-    check_keys(labels, tuple(axes), "labels", owner)
+    Names(tuple(axes)).check(labels, "labels", owner, {})
     for k, v in labels.items():
-        check_str(v, f"labels[{k!r}]", owner)
-    title = check_str(config["title"], "title", owner) if "title" in config else ""
-    out = Path(check_str(config["out"], "out", owner) if "out" in config else "sweep")
-    replicates = check_int(config.get("seeds", 1), "seeds", owner, low=1)
-    seed = check_seed(config.get("seed", 0), owner)
+        Text().check(v, f"labels[{k!r}]", owner, {})
+    title = Text().check(config["title"], "title", owner, {}) if "title" in config else ""
+    out = Path(Text().check(config["out"], "out", owner, {}) if "out" in config else "sweep")
+    replicates = Integer(low=1).check(config.get("seeds", 1), "seeds", owner, {})
+    seed = Integer(0).check(config.get("seed", 0), "seed", owner, {})
     if "theorem" in config:
         from fedtheory.bounds import CATALOGUE
 
-        name = check_choice(config["theorem"], tuple(CATALOGUE), "theorem", owner)
+        name = Option(*tuple(CATALOGUE)).check(config["theorem"], "theorem", owner, {})
         _check_settings(settings, axes, CATALOGUE[name].parameters)
         design = grid(axes, replicates=replicates, seed=seed)
         _check_theorem(name, settings, design)
         return SweepConfig(name, _theorem_point, {**settings, "theorem": name}, design, out,
                            None, "total", "valid", labels, title or name)  # fmt: skip
-    size = check_choice(config.get("size", "quick"), ("tiny", "quick", "full"), "size", owner)
+    size = Option(*("tiny", "quick", "full")).check(config.get("size", "quick"), "size", owner, {})
     design = grid(axes, replicates=replicates, seed=seed)  # sizes refused before the imports
     available = targets()
     if not isinstance(available, Mapping):
@@ -192,7 +200,7 @@ def parse_config(
             f"The 'targets' parameter of {owner} must return a mapping of names to sweep "
             f"targets. Got {type(available).__name__} instead."
         )
-    name = check_choice(config["validation"], tuple(available), "validation", owner)
+    name = Option(*tuple(available)).check(config["validation"], "validation", owner, {})
     target = available[name]
     fixed = {**target.settings(size), **settings}
     # names are checked by the target's check when there is one (it knows the point's names)

@@ -34,10 +34,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from fedtheory.bounds.base import Theorem
+from fedtheory.bounds.boxes import DEFAULT_BOX, POSITIVE_FLOOR, Box, parameter_box
 from fedtheory.constraints import Bool, Function, Instance, Integer, MappingOf, Real, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real, interval
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
+from fedtheory.tightness.family import rebuildable
 from fedtheory.verdict import AUTO_START, Verdict, format_ratio
 
 __all__ = [
@@ -51,13 +52,6 @@ __all__ = [
     "theorem_values",
 ]
 
-DEFAULT_BOX = 100.0
-"""Reals are drawn in ``[-10, 10]`` (unbounded) or ``[low, low + DEFAULT_BOX]`` (bounded
-below); integers in ``[low, low + DEFAULT_BOX]``."""
-POSITIVE_FLOOR = 1e-6
-"""Smallest value drawn for a parameter that must be positive (``(0, ...)``), so that terms
-such as ``1/x`` stay finite."""
-
 DEFAULT_MAX_REPLICATES = 4096
 """Cap of ``check_theorem(..., replicates="auto")``."""
 DEFAULT_SEARCH_BUDGET = 400
@@ -67,55 +61,6 @@ DEFAULT_SEARCH_REPLICATES = 1024
 """Replicates per point of that search for ``replicates="auto"``."""
 
 _RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-# --- boxes --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Box:
-    low: float
-    high: float
-    integer: bool
-
-
-def _box(name: str, entry, ranges: Mapping, owner: str) -> _Box:
-    lo = entry.low if entry.low is not None else -10.0
-    if entry.low is not None and entry.low_open:
-        lo = entry.low + POSITIVE_FLOOR if not entry.integer else entry.low + 1
-    if entry.high is not None:
-        hi = entry.high - (POSITIVE_FLOOR if entry.high_open else 0.0)
-    else:
-        hi = lo + DEFAULT_BOX if entry.low is not None else 10.0
-    if name in ranges:
-        r = ranges[name]
-        if not isinstance(r, (tuple, list)) or len(r) != 2:
-            raise ParameterError(
-                f"The 'ranges[{name}]' parameter of {owner} must be a pair (low, high). "
-                f"Got {r!r} instead."
-            )
-        where = interval(entry.low, entry.high, low_open=entry.low_open, high_open=entry.high_open)
-        a = check_real(
-            r[0],
-            f"ranges[{name}]",
-            owner,
-            low=entry.low,
-            high=entry.high,
-            low_open=entry.low_open,
-            high_open=entry.high_open,
-        )
-        b = check_real(r[1], f"ranges[{name}]", owner, low=a, high=entry.high)
-        if entry.high_open and entry.high is not None and b >= entry.high:
-            raise ParameterError(
-                f"The 'ranges[{name}]' parameter of {owner} must lie in {where}. Got {r!r} instead."
-            )
-        lo, hi = a, b
-    if entry.integer:
-        lo, hi = math.ceil(lo), math.floor(hi)
-        if lo > hi:
-            raise ParameterError(
-                f"The 'ranges[{name}]' parameter of {owner} must contain an integer. "
-                f"Got {ranges.get(name)!r} instead."
-            )
-    return _Box(float(lo), float(hi), entry.integer)
 
 
 # --- pivots -------------------------------------------------------------------------------
@@ -261,7 +206,7 @@ def _values(draw, theorem, fixed: dict, boxes: dict):
     return values
 
 
-def _draw_in(draw, box: _Box, a: float, b: float, with_a: bool, with_b: bool):
+def _draw_in(draw, box: Box, a: float, b: float, with_a: bool, with_b: bool):
     if box.integer:
         lo = math.ceil(a) + (1 if not with_a and float(math.ceil(a)) == a else 0)
         hi = math.floor(b) - (1 if not with_b and float(math.floor(b)) == b else 0)
@@ -331,23 +276,9 @@ def theorem_values(theorem, *, ranges: Mapping | None = None, fixed: Mapping | N
         _check_fixed(theorem, fixed, owner)
     _plan(theorem, frozenset(fixed))  # solve the hypotheses now, not in the first draw
     _ = theorem._numeric  # compile evaluate's functions now, not in the first example (deadlines)
-    boxes = {
-        p: _box(p, theorem.notation[p], ranges, owner) for p in theorem.parameters if p not in fixed
-    }
+    free = [p for p in theorem.parameters if p not in fixed]
+    boxes = {p: parameter_box(p, theorem.notation[p], ranges, owner) for p in free}
     return _values(theorem, fixed, boxes)
-
-
-def rebuildable(value):
-    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
-    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
-    ``repr`` omits them), an array as a list, anything else as is."""
-    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
-        return (
-            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
-            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
-            f"noise_std={value.noise_std!r})"
-        )
-    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 def _complete(values: Mapping) -> str:

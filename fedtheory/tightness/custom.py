@@ -103,8 +103,8 @@ def theorem_family(
     >>> search(family, budget=30, seed=0).counterexample is None
     True
     """
+    from fedtheory.bounds.boxes import parameter_box
     from fedtheory.bounds.judgement import Judge
-    from fedtheory.testing.theorems import _box
 
     judge = Judge(theorem, measure, owner=_OWNER).upper_bound()
     unknown = [name for name in ranges if name not in theorem.parameters]
@@ -114,7 +114,7 @@ def theorem_family(
             f"({', '.join(theorem.parameters)}). Got {unknown} instead."
         )
     free = [p for p in theorem.parameters if p not in fixed]
-    boxes = {p: _box(p, theorem.notation[p], ranges, _OWNER) for p in free}
+    boxes = {p: parameter_box(p, theorem.notation[p], ranges, _OWNER) for p in free}
     integers = tuple(
         Integer(p, int(b.low), int(b.high), theorem.notation[p].meaning or p)
         for p, b in boxes.items()

@@ -47,7 +47,14 @@ from fedtheory.bounds.base import Theorem
 from fedtheory.constraints import Function, Instance, declare
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.errors import ParameterError
-from fedtheory.tightness.family import Family, Integer, Measurement, Real, _judged_measurement
+from fedtheory.tightness.family import (
+    Family,
+    Integer,
+    Measurement,
+    Real,
+    _judged_measurement,
+    rebuildable,
+)
 
 __all__ = ["DRAWS", "WHOLE_RANGE", "strategy_family"]
 
@@ -191,7 +198,6 @@ def strategy_family(
     True
     """
     from fedtheory.bounds.judgement import Judge
-    from fedtheory.testing.theorems import rebuildable
 
     judge = Judge(theorem, measure, owner=_OWNER).upper_bound()
     derive = Judge(theorem, constants, owner=_OWNER)  # its failures are the user's, recorded

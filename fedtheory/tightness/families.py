@@ -38,12 +38,9 @@ import numpy as np
 from fedtheory import papers
 from fedtheory.bounds import cafed, divergences, e3cs, fedau, fedlaavg
 from fedtheory.budget import check_seconds, seconds
-from fedtheory.constraints import Array, Size, declare
+from fedtheory.constraints import Array, Size, declare, refuse_non_finite
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.constraints import Real as RealIn
-from fedtheory.params import (
-    check_finite_result,
-)
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
 from fedtheory.verdict import mean_confidence_interval
 
@@ -382,14 +379,14 @@ def fedlaavg_example1_error(x0: float, t1: int, t2: int, T: int, *, e1=0.0, e2=1
     x0, e1, e2 = np.float64(x0), np.float64(e1), np.float64(e2)
     reals = {"x0": x0, "e1": e1, "e2": e2}
     gamma, centre, e = 1 / (2 * math.sqrt(T)), (e1 + e2) / 2, (e1, e2)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite_result below
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: refuse_non_finite below
         x, cached, best = x0, [0.0, 0.0], (x0 - centre) ** 2
         for t in range(T):
             i = 0 if t % (t1 + t2) < t1 else 1
             cached[i] = 2 * (x - e[i])
             x = x - gamma * (cached[0] + cached[1]) / 2
             best = min(best, (x - centre) ** 2)
-    check_finite_result(best, owner, reals)
+    refuse_non_finite(best, owner, reals)
     return float(best)
 
 

@@ -51,6 +51,9 @@ from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.verdict import Verdict
 
+__all__ = ["Evaluation", "Family", "Integer", "Measurement", "Real", "scaled"]
+# rebuildable: the analyses' helper (any value; nothing to check)
+
 _LOG_CAP = 700.0  # scores are clipped to [-700, 700] (ratio 0 or inf)
 
 
@@ -419,3 +422,16 @@ def scaled(family: Family, factor: float) -> Family:
     which the search must find a counterexample whenever the true worst ratio exceeds
     ``factor``."""
     return replace(family, scale=family.scale * factor)
+
+
+def rebuildable(value):
+    """``value`` as what rebuilds it: a quadratic problem as the text of its constructor
+    call with its curvatures ``A``, client minimisers ``c`` and weights (its one-line
+    ``repr`` omits them), an array as a list, anything else as is."""
+    if all(hasattr(value, a) for a in ("A", "c", "alpha", "noise_std")):
+        return (
+            f"{type(value).__name__}(A={np.asarray(value.A).tolist()}, "
+            f"c={np.asarray(value.c).tolist()}, alpha={np.asarray(value.alpha).tolist()}, "
+            f"noise_std={value.noise_std!r})"
+        )
+    return value.tolist() if isinstance(value, np.ndarray) else value

@@ -11,8 +11,8 @@ from fedtheory import markov
 from fedtheory.availability import TwoStateMarkov, estimators
 from fedtheory.bounds import cafed
 from fedtheory.bounds.divergences import chi_square, effective_weights
+from fedtheory.constraints import Array, Integer, Real, Size
 from fedtheory.data import cafed_clustered
-from fedtheory.params import check_array, check_int, check_real, check_size
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem
 from fedtheory.sim.cafed import CaFed
 from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum, on_simplex
@@ -35,8 +35,8 @@ def cafed_chi_square_not_convex_in_q(*, pi=_PI, alpha=_ALPHA, qa=_QA, qb=_QB) ->
     r"""CA-Fed App. E: :math:`q\mapsto\chi^2_{\alpha\|p(q)}` is claimed convex on
     :math:`\{\|q\|_1=1\}`; on the instance the chord lies below the midpoint value."""
     owner = "cafed_chi_square_not_convex_in_q"
-    pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
-    alpha, qa, qb = (check_array(v, n, owner, shape=pi.shape, low=0.0) for v, n in
+    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
+    alpha, qa, qb = (Array(shape=pi.shape, low=0.0, min_size=0).check(v, n, owner, {}) for v, n in
                      ((alpha, "alpha"), (qa, "qa"), (qb, "qb")))  # fmt: skip
     a, qa, qb = alpha / alpha.sum(), qa / qa.sum(), qb / qb.sum()
     ends = (_chi2_of_q(qa, a, pi), _chi2_of_q(qb, a, pi))
@@ -86,10 +86,12 @@ def cafed_convex_in_y_s(*, pi=_PI, alpha=_ALPHA, B: float = 0.5, seed: int = 0) 
     :math:`\epsilon_{opt}+\epsilon_{bias}` is a DCP (convex) program; its optimum is below every
     one of 20,000 random feasible :math:`q` and equals the :math:`q`-objective at its solution."""
     owner = "cafed_convex_in_y_s"
-    pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
-    alpha = check_array(alpha, "alpha", owner, shape=pi.shape, low=0.0, low_open=True)
-    B = check_real(B, "B", owner, low=0.0, high=1e3, low_open=True)  # the solver's scale
-    seed = check_int(seed, "seed", owner, low=0)
+    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
+    alpha = Array(shape=pi.shape, low=0.0, low_open=True, min_size=0).check(
+        alpha, "alpha", owner, {}
+    )
+    B = Real(low=0.0, high=1e3, low_open=True).check(B, "B", owner, {})  # the solver's scale
+    seed = Integer(low=0).check(seed, "seed", owner, {})
     alpha = alpha / alpha.sum()
     A, Q, weight = pi * 1.0, 1.0, 1.0
     prob, y, s = _app_d_program(A, B, pi, Q, bias_weight=weight, alpha=alpha)
@@ -150,9 +152,11 @@ def cafed_water_filling_needs_equal_A(
     after multiplying by :math:`A_{kk}`, so the paraphrase (and its conclusion that "clients
     with smaller availability get smaller weights") needs equal :math:`A_{kk}`."""
     owner = "cafed_water_filling_needs_equal_A"
-    pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
-    sigma2 = check_array(sigma2, "sigma2", owner, shape=pi.shape, low=0.0, low_open=True)
-    B = check_real(B, "B", owner, low=0.0, high=1e3, low_open=True)  # the solver's scale
+    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
+    sigma2 = Array(shape=pi.shape, low=0.0, low_open=True, min_size=0).check(
+        sigma2, "sigma2", owner, {}
+    )
+    B = Real(low=0.0, high=1e3, low_open=True).check(B, "B", owner, {})  # the solver's scale
     A = sigma2 * pi  # sigma_k^2 pi_k sum eta^2 with sum eta^2 = 1
     prob, y, s = _app_d_program(A, B, pi, 1.0)
     prob.solve(solver=SOLVER)
@@ -196,9 +200,10 @@ def cafed_water_filling_needs_equal_A(
 def cafed_upsilon_uses_w_star(*, seed: int = 0, pi=(0.9, 0.6, 0.3, 0.1)) -> Erratum:
     r"""CA-Fed Theorem 2's :math:`\upsilon` uses :math:`\|w_{0,0}-w^*\|^2` although Lemma 2
     (App. B) and the statement concern :math:`F_B`, i.e. :math:`w_B^*`."""
-    pi = check_array(pi, "pi", "cafed_upsilon_uses_w_star", ndim=1, low=0.0, high=1.0,
-                     low_open=True)  # fmt: skip
-    seed = check_int(seed, "seed", "cafed_upsilon_uses_w_star", low=0)
+    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(
+        pi, "pi", "cafed_upsilon_uses_w_star", {}
+    )
+    seed = Integer(low=0).check(seed, "seed", "cafed_upsilon_uses_w_star", {})
     prob = QuadraticProblem.random(pi.size, 2, mu=0.5, L=4.0, spread=2.0, seed=seed)
     p = effective_weights(prob.alpha, pi)
     w0 = np.zeros(prob.dim)
@@ -239,11 +244,11 @@ def cafed_theorem2_versus_its_proof(*, Gamma: float = 0.1, H: float = 0.05, L: f
     proof's :math:`2q^\top\Sigma q`. :math:`\Gamma\le2H` is forced by (8) and Assumption 2
     (:math:`F_k(w^*)-F_k^*\le|F_k(w^*)-F_k(w_B^*)|+|F_k(w_B^*)-F_k(w_k^*)|`)."""
     owner = "cafed_theorem2_versus_its_proof"
-    Gamma = check_real(Gamma, "Gamma", owner, low=0.0)
-    H = check_real(H, "H", owner, low=0.0, low_open=True)
-    pi = check_array(pi, "pi", owner, ndim=1, low=0.0, high=1.0, low_open=True)
-    q = check_array(q, "q", owner, shape=pi.shape, low=0.0)
-    sigma2 = np.full(pi.size, check_real(sigma2, "sigma2", owner, low=1e-6))  # a noise ratio
+    Gamma = Real(low=0.0).check(Gamma, "Gamma", owner, {})
+    H = Real(low=0.0, low_open=True).check(H, "H", owner, {})
+    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
+    q = Array(shape=pi.shape, low=0.0, min_size=0).check(q, "q", owner, {})
+    sigma2 = np.full(pi.size, Real(low=1e-6).check(sigma2, "sigma2", owner, {}))  # a noise ratio
     D, E, M, T = 1.0, 1, 8, 500
     G = float(np.sqrt(D**2 + sigma2.max()))  # Lemma 1 (7)
     Q = float(q.sum())
@@ -306,10 +311,10 @@ def cafed_theorem2_step_size(*, L: float = 2.0, E: int = 1, Q: float = 1.0,
     ``cafed.theorem2`` adds the condition (it marks such a schedule outside its
     hypotheses)."""
     owner = "cafed_theorem2_step_size"
-    L = check_real(L, "L", owner, low=1e-6, high=1e6)  # c^2 stays finite
-    E = check_int(E, "E", owner, low=1, high=10**6)
-    Q = check_real(Q, "Q", owner, low=1e-6, high=1e6)
-    scale = check_real(scale, "scale", owner, low=1e-6, high=1e6)
+    L = Real(low=1e-6, high=1e6).check(L, "L", owner, {})  # c^2 stays finite
+    E = Integer(low=1, high=10**6).check(E, "E", owner, {})
+    Q = Real(low=1e-6, high=1e6).check(Q, "Q", owner, {})
+    scale = Real(low=1e-6, high=1e6).check(scale, "scale", owner, {})
     limit = 1 / (2 * L * (E * Q + 1))
     c = scale * 8 * limit  # eta_1 = c/2 = 4 scale x the limit
     t = np.arange(1, 10**6 + 1, dtype=float)
@@ -377,11 +382,11 @@ def cafed_lemma3_monotone_steps(
     the first :math:`T` steps are a prefix of a schedule satisfying (11)) adds
     :math:`\mathcal J_T(\eta_T^2-c^2)/2` to (d) and nothing to (e)."""
     owner = "cafed_lemma3_monotone_steps"
-    T = check_int(T, "T", owner, low=10, high=10**6)  # [T] arrays
-    lam = check_real(lam, "lam", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    C_P = check_real(C_P, "C_P", owner, low=0.0, low_open=True)
-    H = check_real(H, "H", owner, low=0.0, low_open=True)
-    spike = check_real(spike, "spike", owner, low=1.0, low_open=True)
+    T = Integer(low=10, high=10**6).check(T, "T", owner, {})  # [T] arrays
+    lam = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(lam, "lam", owner, {})
+    C_P = Real(low=0.0, low_open=True).check(C_P, "C_P", owner, {})
+    H = Real(low=0.0, low_open=True).check(H, "H", owner, {})
+    spike = Real(low=1.0, low_open=True).check(spike, "spike", owner, {})
     limit = 1 / (2 * 2.0 * (1 * 1.0 + 1))  # Lemma 2 with L = 2, E = 1, Q = 1
     base = np.full(T + 1, limit / spike)  # eta_0..eta_T: constant, non-increasing
     J = cafed.theorem2_aggregates(base, lam=lam, C_P=C_P, T_P=0, H=H).J
@@ -434,8 +439,8 @@ def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     :math:`|F_k(v)-F_k(w)|\le\max\{\|\nabla F_k(v)\|,\|\nabla F_k(w)\|\}\|v-w\|` follows from
     that. Instance: a random convex quadratic and points :math:`v\ne w`."""
     owner = "cafed_eq21_reversed"
-    dim = check_int(dim, "dim", owner, low=1, high=10**3)  # a dense [dim, dim] matrix
-    rng = np.random.default_rng(check_int(seed, "seed", owner, low=0))
+    dim = Integer(low=1, high=10**3).check(dim, "dim", owner, {})  # a dense [dim, dim] matrix
+    rng = np.random.default_rng(Integer(low=0).check(seed, "seed", owner, {}))
     root = rng.normal(size=(dim, dim))
     A, b = root @ root.T + 0.1 * np.eye(dim), rng.normal(size=dim)
     v, w = rng.normal(size=dim), rng.normal(size=dim)
@@ -487,8 +492,8 @@ def cafed_code_oracle_minima(*, seed: int = 0, clients: int = 8) -> Erratum:
     (:math:`\tau=0`) keeps one client, the oracle keeps several (``CaFed(variant="code")``
     transcribes the code)."""
     owner = "cafed_code_oracle_minima"
-    clients = check_int(clients, "clients", owner, low=2)
-    seed = check_int(seed, "seed", owner, low=0)
+    clients = Integer(low=2).check(clients, "clients", owner, {})
+    seed = Integer(low=0).check(seed, "seed", owner, {})
     problem = LogisticRegressionProblem(cafed_clustered(clients, 3, 40, seed=seed),
                                         batch_size=None)  # fmt: skip
     rng = np.random.default_rng(seed)
@@ -547,9 +552,9 @@ def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0
     chain's own deviation :math:`\max_{ij}|[P^{\mathcal J_t}]_{ij}-\pi_j|` (matrix powers)
     is checked too."""
     owner = "cafed_proof_step23"
-    rounds = check_size(rounds, "rounds", owner, low=2)
-    pi = check_real(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    lambda2 = check_real(lambda2, "lambda2", owner, low=0.0, high=1.0, high_open=True)
+    rounds = Size(low=2).check(rounds, "rounds", owner, {})
+    pi = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(pi, "pi", owner, {})
+    lambda2 = Real(low=0.0, high=1.0, high_open=True).check(lambda2, "lambda2", owner, {})
     C_P, H, T_P = 1.0, 1.0, 0
     lam = (1 + lambda2) / 2
     tight = markov.two_state_mixing_constants(pi, lambda2).C_P
@@ -621,8 +626,8 @@ def cafed_lambda_estimator_limit(
     limit = pi_s * a + (1 - pi_s) * b - 1
     identity = sp.simplify(limit + 2 * pi_s * (1 - pi_s) * (1 - lam_s)) == 0
     owner = "cafed_lambda_estimator_limit"
-    pi = check_real(pi, "pi", owner, low=0.0, high=1.0, low_open=True, high_open=True)
-    lam = check_real(lam, "lam", owner, low=-1.0, high=1.0, low_open=True, high_open=True)
+    pi = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(pi, "pi", owner, {})
+    lam = Real(low=-1.0, high=1.0, low_open=True, high_open=True).check(lam, "lam", owner, {})
     horizon = 100.0
     closed = float(estimators.cafed_code_lambda_limit(pi, lam))
     mask = TwoStateMarkov([pi], lam).sample(rounds, replicates=replicates, seed=0).numpy()

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
-from fedtheory.params import check_int, check_real, check_seed
+from fedtheory.constraints import Integer, Real
 from fedtheory.sim.optimizer import SGD, sgd_init, sgd_step
 from fedtheory.validation.errata.record import Erratum, erratum
 
@@ -26,9 +26,9 @@ def cafed_table1_gap(*, cafed: float = TABLE_I_AVERAGE["CA-Fed"],
     """§V-B states a 1.24-point lead of CA-Fed over F3AST; Table I's own time-average
     accuracies (76.22% and 75.33%) differ by 0.89 points."""
     owner = "cafed_table1_gap"
-    cafed = check_real(cafed, "cafed", owner, low=0.0, high=100.0)
-    f3ast = check_real(f3ast, "f3ast", owner, low=0.0, high=100.0)
-    stated = check_real(stated, "stated", owner, low=-100.0, high=100.0)
+    cafed = Real(low=0.0, high=100.0).check(cafed, "cafed", owner, {})
+    f3ast = Real(low=0.0, high=100.0).check(f3ast, "f3ast", owner, {})
+    stated = Real(low=-100.0, high=100.0).check(stated, "stated", owner, {})
     gap = round(cafed - f3ast, 2)
     hyp = {"F3AST is the second best in Table I's time-average column": f3ast < cafed}
     return erratum(
@@ -58,8 +58,8 @@ def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
     "stable" (client-type matrix ``[[0, 1/2, 0], [1/4, 1/4, 0]]``), and
     ``--deterministic_split`` puts the first half of the clients in group 0."""
     owner = "cafed_code_population"
-    n = check_int(num_clients, "num_clients", owner, low=8)
-    seed = check_seed(seed, owner)
+    n = Integer(low=8).check(num_clients, "num_clients", owner, {})
+    seed = Integer(0).check(seed, "seed", owner, {})
     paper = cafed_population(variant="paper", num_clients=n, seed=seed)
     code = cafed_population(variant="code", num_clients=n, seed=seed)
     share = {
@@ -101,10 +101,10 @@ def cafed_code_optimiser(*, lr: float = 0.01, rounds: int = 3, dim: int = 4,
     (``fit_epochs``), not steps. Computed: on the quadratic :math:`\frac12\|w-c\|^2`, the
     iterates of (2) and of the code's optimiser after a few steps from the same point."""
     owner = "cafed_code_optimiser"
-    lr = check_real(lr, "lr", owner, low=0.0, high=1.0, low_open=True)
-    rounds = check_int(rounds, "rounds", owner, low=2, high=1000)
-    dim = check_int(dim, "dim", owner, low=1, high=1000)
-    seed = check_seed(seed, owner)
+    lr = Real(low=0.0, high=1.0, low_open=True).check(lr, "lr", owner, {})
+    rounds = Integer(low=2, high=1000).check(rounds, "rounds", owner, {})
+    dim = Integer(low=1, high=1000).check(dim, "dim", owner, {})
+    seed = Integer(0).check(seed, "seed", owner, {})
     c = torch.from_numpy(np.random.default_rng(seed).standard_normal(dim))
     plain = code = torch.zeros(1, dim, dtype=torch.float64)
     state = sgd_init((1,), dim, code)

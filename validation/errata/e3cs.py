@@ -8,8 +8,8 @@ import numpy as np
 from fedtheory.availability import Bernoulli
 from fedtheory.availability.sampling import successive_inclusion_probabilities
 from fedtheory.bounds import e3cs
+from fedtheory.constraints import Array, Integer, Real, Size
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_array, check_int, check_real, check_size
 from fedtheory.sim import E3CS, run_selection
 from fedtheory.validation.errata.record import Erratum, erratum
 from fedtheory.verdict import Verdict, upper_bound_outcome
@@ -29,12 +29,12 @@ def e3cs_fact8(
     The weights are reached by the update (16) from :math:`w_{i,1}=1` along a realisation of
     positive probability: clients 1 and 2 are selected and succeed in every round, the others
     are never selected (allocation (17) stays uncapped)."""
-    target_exponent = check_real(
-        target_exponent, "target_exponent", "e3cs_fact8", low=0.0, high=100.0, low_open=True
+    target_exponent = Real(low=0.0, high=100.0, low_open=True).check(
+        target_exponent, "target_exponent", "e3cs_fact8", {}
     )  # exp(target_exponent) stays finite
-    K = check_int(K, "K", "e3cs_fact8", low=3, high=100)
-    k = check_int(k, "k", "e3cs_fact8", low=1, high=K - 1)
-    eta = check_real(eta, "eta", "e3cs_fact8", low=1e-3, high=1.0)  # (16) grows w by <= e^eta
+    K = Integer(low=3, high=100).check(K, "K", "e3cs_fact8", {})
+    k = Integer(low=1, high=K - 1).check(k, "k", "e3cs_fact8", {})
+    eta = Real(low=1e-3, high=1.0).check(eta, "eta", "e3cs_fact8", {})  # (16) grows w by <= e^eta
     sigma = 0.0
     w = np.ones(K)
     for rounds in range(_FACT8_ROUNDS + 1):  # noqa: B007 (reported after the loop)
@@ -100,11 +100,11 @@ def e3cs_static_regret(
     oblivious adversary), :math:`\eta=\eta^*` of (28); the regret (26) is measured against
     the best fixed allocation and against the per-round optimum of P3."""
     owner = "e3cs_static_regret"
-    rounds = check_int(rounds, "rounds", owner, low=2)
-    replicates = check_int(replicates, "replicates", owner, low=2)
-    K = check_size(K, "K", owner, low=2)
-    k = check_int(k, "k", owner, low=1, high=K - 1)
-    rho = check_real(rho, "rho", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    rounds = Integer(low=2).check(rounds, "rounds", owner, {})
+    replicates = Integer(low=2).check(replicates, "replicates", owner, {})
+    K = Size(low=2).check(K, "K", owner, {})
+    k = Integer(low=1, high=K - 1).check(k, "k", owner, {})
+    rho = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(rho, "rho", owner, {})
     x = Bernoulli(np.full(K, rho)).sample(rounds, replicates=replicates, seed=0).numpy()
     kw = {"K": K, "k": k, "sum_quota": e3cs.quota_sum(np.zeros(rounds), k=k, K=K)}
     eta = float(e3cs.optimal_eta.evaluate(**kw).total)
@@ -159,7 +159,7 @@ def successive_sampling_inclusion(p) -> np.ndarray:
     :func:`~fedtheory.availability.sampling.successive_inclusion_probabilities` at that
     :math:`k`, which must be an integer (up to 1e-9)."""
     owner = "successive_sampling_inclusion"
-    p = check_array(p, "p", owner, ndim=1, low=0.0, high=1.0)
+    p = Array(ndim=1, low=0.0, high=1.0, min_size=0).check(p, "p", owner, {})
     k = round(float(p.sum()))
     if k < 1 or abs(p.sum() - k) > 1e-9:
         raise ParameterError(
@@ -172,7 +172,7 @@ def successive_sampling_inclusion(p) -> np.ndarray:
 def e3cs_successive_sampling(*, p=(0.9, 0.6, 0.3, 0.2)) -> Erratum:
     r"""E3CS: selection with ``torch.multinomial(p, k, replacement=False)`` is claimed to give
     :math:`\mathbb E\mathbb 1_{i\in A_t}=p_{i,t}`; successive sampling does not."""
-    p = check_array(p, "p", "e3cs_successive_sampling", ndim=1, low=0.0, high=1.0)
+    p = Array(ndim=1, low=0.0, high=1.0, min_size=0).check(p, "p", "e3cs_successive_sampling", {})
     incl = successive_sampling_inclusion(p)
     k = round(float(p.sum()))
     hyp = {

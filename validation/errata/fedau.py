@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.bounds import fedau
-from fedtheory.params import check_int, check_real
+from fedtheory.constraints import Integer, Real
 from fedtheory.validation.errata.record import Erratum, erratum
 
 
@@ -25,12 +25,13 @@ def fedau_step_size_constant(
     :math:`\gamma\eta\in(1/(4LI),1/(2LI)]` below :math:`N/(27LIQ)`. The lemma's conclusion is
     then computed exactly (:func:`fedau.quadratic_descent_step`) at several points."""
     owner = "fedau_step_size_constant"
-    L = check_real(L, "L", owner, low=1e-6, high=1e6)  # L^2 and 1/L stay finite
-    I = check_int(I, "I", owner, low=1)  # noqa: E741 (the paper's symbol)
-    N = check_int(N, "N", owner, low=2, high=10**6)  # [N] arrays
-    p = check_real(p, "p", owner, low=0.0, high=1.0, low_open=True)
-    ge_fraction = check_real(ge_fraction, "ge_fraction", owner, low=0.0, high=1.0,
-                             low_open=True)  # fmt: skip
+    L = Real(low=1e-6, high=1e6).check(L, "L", owner, {})  # L^2 and 1/L stay finite
+    I = Integer(low=1).check(I, "I", owner, {})  # noqa: E741 (the paper's symbol)
+    N = Integer(low=2, high=10**6).check(N, "N", owner, {})  # [N] arrays
+    p = Real(low=0.0, high=1.0, low_open=True).check(p, "p", owner, {})
+    ge_fraction = Real(low=0.0, high=1.0, low_open=True).check(
+        ge_fraction, "ge_fraction", owner, {}
+    )
     sigma2 = 1.0
     omega = np.full(N, 1 / p)  # omega_n = 1/p_n: p_n omega_n = 1 for every n
     option1 = float(np.mean((p * omega - 1) ** 2))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.bounds import fedlaavg
-from fedtheory.params import check_int, check_real
+from fedtheory.constraints import Integer, Real
 from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
 
@@ -19,9 +19,9 @@ def fedlaavg_equal_blocks(
     (data distributions are IID) or [t_1=t_2]." With equal blocks the limit cycle averages to
     :math:`x^*` exactly and only oscillates."""
     owner = "fedlaavg_equal_blocks"
-    e1, e2 = check_real(e1, "e1", owner), check_real(e2, "e2", owner)
-    gamma = check_real(gamma, "gamma", owner, low=0.0, high=0.5, low_open=True, high_open=True)
-    tau = check_int(tau, "tau", owner, low=1)
+    e1, e2 = Real().check(e1, "e1", owner, {}), Real().check(e2, "e2", owner, {})
+    gamma = Real(low=0.0, high=0.5, low_open=True, high_open=True).check(gamma, "gamma", owner, {})
+    tau = Integer(low=1).check(tau, "tau", owner, {})
     x_star = (e1 + e2) / 2
     avg_eq = float(fedlaavg.time_average.evaluate(e1=e1, e2=e2, gamma=gamma, t1=tau, t2=tau).total)
     amp = float(fedlaavg.equal_block_amplitude.evaluate(e1=e1, e2=e2, gamma=gamma, tau=tau).total)
@@ -71,11 +71,11 @@ def fedlaavg_missing_one_over_n(
     step is :math:`N` times the one of (3)-(4) ("the average latest gradient ... to update the
     global model parameters in (4)") and diverges where the average converges."""
     owner = "fedlaavg_missing_one_over_n"
-    iterations = check_int(iterations, "iterations", owner, low=1, high=10**6)  # a loop
-    N = check_int(N, "N", owner, low=2, high=10**6)  # [N] arrays
+    iterations = Integer(low=1, high=10**6).check(iterations, "iterations", owner, {})  # a loop
+    N = Integer(low=2, high=10**6).check(N, "N", owner, {})  # [N] arrays
     # the diverging iterate grows like |1 - 2 gamma N|^iterations: it must stay finite
     growth = (1 + np.exp(np.log(np.finfo(float).max / 10) / iterations)) / (2 * N)
-    gamma = check_real(gamma, "gamma", owner, low=0.0, high=float(growth), low_open=True)
+    gamma = Real(low=0.0, high=float(growth), low_open=True).check(gamma, "gamma", owner, {})
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()
     with_n, without = 5.0, 5.0

@@ -8,7 +8,7 @@ import torch
 
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds.mimic import objective_bias
-from fedtheory.params import check_int, check_real
+from fedtheory.constraints import Integer, Real
 from fedtheory.problems import QuadraticProblem
 from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
@@ -25,9 +25,9 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 
     active sets), so (14) alone does not give case 2; the mean of :math:`\Omega^t`, which
     an unbiased aggregation makes vanish, does."""
     owner = "mimic_equal_dropout"
-    rounds = check_int(rounds, "rounds", owner, low=2)
-    replicates = check_int(replicates, "replicates", owner, low=2)
-    e2 = check_real(e2, "e2", owner)
+    rounds = Integer(low=2).check(rounds, "rounds", owner, {})
+    replicates = Integer(low=2).check(replicates, "replicates", owner, {})
+    e2 = Real().check(e2, "e2", owner, {})
     prob = QuadraticProblem.example1(e1=0.0, e2=e2)
     mask = TwoStateMarkov([0.5, 0.5], 0.0).sample(rounds, replicates=replicates, seed=0)
     res = objective_bias(prob, prob.optimum()[0], mask.numpy())

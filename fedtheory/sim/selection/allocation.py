@@ -21,7 +21,6 @@ import torch
 from fedtheory.budget import check_bytes
 from fedtheory.constraints import Instance, Integer, Mask, Real, Tensor, declare
 from fedtheory.errors import ParameterError
-from fedtheory.params import check_real
 
 __all__ = [
     "Allocation",
@@ -52,7 +51,7 @@ def check_tensor(value: object, name: str, owner: str) -> None:
 
 def check_quota(sigma: float, k: int, num_clients: int, owner: str) -> float:
     r"""A fairness quota :math:`\sigma_t\in[0,k/K]` (so that :math:`k-K\sigma_t\ge0`)."""
-    return check_real(sigma, "sigma", owner, low=0.0, high=k / num_clients)
+    return Real(low=0.0, high=k / num_clients).check(sigma, "sigma", owner, {})
 
 
 @declare(

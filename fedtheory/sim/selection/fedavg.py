@@ -25,8 +25,7 @@ import numpy as np
 import torch
 
 from fedtheory import rng
-from fedtheory.constraints import declare
-from fedtheory.params import check_instance, check_seed, check_simplex
+from fedtheory.constraints import Instance, Integer, Probabilities, declare
 from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.selection.policies import Selector
@@ -71,10 +70,10 @@ class SelectedFedAvg(LocalTraining):
     def __post_init__(self) -> None:
         super().__post_init__()
         owner = "SelectedFedAvg"
-        check_instance(self.selector, Selector, "selector", owner)
-        check_seed(self.seed, owner)
+        Instance(Selector).check(self.selector, "selector", owner, {})
+        Integer(0).check(self.seed, "seed", owner, {})
         if self.omega is not None:
-            object.__setattr__(self, "omega", check_simplex(self.omega, "omega", owner))
+            object.__setattr__(self, "omega", Probabilities().check(self.omega, "omega", owner, {}))
         if not self.name:
             object.__setattr__(self, "name", self.selector.name)
 

@@ -31,7 +31,6 @@ from fedtheory.constraints import (
     Text,
     declare,
 )
-from fedtheory.params import check_array, check_int
 from fedtheory.sim.selection.allocation import Allocation, check_tensor, exp3_update, prob_alloc
 
 __all__ = [
@@ -155,12 +154,14 @@ class E3CS:
         r"""Fairness quota :math:`\sigma_t` of round ``t`` (0-based)."""
         if isinstance(self.sigma, float):
             return self.sigma
-        t = check_int(t, "t", "E3CS.quota", low=0, high=self.sigma.size - 1)
+        t = Integer(low=0, high=self.sigma.size - 1).check(t, "t", "E3CS.quota", {})
         return float(self.sigma[t])
 
     @declare("replicates", num_clients=Size("self.k"))
     def init(self, replicates: int, num_clients: int) -> E3CSState:
-        check_array(self.sigma, "sigma", "E3CS.init", low=0.0, high=self.k / num_clients)
+        Array(low=0.0, high=self.k / num_clients, min_size=0).check(
+            self.sigma, "sigma", "E3CS.init", {}
+        )
         what = f"log-weights [{replicates}, {num_clients}]"
         check_bytes(8 * replicates * num_clients, "E3CS.init", what=what, fixes="fewer replicates")
         return E3CSState(torch.zeros(replicates, num_clients, dtype=torch.float64))

@@ -1,0 +1,10 @@
+"""DOC"""
+
+from __future__ import annotations
+
+HUGE_INT = 2**70
+"""An integer too large for the machine (an int64 overflows; no allocation can hold it)."""
+
+
+DENORMAL = 5e-324
+"""The smallest positive (subnormal) float: its reciprocal overflows."""
