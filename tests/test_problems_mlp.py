@@ -12,6 +12,7 @@ from fedtheory.data import FederatedDataset, dirichlet_label_split, load_digits,
 from fedtheory.problems import MLPProblem
 from fedtheory.sim import FedAWE
 from fedtheory.sim.evaluation import ClientMean
+from fedtheory.validation import fedawe_table2 as table2
 from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight
 
 
@@ -212,13 +213,14 @@ def test_bad_input_names_parameter_and_range(call, name, allowed):
     assert_parameter_error(call, name, allowed)
 
 
-def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0):
+def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0, clip=0.5):
     """FedAWE as the authors' code runs it (mingxiang12/FedAWE, ``varying_awe.py`` and
     ``util.py``), written plainly with torch.nn and torch.optim.SGD, one client at a time:
     rate eta_0 / sqrt(t/10+1), ``steps`` SGD steps on the client's whole data (a client with
     fewer samples than the batch), the echoed delta times the rounds since the last
-    participation, the aggregated delta clipped at norm 0.5, eta_g = 1. Returns the server
-    model and x-bar, the mean of the client models (the code's ``evaluate``)."""
+    participation, the aggregated delta clipped at norm ``clip`` (0.5 in the code; None: not
+    clipped), eta_g = 1. Returns the server model and x-bar, the mean of the client models
+    (the code's ``evaluate``)."""
     sizes = (problem.data.num_features, *problem.hidden, problem.num_classes)
     net = torch.nn.Sequential(
         torch.nn.Linear(sizes[0], sizes[1], dtype=torch.float64),
@@ -248,8 +250,9 @@ def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0):
             active, count[n] = active + 1, 1
         if active:
             v = delta / active
-            clipped += int(v.norm() > 0.5)
-            v = v / v.norm() * 0.5 if v.norm() > 0.5 else v
+            if clip is not None:
+                clipped += int(v.norm() > clip)
+                v = v / v.norm() * clip if v.norm() > clip else v
             w_global = local / active + v
         for n, on in enumerate(mask):
             if on:
@@ -257,11 +260,13 @@ def _authors_fedawe(problem: MLPProblem, masks, *, lr0: float, steps: int, w0):
     return w_global, torch.stack(w_local).mean(0), clipped
 
 
-def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight():
+@pytest.mark.parametrize("clip", [0.5, None, 0.4])
+def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight(clip):
     """The Table 2 path (FedAWE's code variant scored on x-bar, an MLP on a per-client
     Dirichlet split of the digits, batch 128 larger than every client) against the
     authors' loop, round by round, with clipped and unclipped rounds and a round without
-    active clients."""
+    active clients; at the code's clip 0.5 and, as ``fedawe-table2`` varies it (its own
+    construction), without a clip and at another norm."""
     X, y = load_digits(intercept=False)
     parts = dirichlet_label_split(y[:150], 5, 0.1, per="client", min_size=2, seed=0)
     data = partition(X[:150], y[:150], parts, num_classes=10)
@@ -269,13 +274,19 @@ def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight():
     problem = MLPProblem(data, hidden=(6,), ridge=0.0, batch_size=128, seed=3)
     masks = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 0, 1, 1, 1],
                       [0, 0, 1, 0, 1], [1, 1, 1, 1, 1]]) > 0  # fmt: skip
-    alg = ClientMean(FedAWE(variant="code", lr=0.3, local_steps=3))
+    if clip == 0.5:
+        alg = ClientMean(FedAWE(variant="code", lr=0.3, local_steps=3))
+    else:
+        s = table2.settings("tiny") | {"local_steps": 3}
+        alg = table2.algorithms(s, np.full(5, 0.5), dict.fromkeys(table2.TABLE_7, 0.3),
+                                clip=clip)["fedawe"]  # fmt: skip
     w0 = problem.initial_point()
     state = alg.init(problem, torch.from_numpy(w0)[None])
     for t, mask in enumerate(masks):
         state = alg.step(problem, state, torch.from_numpy(mask[None]), t,
                          torch.Generator().manual_seed(t))  # fmt: skip
-    server, x_bar, clipped = _authors_fedawe(problem, masks, lr0=0.3, steps=3, w0=w0)
-    assert 0 < clipped < len(masks) - 1  # both branches of the clip are exercised
+    server, x_bar, clipped = _authors_fedawe(problem, masks, lr0=0.3, steps=3, w0=w0, clip=clip)
+    if clip is not None:
+        assert 0 < clipped < len(masks) - 1  # both branches of the clip are exercised
     assert_tight(state.inner.w[0].numpy(), server.numpy(), rtol=1e-12)
     assert_tight(state.w[0].numpy(), x_bar.numpy(), rtol=1e-12)

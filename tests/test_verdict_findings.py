@@ -23,6 +23,7 @@ from fedtheory.verdict import (
     finding_label,
     holm_levels,
 )
+from tests.conftest import assert_tight
 
 
 def _draws(seed: int, draws: int = 6, runs: int = 4):
@@ -174,6 +175,10 @@ def test_holm_judges_each_row_at_its_rank_level():
     wide = finding_difference(borderline, y, confidence=1 - 0.05 / 3)
     assert wide.detectable > finding_difference(borderline, y).detectable
     assert f"{wide.detectable:.4g}" in rows[1].detail
+    levels = 1.0 - holm_levels(specs)  # what a figure draws: the level each row was judged at
+    for row, level in zip(rows, levels, strict=True):
+        assert f"level {level:.3g}," in row.detail
+    assert_tight(np.sort(levels), 0.05 / np.array([4.0, 3.0, 2.0, 1.0]), rtol=1e-12)
 
 
 def test_holm_step_down_stops_at_the_first_row_that_fails():

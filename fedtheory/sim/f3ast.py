@@ -6,7 +6,8 @@ round's participation :math:`r_k\leftarrow(1-\beta)r_k+\beta\,\mathbb 1_{k\in A_
 active clients the ``clients`` with the largest :math:`\alpha_k^2/r_k^2` are aggregated with
 weights :math:`\alpha_k/r_k` (:func:`fedtheory.sim.cafed.f3ast_weights`, the same selection
 with the updated estimate in place of the oracle :math:`\pi_k`). Neither paper gives
-:math:`r_k`'s starting value: ``initial`` (default 1/2) is a named option.
+:math:`r_k`'s starting value: ``initial`` (default 1/2 for every client, or one value per
+client) is a named option.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Instance, Integer, Mask, Probabilities, Real, Text, declare
+from fedtheory.constraints import Array, Instance, Integer, Mask, Probabilities, Real, Text, declare
 from fedtheory.device import PerDevice
 from fedtheory.sim.cafed import f3ast_weights
 
@@ -38,7 +39,7 @@ ROUND = dict(
     alpha=Probabilities(),
     clients=Integer(1),
     beta=Real(0.0, 1.0, low_open=True),
-    initial=Real(0.0, 1.0, low_open=True),
+    initial=Array(low=0.0, high=1.0, low_open=True, like="alpha"),
     name=Text(),
 )
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class F3astOnline:
     alpha: np.ndarray
     clients: int
     beta: float = 1e-3
-    initial: float = 0.5
+    initial: float | np.ndarray = 0.5  # one r_k(0) for every client, or one each [N]
     name: str = "f3ast[online]"
     _alpha: PerDevice = field(init=False, repr=False, compare=False)
 
@@ -70,7 +71,8 @@ class F3astOnline:
         what = f"estimates [{replicates}, {num_clients}]"
         check_bytes(8 * replicates * num_clients, "F3astOnline.init", what=what,
                     fixes="fewer replicates")  # fmt: skip
-        rate = torch.full((replicates, num_clients), self.initial, dtype=torch.float64)
+        start = torch.as_tensor(self.initial, dtype=torch.float64)
+        rate = start.expand(replicates, num_clients).clone()
         return F3astOnlineState(rate)
 
     @declare(
