@@ -262,6 +262,10 @@ def test_a_planted_underpowered_true_ordering_is_underpowered_not_set_up_differs
     even = needed + needed % 2  # the alternating draws need an even count
     assert detectable(even) <= abs(diff.difference) < detectable(even - 2 * (even > 6))
     assert draws_to_decide(finding_difference(np.zeros((6, 1)) + [[1], [-1]] * 3, y)) is None
+    # identical draws on both sides: no spread and no difference, no number of draws decides
+    same = np.zeros((4, 2))
+    assert draws_to_decide(finding_difference(same, same)) is None
+    assert compare_finding("X < Y", "ref", same, same).verdict is Verdict.UNDERPOWERED
 
 
 def test_every_finding_outcome_has_one_text():

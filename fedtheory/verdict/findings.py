@@ -328,7 +328,7 @@ def draws_to_decide(diff: FindingDifference) -> int | None:
     more than :data:`MAX_DRAWS` would be needed (:math:`\bar d=0` among them)."""
     s = diff.se * np.sqrt(diff.per_draw.size)
     z = stats.norm.ppf(0.5 + diff.confidence / 2) + stats.norm.ppf(diff.power)
-    if z * s > abs(diff.difference) * np.sqrt(MAX_DRAWS):  # the normal bound: t needs more
+    if diff.difference == 0 or z * s > abs(diff.difference) * np.sqrt(MAX_DRAWS):  # t needs more
         return None
     n = max(diff.per_draw.size, int(np.ceil((z * s / abs(diff.difference)) ** 2)))
     t = stats.t.ppf
