@@ -76,6 +76,7 @@ from fedtheory.verdict import (
     draws_to_decide,
     finding_difference,
     finding_label,
+    holm_levels,
     replicate_until_decided,
     rounding_floor,
 )
@@ -345,6 +346,7 @@ EXTRA_CALLS |= {
         "judge": lambda x, level: compare_mean_upper_bound("c", "r", x, 1.0, confidence=level),
         "cap": 4, "start": 2}),
     f"{_VV}findings:compare_findings": (compare_findings, {"specs": [_SPEC]}),
+    f"{_VV}findings:holm_levels": (holm_levels, {"specs": [_SPEC]}),
     f"{_VV}findings:compare_finding": (compare_finding, {
         "claim": "c", "reference": "r", "samples": _SPEC.samples, "baseline": _SPEC.baseline,
         "variants": (_VARIANT,)}),
