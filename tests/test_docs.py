@@ -272,7 +272,7 @@ def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():
     outcome = SimpleNamespace(check=check, rows=[mine, other], caption="")
     page = fedtheory_docs.theorem_page(thm, [], [outcome], "tiny")
     verdicts = page[page.index("## Verdicts") : page.index("## Use it")]
-    assert "| mine \\<= bound | 0.01 | \\<= 2 | 0.005 | **holds** (loose) |" in verdicts
+    assert "| mine \\<= bound | 0.01 | \\<= 2 | 0.005 | **holds (loose)** |" in verdicts
     assert "other" not in verdicts and "/_build/validation-tiny/some-check/figure.png" in verdicts
     alone = SimpleNamespace(check=check, rows=[other], caption="")
     verdicts = fedtheory_docs.theorem_page(thm, [], [alone], "tiny")

@@ -274,7 +274,7 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
                      {"keys": [key]})  # fmt: skip
     blocks = runner.report_blocks([_outcome("fedau-weights", rows), tight], tmp_path, size="tiny")
     text = to_markdown(blocks)
-    assert "| 2.8e-06 | **holds** (loose) |" in text and "Statements: 4 holds (1 loose)" in text
+    assert "| 2.8e-06 | **holds (loose)** |" in text and "Statements: 4 holds (1 loose)" in text
     assert "| bound is 0 | **holds** |" in text and "| exact | **holds** |" in text
     assert f"Tightest instance of {ref}: attained within 0.5% (ratio 0.995)" in text
     assert f"family `{key}`" in text
