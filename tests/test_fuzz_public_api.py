@@ -371,6 +371,8 @@ EXTRA_CALLS |= {
         _WORST.as_dict, {"family": tightness.FAMILIES["divergences.tv_chi_square"]}),
     "fedtheory.tightness.engine:SearchResult.save": (
         _SEARCH.save, {"path": Path(tempfile.mkdtemp()) / "search.json"}),
+    "fedtheory.tightness.engine:SearchResult.measured_too_few": (
+        _SEARCH.measured_too_few, {"share": 0.5}),
     "fedtheory.tightness.family:Family.describe": (
         tightness.FAMILIES["divergences.tv_chi_square"].describe, _POINT),
     "fedtheory.tightness.family:Family.measure": (

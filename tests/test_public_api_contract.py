@@ -1324,7 +1324,6 @@ EXEMPT: dict[str, str] = {
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Measurement"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,
-    _m(f"{BD}.symbols", "TableSymbol"): "a sympy Symbol (sympy's constructor checks its input)",
     _m(f"{AV}.builders", "CaFedPopulation"): RECORD,
     **{_m(f"{AV}.estimators", n): RECORD for n in ["AvailabilityCounts", "AvailabilityEstimate"]},
     **{_m(f"{BD}.base", n): RECORD for n in ["Condition", "BoundResult"]},

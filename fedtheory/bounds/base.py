@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from fedtheory.bounds.symbols import RENAMED, Notation, TableSymbol, notation_of
+from fedtheory.bounds.symbols import RENAMED, Notation, _TableSymbol, notation_of
 from fedtheory.constraints import (
     Array,
     Bool,
@@ -290,7 +290,7 @@ class Theorem:
     def _check_inputs(self, values: dict) -> list[np.ndarray]:
         owner = self.title
         for old, new in RENAMED.items():  # deprecated keywords (symbols.RENAMED)
-            renamed = new in self.parameters and isinstance(self.notation[new].symbol, TableSymbol)
+            renamed = new in self.parameters and isinstance(self.notation[new].symbol, _TableSymbol)
             if old in values and old not in self.parameters and renamed:
                 if new in values:
                     raise ParameterError(

@@ -6,7 +6,7 @@ Each entry maps the Python keyword used by ``Theorem.evaluate`` to its sympy sym
 quantities papers share; a paper's own quantities are added by its statements module with
 :func:`add_notation` (FedAWE's in :mod:`fedtheory.bounds.fedawe`).
 
-The table's symbols are :class:`TableSymbol` objects, which the papers' statements take by
+The table's symbols are ``_TableSymbol`` objects, which the papers' statements take by
 :func:`symbol`; a plain ``sympy.Symbol`` of a user's own theorem never equals one, so a
 paper's keywords, aliases (FedAU's cutoff :math:`K` is ``K_cut``) and meanings (CA-Fed's
 :math:`E`) apply to that paper's statements only. A user's plain symbol takes the table's
@@ -36,42 +36,42 @@ class Notation:
     integer: bool = False
 
 
-class TableSymbol(sp.Symbol):
+class _TableSymbol(sp.Symbol):
     """A symbol of the notation table (:func:`symbol`): unequal to a plain ``sympy.Symbol``
     of the same name and assumptions, so that a user's symbol never takes a paper's entry."""
 
 
 def _real(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(TableSymbol(latex, real=True), meaning, **domain)
+    return Notation(_TableSymbol(latex, real=True), meaning, **domain)
 
 
 def _pos(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(TableSymbol(latex, positive=True), meaning, low=0.0, low_open=True, **domain)
+    return Notation(_TableSymbol(latex, positive=True), meaning, low=0.0, low_open=True, **domain)
 
 
 def _nonneg(latex: str, meaning: str, **domain) -> Notation:
-    return Notation(TableSymbol(latex, nonnegative=True), meaning, low=0.0, **domain)
+    return Notation(_TableSymbol(latex, nonnegative=True), meaning, low=0.0, **domain)
 
 
 def _count(latex: str, meaning: str) -> Notation:
-    symbol = TableSymbol(latex, positive=True, integer=True)
+    symbol = _TableSymbol(latex, positive=True, integer=True)
     return Notation(symbol, meaning, low=1.0, integer=True)
 
 
 def _natural(latex: str, meaning: str) -> Notation:
-    symbol = TableSymbol(latex, nonnegative=True, integer=True)
+    symbol = _TableSymbol(latex, nonnegative=True, integer=True)
     return Notation(symbol, meaning, low=0.0, integer=True)
 
 
 def _prob(latex: str, meaning: str) -> Notation:
-    return Notation(TableSymbol(latex, positive=True), meaning, low=0.0, high=1.0, low_open=True)
+    return Notation(_TableSymbol(latex, positive=True), meaning, low=0.0, high=1.0, low_open=True)
 
 
 def _tabled(entry: Notation) -> Notation:
-    """``entry`` with its symbol a :class:`TableSymbol` (same name and assumptions)."""
-    if isinstance(entry.symbol, TableSymbol):
+    """``entry`` with its symbol a ``_TableSymbol`` (same name and assumptions)."""
+    if isinstance(entry.symbol, _TableSymbol):
         return entry
-    return replace(entry, symbol=TableSymbol(entry.symbol.name, **entry.symbol.assumptions0))
+    return replace(entry, symbol=_TableSymbol(entry.symbol.name, **entry.symbol.assumptions0))
 
 
 NOTATION: dict[str, Notation] = {
@@ -204,7 +204,7 @@ meaning); every other entry is a paper's."""
 @declare(sym=Instance(sp.Symbol), meaning=Label())
 def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
     """The keyword and entry of ``sym``: its entry of the notation table when it is one of
-    the table's symbols (a :class:`TableSymbol`) or a plain symbol of a :data:`SHARED`
+    the table's symbols (a ``_TableSymbol``) or a plain symbol of a :data:`SHARED`
     quantity, otherwise an entry derived from the symbol's sympy assumptions
     (``positive`` -> (0, inf), ``nonnegative`` -> [0, inf), ``negative``/``nonpositive``
     likewise, ``integer``), keyed by the symbol's name, which must be a Python identifier.
@@ -216,7 +216,7 @@ def notation_of(sym: sp.Symbol, meaning: str = "") -> tuple[str, Notation]:
     not FedAU's ``K_cut``)."""
     shared = NOTATION.get(sym.name) if sym.name in SHARED else None
     for key, entry in NOTATION.items():
-        if isinstance(sym, TableSymbol) and entry.symbol == sym:
+        if isinstance(sym, _TableSymbol) and entry.symbol == sym:
             return key, replace(entry, meaning=meaning or entry.meaning)
     if shared is not None and shared.symbol.assumptions0 == sym.assumptions0:
         return sym.name, replace(shared, symbol=sym, meaning=meaning or shared.meaning)
