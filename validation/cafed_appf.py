@@ -732,8 +732,8 @@ def plot(data, s, fig):
         ax.set_yticks(range(len(rows)), [_short(n) for n, _ in rows], fontsize=7)
         ax.invert_yaxis()
         ax.set(
-            xlabel=f"CA-Fed's {unit} minus F3AST's\n(percentage points; < 0: Table I's order)",
-            title=f"What decided the {unit} rows",
+            xlabel=f"CA-Fed's {unit}\nminus F3AST's (percentage points;\n< 0: Table I's order)",
+            title=f"What decided\nthe {unit} rows",
         )
         plots.legend(ax)
     merged = [n for n in cafed if " = " in n]
