@@ -732,7 +732,7 @@ def plot(data, s, fig):
         ax.set_yticks(range(len(rows)), [_short(n) for n, _ in rows], fontsize=7)
         ax.invert_yaxis()
         ax.set(
-            xlabel=f"CA-Fed's {unit}\nminus F3AST's (percentage points;\n< 0: Table I's order)",
+            xlabel=f"{unit}:\nCA-Fed $-$ F3AST (pp)",
             title=f"What decided\nthe {unit} rows",
         )
         plots.legend(ax)
@@ -740,7 +740,8 @@ def plot(data, s, fig):
     return (
         "Left: time-average accuracy of each CA-Fed configuration minus F3AST's in the same "
         "set-up (the paper's, from w0 = 0, or the code's, from its initialisation), up to "
-        "round t. Middle and right: the rows' paired differences, CA-Fed minus F3AST per "
+        "round t. Middle and right: the rows' paired differences, CA-Fed minus F3AST in "
+        "percentage points (pp; below 0 is Table I's order) per "
         "data draw (points; coinciding draws overlap) and their mean with the interval that "
         "judged the row (Holm-corrected over the table); the code row's error is the "
         "time average over the code's logged rounds, the paper rows' over every round; "
