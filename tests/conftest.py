@@ -80,3 +80,31 @@ __all__ = [
     "binomial_frequencies_ok",
     "binomial_interval",
 ]
+
+
+def assert_pep_close(a, b) -> None:
+    """``a`` and ``b`` agree within the certificates of the PEP solves among them: each
+    verified :class:`~fedtheory.pep.PepResult` is the exact worst case up to its certificate's
+    tolerance (|gap| + max(1, tr G) x its largest feasibility error,
+    :mod:`fedtheory.pep.certificate`); a float is a closed form or a simulator's replay of
+    the worst instance, exact up to float rounding."""
+    solved = [x for x in (a, b) if hasattr(x, "certificate")]
+    assert solved, "at least one side must be a PEP result with its certificate"
+    assert all(x.ok for x in solved), [x.status for x in solved]
+    va, vb = (float(getattr(x, "value", x)) for x in (a, b))
+    tolerance = sum(x.certificate.tolerance for x in solved)
+    rounding = 1e-12 * max(1.0, abs(va), abs(vb))
+    assert abs(va - vb) <= tolerance + rounding, (va, vb, tolerance)
+
+
+def assert_replay_attains(replayed: float, result) -> None:
+    """The simulator's value on the instance :func:`fedtheory.pep.replay` rebuilds from a
+    verified solve's Gram matrix equals the PEP value up to the solve's acceptance threshold
+    (``fedtheory.pep.solve.CHECK_RTOL`` x max(1, |value|)): the instance is fitted to a Gram
+    matrix whose checks pass at that threshold, so it attains the value and stays in the
+    class only to that precision, not to the certificate's (smaller) tolerance."""
+    from fedtheory.pep.solve import CHECK_RTOL
+
+    assert result.ok, result.status
+    threshold = CHECK_RTOL * max(1.0, abs(result.value))
+    assert abs(replayed - result.value) <= threshold, (replayed, result.value, threshold)

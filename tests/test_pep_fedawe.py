@@ -16,17 +16,11 @@ from fedtheory.pep import (  # noqa: E402
     replay,
     worst_case,
 )
-from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.pep.catalogue import RESOLUTION  # noqa: E402
 from fedtheory.sim import AverageParticipating, FedAvg, FedAWE  # noqa: E402
-from tests.conftest import assert_parameter_error  # noqa: E402
+from tests.conftest import assert_parameter_error, assert_pep_close, assert_replay_attains  # noqa: E402
 
-PEP_RTOL = pep_solve.CHECK_RTOL
 MU, L, ETA = 0.5, 1.0, 0.1
-
-
-def pep_equal(measured: float, value: float) -> None:
-    assert abs(measured - value) <= PEP_RTOL * max(1.0, abs(value)), (measured, value)
 
 
 @pytest.mark.parametrize("T", [1, 3, 5])
@@ -36,7 +30,7 @@ def test_one_always_available_client_is_gradient_descent_with_the_tight_rate(T):
     r = worst_case(FedAWE(local_steps=1, lr=ETA), SmoothStronglyConvex(MU, L),
                    Participation.full(T, 1))  # fmt: skip
     assert r.ok
-    pep_equal(r.value, (1 - ETA * MU) ** (2 * T))
+    assert_pep_close(r, (1 - ETA * MU) ** (2 * T))
 
 
 def test_one_client_echoes_its_missed_rounds_into_a_longer_gradient_step():
@@ -46,7 +40,7 @@ def test_one_client_echoes_its_missed_rounds_into_a_longer_gradient_step():
     mask = np.array([[1], [0], [1], [1]], bool)
     r = worst_case(FedAWE(local_steps=1, lr=ETA), SmoothStronglyConvex(MU, L),
                    Participation.fixed(mask))  # fmt: skip
-    pep_equal(r.value, (1 - ETA * MU) ** 4 * (1 - 2 * ETA * MU) ** 2)
+    assert_pep_close(r, (1 - ETA * MU) ** 4 * (1 - 2 * ETA * MU) ** 2)
 
 
 def test_always_available_clients_are_fedavg_over_the_participants():
@@ -55,7 +49,7 @@ def test_always_available_clients_are_fedavg_over_the_participants():
     a = worst_case(FedAWE(local_steps=2, lr=ETA), cls, part, heterogeneity=het)
     b = worst_case(FedAvg(AverageParticipating(), local_steps=2, lr=ETA), cls, part,
                    heterogeneity=het)  # fmt: skip
-    pep_equal(a.value, b.value)
+    assert_pep_close(a, b)
 
 
 @pytest.mark.parametrize("criterion", ["distance", "gap"])
@@ -66,7 +60,7 @@ def test_replayed_worst_case_in_the_simulator_attains_the_pep_value(criterion):
     r = worst_case(alg, SmoothStronglyConvex(0.1, L), Participation.fixed(mask),
                    heterogeneity=AtOptimum(1.0), criterion=criterion)  # fmt: skip
     assert r.ok
-    pep_equal(replay(r).value, r.value)
+    assert_replay_attains(replay(r).value, r)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +77,7 @@ def test_worst_case_of_each_statement_is_replayed_by_the_simulators_fedawe(crite
                    initial=Initial(1.0, "gap"), heterogeneity=AtOptimum(0.5),
                    criterion=criterion)  # fmt: skip
     assert r.ok and r.value > 0.05
-    pep_equal(replay(r).value, r.value)
+    assert_replay_attains(replay(r).value, r)
 
 
 def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
@@ -94,11 +88,11 @@ def test_nonconvex_worst_case_is_replayed_through_the_smooth_interpolant():
                    initial=Initial(1.0, "gap"), heterogeneity=Dissimilarity(0.5, 0.1),
                    criterion="min_grad_norm")  # fmt: skip
     assert r.ok and r.relaxed
-    pep_equal(replay(r).value, r.value)
+    assert_replay_attains(replay(r).value, r)
     z = worst_case(FedAWE(local_steps=1, lr=0.3), SmoothNonconvex(L), Participation.fixed(mask),
                    initial=Initial(1.0, "gap"), heterogeneity=Dissimilarity(0.5, 0.1),
                    criterion="fedawe_zbar")  # fmt: skip
-    pep_equal(replay(z).value, z.value)
+    assert_replay_attains(replay(z).value, z)
 
 
 def test_interchangeable_clients_reduction_gives_the_full_pep_value():
@@ -108,7 +102,7 @@ def test_interchangeable_clients_reduction_gives_the_full_pep_value():
     reduced = worst_case(alg, cls, part, heterogeneity=het)
     full = worst_case(alg, cls, part, heterogeneity=het, use_symmetry=False)
     assert "interchangeable" in reduced.setting["symmetry"]
-    pep_equal(reduced.value, full.value)
+    assert_pep_close(reduced, full)
 
 
 def test_prefixes_shared_by_masks_give_the_same_value_as_one_mask():
@@ -118,7 +112,7 @@ def test_prefixes_shared_by_masks_give_the_same_value_as_one_mask():
     one = worst_case(alg, cls, Participation.fixed(mask), heterogeneity=het)
     two = worst_case(alg, cls, Participation(np.stack([mask, mask]), np.array([0.5, 0.5])),
                      heterogeneity=het)  # fmt: skip
-    pep_equal(two.value, one.value)
+    assert_pep_close(two, one)
 
 
 def test_clipped_update_and_statement_criteria_of_other_methods_are_refused():
