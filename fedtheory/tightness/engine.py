@@ -17,10 +17,8 @@ looks for :math:`\sup_x m(x)/b(x)` in four steps (``method="global"``, the defau
    configuration from its best point with a smaller initial step; restarts double the
    population (the IPOP rule);
 3. **polish** (two fifths of the budget): each integer of the best point moved to the ends
-   of its range and to its neighbours (kept if better), then each real moved to the ends of
-   its box (kept if better: a worst case at a corner, a horizon at its largest, is reached
-   from wherever step 2 stopped), then bounded Nelder-Mead (scipy) from the best point,
-   restarted while it improves;
+   of its range and to its neighbours (kept if better), then bounded Nelder-Mead (scipy)
+   from the best point, restarted while it improves;
 4. **shrinking** of a counterexample found in steps 2-3 (at most one more budget): each
    ``size`` integer in turn is capped at smaller values (its lowest values first, then
    halving the distance to the current value) and steps 1-3 rerun with a fifth of the
@@ -576,8 +574,6 @@ def _search_once(
     if found is None:
         found = _integer_moves(family, record, record.best(first), caps)
     if found is None:
-        found = _face_moves(family, record, record.best(first), budget - record.spent(first))
-    if found is None:
         found = _local(family, record, record.best(first), budget - record.spent(first))
     return found, False
 
@@ -599,29 +595,6 @@ def _integer_moves(family, record, best: Point, caps) -> Point | None:
             if len(family.reals(ints)) != len(best.reals):
                 continue
             trial = record(ints, best.vector())
-            if trial.evaluation.violated:
-                return trial
-            if trial.evaluation.score > best.evaluation.score:
-                best = trial
-    return None
-
-
-def _face_moves(family, record, best: Point, evaluations: int) -> Point | None:
-    """Step 3, after the integer moves: each real of the best point in turn moved to the
-    ends of its box (the others kept), kept when the score rises, while ``evaluations``
-    last; returns a counterexample if one is met. A worst case on a face or at a corner (a
-    horizon at its largest, a condition number at its smallest) is reached in one pass from
-    wherever steps 1-2 stopped, one coordinate at a time."""
-    low, high = _boxes(family, best.integers)
-    first = len(record.points)
-    for i in range(low.size):
-        for end in (low[i], high[i]):
-            x = best.vector()
-            if x[i] == end:
-                continue
-            if record.spent(first) >= evaluations:
-                return None
-            trial = record(best.integers, np.where(np.arange(x.size) == i, end, x))
             if trial.evaluation.violated:
                 return trial
             if trial.evaluation.score > best.evaluation.score:
