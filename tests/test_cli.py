@@ -77,6 +77,10 @@ def test_eval_reports_a_failed_hypothesis_with_exit_status_1(capsys):
             "'kapa': did you mean 'kappa'?",
         ),  # fmt: skip
         (["list", "--paper", "nope"], "unknown paper"),
+        (  # typed by hand: a name the theorem does not take is refused, not ignored
+            ["eval", "cafed.theorem1", "kappa=2", "gap_B=0", "chi2=0", "Gamma=0", "foo=1"],
+            "unknown: ['foo']",
+        ),  # fmt: skip
     ],
 )
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):

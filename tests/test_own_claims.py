@@ -335,6 +335,28 @@ def test_check_theorem_passes_fixed_keys_that_are_not_parameters_to_the_measure_
     search(theorem_family(GD, measure, fixed=fixed, ranges={"h": (0.1, 0.9)}), budget=10)
 
 
+def test_evaluate_and_check_theorem_treat_keys_that_are_not_parameters_alike():
+    """One rule (Theorem.evaluate, check_theorem's ``constants``): a key that is not a
+    parameter is ignored; a missing parameter is refused, naming the ignored key that looks
+    like it."""
+    from fedtheory.errors import ParameterError
+
+    shared = {"q": 0.25, "N": 3}  # N: another theorem's constant in a shared dict
+    assert float(TRUE_MEAN.evaluate(**shared).total) == float(TRUE_MEAN.evaluate(q=0.25).total)
+    drawn = st.fixed_dictionaries({"q": st.sampled_from([0.25, 0.5])})
+    checked = check_theorem(TRUE_MEAN, lambda q: q / 2, instances=drawn, search=False,
+                            constants=lambda q: {"q": q, "N": 3}, settings=FEW)  # fmt: skip
+    assert checked.examples > 0 and checked.outcome == "holds" and not checked.failures
+    hint = "'Q': did you mean 'q'?"
+    with pytest.raises(ParameterError, match="missing: \\['q'\\]") as err:
+        TRUE_MEAN.evaluate(Q=0.25, N=3)
+    assert hint in str(err.value)
+    with pytest.raises(MeasureError, match="too few were measured") as err:  # never passes
+        check_theorem(TRUE_MEAN, lambda q: q / 2, instances=drawn, search=False,
+                      constants=lambda q: {"Q": q, "N": 3}, settings=FEW)  # fmt: skip
+    assert "missing ['q']" in str(err.value) and hint in str(err.value)
+
+
 def _record_h(out: list, *, h, T, D0) -> float:
     out.append(h)
     return 0.0

@@ -96,8 +96,11 @@ def test_bad_input_names_parameter_and_range(call, name, allowed):
 def test_missing_or_unknown_theorem_parameters_are_named():
     with pytest.raises(ParameterError, match="missing: \\['Gamma'\\]"):
         cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1)
-    with pytest.raises(ParameterError, match="unknown: \\['foo'\\]"):
-        cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1, Gamma=1.0, foo=1)
+    with pytest.raises(ParameterError, match="missing: \\['Gamma'\\], unknown: \\['Gama'\\]"):
+        cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1, Gama=1.0)
+    # a key that is not a parameter is ignored (Theorem.evaluate; check_theorem's constants)
+    shared = cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1, Gamma=1.0, foo=1)
+    assert shared.total == cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1, Gamma=1.0).total
 
 
 def test_hypothesis_violation_is_a_different_error_naming_both_sides():

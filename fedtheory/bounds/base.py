@@ -304,17 +304,18 @@ class Theorem:
                 values = {**{k: v for k, v in values.items() if k != old}, new: values[old]}
         unknown = set(values) - set(self.parameters)
         missing = set(self.parameters) - set(values)
-        if unknown or missing:
+        if missing:  # other keys are ignored (a dict of constants shared by theorems)
             hints = [
                 f"{k!r}: did you mean {near[0]!r}?"
                 for k in sorted(unknown)
-                if (near := _nearest(k, sorted(missing) or self.parameters))
+                if (near := _nearest(k, sorted(missing)))
             ]
             raise ParameterError(
-                f"{owner} takes exactly the parameters {', '.join(self.parameters)}; "
-                f"missing: {sorted(missing) or 'none'}, unknown: {sorted(unknown) or 'none'}."
-                + (f" {' '.join(hints)}" if hints else "")
+                f"{owner} takes exactly the parameters {', '.join(self.parameters)} (other "
+                f"keys are ignored); missing: {sorted(missing)}, unknown: "
+                f"{sorted(unknown) or 'none'}." + (f" {' '.join(hints)}" if hints else "")
             )
+        values = {p: values[p] for p in self.parameters}
         arrays = [  # whole numbers too as float64 (an int64 power or factorial overflows)
             np.asarray(c.check(values[p], p, owner, values), dtype=float)
             for p, c in self.constraints.items()
@@ -350,6 +351,11 @@ class Theorem:
     @declare(strict=Bool())
     def evaluate(self, *, strict: bool = True, **values) -> BoundResult:
         """Evaluate every term at ``values`` (arrays broadcast together).
+
+        ``values`` must give every parameter; a key that is not a parameter is ignored (one
+        dictionary of constants can serve several theorems, as ``check_theorem``'s
+        ``constants`` does), and a missing parameter is refused, naming the ignored keys
+        that look like it (``'Gama': did you mean 'Gamma'?``).
 
         With ``strict=True`` a failed hypothesis raises :class:`HypothesisViolation`;
         otherwise the result is returned with ``valid=False`` and the reason (its terms may

@@ -421,11 +421,20 @@ class Judge:
         missing ones."""
         th = self.theorem
         missing = [p for p in th.parameters if p not in values]
-        if missing:
+        if missing:  # the rule and the hints of Theorem.evaluate: other keys are ignored
+            from fedtheory.bounds.base import _nearest
+
+            unknown = sorted(set(values) - set(th.parameters))
+            hints = "".join(
+                f" {k!r}: did you mean {near[0]!r}?"
+                for k in unknown
+                if (near := _nearest(k, missing))
+            )
             raise ParameterError(
                 f"The 'values' parameter of {self.owner} must give every parameter of "
-                f"{th.title} ({', '.join(th.parameters)}). Got {dict(values)!r} (missing "
-                f"{missing}) instead."
+                f"{th.title} ({', '.join(th.parameters)}; other keys are ignored). Got "
+                f"{dict(values)!r} (missing {missing}, unknown {unknown or 'none'}) instead."
+                + hints
             )
         return {p: values[p] for p in th.parameters}
 

@@ -96,6 +96,17 @@ def _eval(args) -> int:
     values = _parse_values(args.values)
     if thm is None or values is None:
         return 2
+    # a name typed on the command line that the theorem does not take is a typo: refused
+    # (Theorem.evaluate ignores other keys, for a dict of constants shared by theorems)
+    unknown = [n for n in values if n not in thm.notation and RENAMED.get(n) not in thm.notation]
+    if unknown:
+        from fedtheory.bounds.base import _nearest
+
+        hints = "".join(f" {n!r}: did you mean {near[0]!r}?" for n in unknown
+                        if (near := _nearest(n, thm.parameters)))  # fmt: skip
+        print(f"fedtheory: {thm.title} takes the parameters {', '.join(thm.parameters)}; "
+              f"unknown: {unknown}.{hints}", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         with warnings.catch_warnings():  # a renamed keyword's warning is shown (CHANGELOG.md)
             warnings.simplefilter("always", DeprecationWarning)

@@ -435,9 +435,10 @@ def check_theorem(
     **Derived constants.** When the theorem's constants are computed from an instance (a
     problem, an iterate, weights: CA-Fed's :math:`\kappa`, :math:`F_B(w)-F_B^*`,
     :math:`\chi^2`, :math:`\Gamma`), give ``instances``, a hypothesis strategy of keyword
-    dictionaries, and ``constants(**instance) -> {parameter: value}`` (keys that are not
-    parameters of the theorem are shown with the instance, never passed to
-    ``theorem.evaluate``, which refuses unknown keys): each instance is
+    dictionaries, and ``constants(**instance) -> {parameter: value}`` (the rule of
+    ``Theorem.evaluate``: keys that are not parameters of the theorem are ignored, shown with
+    the instance, so one function can serve several theorems; a missing parameter is the
+    user's failure at that example, naming the key that looks like it): each instance is
     measured by ``measure(**instance)`` and the theorem evaluated on ``constants(**instance)``
     (an instance where a hypothesis fails is skipped); ``ranges`` and ``fixed`` then do not
     apply.
