@@ -398,6 +398,30 @@ def test_the_pages_are_readable_at_a_desktop_size(site):
     assert blocks >= 300  # every page was checked, the theorem pages' blocks at least
 
 
+FILE_NAME = re.compile(r"[\w./-]+\.(md|ipynb|html)")
+"""A link text that is a source file's name (``pep.md``) rather than words or a title."""
+
+
+def test_the_sidebar_names_each_page_once_and_links_read_as_words(site):
+    """The sidebar (the landing page's navigation: every page of the toctrees) names no page
+    twice, and no link of any page reads as a file name (:data:`FILE_NAME`)."""
+    index = (site / "index.html").read_text(encoding="utf-8")
+    nav = index[index.index('class="sphinxsidebar"') :]
+    entries = re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', nav, flags=re.S)
+    titles = [_text(e).strip().lower() for e in entries]
+    assert len(titles) >= 20, titles  # the guide, reference, notebooks and topics
+    assert not sorted({t for t in titles if titles.count(t) > 1})
+    named = []
+    for path in sorted(site.glob("**/*.html")):
+        if path.parent.name in {"_static", "_sources"}:
+            continue
+        page = path.read_text(encoding="utf-8")
+        for link in re.findall(r"<a [^>]*>(.*?)</a>", page, flags=re.S):
+            if FILE_NAME.fullmatch(_text(link).strip()):
+                named.append(f"{path.relative_to(site)}: {_text(link).strip()}")
+    assert not named, "\n".join(named)
+
+
 def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():
     """Without building: the page keeps a validation's rows citing the theorem's reference
     and drops the others; a validation with no such row is shown whole."""
