@@ -410,7 +410,8 @@ def test_the_sidebar_names_each_page_once_and_links_read_as_words(site):
     entries = re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', nav, flags=re.S)
     titles = [_text(e).strip().lower() for e in entries]
     assert len(titles) >= 20, titles  # the guide, reference, notebooks and topics
-    assert not sorted({t for t in titles if titles.count(t) > 1})
+    repeated = sorted({t for t in titles if titles.count(t) > 1})
+    assert not repeated, repeated
     named = []
     for path in sorted(site.glob("**/*.html")):
         if path.parent.name in {"_static", "_sources"}:
