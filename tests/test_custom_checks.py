@@ -79,6 +79,25 @@ def test_a_users_random_statement_gets_rows_with_intervals_figure_and_report(tmp
     assert "max-uniform" not in CHECKS  # run without registering
 
 
+def test_an_instance_outside_the_hypotheses_is_circled_and_its_bound_point_stays_visible(
+    tmp_path,
+):
+    """The figure marks the instance outside the hypotheses with a hollow ring around its
+    bound point, wider than the point's marker, so the point itself is not covered."""
+    check = theorem_check(
+        MAX_BOUND, sample_max, name="max-uniform", instances=INSTANCES, replicates=50, x="n"
+    )
+    outcome = _rows(check, tmp_path)
+    fig = Figure()
+    check.plot(outcome.data, check.settings("tiny"), fig)
+    ax = fig.axes[0]
+    (ring,) = [c for c in ax.collections if c.get_label() == "outside the hypotheses (circled)"]
+    assert ring.get_offsets().tolist() == [[60.0, 1.0]]  # n=60, bound x=1
+    assert all(face[3] == 0 for face in ring.get_facecolors())  # hollow
+    bounds = [line for line in ax.get_lines() if line.get_label().startswith("bound")]
+    assert bounds and np.sqrt(ring.get_sizes()).min() >= 2 * max(b.get_markersize() for b in bounds)
+
+
 def test_wrong_bounds_turn_every_row_inside_the_hypotheses_violated(tmp_path):
     check = theorem_check(
         MAX_BOUND, sample_max, name="max-uniform", instances=INSTANCES[:2], replicates=20

@@ -126,7 +126,7 @@ VIEWPORT = {"width": 1440, "height": 900}
 LEGIBLE_SCALE = 0.55
 """Smallest rendered / natural width of a figure: its 9 pt text, drawn 20 px high at the
 figures' 160 dpi, stays at least 11 px high on screen."""
-RAW_LATEX = re.compile(r"\$\$|\$[^$\n]+\$|\\frac|\\text")
+RAW_LATEX = re.compile(r"\$\$|\$[^$\n]+\$|\\frac|\\text|\\_")
 """What MathJax would have typeset: visible text with any of these is raw LaTeX."""
 VISIBLE_TEXT = """() => {
   const body = (document.querySelector('div.body') || document.body).cloneNode(true);
@@ -135,15 +135,26 @@ VISIBLE_TEXT = """() => {
 }"""
 """The page's text as a reader sees it, without code (where `$` and backslashes are literal)
 and without MathJax's typeset formulas."""
+TYPESET = """() => Array.from(MathJax.startup.document.math)
+  .map(m => [m.math, MathJax.startup.toMML(m.root)])"""
+"""Each formula MathJax typeset: its TeX source and the MathML it drew (what a reader sees)."""
+LITERAL_TEX = re.compile(r"\\[a-zA-Z_^{}]")
+"""TeX that MathJax drew as characters: a backslash escape inside ``\\text{...}`` (MathJax's
+text mode runs no macros, so ``\\text{drift\\_sigma}`` shows ``drift\\_sigma``)."""
 
 
 def _raw_latex(page) -> list[str]:
-    """Snippets of ``page``'s visible text that show LaTeX source instead of typeset math."""
+    """Snippets of ``page``'s visible text that show LaTeX source instead of typeset math:
+    in its prose, and inside its typeset formulas."""
+    found = []
     if page.evaluate("document.querySelector('.math') !== null"):
         page.wait_for_function("window.MathJax && MathJax.startup", timeout=30_000)
         page.evaluate("MathJax.startup.promise")
+        for tex, mathml in page.evaluate(TYPESET):
+            drawn = html.unescape(re.sub(r"<[^>]+>", " ", mathml))
+            found += [f"{m.group()} drawn in ${tex[:200]}$" for m in LITERAL_TEX.finditer(drawn)]
     text = page.evaluate(VISIBLE_TEXT)
-    return [text[max(m.start() - 30, 0) : m.end() + 30] for m in RAW_LATEX.finditer(text)]
+    return found + [text[max(m.start() - 30, 0) : m.end() + 30] for m in RAW_LATEX.finditer(text)]
 
 
 def _browser(pw):
@@ -153,7 +164,13 @@ def _browser(pw):
 def test_the_raw_latex_check_finds_planted_formulas():
     """The text check fails on each form of untypeset math and passes on code and prose."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
-    planted = [r"$\eta \le \frac{1}{L}$", r"$$x$$", r"\frac{1}{2}", r"\text{bound}"]
+    planted = [
+        r"$\eta \le \frac{1}{L}$",
+        r"$$x$$",
+        r"\frac{1}{2}",
+        r"\text{bound}",
+        r"drift\_sigma",
+    ]
     with sync_api.sync_playwright() as pw:
         browser = _browser(pw)
         page = browser.new_page()
@@ -163,6 +180,47 @@ def test_the_raw_latex_check_finds_planted_formulas():
         clean = '<div class="body"><p>costs $5</p><pre>$ fedtheory list</pre><code>$x$</code></div>'
         page.set_content(clean)
         assert _raw_latex(page) == []
+        browser.close()
+
+
+def _mathjax_page(tmp_path: Path, formula: str) -> str:
+    """A page typesetting ``formula`` with the MathJax the site serves (the docs extra's
+    offline copy), as Sphinx writes inline math."""
+    import importlib.util
+
+    offline = importlib.util.find_spec("sphinx-mathjax-offline")
+    if offline is None:
+        pytest.skip("the docs extra: sphinx-mathjax-offline")
+    script = Path(offline.origin).parent / "static" / "mathjax" / "tex-chtml.js"
+    path = tmp_path / "math.html"
+    path.write_text(
+        '<html><head><script>window.MathJax = {"options": {"processHtmlClass": "math"}}'
+        f'</script><script defer src="{script.as_uri()}"></script></head><body>'
+        f'<div class="body"><p>A bound <span class="math notranslate nohighlight">'
+        f"\\({html.escape(formula)}\\)</span>.</p></div></body></html>",
+        encoding="utf-8",
+    )
+    return path.as_uri()
+
+
+def test_the_raw_latex_check_finds_escapes_drawn_inside_typeset_math(tmp_path):
+    """A label written ``\\text{drift\\_sigma}`` is typeset by MathJax with a visible
+    backslash; the theorems' labels (:meth:`fedtheory.bounds.Theorem.latex`) are not."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
+    from fedtheory.bounds import CATALOGUE
+
+    label = CATALOGUE["fedawe.theorem1"].latex()
+    assert "drift" in label and "sigma" in label
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page()
+        for formula in (r"\underbrace{x}_{\text{drift\_sigma}}", r"\text{E[\^{}2]} + x"):
+            page.goto(_mathjax_page(tmp_path, formula), wait_until="load")
+            assert _raw_latex(page), formula
+        for formula in (label, CATALOGUE["fedlaavg.example1.end_of_period"].latex()):
+            page.goto(_mathjax_page(tmp_path, formula), wait_until="load")
+            assert page.evaluate("document.querySelectorAll('mjx-container').length") == 1
+            assert _raw_latex(page) == [], formula
         browser.close()
 
 
@@ -206,13 +264,103 @@ def test_every_page_renders_its_math_and_images_in_a_browser(site):
     assert checked_math >= 10  # the theorem pages at least
 
 
+CODE_BLOCKS = """() => {
+  const column = document.querySelector('div.body');
+  if (!column) return [];
+  const found = [];
+  for (const block of column.querySelectorAll('pre, div.highlight')) {
+    const box = block.getBoundingClientRect();
+    if (box.width === 0) continue;  // not displayed (a collapsed section)
+    const style = getComputedStyle(block);
+    const wider = block.scrollWidth - block.clientWidth;
+    let cut = null;
+    if (wider > 1 && !['auto', 'scroll'].includes(style.overflowX))
+      cut = `${wider} px of its lines cut (overflow-x ${style.overflowX})`;
+    for (let up = block.parentElement; up && !cut; up = up.parentElement) {
+      const clips = up === column || ['hidden', 'clip'].includes(getComputedStyle(up).overflowX);
+      const past = box.right - up.getBoundingClientRect().right;
+      if (clips && past > 1)
+        cut = `${Math.round(past)} px past ${up === column ? 'the column' : up.className}`;
+      if (up === column) break;
+    }
+    if (!cut && box.right > document.documentElement.clientWidth + 1) cut = 'past the window';
+    const output = block.tagName === 'PRE' && block.closest(
+      'div.highlight-text, div.highlight-console, div.highlight-pycon, div.cell_output') !== null;
+    found.push({
+      text: block.textContent.trim().slice(0, 60),
+      cut: cut,
+      scrolls: output && wider > 1 ? `${wider} px wider than its block, not wrapped` : null,
+    });
+  }
+  return found;
+}"""
+"""Each code block of the page (``pre``, ``div.highlight``): ``cut`` says why part of a line
+is out of sight (wider than its block without a horizontal scroll bar, or past the column,
+a clipping container or the window); ``scrolls`` says that text a reader reads rather than
+copies (a theorem's plain-text statement, messages, console and interpreter sessions,
+notebook outputs) is wider than its block: it must wrap, since platforms with overlay scroll
+bars show a long line cut, without a bar."""
+NOTEBOOK_NOISE = re.compile(r"\w+Warning\b|/tmp/|/var/folders/|ipykernel_\d+")
+"""What a notebook's shown outputs must not contain: a warning, a temporary folder."""
+
+
+def _unreadable_blocks(page) -> list[str]:
+    """The code blocks of ``page`` that are cut or scroll where they should wrap."""
+    return [
+        f"a code block {b['cut'] or b['scrolls']}: {b['text']!r}"
+        for b in page.evaluate(CODE_BLOCKS)
+        if b["cut"] or b["scrolls"]
+    ]
+
+
+def test_the_code_block_check_finds_planted_cut_blocks():
+    """Each way a line can be cut or scroll where it should wrap is found; a block that
+    scrolls, a block that wraps and a short line pass."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
+    long = "x = 1  # " + "a long comment " * 30
+    page_of = (
+        '<div class="body" style="width: 600px; overflow: visible">{}</div>'.format
+    )  # fmt: skip
+    planted = {
+        "hidden": f'<pre style="overflow-x: hidden">{long}</pre>',
+        "visible": f'<pre style="overflow-x: visible">{long}</pre>',
+        "clipped by its container": '<div class="highlight" style="overflow: hidden">'
+        f'<pre style="overflow-x: visible; width: max-content">{long}</pre></div>',
+        "past the column": f'<pre style="overflow-x: auto; width: 900px">{long}</pre>',
+        "an output that scrolls": '<div class="highlight-text"><div class="highlight">'
+        f'<pre style="overflow-x: auto">{long}</pre></div></div>',
+        "a notebook output that scrolls": '<div class="cell_output">'
+        f'<pre style="overflow-x: scroll">{long}</pre></div>',
+    }
+    fine = {
+        "code that scrolls": '<div class="highlight-python"><div class="highlight">'
+        f'<pre style="overflow-x: auto">{long}</pre></div></div>',
+        "an output that wraps": '<div class="highlight-text"><div class="highlight">'
+        f'<pre style="white-space: pre-wrap">{long}</pre></div></div>',
+        "a short line": '<pre style="overflow-x: hidden">x = 1</pre>',
+    }
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport=VIEWPORT)
+        for what, block in planted.items():
+            page.set_content(page_of(block))
+            assert _unreadable_blocks(page), what
+        for what, block in fine.items():
+            page.set_content(page_of(block))
+            assert _unreadable_blocks(page) == [], what
+        browser.close()
+
+
 def test_the_pages_are_readable_at_a_desktop_size(site):
-    """At :data:`VIEWPORT`: every code block lies inside the content column (a long line
-    scrolls inside its block, never cut or over the sidebar), and every theorem page's
-    figure is drawn at least :data:`LEGIBLE_SCALE` of its natural width (a screenshot of
-    one theorem page is kept beside the site for a reader to look at)."""
+    """At :data:`VIEWPORT`, on every page: no code block is cut (a long line of code scrolls
+    inside its block, never cut or over the sidebar) and text a reader reads (statements,
+    messages, sessions, notebook outputs) wraps (:data:`CODE_BLOCKS`); every theorem page's
+    figure is drawn at least :data:`LEGIBLE_SCALE` of its natural width; the notebooks'
+    outputs show no warning and no temporary folder (:data:`NOTEBOOK_NOISE`). A screenshot
+    of one theorem page is kept beside the site for a reader to look at."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra: playwright")
     problems: list[str] = []
+    blocks = 0
     with sync_api.sync_playwright() as pw:
         browser = _browser(pw)
         page = browser.new_page(viewport=VIEWPORT)
@@ -221,22 +369,17 @@ def test_the_pages_are_readable_at_a_desktop_size(site):
                 continue
             page.goto(path.as_uri(), wait_until="load")
             name = str(path.relative_to(site))
-            blocks = page.evaluate(
-                """() => {
-                  const column = document.querySelector('div.body');
-                  if (!column) return [];
-                  const right = column.getBoundingClientRect().right;
-                  return [...column.querySelectorAll('pre')].map(p => [
-                    p.getBoundingClientRect().right - right,
-                    p.scrollWidth > p.clientWidth,
-                    getComputedStyle(p).overflowX,
-                  ]);
-                }"""
-            )
-            for past, overflows, overflow in blocks:
-                if past > 1 or (overflows and overflow not in ("auto", "scroll")):
-                    problems.append(f"{name}: a code block {past:.0f} px past the column, "
-                                    f"overflow-x {overflow}")  # fmt: skip
+            problems += [f"{name}: {p}" for p in _unreadable_blocks(page)]
+            blocks += page.evaluate("document.querySelectorAll('div.body pre').length")
+            if path.parent.name == "notebooks":
+                outputs = page.evaluate(
+                    "[...document.querySelectorAll('div.cell_output')].map(o => o.innerText)"
+                )
+                problems += [
+                    f"{name}: an output shows {m.group()!r}: {text[:120]!r}"
+                    for text in outputs
+                    for m in NOTEBOOK_NOISE.finditer(text)
+                ]
             if path.parent.name == "theorems":
                 sizes = page.evaluate(
                     "[...document.querySelectorAll('div.body img')]"
@@ -252,6 +395,32 @@ def test_the_pages_are_readable_at_a_desktop_size(site):
         page.screenshot(path=str(site / "theorem-page-screenshot.png"))
         browser.close()
     assert not problems, "\n".join(problems)
+    assert blocks >= 300  # every page was checked, the theorem pages' blocks at least
+
+
+FILE_NAME = re.compile(r"[\w./-]+\.(md|ipynb|html)")
+"""A link text that is a source file's name (``pep.md``) rather than words or a title."""
+
+
+def test_the_sidebar_names_each_page_once_and_links_read_as_words(site):
+    """The sidebar (the landing page's navigation: every page of the toctrees) names no page
+    twice, and no link of any page reads as a file name (:data:`FILE_NAME`)."""
+    index = (site / "index.html").read_text(encoding="utf-8")
+    nav = index[index.index('class="sphinxsidebar"') :]
+    entries = re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', nav, flags=re.S)
+    titles = [_text(e).strip().lower() for e in entries]
+    assert len(titles) >= 20, titles  # the guide, reference, notebooks and topics
+    repeated = sorted({t for t in titles if titles.count(t) > 1})
+    assert not repeated, repeated
+    named = []
+    for path in sorted(site.glob("**/*.html")):
+        if path.parent.name in {"_static", "_sources"}:
+            continue
+        page = path.read_text(encoding="utf-8")
+        for link in re.findall(r"<a [^>]*>(.*?)</a>", page, flags=re.S):
+            if FILE_NAME.fullmatch(_text(link).strip()):
+                named.append(f"{path.relative_to(site)}: {_text(link).strip()}")
+    assert not named, "\n".join(named)
 
 
 def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():

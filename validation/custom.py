@@ -408,9 +408,10 @@ def theorem_check(
                 bounds[(tuple(xs[idx]), tuple(b))] = (line, [tag.strip(" ()")])
             ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
         outside = ~data["valid"].astype(bool)
-        if outside.any():
-            ax1.plot(xs[outside], data["bound"][outside], "x", ms=10, color="k",
-                     linestyle="none", label="outside the hypotheses")  # fmt: skip
+        if outside.any():  # a ring around the point (never over it), under the series
+            ax1.scatter(xs[outside], data["bound"][outside], s=330, facecolors="none",
+                        edgecolors="k", linewidths=1.0, zorder=1.5,
+                        label="outside the hypotheses (circled)")  # fmt: skip
         shown = np.concatenate([centre, data["bound"]])
         if np.all(shown > 0) and shown.max() >= LOG_SPAN * shown.min():
             ax1.set_yscale("log")  # three decades or more: three labelled ticks at least

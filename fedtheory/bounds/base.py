@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import operator
+import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -118,8 +119,14 @@ def _nearest(name: str, names) -> list[str]:
 
 
 def _text(name: str) -> str:
-    """Escape plain text for LaTeX's ``\\text{...}``."""
-    return name.replace("_", r"\_").replace("^", r"\^{}")
+    r"""Plain text as math-mode LaTeX: ``\text{...}`` pieces joined by math-mode ``\_`` and
+    ``\hat{}`` where the text has ``_`` and ``^``. An escape inside ``\text`` would show as a
+    literal backslash in MathJax (whose text mode runs no macros) and Jupyter; this form
+    typesets the same in LaTeX and in MathJax, e.g. ``drift_sigma`` as
+    ``\text{drift}\_\text{sigma}``."""
+    pieces = re.split(r"([_^])", name)
+    marks = {"_": r"\_", "^": r"\hat{}"}
+    return "".join(marks[p] if p in marks else rf"\text{{{p}}}" for p in pieces if p)
 
 
 class Theorem:
@@ -390,7 +397,7 @@ class Theorem:
     def latex(self) -> str:
         """LaTeX of the total, with the terms named."""
         body = " + ".join(
-            rf"\underbrace{{{sp.latex(e)}}}_{{\text{{{_text(k)}}}}}" for k, e in self.terms.items()
+            rf"\underbrace{{{sp.latex(e)}}}_{{{_text(k)}}}" for k, e in self.terms.items()
         )
         return body
 
@@ -425,7 +432,7 @@ class Theorem:
         return self.statement_markdown()
 
     def _repr_latex_(self) -> str:
-        return f"$\\text{{{_text(self.title)}}}:\\ {self.latex()}$"
+        return f"${_text(self.title)}:\\ {self.latex()}$"
 
     def __repr__(self) -> str:
         params = ", ".join(self.parameters)

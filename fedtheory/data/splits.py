@@ -118,7 +118,7 @@ def one_label_per_client_split(
 ) -> list[np.ndarray]:
     r"""Give every client samples of one label: the samples of label :math:`c` (in increasing
     label order) are shuffled and cut into ``clients_per_label`` near-equal parts, so client
-    :math:`k` holds label number :math:`\lfloor k/\text{clients\_per\_label}\rfloor`.
+    :math:`k` holds label number :math:`\lfloor k/\text{clients}\_\text{per}\_\text{label}\rfloor`.
 
     Examples
     --------

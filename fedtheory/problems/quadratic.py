@@ -11,7 +11,7 @@ Constants (CA-Fed Assumptions 3-4 and Section III): :math:`L=\max_k\lambda_{\max
 :math:`\Gamma=\max_k\{F_k(w^*)-F_k^*\}` (at the target optimum) and
 :math:`\Gamma'=\max_k\{F_k(w_B^*)-F_k^*\}` (at the optimum of the biased objective).
 Stochastic gradients add isotropic Gaussian noise of per-coordinate standard deviation
-``noise_std``, so :math:`\sigma_k^2=d\cdot\text{noise\_std}^2`. CA-Fed Lemma 1's
+``noise_std``, so :math:`\sigma_k^2=d\cdot\text{noise}\_\text{std}^2`. CA-Fed Lemma 1's
 :math:`D,G,H` on a ball are exact trust-region maxima (:mod:`fedtheory.problems.ball`).
 """
 
@@ -217,7 +217,7 @@ class QuadraticProblem(QuadraticConstantsMixin):
         return QuadraticForms(2 * A2, -2 * A2c, np.sum(self.c * A2c, -1))
 
     def noise_forms(self) -> QuadraticForms:
-        r""":math:`\sigma_k^2=d\cdot\text{noise\_std}^2` (constant)."""
+        r""":math:`\sigma_k^2=d\cdot\text{noise}\_\text{std}^2` (constant)."""
         n, d = self.num_clients, self.dim
         return QuadraticForms(
             np.zeros((n, d, d)), np.zeros((n, d)), np.full(n, d * self.noise_std**2)
