@@ -106,3 +106,54 @@ def test_a_planted_true_but_small_lead_reads_underpowered_not_set_up_differs():
         assert row.verdict is Verdict.UNDERPOWERED, row
         assert row.verdict_text.startswith("underpowered: direction agrees in ")
         assert "draws would decide it" in row.verdict_text
+
+
+def test_every_varied_value_holds_the_runs_its_whole_configuration_gives(monkeypatch):
+    """A planted ``_runs`` whose numbers follow what each algorithm sees of the configuration
+    (its eta_0; FedAWE the clip; F3AST its first estimate): every varied value, the corner of
+    Table 7's step sizes with each other clip among them, holds the numbers of its whole
+    configuration, though only the algorithms it changes run again (the corner: FedAWE)."""
+    seen = {"fedawe": "clip", "f3ast": "f3ast_initial"}
+    calls = []
+
+    def planted(s, seed, names, config, dynamics=DYNAMICS):
+        calls.append((config, tuple(names)))
+        out = {}
+        for d in dynamics:
+            for a in names:
+                key = repr((seed, d, a, config["eta0"][a], config.get(seen.get(a))))
+                out[d, a] = (hash(key) % 1000 / 1000, 0.5)
+        return out
+
+    monkeypatch.setattr(t2, "_runs", planted)
+    s = t2.settings("quick") | {"seeds": 2}
+    data = t2._compute(s)
+    configs, _ = t2.configurations(s, ("fedawe", *t2.GROUP1))
+    for v in t2.VARIANTS.values():
+        whole = {}
+        for seed in range(s["seeds"]):
+            whole[seed] = planted(s, seed, ("fedawe", *t2.GROUP1), configs[v])
+        for d in DYNAMICS:
+            for a in ("fedawe", *t2.GROUP1):
+                expected = [1 - whole[seed][d, a][0] for seed in range(s["seeds"])]
+                np.testing.assert_array_equal(data[f"{v}/{d}_{a}"], expected, err_msg=v)
+    assert configs["table7-no-clip"] == configs["table7"] | {"clip": None}
+    assert configs["table7-mlp-clip"]["eta0"] == t2.TABLE_7
+    corner = [names for config, names in calls if config == configs["table7-no-clip"]]
+    assert corner[: s["seeds"]] == [("fedawe",)] * s["seeds"]  # in _compute: FedAWE alone
+
+
+def test_a_flip_in_the_corner_alone_reads_depends_on_it():
+    """FedAWE ahead everywhere except behind F3AST at Table 7's step sizes without a clip
+    (the corner): the F3AST rows depend on the corner, the others keep their stand-in."""
+    s = t2.settings("tiny")
+    rows = t2.judge(_planted(s, "table7-no-clip"), s)
+    for k, row in enumerate(rows):
+        if t2.GROUP1[k % len(t2.GROUP1)] != "f3ast":
+            assert row.verdict is Verdict.STAND_IN, row
+            continue
+        assert row.verdict is Verdict.DEPENDS
+        assert row.verdict_text == f"depends on {t2.CORNER}"
+        at = {o[:2]: o[2] for o in row.outcomes}
+        assert at[t2.CORNER, "Table 7; none"].startswith("contradicted at this scale")
+        assert at["clip", "none"].startswith("reproduced on a stand-in")

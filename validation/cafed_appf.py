@@ -815,6 +815,7 @@ def notes(data, s):
                 f"{k} {record[k][0]:+.2f} [{record[k][1]:+.2f}, {record[k][2]:+.2f}]"
                 for k in ("accuracy", "every-round accuracy", "std")
             )
+            + (f" (command: {record['command']})" if "command" in record else "")
         )  # fmt: skip
     lines.append(f"Table I's own CA-Fed - F3AST gap is {TABLE_I_GAP:.2f} points (§V-B says 1.24).")
     if edge := _at_grid_edge(data, s):

@@ -8,10 +8,11 @@ baseline) pair is one empirical finding, judged on the per-draw differences (the
 draw, problem and availability for both algorithms) by
 :func:`fedtheory.verdict.compare_findings` (Holm over the table's rows; a row with an open
 material set-up difference is never *reversed*), at every value of the unforced choices
-(:data:`CHOICES`, one varied at a time): a row whose outcome changes *depends on* the
-choice. The memory and known-statistics group
-(MIFA, FedVARP, FedAvg with known :math:`p`), where the paper only says FedAWE is
-"competitive or even better", is reported in the notes without a verdict.
+(:data:`CHOICES`, one varied at a time, and the corner of Table 7's step sizes with each
+other clip, :data:`CORNER`): a row whose outcome changes *depends on* the choice. The
+memory and known-statistics group (MIFA, FedVARP, FedAvg with known :math:`p`), where the
+paper only says FedAWE is "competitive or even better", is reported in the notes without a
+verdict.
 
 Set-up, as the paper and the authors' code (mingxiang12/FedAWE) run it, where this data set
 allows (the set-up table of :func:`setup` lists every difference):
@@ -120,7 +121,12 @@ CHOICES = {
     "step sizes": ("re-tuned on the MLP", "Table 7"),
     "clip": ("0.5", "none", "0.5 scaled to the MLP"),
 }
-AFFECTS = {"F3AST's first estimate": ("f3ast",), "step sizes": ALGORITHMS, "clip": ("fedawe",)}
+#: the corner of two choices varied together: Table 7's step sizes (the only value at which
+#: FedAWE leads) with each other clip, judged as one more choice
+CORNER = "step sizes and clip"
+#: the algorithms each choice changes, where not through the step sizes
+AFFECTS = {"F3AST's first estimate": ("f3ast",), "step sizes": ALGORITHMS, "clip": ("fedawe",),
+           CORNER: ("fedawe",)}  # fmt: skip
 #: data-key prefix of each varied value (the judged configuration has none)
 VARIANTS = {
     ("F3AST's first estimate", "the true availability"): "f3ast-true",
@@ -128,7 +134,11 @@ VARIANTS = {
     ("step sizes", "Table 7"): "table7",
     ("clip", "none"): "no-clip",
     ("clip", "0.5 scaled to the MLP"): "mlp-clip",
+    (CORNER, "Table 7; none"): "table7-no-clip",
+    (CORNER, "Table 7; 0.5 scaled to the MLP"): "table7-mlp-clip",
 }
+#: a corner's runs are those of this varied value but for what its other choice changes
+FROM = {"table7-no-clip": "table7", "table7-mlp-clip": "table7"}
 REFERENCE = "Xiang et al. 2024 (FedAWE), §7, Table 2"
 #: the name of each unforced choice's first value (the runs every row is judged on)
 DEFAULT = "default (first listed)"
@@ -265,6 +275,8 @@ CHANGE = {
     "table7": {"eta0": TABLE_7},
     "no-clip": {"clip": None},
     "mlp-clip": {"clip": "mlp"},
+    "table7-no-clip": {"eta0": TABLE_7, "clip": None},
+    "table7-mlp-clip": {"eta0": TABLE_7, "clip": "mlp"},
 }
 
 
@@ -306,13 +318,14 @@ def configurations(s: dict, names) -> tuple[dict[str, dict], dict[str, dict]]:
     """The judged configuration (key ``""``) and one per varied value (:data:`VARIANTS`),
     and the grid each tuned algorithm was searched on. The step sizes are re-tuned under
     every value of the other choices for the algorithms it changes (the procedure is the
-    choice, not the number it gave under another value); the value Table 7 replaces them."""
+    choice, not the number it gave under another value); Table 7's values (alone or in a
+    corner) replace them."""
     base = {"f3ast_initial": "1/2", "clip": s["clip"]}
     tuned, grids = tune(s, names, base)
     configs, searched = {"": base | {"eta0": tuned}}, {"": grids}
     for (choice, _), v in VARIANTS.items():
         config = base | CHANGE[v]
-        if choice != "step sizes":
+        if "eta0" not in CHANGE[v]:
             affected = [a for a in names if a in AFFECTS[choice]]
             again, searched[v] = tune(s, affected, config)
             config["eta0"] = tuned | {a: again[a] for a in affected}
@@ -323,22 +336,24 @@ def configurations(s: dict, names) -> tuple[dict[str, dict], dict[str, dict]]:
 def _compute(s: dict) -> dict[str, np.ndarray]:
     names = ALGORITHMS if s["memory"] else ("fedawe", *GROUP1)
     configs, searched = configurations(s, names)
-    judged_eta = configs[""]["eta0"]
     out: dict[str, list] = {}
     for seed in range(s["seeds"]):
         judged = _runs(s, seed, names, configs[""])
         for (d, a), (train, test) in judged.items():
             out.setdefault(f"{d}_{a}", []).append(1 - train)
             out.setdefault(f"test_{d}_{a}", []).append(1 - test)
+        done = {"": judged}
         for (choice, _), v in VARIANTS.items():
-            config = configs[v]
+            config, start = configs[v], FROM.get(v, "")
+            ref, ref_runs = configs[start], done[start]
             # only the algorithms this value changes run again; the others are the same run
-            other = config | {"eta0": judged_eta} != configs[""]  # the estimate or the clip
+            other = config | {"eta0": ref["eta0"]} != ref  # the estimate or the clip
             changed = [a for a in names if (other and a in AFFECTS[choice])
-                       or config["eta0"][a] != judged_eta[a]]  # fmt: skip
+                       or config["eta0"][a] != ref["eta0"][a]]  # fmt: skip
             again = _runs(s, seed, changed, config) if changed else {}
+            done[v] = {k: again.get(k, ref_runs[k]) for k in judged}
             for d, a in judged:
-                out.setdefault(f"{v}/{d}_{a}", []).append(1 - again.get((d, a), judged[d, a])[0])
+                out.setdefault(f"{v}/{d}_{a}", []).append(1 - done[v][d, a][0])
     arrays = {k: np.array(v) for k, v in out.items()}
     for v, config in configs.items():
         prefix = f"{v}/" if v else ""
@@ -449,7 +464,8 @@ def setup(data, s) -> SetUp:
             f"{s['clip']:g} sqrt(d_MLP/d_CNN) = {mlp_clip(s, _dimension(s)):.3g} (the SVHN "
             f"CNN's {CNN_PARAMETERS} parameters)"
             + (f"; FedAWE re-tuned: {tuned('no-clip/', ('fedawe',))} without, "
-               f"{tuned('mlp-clip/', ('fedawe',))} at the scaled norm" if searched else ""),
+               f"{tuned('mlp-clip/', ('fedawe',))} at the scaled norm" if searched else "")
+            + "; and none and the scaled norm at Table 7's step sizes (not re-tuned)",
             False,
             "a norm chosen for the CNNs: varied",
             fixed_by="unforced", values=CHOICES["clip"],
@@ -556,8 +572,9 @@ def notes(data, s):
     rows = judge(data, s)
     values = [(c, DEFAULT) for c in CHOICES] + list(VARIANTS)
     out.append("Outcome of the 16 rows at each value of the unforced choices (one varied at a "
-               "time, each row at its Holm level; R reproduced, r on a stand-in, X reversed, "
-               "C contradicted at this scale, u underpowered):")  # fmt: skip
+               "time, and Table 7's step sizes with each other clip; each row at its Holm "
+               "level; R reproduced, r on a stand-in, X reversed, C contradicted at this "
+               "scale, u underpowered):")  # fmt: skip
     mark = {"reproduced on a": "r", "reproduced": "R", "reversed": "X", "contradicted": "C",
             "underpowered": "u"}  # fmt: skip
     for choice, value in values:
@@ -598,7 +615,8 @@ def plot(data, s, fig):
         "Each marker: FedAWE's training error minus the baseline's, mean over the data draws; "
         "bar: the interval its row was judged on (over the draws, at the row's Holm level "
         "over the 16 rows). Markers offset vertically per value of the unforced choices (the "
-        "default and each varied value, one at a time); a value that does not change a row's "
+        "default, each varied value one at a time, and Table 7's step sizes with each other "
+        "clip); a value that does not change a row's "
         "runs (F3AST's first estimate on the other baselines' rows) repeats the default's "
         "difference." + untuned
     )

@@ -23,6 +23,10 @@ as the synthetic path uses none of them)::
 
     python -m benchmarks.peers.cafed /path/to/CA-Fed --data-seeds 42 --run-seeds 0 1 2 3
 
+Runs can be split: each part with ``--out part.json``, then ``--runs part1.json part2.json
+... --record validation/authors_code.json`` with all the seeds summarises them (and runs
+the ones no part holds); the record keeps the command and the parts' commands.
+
 One deviation from the script as written: ``full_experiment.sh`` passes
 ``--experiment synthetic``, which ``utils/utils.py`` refuses (``NotImplementedError``:
 "synthetic is not available!"); the runs use ``synthetic_clustered``, the name of the data
@@ -267,6 +271,32 @@ def summarise(runs: dict, data_seeds, run_seeds, rounds: int) -> dict:
     return out
 
 
+def _command(argv: list[str], checkout: str) -> str:
+    """The command line that was run, the checkout's path written as ``CA-Fed``."""
+    import shlex
+
+    return "python -m benchmarks.peers.cafed " + shlex.join(
+        "CA-Fed" if arg == checkout else arg for arg in argv
+    )
+
+
+def _stored(paths: list[Path]) -> tuple[str, str, dict, list[str]]:
+    """The commit, start dates, runs and commands of earlier ``--out`` files, merged (one
+    commit of the code; a run stored twice must be the same numbers)."""
+    commits, dates, runs, commands = set(), [], {}, []
+    for path in paths:
+        stored = json.loads(path.read_text())
+        commits.add(stored["commit"])
+        dates.append(stored["date"])
+        commands += [stored["command"]] if "command" in stored else []
+        for key, result in stored["runs"].items():
+            if runs.setdefault(key, result) != result:
+                raise RuntimeError(f"{key} is stored twice with other numbers ({path})")
+    if len(commits) != 1:
+        raise RuntimeError(f"the runs files come from other commits: {sorted(commits)}")
+    return commits.pop(), ", ".join(sorted(set(dates))), runs, commands
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="your checkout of arodio/CA-Fed")
@@ -274,31 +304,37 @@ def main(argv=None) -> None:
     parser.add_argument("--run-seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--out", type=Path, help="write every run's numbers to this JSON")
-    parser.add_argument("--runs", type=Path, help="summarise the runs of an earlier --out")
+    parser.add_argument("--runs", type=Path, nargs="+",
+                        help="the runs of earlier --out files (merged; the runs they lack "
+                        "are run)")  # fmt: skip
     parser.add_argument("--record", type=Path,
                         help="write the summary under 'cafed-appf' in this JSON (e.g. "
                         "validation/authors_code.json, which cafed-appf reads)")  # fmt: skip
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = parser.parse_args(argv)
     if len(a.run_seeds) < 2 and len(a.data_seeds) < 2:
         parser.error("--run-seeds needs at least 2 seeds with one data seed (a paired interval)")
+    command = _command(argv, a.checkout.as_posix())
     checkout = a.checkout.resolve()
-    if a.runs:  # an earlier run's numbers
-        stored = json.loads(a.runs.read_text())
-        commit, started, runs = stored["commit"], stored["date"], stored["runs"]
-    else:
-        head = ["git", "-C", str(checkout), "rev-parse", "HEAD"]
-        commit = subprocess.run(head, capture_output=True, text=True).stdout.strip() or "unknown"
-        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        runs = {}
+    head = ["git", "-C", str(checkout), "rev-parse", "HEAD"]
+    commit = subprocess.run(head, capture_output=True, text=True).stdout.strip() or "unknown"
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    runs, commands = {}, []
+    if a.runs:  # earlier runs' numbers
+        stored, dates, runs, commands = _stored(a.runs)
+        if commit not in (stored, "unknown"):
+            raise RuntimeError(f"the runs are of {stored}, the checkout is at {commit}")
+        commit, started = stored, dates
     print(f"arodio/CA-Fed at {commit}, {started}; data seeds {a.data_seeds}, run seeds "
           f"{a.run_seeds}, {a.rounds} rounds")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for s in a.data_seeds:
-            cfg = None if a.runs else generate(checkout, s, Path(tmp) / f"data{s}")
+            cfg = None
             for r in a.run_seeds:
                 for sampler in SAMPLERS:
                     key = f"{sampler}/{s}/{r}"
                     if key not in runs:
+                        cfg = cfg or generate(checkout, s, Path(tmp) / f"data{s}")
                         runs[key] = _worker(checkout, cfg, sampler, r, a.rounds)
                     every = np.asarray(runs[key]["every"])
                     if not np.allclose(every[runs[key]["steps"]], runs[key]["logged"],
@@ -308,8 +344,11 @@ def main(argv=None) -> None:
                         f"{k} {v:.2f}" for k, v in statistics(runs[key], a.rounds).items()),
                         flush=True)  # fmt: skip
     if a.out:
-        a.out.write_text(json.dumps({"commit": commit, "date": started, "runs": runs}))
-    summary = summarise(runs, a.data_seeds, a.run_seeds, a.rounds)
+        a.out.write_text(json.dumps(
+            {"commit": commit, "date": started, "command": command, "runs": runs}))  # fmt: skip
+    chosen = {f"{m}/{s}/{r}": runs[f"{m}/{s}/{r}"]
+              for m in SAMPLERS for s in a.data_seeds for r in a.run_seeds}  # fmt: skip
+    summary = summarise(chosen, a.data_seeds, a.run_seeds, a.rounds)
     print(f"CA-Fed (markov) minus F3AST (fast), percentage points, mean [95% CI], "
           f"{summary['over']}:")  # fmt: skip
     for key, stat in STATISTICS.items():
@@ -318,8 +357,9 @@ def main(argv=None) -> None:
     if a.record:
         records = json.loads(a.record.read_text()) if a.record.is_file() else {}
         records["cafed-appf"] = {
-            "commit": commit, "date": started, "data seeds": a.data_seeds,
-            "run seeds": a.run_seeds, "rounds": a.rounds, **summary,
+            "commit": commit, "date": started, "command": command,
+            **({"runs by": commands} if commands else {}),
+            "data seeds": a.data_seeds, "run seeds": a.run_seeds, "rounds": a.rounds, **summary,
         }  # fmt: skip
         a.record.write_text(json.dumps(records, indent=1) + "\n")
 
