@@ -13,4 +13,5 @@ PAPER = Paper(
         "fedtheory.validation.cafed_weights",
         "fedtheory.validation.cafed_appf",
     ),
+    errata=("fedtheory.validation.errata.cafed", "fedtheory.validation.errata.cafed_experiments"),
 )

@@ -7,4 +7,5 @@ PAPER = Paper(
     "E3CS (Huang et al., IEEE Internet of Things Journal 2022)",
     statements=("fedtheory.bounds.e3cs",),
     validations=("fedtheory.validation.e3cs_regret",),
+    errata=("fedtheory.validation.errata.e3cs",),
 )

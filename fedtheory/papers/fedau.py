@@ -7,4 +7,5 @@ PAPER = Paper(
     "FedAU (Wang and Ji, ICLR 2024)",
     statements=("fedtheory.bounds.fedau",),
     validations=("fedtheory.validation.fedau_weights",),
+    errata=("fedtheory.validation.errata.fedau",),
 )

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.constraints import Real, declare
+from fedtheory.constraints import Having, Instance, MappingOf, Real, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.pep._pepit import SOLVED
 
@@ -166,3 +166,36 @@ def certified(value: float, tolerance: float) -> str:
     digits = max(1, math.floor(math.log10(abs(rounded))) - unit + 1)
     text = f"{rounded:#.{min(digits, 10)}g}"  # '#': the certified trailing zeros stay
     return text.replace(".e", "e").rstrip(".")
+
+
+@declare(columns=Instance(dict), key=Text(), result=Having("certificate"))
+def record(columns: dict, key: str, result) -> None:
+    """Append ``result``'s value tolerance and where it comes from (the certificate's gap,
+    scale and feasibility error) to the lists ``columns[f"{key}_accuracy"]``, ``..._gap``,
+    ``..._scale`` and ``..._feasibility``: the columns :func:`with_tolerance` reads."""
+    c = result.certificate
+    for name, v in (("accuracy", c.tolerance), ("gap", abs(c.gap)), ("scale", c.scale),
+                    ("feasibility", c.feasibility)):  # fmt: skip
+        columns.setdefault(f"{key}_{name}", []).append(v)
+
+
+@declare(data=MappingOf(), key=Text())
+def tolerance_text(data, key: str) -> str:
+    """Which tolerance a comparison with the PEP values of ``data``'s columns ``key``
+    (:func:`record`) took: the largest of their certificates'."""
+    i = int(np.argmax(data[f"{key}_accuracy"]))
+    return (
+        f"tolerance {data[f'{key}_accuracy'][i]:.2g} from the certificate of the PEP at point "
+        f"{i + 1} (|gap| {data[f'{key}_gap'][i]:.2g} + max(1, tr G) {data[f'{key}_scale'][i]:.3g}"
+        f" x largest feasibility error {data[f'{key}_feasibility'][i]:.2g}), the largest of "
+        f"{data[f'{key}_accuracy'].size}"
+    )
+
+
+@declare(row=Having("detail"), data=MappingOf(), key=Text())
+def said(row, data, key: str):
+    """The verdict row ``row`` with the tolerance its comparison took (:func:`tolerance_text`)
+    added to its detail."""
+    from dataclasses import replace
+
+    return replace(row, detail=f"{row.detail}; {tolerance_text(data, key)}")
