@@ -1,0 +1,103 @@
+"""A paper is removed by deleting its own modules and its record: in a copy of the package
+(``fedtheory/`` with ``validation/`` as ``fedtheory/validation``) without FedAWE's modules
+(every module its record names, the record included), ``import fedtheory``,
+``fedtheory.pep`` and ``fedtheory.validation`` work and the surfaces generated from the
+records run without it: ``fedtheory list --validations``, the errata catalogue and table,
+the PEP layer's methods, criteria and statements, ``fedtheory pep`` and a tiny validation
+of another paper.
+
+Running the whole remaining suite against the copy would take the suite's time again; this
+is a representative smoke of it, in a fresh interpreter whose ``sys.path`` sees the copy
+and not the working tree.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedtheory.papers import PAPERS
+
+pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
+
+ROOT = Path(__file__).resolve().parent.parent
+REMOVED = "fedawe"
+
+SMOKE = """
+import contextlib, io, json, sys
+import fedtheory, fedtheory.pep, fedtheory.validation
+from fedtheory.cli import main
+from fedtheory.papers import PAPERS
+
+def run(*argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(list(argv))
+    return status, out.getvalue()
+
+from fedtheory.pep import registry
+from fedtheory.validation import CHECKS, errata
+shown = {"file": fedtheory.__file__, "papers": sorted(PAPERS)}
+shown["list"] = run("list", "--validations")
+shown["errata"] = [check.__name__ for check in errata.ERRATA]
+text = errata.ERRATA_MD.read_text(encoding="utf-8")
+found = [errata.fedau_step_size_constant()]
+shown["errata table"] = errata.table_rows(errata.check.data_of(found, text))
+shown["pep"] = [sorted(c.__name__ for c in registry.methods()), sorted(registry.criteria()),
+                sorted(registry.statements())]
+shown["pep command"] = run("pep", "fedlaavg", "--class", "quadratic", "-T", "2",
+                           "--pattern", "full", "--zeta2", "0")
+shown["validate"] = run("validate", "--check", "cafed-decomposition", "--size", "tiny",
+                        "--out", sys.argv[1] + "/report")
+shown["checks"] = sorted(CHECKS)
+print(json.dumps(shown))
+"""
+
+
+def _path(module: str) -> Path:
+    """Where a module of the package lies in the copy."""
+    parts = module.split(".")
+    return Path(*parts).with_suffix(".py")
+
+
+def test_without_one_papers_modules_and_record_the_package_works(tmp_path):
+    copy = tmp_path / "copy"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "fedtheory", copy / "fedtheory", ignore=ignore)
+    shutil.copytree(ROOT / "validation", copy / "fedtheory" / "validation", ignore=ignore)
+    paper = PAPERS[REMOVED]
+    removed = [_path(m) for m in paper.modules] + [Path("fedtheory", "papers", f"{REMOVED}.py")]
+    for path in removed:
+        (copy / path).unlink()
+    done = subprocess.run(
+        [sys.executable, "-c", SMOKE, str(tmp_path)],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = json.loads(done.stdout.strip().splitlines()[-1])
+    assert shown["file"].startswith(str(copy))  # the copy, not the working tree
+    assert REMOVED not in shown["papers"] and "fedlaavg" in shown["papers"]
+    status, listed = shown["list"]
+    assert status == 0 and "fedlaavg.example1" in listed and "cafed-decomposition" in listed
+    assert "fedawe" not in listed.lower()
+    assert "fedau_step_size_constant" in shown["errata"]
+    assert [row[1] for row in shown["errata table"]] == ["`fedau.theorem2.step_size`"]
+    assert shown["errata table"][0][5] == "agrees"
+    methods, criteria, statements = shown["pep"]
+    assert methods == ["FedLaAvg"] and criteria == [] and statements == ["fedlaavg"]
+    status, printed = shown["pep command"]
+    assert status == 0 and "algorithm: fedlaavg" in printed.lower(), printed
+    status, printed = shown["validate"]
+    assert status == 0, printed
+    rows = json.loads((tmp_path / "report" / "results.json").read_text())["validations"]
+    assert [c["name"] for c in rows] == ["cafed-decomposition"] and rows[0]["rows"]
+    assert "pep-exact" in shown["checks"] and not any(REMOVED in c for c in shown["checks"])
