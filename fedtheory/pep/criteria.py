@@ -27,6 +27,8 @@ DESCRIPTION = {
     "min_grad_norm": "min_{t<=T} ||grad F(x_t)||^2",
 }
 """The shared criteria in words."""
+CRITERION = Exemplified(Text(), lambda args: "distance")
+"""A criterion's name (checked against :func:`names` when it is used)."""
 
 
 def names() -> tuple[str, ...]:
@@ -34,13 +36,13 @@ def names() -> tuple[str, ...]:
     return (*SHARED, *registry.criteria())
 
 
-@declare(criterion=Text(), owner=Text())
+@declare(criterion=CRITERION, owner=Text())
 def check(criterion: str, owner: str) -> str:
     """``criterion`` if it is one of :func:`names`, else a ParameterError naming them."""
     return Option(*names()).check(criterion, "criterion", owner, {})
 
 
-@declare(criterion=Text())
+@declare(criterion=CRITERION)
 def description(criterion: str) -> str:
     """The criterion ``criterion`` (one of :func:`names`) in words."""
     check(criterion, "description")
@@ -48,7 +50,9 @@ def description(criterion: str) -> str:
     return DESCRIPTION[criterion] if paper is None else paper.description
 
 
-@declare(criterion=Text(), models=Exemplified(Instance(list), POINTS.example), xs=POINT, F=FUNCTION)
+@declare(
+    criterion=CRITERION, models=Exemplified(Instance(list), POINTS.example), xs=POINT, F=FUNCTION
+)
 def terms(criterion: str, models, xs, F) -> list:
     """The PEPit expressions whose minimum is the criterion on one trajectory
     ``models`` (a list of PEPit points :math:`x_0..x_T`; for a paper's criterion, the list

@@ -52,7 +52,6 @@ from fedtheory.constraints import (
     Exemplified,
     Instance,
     InstanceOf,
-    MappingOf,
     Mask,
     Option,
     Real,
@@ -341,7 +340,7 @@ def statement(criterion: str, probabilities, **kwargs) -> tuple:
     dynamics=Option("full", "stationary", "staircase", "sine"),
     m=Size(),
     T=Size(),
-    p=Array(ndim=1, low=0.0, high=1.0, min_size=1),
+    p=Exemplified(Array(ndim=1, low=0.0, high=1.0, min_size=1), lambda a: np.full(a["m"], 0.5)),
 )
 def law(dynamics: str, m: int, T: int, p) -> np.ndarray:
     """:math:`p_i^t` ``[T, m]`` of the paper's dynamics (§7, App. J.3) on base probabilities
@@ -372,22 +371,27 @@ def _staleness(masks: np.ndarray) -> np.ndarray:
 @declare(
     criterion=Option(*STATEMENT_KEYS),
     probabilities=Array(ndim=2, low=0.0, high=1.0),
-    c=MappingOf(),
     count=Size(),
     seed=Size(0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
 )
-def search(criterion: str, probabilities, c: dict, *, count: int, seed: int) -> float:
+def search(criterion: str, probabilities, *, count: int, seed: int, **kwargs) -> float:
     r"""The largest expected criterion over ``count`` quadratics
     :math:`F_i(x)=\frac12(x-u_i)^\top A(x-u_i)` with :math:`A=\mathrm{diag}(L,L/2)`,
     :math:`\frac1m\sum_i\|A(u_i-\bar u)\|^2=\zeta^2` and :math:`F(x_0)-F^*=\Delta`
-    (inside the statements' hypotheses, :math:`\beta^2=0`; the constants ``c`` of
-    :func:`constants`), each run by the simulator's FedAWE on every mask of the law
-    (replicates), weighted by the masks' probabilities. The first instance puts
-    :math:`x_0-\bar u` on the top eigenvector; the others draw directions from ``seed``."""
+    (inside the statements' hypotheses, :math:`\beta^2=0`; the constants of
+    :func:`constants` at ``s, L, zeta2, Delta``), each run by the simulator's FedAWE on
+    every mask of the law (replicates), weighted by the masks' probabilities. The first
+    instance puts :math:`x_0-\bar u` on the top eigenvector; the others draw directions from
+    ``seed``."""
     from fedtheory import rng
     from fedtheory.pep.participation import Participation
     from fedtheory.problems import QuadraticProblem
 
+    c = constants(probabilities, **kwargs)
     part = Participation.independent(probabilities)
     masks = torch.as_tensor(part.masks)  # [K, T, m]
     K, T, m = masks.shape
@@ -449,7 +453,7 @@ def _compute(s: dict) -> dict:
         cols: dict[str, list] = {k: [] for k in ("exact", "bound", "search")}
         for dynamics, m, T in s["fedawe_laws"]:
             p = law(dynamics, m, T, np.asarray(s["fedawe_p"], float))
-            result, bound, c = statement(criterion, p)
+            result, bound, _ = statement(criterion, p)
             if not result.ok:
                 raise RuntimeError(
                     f"PEP of FedAWE {criterion} ({dynamics}, m={m}, T={T}): {result}"
@@ -458,7 +462,7 @@ def _compute(s: dict) -> dict:
             cols["bound"].append(bound)
             record(cols, "pep", result)
             cols["search"].append(
-                search(criterion, p, c, count=s["fedawe_search"], seed=len(cols["search"]))
+                search(criterion, p, count=s["fedawe_search"], seed=len(cols["search"]))
             )
         for k, v in cols.items():
             out[f"{criterion}_{k.removeprefix('pep_')}"] = v

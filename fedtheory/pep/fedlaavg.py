@@ -30,7 +30,17 @@ import math
 import numpy as np
 import torch
 
-from fedtheory.constraints import Integer, MappingOf, Mask, Real, Size, Text, declare
+from fedtheory.constraints import (
+    Exemplified,
+    Instance,
+    Integer,
+    MappingOf,
+    Mask,
+    Real,
+    Size,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.pep import methods, registry
 from fedtheory.pep.classes import Isotropic
@@ -48,7 +58,10 @@ FAMILY = "fedlaavg.example1.fedlaavg_bound"
 """The tightness family whose worst instance has an exact worst case here."""
 
 
-@declare(algorithm=methods.ALGORITHM, mask=Mask(ndim=2, min_size=1))
+@declare(
+    algorithm=Exemplified(Instance(FedLaAvg), lambda args: FedLaAvg(lr=0.1)),
+    mask=Mask(ndim=2, min_size=1),
+)
 def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     """The clients FedLaAvg trains each round ``[T, N]``: of the available ones (all in a
     forced first round), the ``clients_per_round`` absent longest."""

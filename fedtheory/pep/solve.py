@@ -29,7 +29,6 @@ from fedtheory.constraints import (
     Probabilities,
     Real,
     SequenceOf,
-    Text,
     declare,
 )
 from fedtheory.constraints import Instance as IsA
@@ -187,7 +186,7 @@ def _budget(algorithm, fclass, participation, max_seconds) -> None:
     participation=Exemplified(IsA(Participation), lambda args: Participation.full(2, 2)),
     initial=IsA(Initial, none=True),
     heterogeneity=IsA(object, among=(AtOptimum, Dissimilarity), none=True),
-    criterion=Text(),
+    criterion=criteria.CRITERION,
     alpha=Probabilities(size="participation.num_clients", none=True),
     solvers=SequenceOf(Option(*SOLVERS), min_size=1, plural="solver names"),
     use_symmetry=Bool(),
