@@ -40,7 +40,7 @@ from fedtheory.sim import (  # noqa: E402
     FixedWeights,
     simulate,
 )
-from fedtheory.tightness.families import fedlaavg_example1_error  # noqa: E402
+from fedtheory.tightness.fedlaavg import fedlaavg_example1_error  # noqa: E402
 from tests.conftest import assert_parameter_error, assert_tight  # noqa: E402
 
 PEP_RTOL = pep_solve.CHECK_RTOL

@@ -6,10 +6,8 @@ function class, with a checked certificate; the attaining instance is replayed i
 simulator. The statements compared are those the registered papers' PEP modules list
 (:data:`fedtheory.pep.registry.STATEMENTS`, from the records' ``pep`` part, in the records'
 order): each brings its settings, computation, verdict rows, notes and panels, documented
-in its module (FedLaAvg's Theorem 4 and Example 1 in :mod:`fedtheory.pep.fedlaavg`, FedAWE's
-Theorem 1 and Corollaries 2-3 in :mod:`fedtheory.pep.fedawe`). The settings of every
-statement share one dictionary (a key two statements share is refused); ``statements``
-names those the run compares.
+in its paper's PEP module. The settings of every statement share one dictionary (a key two
+statements share is refused); ``statements`` names those the run compares.
 """
 
 from __future__ import annotations

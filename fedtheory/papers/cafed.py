@@ -7,6 +7,7 @@ PAPER = Paper(
     "CA-Fed (Rodio et al., IEEE INFOCOM 2023)",
     statements=("fedtheory.bounds.cafed",),
     algorithms=("fedtheory.sim.cafed",),
+    tightness=("fedtheory.tightness.cafed",),
     validations=(
         "fedtheory.validation.cafed_decomposition",
         "fedtheory.validation.cafed_theorem2",

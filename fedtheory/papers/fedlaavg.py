@@ -7,6 +7,7 @@ PAPER = Paper(
     "FedLaAvg (Yan et al., arXiv 2002.07399)",
     statements=("fedtheory.bounds.fedlaavg",),
     algorithms=("fedtheory.sim.fedlaavg",),
+    tightness=("fedtheory.tightness.fedlaavg",),
     pep=("fedtheory.pep.fedlaavg",),
     validations=(
         "fedtheory.validation.example1_fedavg",

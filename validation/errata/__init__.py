@@ -4,7 +4,7 @@ One module per paper, named by the paper's record (``errata``, :mod:`fedtheory.p
 check returns a frozen :class:`Erratum` through the one constructor :func:`erratum`
 (:mod:`~fedtheory.validation.errata.record`); :data:`ERRATA` lists them in the records' order
 and each module's (``validation/ERRATA.md``'s order; ``catalogue``), and the names each module
-lists in its ``EXPORTS`` are bound here (``errata.cafed_chi_square_not_convex_in_q``); the
+lists in its ``EXPORTS`` are bound here (``errata.<check name>``); the
 validation ``errata`` recomputes every entry against what ``ERRATA.md`` records (``check``).
 Print them with ``python -m fedtheory.validation.errata`` (``--markdown``: the details section
 of ``validation/ERRATA.md``).
