@@ -1,6 +1,6 @@
 """A paper is removed by deleting its own modules and its record: in a copy of the package
-(``fedtheory/`` with ``validation/`` as ``fedtheory/validation``) without FedAWE's modules
-(every module its record names, the record included), ``import fedtheory``,
+(``fedtheory/`` with ``validation/`` as ``fedtheory/validation``) without FedAWE's (or
+FedAU's) modules (every module its record names, the record included), ``import fedtheory``,
 ``fedtheory.pep`` and ``fedtheory.validation`` work and the surfaces generated from the
 records run without it: ``fedtheory list --validations``, the errata catalogue and table,
 the PEP layer's methods, criteria and statements, ``fedtheory pep`` and a tiny validation
@@ -26,7 +26,6 @@ from fedtheory.papers import PAPERS
 pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
 
 ROOT = Path(__file__).resolve().parent.parent
-REMOVED = "fedawe"
 
 SMOKE = """
 import contextlib, io, json, sys
@@ -46,7 +45,7 @@ shown = {"file": fedtheory.__file__, "papers": sorted(PAPERS)}
 shown["list"] = run("list", "--validations")
 shown["errata"] = [check.__name__ for check in errata.ERRATA]
 text = errata.ERRATA_MD.read_text(encoding="utf-8")
-found = [errata.fedau_step_size_constant()]
+found = [getattr(errata, sys.argv[2])()]
 shown["errata table"] = errata.table_rows(errata.check.data_of(found, text))
 shown["pep"] = [sorted(c.__name__ for c in registry.methods()), sorted(registry.criteria()),
                 sorted(registry.statements())]
@@ -65,17 +64,28 @@ def _path(module: str) -> Path:
     return Path(*parts).with_suffix(".py")
 
 
-def test_without_one_papers_modules_and_record_the_package_works(tmp_path):
+@pytest.mark.parametrize(
+    ("removed", "erratum", "key", "methods", "statements"),
+    [
+        ("fedawe", "fedau_step_size_constant", "fedau.theorem2.step_size", ["FedLaAvg"],
+         ["fedlaavg"]),
+        ("fedau", "fedlaavg_equal_blocks", "fedlaavg.example1.equal_blocks",
+         ["FedAWE", "FedLaAvg"], ["fedawe", "fedlaavg"]),
+    ],
+)  # fmt: skip
+def test_without_one_papers_modules_and_record_the_package_works(
+    tmp_path, removed, erratum, key, methods, statements
+):
     copy = tmp_path / "copy"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "fedtheory", copy / "fedtheory", ignore=ignore)
     shutil.copytree(ROOT / "validation", copy / "fedtheory" / "validation", ignore=ignore)
-    paper = PAPERS[REMOVED]
-    removed = [_path(m) for m in paper.modules] + [Path("fedtheory", "papers", f"{REMOVED}.py")]
-    for path in removed:
+    paper = PAPERS[removed]
+    paths = [_path(m) for m in paper.modules] + [Path("fedtheory", "papers", f"{removed}.py")]
+    for path in paths:
         (copy / path).unlink()
     done = subprocess.run(
-        [sys.executable, "-c", SMOKE, str(tmp_path)],
+        [sys.executable, "-c", SMOKE, str(tmp_path), erratum],
         cwd=copy,
         capture_output=True,
         text=True,
@@ -85,19 +95,23 @@ def test_without_one_papers_modules_and_record_the_package_works(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     shown = json.loads(done.stdout.strip().splitlines()[-1])
     assert shown["file"].startswith(str(copy))  # the copy, not the working tree
-    assert REMOVED not in shown["papers"] and "fedlaavg" in shown["papers"]
+    assert removed not in shown["papers"] and "fedlaavg" in shown["papers"]
     status, listed = shown["list"]
     assert status == 0 and "fedlaavg.example1" in listed and "cafed-decomposition" in listed
-    assert "fedawe" not in listed.lower()
-    assert "fedau_step_size_constant" in shown["errata"]
-    assert [row[1] for row in shown["errata table"]] == ["`fedau.theorem2.step_size`"]
+    assert f"{removed}." not in listed.lower() and f"{removed}-" not in listed.lower()
+    assert erratum in shown["errata"] and not any(e.startswith(removed) for e in shown["errata"])
+    assert [row[1] for row in shown["errata table"]] == [f"`{key}`"]
     assert shown["errata table"][0][5] == "agrees"
-    methods, criteria, statements = shown["pep"]
-    assert methods == ["FedLaAvg"] and criteria == [] and statements == ["fedlaavg"]
+    assert shown["pep"][0] == methods and shown["pep"][2] == statements
+    assert all(c.startswith("fedawe") for c in shown["pep"][1]) and ("FedAWE" in methods) == bool(
+        shown["pep"][1]
+    )
     status, printed = shown["pep command"]
     assert status == 0 and "algorithm: fedlaavg" in printed.lower(), printed
     status, printed = shown["validate"]
     assert status == 0, printed
     rows = json.loads((tmp_path / "report" / "results.json").read_text())["validations"]
     assert [c["name"] for c in rows] == ["cafed-decomposition"] and rows[0]["rows"]
-    assert "pep-exact" in shown["checks"] and not any(REMOVED in c for c in shown["checks"])
+    assert "pep-exact" in shown["checks"] and not any(
+        c.startswith(f"{removed}-") for c in shown["checks"]
+    )
