@@ -8,7 +8,11 @@ of another paper.
 
 Running the whole remaining suite against the copy would take the suite's time again; this
 is a representative smoke of it, in a fresh interpreter whose ``sys.path`` sees the copy
-and not the working tree.
+and not the working tree. The other papers cannot be removed this way yet: shared modules
+still import their modules (``sim/__init__.py`` CA-Fed's, FedLaAvg's and MimiC's
+algorithms, ``sim/f3ast.py`` CA-Fed's, ``sim/_capture.py`` MimiC's, ``sim/aggregation.py``
+and ``tightness/drawn.py`` the divergences', ``validation/statements.py`` CA-Fed's, E3CS's
+and FedLaAvg's).
 """
 
 from __future__ import annotations
