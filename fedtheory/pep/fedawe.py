@@ -340,21 +340,23 @@ def statement(criterion: str, probabilities, **kwargs) -> tuple:
     dynamics=Option("full", "stationary", "staircase", "sine"),
     m=Size(),
     T=Size(),
-    p=Exemplified(Array(ndim=1, low=0.0, high=1.0, min_size=1), lambda a: np.full(a["m"], 0.5)),
+    p=Exemplified(Array(ndim=1, low=0.0, high=1.0, min_size=1), lambda a: np.full(2, 0.5)),
 )
 def law(dynamics: str, m: int, T: int, p) -> np.ndarray:
     """:math:`p_i^t` ``[T, m]`` of the paper's dynamics (§7, App. J.3) on base probabilities
     ``p[:m]``, periods 2 (staircase) and 4 (sine) so that a few rounds see them change;
     ``"full"``: every client always available."""
     from fedtheory.availability import NonStationary
+    from fedtheory.budget import check_bytes
 
-    if dynamics == "full":
-        return np.ones((T, m))
     if p.size < m:
         raise ParameterError(
             f"The 'p' parameter of law must give at least m = {m} probabilities. Got "
             f"{p.size} instead."
         )
+    check_bytes(8 * T * m, "law", what=f"{T} rounds x {m} clients", fixes="fewer rounds")
+    if dynamics == "full":
+        return np.ones((T, m))
     period = {"stationary": 20, "staircase": 2, "sine": 4}[dynamics]
     proc = NonStationary(np.asarray(p[:m], float), dynamics=dynamics, period=period)
     return proc.probabilities(np.arange(T))
@@ -388,6 +390,7 @@ def search(criterion: str, probabilities, *, count: int, seed: int, **kwargs) ->
     instance puts :math:`x_0-\bar u` on the top eigenvector; the others draw directions from
     ``seed``."""
     from fedtheory import rng
+    from fedtheory.budget import check_seconds, seconds
     from fedtheory.pep.participation import Participation
     from fedtheory.problems import QuadraticProblem
 
@@ -395,6 +398,9 @@ def search(criterion: str, probabilities, *, count: int, seed: int, **kwargs) ->
     part = Participation.independent(probabilities)
     masks = torch.as_tensor(part.masks)  # [K, T, m]
     K, T, m = masks.shape
+    what = f"{count} instances x {K} masks x {T} rounds x {c['s']} local steps"
+    check_seconds(seconds(rounds=count * K * T * c["s"]), "search", what=what,
+                  fixes="fewer instances or local steps")  # fmt: skip
     A = np.diag([c["L"], c["L"] / 2])
     gen = rng.numpy_rng(seed, 0, rng.DATA)
     alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
