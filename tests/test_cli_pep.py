@@ -9,8 +9,8 @@ pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
 
 from fedtheory.cli import main  # noqa: E402
 from fedtheory.pep import Participation, SmoothStronglyConvex, worst_case  # noqa: E402
-from fedtheory.pep.catalogue import fedlaavg_theorem4  # noqa: E402
 from fedtheory.pep.certificate import certified  # noqa: E402
+from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4  # noqa: E402
 from fedtheory.pep.heterogeneity import AtOptimum  # noqa: E402
 from fedtheory.pep.initial import Initial  # noqa: E402
 

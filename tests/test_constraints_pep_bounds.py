@@ -92,7 +92,7 @@ def test_a_made_example_and_the_wrapped_check():
 def test_fedawe_probabilities_whose_step_underflows_are_named():
     """Denormal availability probabilities leave conditions (11) no positive local step: the
     error names 'probabilities' and delta, not the algorithm's learning rate."""
-    from fedtheory.pep.catalogue import fedawe_statement
+    from fedtheory.pep.fedawe import statement as fedawe_statement
 
     with pytest.raises(ParameterError, match=r"'probabilities' .* delta = 4\.94066e-324"):
         fedawe_statement("fedawe_zbar", np.full((3, 2), 5e-324), s=1, L=1.0, zeta2=0.0)

@@ -24,14 +24,11 @@ from fedtheory.pep import (  # noqa: E402
     worst_case,
 )
 from fedtheory.pep import solve as pep_solve  # noqa: E402
-from fedtheory.pep.catalogue import (  # noqa: E402
-    EXAMPLE1,
-    exact_worst_case_for,
-    example1_setting,
-    fedawe_statement,
-    fedlaavg_theorem4,
-)
+from fedtheory.pep.catalogue import exact_worst_case_for  # noqa: E402
 from fedtheory.pep.classes import Isotropic  # noqa: E402
+from fedtheory.pep.fedawe import statement as fedawe_statement  # noqa: E402
+from fedtheory.pep.fedlaavg import EXAMPLE1, example1_setting  # noqa: E402
+from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
 from fedtheory.problems import QuadraticProblem  # noqa: E402
 from fedtheory.sim import (  # noqa: E402
@@ -43,7 +40,7 @@ from fedtheory.sim import (  # noqa: E402
     FixedWeights,
     simulate,
 )
-from fedtheory.tightness.families import fedlaavg_example1_error  # noqa: E402
+from fedtheory.tightness.fedlaavg import fedlaavg_example1_error  # noqa: E402
 from tests.conftest import (  # noqa: E402
     assert_parameter_error,
     assert_pep_close,
@@ -364,7 +361,7 @@ def test_the_numbers_of_docs_pep_are_the_codes_output():
     import re
     from pathlib import Path
 
-    from fedtheory.pep.catalogue import example1_plateau
+    from fedtheory.pep.fedlaavg import example1_plateau
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "pep.md").read_text()
     # the CLI's output is regenerated at build time (fedtheory-output), never quoted

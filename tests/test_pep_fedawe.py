@@ -16,6 +16,7 @@ from fedtheory.pep import (  # noqa: E402
     replay,
     worst_case,
 )
+from fedtheory.pep import fedawe as pep_fedawe  # noqa: E402
 from fedtheory.pep.catalogue import RESOLUTION  # noqa: E402
 from fedtheory.sim import AverageParticipating, FedAvg, FedAWE  # noqa: E402
 from tests.conftest import assert_parameter_error, assert_pep_close, assert_replay_attains  # noqa: E402
@@ -121,7 +122,7 @@ def test_clipped_update_and_statement_criteria_of_other_methods_are_refused():
         lambda: worst_case(FedAWE(variant="code"), cls, part), "algorithm", "clip=None"
     )
     gd = FedAvg(AverageParticipating(), local_steps=1, lr=ETA)
-    with pytest.raises(ParameterError, match="FedAWE statement"):
+    with pytest.raises(ParameterError, match="measures FedAWE"):
         worst_case(gd, cls, part, criterion="fedawe_zbar")
 
 
@@ -137,14 +138,13 @@ def test_independent_participation_enumerates_the_exact_law():
 def test_pep_exact_fedawe_rows_have_search_below_exact_below_bound():
     from fedtheory.validation import pep_exact
 
-    s = pep_exact.settings("tiny")
-    s = {**s, "grid": s["grid"][:1], "periods": s["periods"][:1]}
+    s = {**pep_exact.settings("tiny"), "statements": ["fedawe"]}
     data = pep_exact.compute(s)
     rows = pep_exact.judge(data, s)
     fedawe_rows = [r for r in rows if "FedAWE" in r.claim]
-    assert len(fedawe_rows) == 2 * len(pep_exact.FEDAWE_ROWS)
+    assert len(fedawe_rows) == len(rows) == 2 * len(pep_fedawe.ROWS)
     assert all(r.verdict.value == "holds" for r in fedawe_rows)
-    for criterion in pep_exact.FEDAWE_ROWS:
+    for criterion in pep_fedawe.ROWS:
         exact, acc = data[f"{criterion}_exact"], data[f"{criterion}_accuracy"]
         assert np.all(data[f"{criterion}_search"] <= exact + acc)
         assert np.all(exact <= data[f"{criterion}_bound"])

@@ -157,7 +157,9 @@ from fedtheory.testing import (
     strategies,
     theorem_values,
 )
-from fedtheory.tightness import families as tightness_families
+from fedtheory.tightness import cafed as tightness_cafed
+from fedtheory.tightness import e3cs as tightness_e3cs
+from fedtheory.tightness import fedlaavg as tightness_fedlaavg
 from fedtheory.validation import errata
 from fedtheory.validation.custom import load_checks, theorem_check
 
@@ -971,19 +973,19 @@ CONTRACT |= {
         ("theorem", CATALOGUE["fedau.theorem1"]),
     ),
     **{
-        _m(f"{TG}.families", name): Case(
-            getattr(tightness_families, name), {"delta": 0.1}, ("delta", STRING), ("delta", 0.5)
+        _m(f"{TG}.cafed", name): Case(
+            getattr(tightness_cafed, name), {"delta": 0.1}, ("delta", STRING), ("delta", 0.5)
         )
         for name in ("theorem1_near_tight_point", "theorem3_attaining_point")
     },
-    _m(f"{TG}.families", "e3cs_regret_samples"): Case(
-        tightness_families.e3cs_regret_samples,
+    _m(f"{TG}.e3cs", "e3cs_regret_samples"): Case(
+        tightness_e3cs.e3cs_regret_samples,
         dict(K=3, k=1, T=4, sigma=0.0, eta=0.5, rho=[0.2, 0.5, 0.9], replicates=2, seed=0),
         ("rho", STRING),
         ("rho", [0.2, 0.5, 1.5]),
     ),
-    _m(f"{TG}.families", "fedlaavg_example1_error"): Case(
-        tightness_families.fedlaavg_example1_error,
+    _m(f"{TG}.fedlaavg", "fedlaavg_example1_error"): Case(
+        tightness_fedlaavg.fedlaavg_example1_error,
         {"x0": 1.0, "t1": 2, "t2": 1, "T": 5},
         ("x0", STRING),
         ("T", 0),

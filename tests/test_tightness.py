@@ -36,12 +36,9 @@ from fedtheory.tightness import (
     search,
     theorem_family,
 )
-from fedtheory.tightness.families import (
-    CATALOGUE_KEYS,
-    fedlaavg_example1_error,
-    theorem1_near_tight_point,
-    theorem3_attaining_point,
-)
+from fedtheory.tightness.cafed import theorem1_near_tight_point, theorem3_attaining_point
+from fedtheory.tightness.families import CATALOGUE_KEYS
+from fedtheory.tightness.fedlaavg import fedlaavg_example1_error
 from tests.conftest import assert_tight, assert_upper_bound
 
 EXACT = [key for key, family in FAMILIES.items() if not family.monte_carlo]

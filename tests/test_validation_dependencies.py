@@ -201,3 +201,16 @@ def test_a_rerun_redraws_a_figure_only_when_its_drawing_changed(tmp_path):
     assert (len(drawn), second.caption, png.stat().st_mtime_ns) == (1, "a caption", stamp)
     runner.run_check(replace(check, title="another title"), tmp_path, size="tiny")
     assert len(drawn) == 2 and first.caption == "a caption"
+
+
+def test_the_papers_modules_a_layer_loads_from_their_records_are_compute_code():
+    """``pep-exact`` runs the statements of the papers' PEP modules and ``errata`` the checks
+    of their errata modules, both loaded from the records (``import_module``), not
+    imported: the package that loads them brings all of its modules."""
+    from fedtheory.papers import modules
+
+    pep_exact = dependencies.compute_modules(CHECKS["pep-exact"])
+    assert {m.__name__ for m in modules("pep")} <= set(pep_exact)
+    errata = dependencies.compute_modules(CHECKS["errata"])
+    assert {m.__name__ for m in modules("errata")} <= set(errata)
+    assert not any(m.startswith("fedtheory.pep.") for m in errata)  # not every lazy loader

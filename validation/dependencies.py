@@ -10,7 +10,9 @@ unchanged. That code is found statically:
 2. every ``fedtheory`` module these import, transitively (``import`` statements anywhere
    in a module, inside functions too; ``from package import module`` names the module
    alone, not the package's ``__init__``; a package that loads its modules lazily
-   (``import_module``) brings all of them), leaving out :data:`NOT_COMPUTE`: the verdict
+   (``import_module``) brings all of them, and so does a module of a package that loads
+   the papers' modules of its layer from their records, such as ``pep/registry.py`` or
+   ``errata/catalogue.py``), leaving out :data:`NOT_COMPUTE`: the verdict
    rules, the plotting style, the report and the runner, which judge and draw but compute
    nothing;
 3. each module counted by its syntax tree without docstrings (comments, blank lines and
@@ -184,8 +186,9 @@ def _parsed(name: str) -> _Module | None:
             imports.append((node.module or "", node.level, names))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.add(node.value)
-        elif isinstance(node, ast.Call):
-            lazy |= getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module"
+        elif isinstance(node, ast.Call | ast.Name | ast.Attribute):  # called or passed on
+            func = node.func if isinstance(node, ast.Call) else node
+            lazy |= getattr(func, "id", getattr(func, "attr", "")) == "import_module"
     body = tuple(
         (node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else "",
          ast.dump(node))
@@ -224,8 +227,10 @@ def _imports(name: str) -> tuple[str, ...]:
         found.update(modules)
         if len(modules) < len(subs):  # names defined by the package itself
             found.add(module)
-    if parsed.lazy and init:  # a lazy package: all of its modules
-        found.update(f"{name}.{m.name}" for m in pkgutil.iter_modules([str(_source(name).parent)]))
+    if parsed.lazy and (init or "fedtheory.papers" in found):  # all of the package's modules
+        found.update(
+            f"{package}.{m.name}" for m in pkgutil.iter_modules([str(_source(name).parent)])
+        )
     return tuple(sorted(m for m in found if _ours(m)))
 
 

@@ -69,7 +69,12 @@ def _fail(message: str, status: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run ``fedtheory`` with ``argv`` (default: the process arguments); returns the exit
     status (module docstring)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and not hasattr(args, "rest"):  # only a command with options of its own takes more
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if rest:
+        args.rest = rest
     with warnings.catch_warnings():  # restores the warning display on return
         warnings.showwarning = _warn
         return _run(args)

@@ -6,7 +6,6 @@ simulator) are listed on request."""
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 
@@ -21,13 +20,6 @@ def _line(head: str, text: str, indent: int | None = None) -> str:
     pad = " " * (len(head) if indent is None else indent)
     return textwrap.fill(text, WIDTH, initial_indent=head, subsequent_indent=pad,
                          break_on_hyphens=False)  # fmt: skip
-
-
-def _paper_of_claim(claim: str) -> str:
-    """The paper a validation's claim names first, e.g. ``"Rodio et al. (CA-Fed), ..."`` ->
-    ``"cafed"`` (the catalogue's key prefix)."""
-    match = re.search(r"\(([^,)]+)", claim)
-    return re.sub(r"[^a-z0-9]", "", match.group(1).lower()) if match else ""
 
 
 def _list(args) -> int:
@@ -57,19 +49,19 @@ def _list(args) -> int:
     if not args.validations:
         print("\nValidations: fedtheory list --validations")
         return 0
-    from fedtheory.validation import CHECKS
+    from fedtheory.validation import CHECKS, PAPER_OF
 
     width = max(len(name) for name in CHECKS)
     print("\nValidations (fedtheory validate --check NAME):")
-    for name, check in CHECKS.items():
-        if args.paper is None or _paper_of_claim(check.claim) == args.paper:
+    for name, check in CHECKS.items():  # a paper's: those its record's modules registered
+        if args.paper is None or PAPER_OF.get(name) == args.paper:
             print(_line(f"  {name:{width}s} ", check.title))
     return 0
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("list", help="list theorems (filter by paper and kind) and validations")
-    p.add_argument("--paper", help="only this paper (key prefix: cafed, fedau, e3cs, ...)")
+    p.add_argument("--paper", help="only this paper (its key: the prefix of its theorems' keys)")
     p.add_argument("--kind", choices=KINDS, help="only statements of this kind")
     p.add_argument(
         "--validations",

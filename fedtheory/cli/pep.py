@@ -4,12 +4,13 @@ certificate, the replayed instance and a bound's ratio."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-METHODS = ("fedavg", "mifa", "fedlaavg", "fedawe", "fedlaavg-theorem4")
+SHARED = ("fedavg", "mifa")
+"""The simulator's own methods; the papers' methods and statements (their ``command``) are
+read from :mod:`fedtheory.pep.registry` when the command runs, with their own options."""
 CLASSES = ("strongly-convex", "quadratic", "nonconvex")
-CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm", "fedawe_zbar", "fedawe_xbar",
-            "fedawe_consensus_x", "fedawe_consensus_z")  # fmt: skip
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -82,15 +83,13 @@ def _setting(args):
         SmoothNonconvex,
         SmoothStronglyConvex,
     )
-    from fedtheory.sim import MIFA, FedAvg, FedAWE, FedLaAvg
+    from fedtheory.sim import MIFA, FedAvg
 
     training = {"local_steps": args.local_steps, "lr": args.lr}
     algorithm = {
         "fedavg": lambda: FedAvg(_aggregator(args.weights, args.clients), **training),
         "mifa": lambda: MIFA(**training),
-        "fedlaavg": lambda: FedLaAvg(clients_per_round=args.per_round, **training),
-        "fedawe": lambda: FedAWE(server_lr=args.server_lr, **training),
-    }[args.method]()
+    }.get(args.method, lambda: _commands()[args.method].build(args))()
     fclass = {
         "strongly-convex": lambda: SmoothStronglyConvex(args.mu, args.L),
         "quadratic": lambda: Quadratic(args.mu, args.L),
@@ -176,6 +175,45 @@ def _report(result, bound: float | None, replayed: bool, args=None) -> int:
     return 0
 
 
+def _commands() -> dict:
+    """The papers' methods and statements by their name in ``fedtheory pep`` (records' order)."""
+    from fedtheory.pep import registry
+
+    found = [*registry.methods().values(), *registry.statements().values()]
+    return {entry.command: entry for entry in found if entry.command}
+
+
+def _own_options(args) -> argparse.Namespace:
+    """``args`` with the options of the paper's method or statement ``args.method`` parsed
+    from what the shared parser left (``args.rest``); an unknown method or option is a
+    ParameterError naming the valid ones."""
+    from fedtheory.errors import ParameterError
+
+    commands = _commands()
+    if args.method not in (*SHARED, *commands):
+        listed = ", ".join(
+            f"{name} ({' '.join(f for flags, _ in entry.options for f in flags) or 'no options'})"
+            for name, entry in commands.items()
+        )
+        raise ParameterError(
+            f"The 'method' parameter of fedtheory pep must be fedavg, mifa or a registered "
+            f"paper's method or statement: {listed}. Got {args.method!r} instead."
+        )
+    own = argparse.ArgumentParser(prog=f"fedtheory pep {args.method}", add_help=False)
+    for flags, kwargs in commands[args.method].options if args.method in commands else ():
+        own.add_argument(*flags, **kwargs)
+    parsed, unknown = own.parse_known_args(args.rest)
+    if unknown:
+        allowed = [
+            f for flags, _ in getattr(commands.get(args.method), "options", ()) for f in flags
+        ]
+        raise ParameterError(
+            f"The options of fedtheory pep {args.method} must be the shared ones or "
+            f"{allowed or 'none of its own'}. Got {unknown} instead."
+        )
+    return argparse.Namespace(**{**vars(args), **vars(parsed)})
+
+
 def _pep(args) -> int:
     from fedtheory.errors import ParameterError
 
@@ -185,16 +223,13 @@ def _pep(args) -> int:
         print(f"fedtheory: {err}", file=sys.stderr)
         return 2
     try:
-        if args.method == "fedlaavg-theorem4":
-            from fedtheory.pep.catalogue import fedlaavg_theorem4
+        args = _own_options(args)
+        from fedtheory.pep.registry import Statement
 
-            result, bound = fedlaavg_theorem4(t1=args.t1, t2=args.t2, T=args.rounds, x0=args.x0)
-            print(
-                "FedLaAvg on Example 1 (Yan et al. 2020, arXiv Theorem 1; journal App. G "
-                "Theorem 4): min_{t<=T} F(x_t) - F*, which is min_t ||x_t - x*||^2 here "
-                "(F the mean of f_i = ||x - e_i||^2), over ||e1 - e2|| <= 1, "
-                "||x0 - x*|| <= |x0 - 1/2|, gamma = 1/(2 sqrt T)"
-            )
+        statement = _commands().get(args.method)
+        if isinstance(statement, Statement):  # a paper's statement against its worst case
+            result, bound, heading = statement.run(args)
+            print(heading)
             return _report(result, bound, True)
         algorithm, fclass, part, initial, het = _setting(args)
         result = worst_case(
@@ -217,11 +252,12 @@ the value with its solver certificate, the worst-case instance replayed in the s
 (convex classes) and, with --bound, the bound's ratio to the exact worst case.
 Values are printed with the digits their certificate supports (the tolerance in brackets).
 Without --zeta2 (no heterogeneity bound) the worst case over several clients is unbounded:
-the command says so and names the missing bound. fedawe is FedAWE (Xiang et al. 2024) with
---server-lr and the left sides of its statements as criteria (fedawe_zbar, fedawe_xbar,
-fedawe_consensus_x, fedawe_consensus_z). fedlaavg-theorem4 compares FedLaAvg's Theorem 4
-(Yan et al. 2020) on Example 1 with its exact worst case. Exit status 1 if no value is
-printed (unbounded, or the solver failed), 2 on bad input. Needs the extra fedtheory[pep]."""
+the command says so and names the missing bound. Besides fedavg and mifa, METHOD is a
+registered paper's method (with its own options, and the left sides of its statements as
+criteria) or one of its statements compared with its exact worst case, as the paper's PEP
+modules name them (docs/pep.md lists the package's); an unknown METHOD, option or
+criterion is refused with the valid ones. Exit status 1 if no value is printed (unbounded,
+or the solver failed), 2 on bad input. Needs the extra fedtheory[pep]."""
 
 EPILOG = """\
 example: fedtheory pep fedavg --class quadratic --clients 2 -T 4 -E 2 \\
@@ -233,19 +269,16 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser(
         "pep",
-        help="exact worst case of FedAvg / MIFA / FedLaAvg / FedAWE under a participation pattern "
-        "(performance estimation with PEPit; exit 1 if the solver fails)",
+        help="exact worst case of FedAvg / MIFA / a paper's method under a participation "
+        "pattern (performance estimation with PEPit; exit 1 if the solver fails)",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "method",
-        choices=METHODS,
-        help="fedavg (with --weights), mifa, fedlaavg (with --per-round), fedawe (with "
-        "--server-lr), or "
-        "fedlaavg-theorem4: FedLaAvg Theorem 4 on Example 1 against its exact worst case "
-        "(uses only -T, --t1, --t2, --x0)",
+        help="fedavg (with --weights), mifa, or a registered paper's method or statement "
+        "with its own options (the description lists the package's)",
     )
     p.add_argument(
         "--class",
@@ -279,12 +312,6 @@ def add_parsers(sub) -> None:
         "(1/(N p_i)) or q:Q1,... (fixed weights) (default uniform)",
     )
     p.add_argument(
-        "--per-round", type=int, default=1, help="FedLaAvg's K: clients per round (default 1)"
-    )
-    p.add_argument(
-        "--server-lr", type=float, default=1.0, help="FedAWE's server rate eta_g (default 1)"
-    )
-    p.add_argument(
         "--zeta2",
         type=float,
         default=None,
@@ -312,14 +339,11 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--criterion",
-        choices=CRITERIA,
         default="distance",
         help="what is maximised: distance ||x_T - x*||^2, gap F(x_T) - F*, min_gap "
         "min_{t<=T} F(x_t) - F*, min_grad_norm min_{t<=T} ||grad F(x_t)||^2 (default "
-        "distance; min_grad_norm is the only one for --class nonconvex); for fedawe also "
-        "the left sides of its statements: fedawe_zbar (1/T) sum_t ||grad F(zbar^t)||^2 "
-        "(Theorem 1), fedawe_xbar (Corollary 2), fedawe_consensus_x (Corollary 3), "
-        "fedawe_consensus_z (Lemma 6)",
+        "distance; min_grad_norm is the only one for --class nonconvex); for a paper's "
+        "method also the left sides of its statements (named by its PEP module)",
     )
     p.add_argument(
         "--bound",
@@ -327,16 +351,4 @@ def add_parsers(sub) -> None:
         default=None,
         help="a bound on the criterion: prints bound / exact worst case (default: none)",
     )
-    p.add_argument(
-        "--t1", type=int, default=2, help="fedlaavg-theorem4: client 1's block t1 (default 2)"
-    )
-    p.add_argument(
-        "--t2", type=int, default=1, help="fedlaavg-theorem4: client 2's block t2 (default 1)"
-    )
-    p.add_argument(
-        "--x0",
-        type=float,
-        default=3.0,
-        help="fedlaavg-theorem4: the initial point x0 (e1 = 0, e2 = 1) (default 3)",
-    )
-    p.set_defaults(func=_pep)
+    p.set_defaults(func=_pep, rest=[])

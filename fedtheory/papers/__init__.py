@@ -12,9 +12,16 @@ its own layer when it loads (:func:`on_register`):
   agreement tests run are registered with ``sim.reference.reference_loop(cls, examples=)``;
 * ``tightness``: each module's ``FAMILIES`` join ``fedtheory.tightness.FAMILIES``
   (``fedtheory tightness KEY``, the report's tightness table);
-* ``pep``: exact worst cases (documented with the paper);
+* ``pep``: ``METHODS``, ``CRITERIA`` and ``STATEMENTS`` of the PEP layer
+  (:mod:`fedtheory.pep.registry`: ``fedtheory pep``, the tightness table's exact column and
+  the ``pep-exact`` validation);
 * ``validations``: modules that register ``Check``\ s, in the report's order
-  (``fedtheory validate --check NAME``).
+  (``fedtheory validate --check NAME``); ``fedtheory list --validations --paper KEY`` lists
+  those of the paper that registered them;
+* ``errata`` (``fedtheory.validation.errata``): each module's ``ERRATA`` (the checks, in the
+  order of ``validation/ERRATA.md``) join ``errata.ERRATA`` and the ``errata`` validation,
+  the names in its ``EXPORTS`` join ``fedtheory.validation.errata``, its ``SIZES`` give the
+  arguments the validation passes at each size.
 
 The API reference has one generated page per paper (:meth:`Paper.api_page`) and the theorem
 pages are generated from the catalogue, so no list elsewhere names a paper. The package's own
@@ -39,7 +46,15 @@ from typing import NamedTuple
 from fedtheory.constraints import Function, Instance, Option, Text, declare
 from fedtheory.errors import ParameterError
 
-PARTS = ("statements", "availability", "algorithms", "tightness", "pep", "validations")
+PARTS = (
+    "statements",
+    "availability",
+    "algorithms",
+    "tightness",
+    "pep",
+    "validations",
+    "errata",
+)
 """The parts of a paper, from the lowest layer to the highest (the order of its API page)."""
 
 
@@ -65,6 +80,7 @@ class Paper(NamedTuple):
     tightness: tuple[str, ...] = ()
     pep: tuple[str, ...] = ()
     validations: tuple[str, ...] = ()
+    errata: tuple[str, ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:

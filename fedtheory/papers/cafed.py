@@ -7,10 +7,12 @@ PAPER = Paper(
     "CA-Fed (Rodio et al., IEEE INFOCOM 2023)",
     statements=("fedtheory.bounds.cafed",),
     algorithms=("fedtheory.sim.cafed",),
+    tightness=("fedtheory.tightness.cafed",),
     validations=(
         "fedtheory.validation.cafed_decomposition",
         "fedtheory.validation.cafed_theorem2",
         "fedtheory.validation.cafed_weights",
         "fedtheory.validation.cafed_appf",
     ),
+    errata=("fedtheory.validation.errata.cafed", "fedtheory.validation.errata.cafed_experiments"),
 )

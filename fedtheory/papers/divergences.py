@@ -6,4 +6,5 @@ PAPER = Paper(
     "divergences",
     "Divergences between target and effective weights (CA-Fed Theorems 1 and 3)",
     statements=("fedtheory.bounds.divergences",),
+    tightness=("fedtheory.tightness.divergences",),
 )

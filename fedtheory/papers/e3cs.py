@@ -6,5 +6,7 @@ PAPER = Paper(
     "e3cs",
     "E3CS (Huang et al., IEEE Internet of Things Journal 2022)",
     statements=("fedtheory.bounds.e3cs",),
+    tightness=("fedtheory.tightness.e3cs",),
     validations=("fedtheory.validation.e3cs_regret",),
+    errata=("fedtheory.validation.errata.e3cs",),
 )

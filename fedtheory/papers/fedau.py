@@ -6,5 +6,7 @@ PAPER = Paper(
     "fedau",
     "FedAU (Wang and Ji, ICLR 2024)",
     statements=("fedtheory.bounds.fedau",),
+    tightness=("fedtheory.tightness.fedau",),
     validations=("fedtheory.validation.fedau_weights",),
+    errata=("fedtheory.validation.errata.fedau",),
 )

@@ -7,8 +7,11 @@ PAPER = Paper(
     "FedLaAvg (Yan et al., arXiv 2002.07399)",
     statements=("fedtheory.bounds.fedlaavg",),
     algorithms=("fedtheory.sim.fedlaavg",),
+    tightness=("fedtheory.tightness.fedlaavg",),
+    pep=("fedtheory.pep.fedlaavg",),
     validations=(
         "fedtheory.validation.example1_fedavg",
         "fedtheory.validation.example1_algorithms",
     ),
+    errata=("fedtheory.validation.errata.fedlaavg",),
 )

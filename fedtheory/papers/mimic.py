@@ -8,4 +8,5 @@ PAPER = Paper(
     statements=("fedtheory.bounds.mimic",),
     algorithms=("fedtheory.sim.mimic",),
     validations=("fedtheory.validation.mimic_dropout",),
+    errata=("fedtheory.validation.errata.mimic",),
 )

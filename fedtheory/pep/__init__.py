@@ -1,7 +1,8 @@
 r"""Exact worst cases of FL methods by performance estimation (PEP).
 
 For a deterministic method of :mod:`fedtheory.sim` (FedAvg with the papers' weightings,
-MIFA, FedLaAvg) under a participation pattern, :func:`worst_case` solves the PEP
+MIFA, and the papers' methods their records name: :mod:`fedtheory.pep.registry`) under a
+participation pattern, :func:`worst_case` solves the PEP
 (Drori & Teboulle 2014; Taylor, Hendrickx & Glineur 2017) with PEPit over a class of client
 functions, reports the certificate's checks, and :func:`replay` runs the attaining instance
 in the simulator. Interchangeable clients are reduced to one representative and their mean

@@ -67,7 +67,7 @@ def groups(algorithm, fclass, participation, alpha, heterogeneity) -> tuple[list
     alone = [[i] for i in range(n)]
     if not isinstance(fclass, REDUCIBLE_CLASSES):
         return alone, f"none (full PEP: the class {fclass.name} is not reduced)"
-    if not isinstance(algorithm, methods.SUPPORTED):
+    if type(algorithm) not in methods.SUPPORTED:
         return alone, f"none (full PEP: no symmetry check for {type(algorithm).__name__})"
     if heterogeneity is not None and not isinstance(heterogeneity, (AtOptimum, Dissimilarity)):
         return alone, "none (full PEP: unknown heterogeneity condition)"

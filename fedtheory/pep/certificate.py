@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedtheory.constraints import Real, declare
+from fedtheory.constraints import Exemplified, Having, Instance, MappingOf, Real, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.pep._pepit import SOLVED
 
@@ -166,3 +166,72 @@ def certified(value: float, tolerance: float) -> str:
     digits = max(1, math.floor(math.log10(abs(rounded))) - unit + 1)
     text = f"{rounded:#.{min(digits, 10)}g}"  # '#': the certified trailing zeros stay
     return text.replace(".e", "e").rstrip(".")
+
+
+COLUMNS = ("accuracy", "gap", "scale", "feasibility")
+"""The columns :func:`record` appends under a key, :func:`tolerance_text` reads."""
+
+
+def _solved(args):
+    """A solved PEP's stand-in: what :func:`record` reads of a ``PepResult``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(certificate=Certificate(1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, None))
+
+
+def _columns(args) -> dict:
+    """The columns of one PEP under the key ``"pep"``."""
+    return {f"pep_{c}": np.array([1e-9]) for c in COLUMNS}
+
+
+def _row(args):
+    from fedtheory.verdict import compare_upper_bound
+
+    return compare_upper_bound("c", "r", [1.0], [2.0])
+
+
+KEY = Exemplified(Text(), lambda args: "pep")
+COLUMN_DATA = Exemplified(MappingOf(), _columns)
+
+
+@declare(
+    columns=Instance(dict),
+    key=KEY,
+    result=Exemplified(Having("certificate"), _solved),
+)
+def record(columns: dict, key: str, result) -> None:
+    """Append ``result``'s value tolerance and where it comes from (the certificate's gap,
+    scale and feasibility error) to the lists ``columns[f"{key}_accuracy"]``, ``..._gap``,
+    ``..._scale`` and ``..._feasibility``: the columns :func:`with_tolerance` reads."""
+    c = result.certificate
+    values = (c.tolerance, abs(c.gap), c.scale, c.feasibility)
+    for name, v in zip(COLUMNS, values, strict=True):
+        columns.setdefault(f"{key}_{name}", []).append(v)
+
+
+@declare(data=COLUMN_DATA, key=KEY)
+def tolerance_text(data, key: str) -> str:
+    """Which tolerance a comparison with the PEP values of ``data``'s columns ``key``
+    (:func:`record`) took: the largest of their certificates'."""
+    missing = [f"{key}_{c}" for c in COLUMNS if f"{key}_{c}" not in data]
+    if missing:
+        raise ParameterError(
+            f"The 'data' parameter of tolerance_text must hold the columns record writes "
+            f"under key {key!r}. Got {sorted(data)} (missing {missing}) instead."
+        )
+    i = int(np.argmax(data[f"{key}_accuracy"]))
+    return (
+        f"tolerance {data[f'{key}_accuracy'][i]:.2g} from the certificate of the PEP at point "
+        f"{i + 1} (|gap| {data[f'{key}_gap'][i]:.2g} + max(1, tr G) {data[f'{key}_scale'][i]:.3g}"
+        f" x largest feasibility error {data[f'{key}_feasibility'][i]:.2g}), the largest of "
+        f"{data[f'{key}_accuracy'].size}"
+    )
+
+
+@declare(row=Exemplified(Having("detail"), _row), data=COLUMN_DATA, key=KEY)
+def said(row, data, key: str):
+    """The verdict row ``row`` with the tolerance its comparison took (:func:`tolerance_text`)
+    added to its detail."""
+    from dataclasses import replace
+
+    return replace(row, detail=f"{row.detail}; {tolerance_text(data, key)}")

@@ -2,53 +2,71 @@ r"""Performance criteria of the final or best server model.
 
 ``distance`` :math:`\|x_T-x^*\|^2`; ``gap`` :math:`F(x_T)-F^*`; ``min_gap``
 :math:`\min_{0\le t\le T}F(x_t)-F^*`; ``min_grad_norm``
-:math:`\min_{0\le t\le T}\|\nabla F(x_t)\|^2` (the non-convex criterion); for FedAWE
-only, the left sides of its statements (:func:`fedtheory.pep.fedawe.statement_terms`):
-``fedawe_zbar`` (Theorem 1), ``fedawe_xbar`` (Corollary 2), ``fedawe_consensus_x``
-(Corollary 3), ``fedawe_consensus_z`` (Lemma 6). Under a distribution of masks the
-criterion is the expectation over masks of the per-mask value.
+:math:`\min_{0\le t\le T}\|\nabla F(x_t)\|^2` (the non-convex criterion); and the papers'
+criteria, the left sides of their statements on their own methods' trajectories
+(:data:`fedtheory.pep.registry.CRITERIA`). Under a distribution of masks the criterion is
+the expectation over masks of the per-mask value.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fedtheory.constraints import Array, Either, Having, Instance, Option, declare
+from fedtheory.constraints import Array, Exemplified, Having, Instance, Option, Text, declare
 from fedtheory.errors import ParameterError
-from fedtheory.pep import fedawe
+from fedtheory.pep import registry
 from fedtheory.pep._pepit import FUNCTION, POINT, POINTS
 
-FEDAWE = fedawe.STATEMENTS
-CRITERIA = ("distance", "gap", "min_gap", "min_grad_norm", *FEDAWE)
+SHARED = ("distance", "gap", "min_gap", "min_grad_norm")
+"""The criteria of any method's server models."""
 CONVEX_ONLY = ("distance", "gap", "min_gap")
 DESCRIPTION = {
     "distance": "||x_T - x*||^2",
     "gap": "F(x_T) - F*",
     "min_gap": "min_{t<=T} F(x_t) - F*",
     "min_grad_norm": "min_{t<=T} ||grad F(x_t)||^2",
-    "fedawe_zbar": "(1/T) sum_{t<T} ||grad F(zbar^t)||^2",
-    "fedawe_xbar": "(1/T) sum_{t<T} ||grad F(xbar^t)||^2",
-    "fedawe_consensus_x": "(1/T) sum_{t<T} (1/m) sum_i ||x_i^t - xbar^t||^2",
-    "fedawe_consensus_z": "(1/T) sum_{t<T} (1/m) sum_i ||z_i^t - zbar^t||^2",
 }
+"""The shared criteria in words."""
+CRITERION = Exemplified(Text(), lambda args: "distance")
+"""A criterion's name (checked against :func:`names` when it is used)."""
+
+
+def names() -> tuple[str, ...]:
+    """Every criterion: :data:`SHARED`, then the registered papers' (in the records' order)."""
+    return (*SHARED, *registry.criteria())
+
+
+@declare(criterion=CRITERION, owner=Text())
+def check(criterion: str, owner: str) -> str:
+    """``criterion`` if it is one of :func:`names`, else a ParameterError naming them."""
+    return Option(*names()).check(criterion, "criterion", owner, {})
+
+
+@declare(criterion=CRITERION)
+def description(criterion: str) -> str:
+    """The criterion ``criterion`` (one of :func:`names`) in words."""
+    check(criterion, "description")
+    paper = registry.criteria().get(criterion)
+    return DESCRIPTION[criterion] if paper is None else paper.description
 
 
 @declare(
-    criterion=Option(*CRITERIA),
-    models=Either(Instance(fedawe.Trajectory), POINTS),
-    xs=POINT,
-    F=FUNCTION,
+    criterion=CRITERION, models=Exemplified(Instance(list), POINTS.example), xs=POINT, F=FUNCTION
 )
 def terms(criterion: str, models, xs, F) -> list:
     """The PEPit expressions whose minimum is the criterion on one trajectory
-    ``models`` (:math:`x_0..x_T`)."""
-    if criterion in FEDAWE:
-        if not isinstance(models, fedawe.Trajectory):
+    ``models`` (a list of PEPit points :math:`x_0..x_T`; for a paper's criterion, the list
+    its method's ``run`` returned, which may hold more)."""
+    check(criterion, "worst_case")
+    paper = registry.criteria().get(criterion)
+    if paper is not None:
+        if not isinstance(models, paper.trajectory):
             raise ParameterError(
-                f"The 'criterion' parameter of worst_case must be one of {CRITERIA[:4]} for "
-                f"this algorithm ({criterion!r} is a FedAWE statement). Got {criterion!r} instead."
+                f"The 'criterion' parameter of worst_case must be one of {SHARED} for this "
+                f"algorithm ({criterion!r} measures {paper.method.__name__}). Got "
+                f"{criterion!r} instead."
             )
-        return fedawe.statement_terms(criterion, models, F)
+        return paper.terms(models, F)
     if criterion == "distance":
         return [(models[-1] - xs) ** 2]
     if criterion == "gap":
@@ -59,7 +77,7 @@ def terms(criterion: str, models, xs, F) -> list:
 
 
 @declare(
-    criterion=Option(*CRITERIA[:4]),
+    criterion=Option(*SHARED),
     problem=Having("loss", "client_grads", "alpha", "dim"),
     models=Array(shape=(None, "problem.dim")),
     x_star=Array(shape=("problem.dim",)),

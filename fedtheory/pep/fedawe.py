@@ -20,10 +20,28 @@ Definition 1 (6), :math:`z_i^t=x_i^t-\eta_l\eta_gs(t-\tau_i(t)-1)\nabla F_i(x_i^
 (Theorem 1, Lemma 6; :math:`x_i^{\tau_i(t)+1}=x_i^t` since an inactive client keeps its
 model), with the gradients the method already evaluated; :func:`measure` computes the same
 criteria on a simulator run, which is how :func:`fedtheory.pep.replay` replays them.
+
+Theorem 1 and Corollaries 2-3 at :math:`\sigma=0` (Xiang et al. 2024, §6.3 and App. G, H.1,
+I.1; catalogue ``fedawe.theorem1``, ``fedawe.corollary2``, ``fedawe.corollary3``) as PEPs
+(:func:`statement`): FedAWE with :math:`\eta_g=1` and :math:`\eta_l` on the boundary of (11),
+:math:`m` clients available independently with probabilities :math:`p_i^t` (every mask
+enumerated, the expectation exact), :math:`F(\bar x^0)-F^*\le\Delta`, Assumption 4 with
+:math:`\beta^2=0`; criterion the statement's left side. The PEP ranges over :math:`L`-smooth
+*convex* clients (a subclass of the statements' :math:`L`-smooth class, where the gap
+condition is exact) with Assumption 4 imposed at :math:`x^*` and the server models
+(``relaxed``): its value bounds the worst case over that subclass from above. The
+``pep-exact`` validation compares it with the bound and with the largest value of a few
+shared-curvature quadratics inside the hypotheses (:func:`search`), in the laws of the
+paper's dynamics (full participation, stationary, staircase, sine; few clients and rounds):
+search :math:`\le` exact :math:`\le` bound.
+
+The module's :data:`METHODS`, :data:`CRITERIA` and :data:`STATEMENTS` join the PEP layer
+through FedAWE's record (:mod:`fedtheory.pep.registry`).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -36,11 +54,14 @@ from fedtheory.constraints import (
     InstanceOf,
     Mask,
     Option,
+    Real,
     SequenceOf,
+    Size,
     Text,
     declare,
 )
 from fedtheory.errors import ParameterError
+from fedtheory.pep import registry
 from fedtheory.pep._pepit import FUNCTION, FUNCTIONS, POINT, POINTS
 from fedtheory.sim.fedawe import FedAWE
 
@@ -219,3 +240,355 @@ def measure(criterion: str, algorithm, problem, mask: np.ndarray, x0: np.ndarray
         full = np.einsum("n,tnd->td", problem.alpha, problem.client_grads(bar))
         return float(np.mean(np.sum(full**2, -1)))
     return float(np.mean(np.sum((x - bar[:, None]) ** 2, -1)))
+
+
+STATEMENT_KEYS = {
+    "fedawe_zbar": "theorem1",
+    "fedawe_xbar": "corollary2",
+    "fedawe_consensus_x": "corollary3",
+}
+r"""PEP criterion of each FedAWE statement compared with its exact worst case (the left
+sides of Theorem 1 and Corollaries 2-3; the catalogue statement ``fedawe.<value>``).
+Corollary 3's consensus error is of order :math:`(\eta_l\eta_g)^2` at (11)'s step sizes,
+below the solver's resolution: its worst case is then known only to be at most the value
+plus the certificate's error. Lemma 6's left side is a difference with Theorem 1's (linear
+in both), not a statement compared here."""
+
+
+@declare(
+    probabilities=Array(ndim=2, low=0.0, high=1.0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
+)
+def constants(probabilities, *, s: int = 1, L: float = 1.0, zeta2: float = 0.1,
+              Delta: float = 1.0) -> dict:  # fmt: skip
+    r"""The statements' constants for availability probabilities ``probabilities [T, m]``
+    (:math:`\delta,\delta_{\max}` their extremes, :math:`\rho` the exact
+    :func:`fedtheory.bounds.fedawe.mixing_rho`), :math:`\sigma^2=\beta^2=0`,
+    :math:`\eta_g=1` and :math:`\eta_l` the largest value both conditions (11) allow."""
+    from fedtheory.bounds import fedawe
+
+    p = probabilities
+    c = {
+        "delta": float(p.min()),
+        "delta_max": float(p.max()),
+        "rho": float(fedawe.mixing_rho(p).max()),
+        "m": p.shape[1],
+        "s": s,
+        "L": L,
+        "sigma2": 0.0,
+        "beta2": 0.0,
+        "zeta2": zeta2,
+        "F_gap": Delta,
+        "T": p.shape[0],
+        "eta_g": 1.0,
+    }
+    limits = [
+        thm.evaluate(**{k: c[k] for k in thm.parameters}).total
+        for thm in (fedawe.conditions11_eta_product, fedawe.conditions11_eta_l)
+    ]
+    eta_l = float(min(limits))
+    if not eta_l > 0:  # conditions (11) scale with delta: an underflow leaves no step
+        raise ParameterError(
+            f"The 'probabilities' parameter of constants must leave a positive local "
+            f"step under FedAWE's conditions (11). Got delta = {c['delta']:g} instead, where "
+            f"the largest eta_l allowed underflows to {eta_l:g}."
+        )
+    return {**c, "eta_l": eta_l}
+
+
+@declare(
+    criterion=Option(*STATEMENT_KEYS),
+    probabilities=Array(ndim=2, low=0.0, high=1.0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
+)
+def statement(criterion: str, probabilities, **kwargs) -> tuple:
+    """Exact worst case (module docstring) of FedAWE's statement measured by ``criterion``
+    (a key of :data:`STATEMENT_KEYS`) under independent availability
+    ``probabilities [T, m]``, the statement's bound at the same constants, and the
+    constants (:func:`constants`): ``(PepResult, bound, constants)``."""
+    from fedtheory.bounds import fedawe
+    from fedtheory.pep.classes import SmoothConvex
+    from fedtheory.pep.heterogeneity import Dissimilarity
+    from fedtheory.pep.initial import Initial
+    from fedtheory.pep.participation import Participation
+    from fedtheory.pep.solve import worst_case
+
+    c = constants(probabilities, **kwargs)
+    alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
+    # the bound first: constants it refuses (an overflow) are refused before the solve
+    thm = getattr(fedawe, STATEMENT_KEYS[criterion])
+    bound = thm.evaluate(**{k: c[k] for k in thm.parameters}).total
+    result = worst_case(
+        alg,
+        SmoothConvex(c["L"]),
+        Participation.independent(probabilities),
+        initial=Initial(c["F_gap"], "gap"),
+        heterogeneity=Dissimilarity(c["beta2"], c["zeta2"]),
+        criterion=criterion,
+        solvers=("CLARABEL-TIGHT", "CLARABEL", "SCS"),
+    )
+    return result, float(bound), c
+
+
+@declare(
+    dynamics=Option("full", "stationary", "staircase", "sine"),
+    m=Size(),
+    T=Size(),
+    p=Exemplified(Array(ndim=1, low=0.0, high=1.0, min_size=1), lambda a: np.full(2, 0.5)),
+)
+def law(dynamics: str, m: int, T: int, p) -> np.ndarray:
+    """:math:`p_i^t` ``[T, m]`` of the paper's dynamics (§7, App. J.3) on base probabilities
+    ``p[:m]``, periods 2 (staircase) and 4 (sine) so that a few rounds see them change;
+    ``"full"``: every client always available."""
+    from fedtheory.availability import NonStationary
+    from fedtheory.budget import check_bytes
+
+    if p.size < m:
+        raise ParameterError(
+            f"The 'p' parameter of law must give at least m = {m} probabilities. Got "
+            f"{p.size} instead."
+        )
+    check_bytes(8 * T * m, "law", what=f"{T} rounds x {m} clients", fixes="fewer rounds")
+    if dynamics == "full":
+        return np.ones((T, m))
+    period = {"stationary": 20, "staircase": 2, "sine": 4}[dynamics]
+    proc = NonStationary(np.asarray(p[:m], float), dynamics=dynamics, period=period)
+    return proc.probabilities(np.arange(T))
+
+
+def _staleness(masks: np.ndarray) -> np.ndarray:
+    r""":math:`t-\tau_i(t)` ``[K, T, N]`` of masks ``[K, T, N]`` (:math:`\tau_i(0)=-1`)."""
+    k, t, n = masks.shape
+    rounds = np.arange(t)[None, :, None]
+    last = np.maximum.accumulate(np.where(masks, rounds, -1), axis=1)  # last active <= t
+    return rounds - np.concatenate([np.full((k, 1, n), -1), last[:, :-1]], axis=1)
+
+
+@declare(
+    criterion=Option(*STATEMENT_KEYS),
+    probabilities=Array(ndim=2, low=0.0, high=1.0),
+    count=Size(),
+    seed=Size(0),
+    s=Size(),
+    L=Real(0.0, low_open=True),
+    zeta2=Real(0.0),
+    Delta=Real(0.0, low_open=True),
+)
+def search(criterion: str, probabilities, *, count: int, seed: int, **kwargs) -> float:
+    r"""The largest expected criterion over ``count`` quadratics
+    :math:`F_i(x)=\frac12(x-u_i)^\top A(x-u_i)` with :math:`A=\mathrm{diag}(L,L/2)`,
+    :math:`\frac1m\sum_i\|A(u_i-\bar u)\|^2=\zeta^2` and :math:`F(x_0)-F^*=\Delta`
+    (inside the statements' hypotheses, :math:`\beta^2=0`; the constants of
+    :func:`constants` at ``s, L, zeta2, Delta``), each run by the simulator's FedAWE on
+    every mask of the law (replicates), weighted by the masks' probabilities. The first
+    instance puts :math:`x_0-\bar u` on the top eigenvector; the others draw directions from
+    ``seed``."""
+    from fedtheory import rng
+    from fedtheory.budget import check_seconds, seconds
+    from fedtheory.pep.participation import Participation
+    from fedtheory.problems import QuadraticProblem
+
+    c = constants(probabilities, **kwargs)
+    part = Participation.independent(probabilities)
+    masks = torch.as_tensor(part.masks)  # [K, T, m]
+    K, T, m = masks.shape
+    what = f"{count} instances x {K} masks x {T} rounds x {c['s']} local steps"
+    check_seconds(seconds(rounds=count * K * T * c["s"]), "search", what=what,
+                  fixes="fewer instances or local steps")  # fmt: skip
+    A = np.diag([c["L"], c["L"] / 2])
+    gen = rng.numpy_rng(seed, 0, rng.DATA)
+    alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
+    best = 0.0
+    for k in range(count):
+        e = np.array([1.0, 0.0]) if k == 0 else gen.standard_normal(2)
+        spread = gen.standard_normal((m, 2))
+        spread -= spread.mean(axis=0)
+        spread *= np.sqrt(c["zeta2"] / np.mean(np.sum((spread @ A) ** 2, -1)))
+        u = spread  # ubar = 0
+        x0 = e * np.sqrt(2 * c["F_gap"] / (e @ A @ e))
+        problem = QuadraticProblem(np.broadcast_to(A, (m, 2, 2)), u)
+        state = alg.init(problem, torch.as_tensor(x0).expand(K, -1).clone())
+        x = [state.x.numpy()]
+        for t in range(T):
+            state = alg.step(problem, state, masks[:, t], t)
+            x.append(state.x.numpy())
+        x = np.stack(x, axis=1)[:, :T]  # [K, T, m, d] client models x_i^t
+        if criterion == "fedawe_zbar":
+            gap = _staleness(part.masks)[..., None]
+            grads = (x - u) @ A
+            x = x - c["eta_l"] * c["eta_g"] * c["s"] * (gap - 1) * grads  # z_i^t
+        if criterion == "fedawe_consensus_x":
+            spread = x - x.mean(axis=2, keepdims=True)
+            value = np.sum(spread**2, -1).mean(axis=(1, 2))  # [K] (1/T) sum_t (1/m) sum_i
+        else:
+            value = np.sum((x.mean(axis=2) @ A) ** 2, -1).mean(axis=1)  # [K] (1/T) sum_t
+        best = max(best, float(part.probs @ value))
+    return best
+
+
+# --- the pep-exact validation's rows ----------------------------------------------------------
+ROWS = {
+    "fedawe_zbar": ("Theorem 1", "(1/T) sum_t E||grad F(zbar^t)||^2"),
+    "fedawe_xbar": ("Corollary 2", "(1/T) sum_t E||grad F(xbar^t)||^2"),
+    "fedawe_consensus_x": ("Corollary 3", "(1/T) sum_t (1/m) sum_i E||x_i^t - xbar^t||^2"),
+}
+"""The statements the ``pep-exact`` validation compares: name and left side of each."""
+
+
+def _settings(size: str) -> dict:
+    laws = {
+        "tiny": [["full", 2, 2], ["stationary", 2, 2]],
+        "quick": [["full", 2, 4], ["stationary", 2, 2], ["staircase", 2, 2], ["sine", 2, 2]],
+        "full": [["full", 2, 6], ["stationary", 2, 3], ["staircase", 2, 3], ["sine", 2, 3],
+                 ["stationary", 3, 2]],
+    }[size]  # fmt: skip
+    return {"fedawe_laws": laws, "fedawe_p": [0.5, 0.8, 0.65], "fedawe_search": 4}
+
+
+def _compute(s: dict) -> dict:
+    from fedtheory.pep.certificate import record
+
+    out = {}
+    for criterion in ROWS:
+        cols: dict[str, list] = {k: [] for k in ("exact", "bound", "search")}
+        for dynamics, m, T in s["fedawe_laws"]:
+            p = law(dynamics, m, T, np.asarray(s["fedawe_p"], float))
+            result, bound, _ = statement(criterion, p)
+            if not result.ok:
+                raise RuntimeError(
+                    f"PEP of FedAWE {criterion} ({dynamics}, m={m}, T={T}): {result}"
+                )
+            cols["exact"].append(result.value)
+            cols["bound"].append(bound)
+            record(cols, "pep", result)
+            cols["search"].append(
+                search(criterion, p, count=s["fedawe_search"], seed=len(cols["search"]))
+            )
+        for k, v in cols.items():
+            out[f"{criterion}_{k.removeprefix('pep_')}"] = v
+    return out
+
+
+def _laws(s) -> str:
+    return ", ".join(f"{d} (m={m}, T={T})" for d, m, T in s["fedawe_laws"])
+
+
+def _judge(data, s) -> list:
+    from fedtheory.bounds import fedawe
+    from fedtheory.pep.certificate import said
+    from fedtheory.verdict import compare_upper_bound, consistency_check
+
+    rows = []
+    for criterion, (name, lhs) in ROWS.items():
+        ref = getattr(fedawe, STATEMENT_KEYS[criterion])
+        floor = data[f"{criterion}_accuracy"]
+        rows += [
+            compare_upper_bound(
+                f"FedAWE {name} at sigma = 0: exact worst case of {lhs} (PEP, L-smooth convex "
+                f"clients, every mask enumerated) <= the bound, laws {_laws(s)}",
+                ref.reference, data[f"{criterion}_exact"], data[f"{criterion}_bound"],
+                floor=floor,
+            ),
+            consistency_check(compare_upper_bound(
+                f"FedAWE {name}: the largest of {s['fedawe_search']} quadratics inside the "
+                "hypotheses (simulator, exact expectation over the masks) <= the exact worst "
+                "case",
+                ref.reference, data[f"{criterion}_search"], data[f"{criterion}_exact"],
+                floor=floor,
+            )),
+        ]  # fmt: skip
+        rows[-2:] = [said(r, data, criterion) for r in rows[-2:]]
+    return rows
+
+
+def _notes(data, s) -> list[str]:
+    from fedtheory.pep.catalogue import RESOLUTION  # below it, only value + error is known
+
+    out = []
+    for criterion, (name, _) in ROWS.items():
+        ex, acc = data[f"{criterion}_exact"], data[f"{criterion}_accuracy"]
+        if np.any(ex < RESOLUTION * acc):  # below the solver's resolution: a bound only
+            out.append(
+                f"FedAWE {name} over {_laws(s)}: exact worst case at most "
+                + ", ".join(f"{v:.2g}" for v in ex + acc)
+                + " (below the solver's resolution at (11)'s step sizes), bound "
+                + ", ".join(f"{v:.4g}" for v in data[f"{criterion}_bound"])
+            )
+            continue
+        out.append(
+            f"FedAWE {name} over {_laws(s)}: bound / exact worst case "
+            + ", ".join(f"{r:.4g}" for r in data[f"{criterion}_bound"] / ex)
+            + "; measured / exact "
+            + ", ".join(f"{r:.4g}" for r in data[f"{criterion}_search"] / ex)
+        )
+    return out
+
+
+def _build(args) -> FedAWE:
+    return FedAWE(server_lr=args.server_lr, local_steps=args.local_steps, lr=args.lr)
+
+
+def _participants(algorithm, mask: np.ndarray) -> np.ndarray:
+    from fedtheory.pep.methods import available
+
+    return available(algorithm, mask)
+
+
+METHODS = (
+    registry.Method(
+        FedAWE,
+        run,
+        _participants,
+        check=check,
+        command="fedawe",
+        build=_build,
+        options=(
+            (
+                ("--server-lr",),
+                {
+                    "type": float,
+                    "default": 1.0,
+                    "help": "fedawe: the server rate eta_g (default 1)",
+                },
+            ),
+        ),  # fmt: skip
+    ),
+)
+"""FedAWE as a PEP method (``fedtheory pep fedawe``)."""
+
+CRITERIA = tuple(
+    registry.Criterion(
+        name,
+        text,
+        FedAWE,
+        Trajectory,
+        functools.partial(statement_terms, name),
+        functools.partial(measure, name),
+    )
+    for name, text in (
+        ("fedawe_zbar", "(1/T) sum_{t<T} ||grad F(zbar^t)||^2"),
+        ("fedawe_xbar", "(1/T) sum_{t<T} ||grad F(xbar^t)||^2"),
+        ("fedawe_consensus_x", "(1/T) sum_{t<T} (1/m) sum_i ||x_i^t - xbar^t||^2"),
+        ("fedawe_consensus_z", "(1/T) sum_{t<T} (1/m) sum_i ||z_i^t - zbar^t||^2"),
+    )
+)
+"""The left sides of Theorem 1 (``fedawe_zbar``), Corollaries 2-3 and Lemma 6."""
+
+STATEMENTS = (
+    registry.Statement(
+        "fedawe",
+        "FedAWE's Theorem 1 and Corollaries 2-3 (sigma = 0)",
+        _settings,
+        _compute,
+        _judge,
+        notes=_notes,
+        bounds=tuple(f"{c}_{k}" for c in ROWS for k in ("bound", "exact")),
+    ),
+)
+"""Theorem 1 and Corollaries 2-3 against their exact worst cases (``pep-exact``)."""

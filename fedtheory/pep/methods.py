@@ -14,10 +14,9 @@ the global step :math:`tE+j`, Li et al. ICLR 2020's :math:`\eta_{tE+j}`), and re
   from the mask;
 * :class:`~fedtheory.sim.MIFA`: :math:`x_{t+1}=x_t+\eta_s\frac1N\sum_iu_i` with
   :math:`u_i` the latest update of client :math:`i` (0 before it first participates);
-* :class:`~fedtheory.sim.FedLaAvg`: the same average, refreshed only by the :math:`K`
-  available clients absent longest (the simulator's ``absent_longest``);
-* :class:`~fedtheory.sim.FedAWE`: client models, echoed innovations and implicit gossip
-  among the active clients (:mod:`fedtheory.pep.fedawe`).
+* a paper's method (:data:`fedtheory.pep.registry.METHODS`, from the ``pep`` modules its
+  record names): its own rounds, or these with its own selection of the clients that work
+  (:func:`rounds`).
 
 The server projection of CA-Fed (3) (``radius``) is not expressible and refused.
 """
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from fedtheory.constraints import (
+    Array,
     Either,
     Exemplified,
     Function,
@@ -38,15 +38,28 @@ from fedtheory.constraints import (
     declare,
 )
 from fedtheory.errors import ParameterError
-from fedtheory.pep import fedawe
+from fedtheory.pep import registry
 from fedtheory.pep._pepit import FUNCTIONS, POINT
 from fedtheory.sim.aggregation import AverageParticipating, StatefulAggregator
 from fedtheory.sim.fedavg import FedAvg
-from fedtheory.sim.fedawe import FedAWE
-from fedtheory.sim.fedlaavg import FedLaAvg, absent_longest
 from fedtheory.sim.mifa import MIFA
 
-SUPPORTED = (FedAvg, MIFA, FedLaAvg, FedAWE)
+SHARED = (FedAvg, MIFA)
+"""The simulator's own methods a PEP expresses; the papers' join through their records."""
+
+
+class Supported:
+    """The classes a PEP expresses, read at each call: :data:`SHARED` and every registered
+    paper's methods (:data:`fedtheory.pep.registry.METHODS`)."""
+
+    def __iter__(self):
+        return iter((*SHARED, *registry.methods()))
+
+    def __contains__(self, kind) -> bool:
+        return kind in SHARED or kind in registry.methods()
+
+
+SUPPORTED = Supported()
 ALGORITHM = Exemplified(
     Instance(object, among=SUPPORTED),
     lambda args: FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
@@ -61,14 +74,15 @@ RUN_MASK = Mask(shape=(None, "fs[0]"), min_size=1)
 @declare(algorithm=ALGORITHM, owner=Text())
 def check_method(algorithm: object, owner: str) -> None:
     """ParameterError unless ``algorithm`` (a supported simulator algorithm) has no
-    projection (and, for FedAWE, no clipping)."""
+    projection (and passes its method's own check: :attr:`fedtheory.pep.registry.Method.check`)."""
     if algorithm.radius is not None:
         raise ParameterError(
             f"The 'algorithm' parameter of {owner} must have radius=None (a projection is not "
             f"expressible in a PEP). Got radius={algorithm.radius!r} instead."
         )
-    if isinstance(algorithm, FedAWE):
-        fedawe.check(algorithm, owner)
+    method = registry.methods().get(type(algorithm))
+    if method is not None and method.check is not None:
+        method.check(algorithm, owner)
 
 
 @declare(
@@ -94,35 +108,53 @@ def fedavg_weights(aggregator, mask: np.ndarray) -> np.ndarray:
 @declare(algorithm=ALGORITHM, mask=MASK)
 def participants(algorithm, mask: np.ndarray) -> np.ndarray:
     """The clients that do local work each round ``[T, N]``: the mask (all clients in a
-    forced first round), restricted by FedLaAvg to its absent-longest selection."""
+    forced first round), restricted by a paper's method to its own selection
+    (:attr:`fedtheory.pep.registry.Method.participants`)."""
+    method = registry.methods().get(type(algorithm))
+    if method is not None:
+        return method.participants(algorithm, mask)
+    return available(algorithm, mask)
+
+
+@declare(algorithm=ALGORITHM, mask=MASK)
+def available(algorithm, mask: np.ndarray) -> np.ndarray:
+    """The mask ``[T, N]`` as the algorithm's rounds see it: all clients in a forced first
+    round (the simulator's ``participants``), before any selection of its own."""
     m = torch.from_numpy(mask)
-    rows = [algorithm.participants(m[t : t + 1], t) for t in range(m.shape[0])]
-    if not isinstance(algorithm, FedLaAvg):
-        return torch.cat(rows).numpy()
-    last = torch.full((1, m.shape[1]), -1, dtype=torch.int64)
-    chosen = []
-    for t, row in enumerate(rows):
-        pick = absent_longest(row, last, algorithm.clients_per_round)
-        last = torch.where(pick, t, last)
-        chosen.append(pick)
-    return torch.cat(chosen).numpy()
+    return torch.cat([algorithm.participants(m[t : t + 1], t) for t in range(m.shape[0])]).numpy()
 
 
 @declare(algorithm=ALGORITHM, fs=FUNCTIONS, x0=POINT, mask=RUN_MASK)
 def run(algorithm, fs, x0, mask: np.ndarray) -> list:
     """Server models :math:`x_0..x_T` (PEPit points) of ``algorithm`` on the clients'
-    functions ``fs`` under ``mask [T, N]`` (for FedAWE a :class:`fedawe.Trajectory`, which
-    also holds the client and auxiliary models)."""
+    functions ``fs`` under ``mask [T, N]`` (a paper's method may return a list that also
+    holds its client models: :attr:`fedtheory.pep.registry.Method.run`)."""
     check_method(algorithm, "run")
-    if isinstance(algorithm, FedAWE):
-        return fedawe.run(algorithm, fs, x0, mask)
-    n = len(fs)
+    method = registry.methods().get(type(algorithm))
+    if method is not None:
+        return method.run(algorithm, fs, x0, mask)
     work = participants(algorithm, mask)
     q = fedavg_weights(algorithm.aggregator, work) if isinstance(algorithm, FedAvg) else None
+    return rounds(algorithm, fs, x0, work, q)
+
+
+@declare(
+    algorithm=ALGORITHM,
+    fs=FUNCTIONS,
+    x0=POINT,
+    work=RUN_MASK,
+    q=Array(shape=("work[0]", "work[1]"), none=True),
+)
+def rounds(algorithm, fs, x0, work: np.ndarray, q: np.ndarray | None = None) -> list:
+    """Server models :math:`x_0..x_T` when the clients of ``work [T, N]`` train from the
+    server model: with weights ``q [T, N]`` their updates are summed with these weights
+    (FedAvg), without, every client's latest update is averaged over all clients (MIFA's
+    table; a paper's method with its own selection of ``work`` reuses it)."""
+    n = len(fs)
     table: list = [None] * n  # latest update of every client (MIFA, FedLaAvg)
     models = [x0]
     x = x0
-    for t in range(mask.shape[0]):
+    for t in range(work.shape[0]):
         rates = algorithm.client_rates(t)  # one rate, or one per local step (PerStep)
         rates = rates if isinstance(rates, tuple) else (float(rates),) * algorithm.local_steps
         server_lr = float(algorithm.server_rate(t))

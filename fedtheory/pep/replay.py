@@ -31,7 +31,7 @@ import numpy as np
 
 from fedtheory.constraints import Array, Exemplified, Having, Instance, Real, RealUpTo, declare
 from fedtheory.errors import ParameterError, SolverError
-from fedtheory.pep import criteria, fedawe
+from fedtheory.pep import criteria, registry
 from fedtheory.pep.classes import Isotropic, Quadratic, SmoothNonconvex, SmoothStronglyConvex
 from fedtheory.pep.participation import Participation
 from fedtheory.pep.solve import PepResult, worst_case
@@ -151,9 +151,10 @@ def _run(result: PepResult, problem, x_star, fit_residual: float | None) -> Repl
     part, algorithm = result.inputs["participation"], result.inputs["algorithm"]
     total = 0.0
     criterion = result.inputs["criterion"]
+    paper = registry.criteria().get(criterion)
     for mask, p in zip(part.masks, part.probs, strict=True):
-        if criterion in criteria.FEDAWE:  # the statements' sequences: client models, z
-            total += p * fedawe.measure(criterion, algorithm, problem, mask, inst.x0)
+        if paper is not None:  # a paper's criterion: measured on its own method's run
+            total += p * paper.measure(algorithm, problem, mask, inst.x0)
             continue
         record = simulate(problem, TraceReplay(mask), algorithm, rounds=part.rounds, w0=inst.x0)
         models = record.iterates[0]  # [T+1, d]

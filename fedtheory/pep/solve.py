@@ -153,6 +153,7 @@ def _check_setting(algorithm, fclass, participation, initial, criterion) -> None
     """ParameterError where the arguments, each valid, do not fit together."""
     owner = "worst_case"
     methods.check_method(algorithm, owner)
+    criteria.check(criterion, owner)
     if not fclass.convex and criterion in criteria.CONVEX_ONLY:
         raise ParameterError(
             f"The 'criterion' parameter of {owner} must be 'min_grad_norm' for the class "
@@ -185,7 +186,7 @@ def _budget(algorithm, fclass, participation, max_seconds) -> None:
     participation=Exemplified(IsA(Participation), lambda args: Participation.full(2, 2)),
     initial=IsA(Initial, none=True),
     heterogeneity=IsA(object, among=(AtOptimum, Dissimilarity), none=True),
-    criterion=Option(*criteria.CRITERIA),
+    criterion=criteria.CRITERION,
     alpha=Probabilities(size="participation.num_clients", none=True),
     solvers=SequenceOf(Option(*SOLVERS), min_size=1, plural="solver names"),
     use_symmetry=Bool(),
@@ -203,8 +204,9 @@ def worst_case(
     use_symmetry: bool = True,
     max_seconds: float | None = None,
 ) -> PepResult:
-    r"""Exact worst case of ``algorithm`` (a :mod:`fedtheory.sim` FedAvg, MIFA or FedLaAvg)
-    when every client's :math:`f_i` is in ``fclass``, under ``participation``.
+    r"""Exact worst case of ``algorithm`` (a :mod:`fedtheory.sim` FedAvg or MIFA, or a
+    paper's method: :mod:`fedtheory.pep.registry`) when every client's :math:`f_i` is in
+    ``fclass``, under ``participation``.
 
     .. math:: \max_{f_i\in\mathcal F,\ x_0}\ \sum_kp_k\,c\big(x^{(k)}_{0..T}\big)
               \quad\text{s.t. initial condition, heterogeneity},
@@ -284,7 +286,7 @@ def _worst_case(
         "class": str(fclass),
         "initial": str(initial),
         "heterogeneity": str(heterogeneity),
-        "criterion": criteria.DESCRIPTION[criterion],
+        "criterion": criteria.description(criterion),
         "participation": repr(participation),
         "local_steps": algorithm.local_steps,
         "symmetry": note,

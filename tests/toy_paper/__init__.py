@@ -7,6 +7,7 @@ all :math:`N` clients (*toy averaging*). Toy Lemma: after :math:`T` rounds
 bound is tight). Everything a paper brings is in this package, one module per layer as
 a paper's modules are: its own symbol and the statement (``statements``), the algorithm
 with its plain loop and agreement-test configuration (``algorithm``), a tightness family
-(``tightness``) and a validation (``validation``). Nothing imports it: the test registers
+(``tightness``), the method and the statement as a PEP (``pep``), a validation
+(``validation``) and an erratum (``errata``). Nothing imports it: the test registers
 it with one call, ``fedtheory.papers.register(Paper("toy", ..., statements=(...), ...))``.
 """

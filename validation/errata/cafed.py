@@ -668,3 +668,28 @@ def cafed_lambda_estimator_limit(
         "oracle",
         hypotheses=hyp,
     )
+
+
+ERRATA = (
+    cafed_chi_square_not_convex_in_q,
+    cafed_convex_in_y_s,
+    cafed_water_filling_needs_equal_A,
+    cafed_upsilon_uses_w_star,
+    cafed_theorem2_versus_its_proof,
+    cafed_theorem2_step_size,
+    cafed_lemma3_monotone_steps,
+    cafed_eq21_reversed,
+    cafed_lambda_estimator_limit,
+    cafed_code_oracle_minima,
+    cafed_proof_step23,
+)
+"""CA-Fed's errata about its statements and proofs, in the order of ``validation/ERRATA.md``."""
+SIZES = {
+    "cafed_lambda_estimator_limit": {
+        size: {"rounds": rounds} for size, rounds in (("tiny", 4000), ("quick", 20_000),
+                                                      ("full", 100_000))
+    },
+}  # fmt: skip
+"""The arguments the ``errata`` validation passes at each size: the estimator's limit needs
+long chains."""
+EXPORTS = ("SOLVER", "SOLVER_TOL", *(check.__name__ for check in ERRATA))

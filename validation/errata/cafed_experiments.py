@@ -132,3 +132,8 @@ def cafed_code_optimiser(*, lr: float = 0.01, rounds: int = 3, dim: int = 4,
         source="(2)-(3) against utils/optim.py, utils/constants.py and client.py",
         hypotheses=hyp,
     )
+
+
+ERRATA = (cafed_table1_gap, cafed_code_population, cafed_code_optimiser)
+"""CA-Fed's errata about its experiments and code, in the order of ``validation/ERRATA.md``."""
+EXPORTS = tuple(check.__name__ for check in ERRATA)

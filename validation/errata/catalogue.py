@@ -1,65 +1,35 @@
-r"""Every erratum check, in the order of ``validation/ERRATA.md``, and its text forms.
+r"""Every erratum check, in the records' order and each module's (the order of
+``validation/ERRATA.md``), and its text forms.
 
 Each check takes its instance as keyword arguments, so that it can be re-run on a second,
-independent instance. Print them all with ``python -m fedtheory.validation.errata``
-(``--markdown``: the details section of ``validation/ERRATA.md``).
+independent instance. A paper's checks are the ``ERRATA`` of the modules its record names
+under ``errata`` (:mod:`fedtheory.papers`). Print them all with
+``python -m fedtheory.validation.errata`` (``--markdown``: the details section of
+``validation/ERRATA.md``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
-from fedtheory.validation.errata.cafed import (
-    cafed_chi_square_not_convex_in_q,
-    cafed_code_oracle_minima,
-    cafed_convex_in_y_s,
-    cafed_eq21_reversed,
-    cafed_lambda_estimator_limit,
-    cafed_lemma3_monotone_steps,
-    cafed_proof_step23,
-    cafed_theorem2_step_size,
-    cafed_theorem2_versus_its_proof,
-    cafed_upsilon_uses_w_star,
-    cafed_water_filling_needs_equal_A,
-)
-from fedtheory.validation.errata.cafed_experiments import (
-    cafed_code_optimiser,
-    cafed_code_population,
-    cafed_table1_gap,
-)
-from fedtheory.validation.errata.e3cs import (
-    e3cs_fact8,
-    e3cs_static_regret,
-    e3cs_successive_sampling,
-)
-from fedtheory.validation.errata.fedau import fedau_step_size_constant
-from fedtheory.validation.errata.fedlaavg import fedlaavg_equal_blocks, fedlaavg_missing_one_over_n
-from fedtheory.validation.errata.mimic import mimic_equal_dropout
+from fedtheory import papers
 from fedtheory.validation.errata.record import Erratum, format_erratum, hypotheses_text
 
-ERRATA: tuple[Callable[[], Erratum], ...] = (
-    cafed_chi_square_not_convex_in_q,
-    cafed_convex_in_y_s,
-    cafed_water_filling_needs_equal_A,
-    cafed_upsilon_uses_w_star,
-    cafed_theorem2_versus_its_proof,
-    cafed_theorem2_step_size,
-    cafed_lemma3_monotone_steps,
-    cafed_eq21_reversed,
-    cafed_lambda_estimator_limit,
-    cafed_code_oracle_minima,
-    cafed_proof_step23,
-    cafed_table1_gap,
-    cafed_code_population,
-    cafed_code_optimiser,
-    e3cs_fact8,
-    e3cs_successive_sampling,
-    e3cs_static_regret,
-    fedlaavg_equal_blocks,
-    fedlaavg_missing_one_over_n,
-    fedau_step_size_constant,
-    mimic_equal_dropout,
-)
+ERRATA: list[Callable[[], Erratum]] = []
+"""Every registered paper's erratum checks (the ``ERRATA`` of its ``errata`` modules)."""
+SIZES: dict[str, dict[str, dict]] = {}
+"""``check name -> size -> keyword arguments`` the ``errata`` validation passes (the modules'
+``SIZES``)."""
+
+
+def _load(paper: papers.Paper) -> None:
+    for module in map(import_module, paper.errata):
+        ERRATA.extend(c for c in module.ERRATA if c not in ERRATA)
+        SIZES.update(getattr(module, "SIZES", {}))
+
+
+papers.on_register(_load)
 
 
 def run_all() -> list[Erratum]:

@@ -18,9 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.validation import plots
-from fedtheory.validation.errata.cafed import cafed_lambda_estimator_limit
-from fedtheory.validation.errata.catalogue import ERRATA
-from fedtheory.validation.errata.e3cs import e3cs_static_regret
+from fedtheory.validation.errata.catalogue import ERRATA, SIZES
 from fedtheory.validation.errata.record import CLASSES, Erratum
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
@@ -29,6 +27,9 @@ NAME = "errata"
 TABLE_ANCHOR = "errata-by-class"
 ERRATA_MD = Path(__file__).resolve().parent.parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}
+NOT_RECORDED = -1.0
+"""The code of the recorded verdict of an erratum ``ERRATA.md`` does not list (a paper
+registered from outside the package): its row is *violated* until it is recorded."""
 
 
 def recorded_verdicts(text: str) -> dict[str, str]:
@@ -46,35 +47,25 @@ def recorded_classes(text: str) -> dict[str, str]:
 
 
 def settings(size: Size) -> dict:
-    # the lambda-estimator check needs long chains for its limit, the static-regret check a
-    # horizon where the per-round comparator's linear regret passes (28); tiny runs shorter ones
-    return {
-        "lambda_rounds": {"tiny": 4000, "quick": 20_000, "full": 100_000}[size],
-        "regret_rounds": {"tiny": 600, "quick": 2000, "full": 5000}[size],
-    }
+    """Every erratum check by name with the keyword arguments it takes at ``size`` (its
+    module's ``SIZES``; the others run on their own instance)."""
+    return {"checks": {c.__name__: SIZES.get(c.__name__, {}).get(size, {}) for c in ERRATA}}
 
 
 def _run(s: dict) -> list[Erratum]:
-    out = []
-    for check in ERRATA:
-        if check is cafed_lambda_estimator_limit:
-            out.append(check(rounds=s["lambda_rounds"]))
-        elif check is e3cs_static_regret:
-            out.append(check(rounds=s["regret_rounds"]))
-        else:
-            out.append(check())
-    return out
+    by_name = {c.__name__: c for c in ERRATA}
+    return [by_name[name](**kwargs) for name, kwargs in s["checks"].items()]
 
 
 def compute(s: dict) -> dict[str, np.ndarray]:
-    results = _run(s)
-    text = ERRATA_MD.read_text(encoding="utf-8")
+    return data_of(_run(s), ERRATA_MD.read_text(encoding="utf-8"))
+
+
+def data_of(results: list[Erratum], text: str) -> dict[str, np.ndarray]:
+    """The validation's arrays for the recomputed ``results`` against the verdicts and
+    classes the text ``text`` of ``ERRATA.md`` records (:data:`NOT_RECORDED` where it lists
+    no row)."""
     recorded, classes = recorded_verdicts(text), recorded_classes(text)
-    missing = [e.key for e in results if e.key not in recorded or e.key not in classes]
-    if missing:
-        raise KeyError(
-            f"errata without a recorded verdict and class in {ERRATA_MD.name}: {missing}"
-        )
     return {
         "key": np.array([e.key for e in results]),
         "is_erratum": np.array([e.is_erratum for e in results]),
@@ -89,12 +80,12 @@ def compute(s: dict) -> dict[str, np.ndarray]:
         "compared_with": np.array([e.bound for e in results]),
         "names": np.array([f"{e.compare[0]} vs {e.compare[2]}" for e in results]),
         "recomputed": np.array([CODES[e.verdict] for e in results]),
-        "recorded": np.array([CODES[recorded[e.key]] for e in results]),
-        "class_recorded": np.array([classes[e.key] == e.kind for e in results], dtype=float),
+        "recorded": np.array([CODES.get(recorded.get(e.key), NOT_RECORDED) for e in results]),
+        "class_recorded": np.array([classes.get(e.key) == e.kind for e in results], dtype=float),
     }
 
 
-WORDS = {code: word for word, code in CODES.items()}
+WORDS = {**{code: word for word, code in CODES.items()}, NOT_RECORDED: "nothing"}
 
 
 def _word(code) -> str:
@@ -178,10 +169,9 @@ def plot(data, s, fig):
     verdict recomputed now, and whether they agree (a disagreement in bold on orange)."""
     (ax,) = plots.panels(fig, 1)
     ax.axis("off")
-    word = {v: k for k, v in CODES.items()}
     agree = data["recorded"] == data["recomputed"]
     cells = [
-        [str(k), str(c), word[float(a)], word[float(b)], "agree" if same else "DIFFER"]
+        [str(k), str(c), _word(a), _word(b), "agree" if same else "DIFFER"]
         for k, c, a, b, same in zip(
             data["key"], data["kind"], data["recorded"], data["recomputed"], agree, strict=True
         )

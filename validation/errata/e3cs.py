@@ -200,3 +200,16 @@ def e3cs_successive_sampling(*, p=(0.9, 0.6, 0.3, 0.2)) -> Erratum:
         "'statements' measures (9) with this sampler",
         hypotheses=hyp,
     )
+
+
+ERRATA = (e3cs_fact8, e3cs_successive_sampling, e3cs_static_regret)
+"""E3CS's errata, in the order of ``validation/ERRATA.md``."""
+SIZES = {
+    "e3cs_static_regret": {
+        size: {"rounds": rounds} for size, rounds in (("tiny", 600), ("quick", 2000),
+                                                      ("full", 5000))
+    },
+}  # fmt: skip
+"""The arguments the ``errata`` validation passes at each size: a horizon where the per-round
+comparator's linear regret passes (28)."""
+EXPORTS = ("successive_sampling_inclusion", *(check.__name__ for check in ERRATA))

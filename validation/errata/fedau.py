@@ -94,3 +94,8 @@ def fedau_step_size_constant(
         source="slides only (Theorem 2 and Lemma B.3.3 as shown in the ICLR slides)",
         hypotheses=hyp,
     )
+
+
+ERRATA = (fedau_step_size_constant,)
+"""FedAU's errata, in the order of ``validation/ERRATA.md``."""
+EXPORTS = tuple(check.__name__ for check in ERRATA)

@@ -107,3 +107,8 @@ def fedlaavg_missing_one_over_n(
         source="App. C, Algorithm 3 (its lines are lost in the available text) against (3)-(4)",
         hypotheses=hyp,
     )
+
+
+ERRATA = (fedlaavg_equal_blocks, fedlaavg_missing_one_over_n)
+"""FedLaAvg's errata, in the order of ``validation/ERRATA.md``."""
+EXPORTS = tuple(check.__name__ for check in ERRATA)

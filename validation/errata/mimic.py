@@ -68,3 +68,8 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 
         "available text)",
         hypotheses=hyp,
     )
+
+
+ERRATA = (mimic_equal_dropout,)
+"""MimiC's errata, in the order of ``validation/ERRATA.md``."""
+EXPORTS = tuple(check.__name__ for check in ERRATA)
