@@ -150,6 +150,8 @@ def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> 
     with plots.style():
         fig = Figure(figsize=(12, 5), layout="constrained")
         caption = check.plot(data, settings, fig) or ""
+        for ax in fig.axes:  # every plotted value between two labelled values of a log axis
+            plots.bracket_log(ax)
         fig.suptitle(
             check.title
             + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
