@@ -239,14 +239,17 @@ def _bracket_once(ax: Axes, name: str) -> bool:
     if not (need_high or need_low):
         return False
     fixed = isinstance(target.get_major_locator(), FixedLocator)
-    decades = 10.0 ** np.arange(np.floor(np.log10(low)) - 1, np.ceil(np.log10(high)) + 2)
+    decades = 10.0 ** np.arange(np.floor(np.log10(low)) - 3, np.ceil(np.log10(high)) + 4)
     short = np.log10(high / low) < 3
     subs = (1.0, 2.0, 5.0) if fixed and short else (1.0,)
     candidates = np.sort(np.outer(decades, subs).ravel())
-    if need_high:
-        vhigh = max(vhigh, float(candidates[candidates >= high].min()) * 10**0.02)
+    pad = 10**0.02  # the labelled end just inside the view
+    if need_high:  # the next candidate past the values and past the current end
+        beyond = candidates[(candidates >= high) & (candidates * pad > vhigh * (1 + 1e-9))]
+        vhigh = float(beyond.min()) * pad if beyond.size else vhigh
     if need_low:
-        vlow = min(vlow, float(candidates[candidates <= low].max()) / 10**0.02)
+        beyond = candidates[(candidates <= low) & (candidates / pad < vlow * (1 - 1e-9))]
+        vlow = float(beyond.max()) / pad if beyond.size else vlow
     set_((vhigh, vlow) if inverted else (vlow, vhigh))
     if fixed:  # labels at the data's grid or at 1-2-5: label the new range
         if np.log10(vhigh / vlow) < 3:
