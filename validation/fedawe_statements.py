@@ -476,8 +476,13 @@ def lemma5_plot(data, s, fig):
     positive = exact[exact > 0]
     floor = 10.0 ** (np.floor(np.log10(positive.min())) - 1) if positive.size else 1e-12
     for j, frac in enumerate(s["lr_fraction"]):
-        ax.plot(plots.dodge(steps, j, k, log=True, width=0.03), plots.floored(exact[j::k], floor),
-                **plots.series(j), label=f"exact, c = {frac:g}")  # fmt: skip
+        x, y = plots.dodge(steps, j, k, log=True, width=0.03), exact[j::k]
+        # a 0 is drawn on the floor as a marker alone: a line from it to the next value
+        # would draw a slope the data does not have
+        ax.plot(x, np.where(y > 0, y, np.nan), **plots.series(j),
+                label=f"exact, c = {frac:g}")  # fmt: skip
+        ax.plot(x[y <= 0], np.full(int(np.sum(y <= 0)), floor),
+                **plots.series(j, line=False))  # fmt: skip
         ax.plot(steps, data["bound"][j::k], **{**plots.series(j, filled=False), "linestyle": ":"},
                 label=f"Lemma 5 bound, c = {frac:g}")  # fmt: skip
     ax.set(xscale="log", yscale="log", xlabel="local steps $s$",
@@ -489,7 +494,8 @@ def lemma5_plot(data, s, fig):
     zero = sorted({int(v) for v in np.repeat(steps, k)[exact == 0]})
     return (
         f"The exact drift is 0 at s = {', '.join(map(str, zero))} (the sum over r < s then "
-        f"holds only its r = 0 term, which is 0), drawn on the {floor:g} floor; the exact "
+        f"holds only its r = 0 term, which is 0), drawn as a marker alone on the {floor:g} "
+        "floor (no line joins it to the next value); the exact "
         "values of the two step sizes are shifted slightly along s so that neither hides the "
         "other."
         if zero
