@@ -552,7 +552,7 @@ register(
             instances=POPULATIONS,
             x="m",
             measured="exact rho (random population above delta)",
-            title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+            title="FedAWE Lemma 4 on random heterogeneous populations",
         ),
         cost=0.1,
     )
