@@ -186,3 +186,18 @@ def test_a_point_past_the_last_labelled_tick_of_a_log_axis_is_found(labels):
         plots.bracket_log(ax)
         assert figure_lint.lint(fig) == []
         assert max(plots.labelled_ticks(ax, "y")) * plots.LOG_SLACK >= y.max()
+
+
+@pytest.mark.parametrize(("sizes", "kinds"), [((6, 6), ["hidden series"]), ((10, 6), [])])
+def test_equal_series_as_nested_markers_are_visible(sizes, kinds):
+    """Two series on one path: equal markers hide the lower one; a larger marker under a
+    smaller one (nested) shows both."""
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        (ax,) = plots.panels(fig, 1)
+        x = np.array([1.0, 2.0, 3.0])
+        for i, size in enumerate(sizes):
+            ax.plot(x, x, **plots.series(i), markersize=size, label=f"series {i}")
+        ax.set(xlabel="x (units)", ylabel="y (units)")
+        plots.legend(ax)
+        assert [d.kind for d in figure_lint.lint(fig)] == kinds

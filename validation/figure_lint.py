@@ -8,8 +8,9 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
     points of the other's on the canvas) where the upper one covers the lower one: its line
     over the lower's line and its markers over the lower's markers. A reader sees one
     series. Coinciding series are drawn once and named together, kept apart by markers at
-    other points (``plots.series(i, points=...)``), or drawn as a line under markers only
-    (a closed form under measured points).
+    other points (``plots.series(i, points=...)``), drawn as a line under markers only
+    (a closed form under measured points), or as nested markers (each at least
+    :data:`NESTED_PT` points larger than the one over it).
 ``legend``
     a legend entry whose text repeats another entry of the same legend (``bound``,
     ``bound``), a label repeating a parenthesised part (``(bound) (bound)``), or an
@@ -66,6 +67,8 @@ from matplotlib.text import Text
 
 COINCIDE_PT = 1.0
 """Two paths closer than this many points everywhere are one line on the canvas."""
+NESTED_PT = 2.0
+"""A marker at least this many points larger than the one drawn over it shows around it."""
 MIN_LOG_LABELS = 3
 """Fewest labelled ticks a log axis needs to be read."""
 EDGE_PX = 1.0
@@ -183,6 +186,8 @@ def _hidden_series(ax: Axes) -> list[Defect]:
         )
         shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
         shows |= bool(len(lower_marks)) and _hollow(upper) and not _hollow(lower)
+        nested = upper.get_markersize() + NESTED_PT <= lower.get_markersize()
+        shows |= bool(len(lower_marks)) and nested  # a larger marker around a smaller one
         if not (separate or shows):
             defects.append(
                 Defect(
