@@ -250,7 +250,9 @@ def _log_range(ax: Axes) -> list[Defect]:
                     Defect(
                         "log range",
                         _panel(ax),
-                        f"log {name} axis: {past.size} plotted value(s) {side} its outermost "
+                        f"log {name} axis: {past.size} plotted "
+                        + ("value" if past.size == 1 else "values")
+                        + f" {side} its outermost "
                         f"labelled tick {bound:g} (as far as {worst:.3g})",
                     )
                 )
