@@ -560,8 +560,9 @@ def _how_to_read(outcomes: list[Outcome]) -> list[str]:
         f"ratio below {LOOSE_RATIO:g}: it could not detect an error of a constant factor.",
         "**Confidence intervals.** A random quantity is the mean over replicates with its "
         "confidence interval, family-wise 95% over the points of a row (Bonferroni: each "
-        "of the row's k points at level 1 - 0.05/k; exact binomial for 0/1 outcomes). The "
-        "error bars of the figures are these intervals.",
+        "of the row's k points at level 1 - 0.05/k; exact binomial for 0/1 outcomes). An "
+        "error bar drawn at a row's measured value is that row's interval; a figure's "
+        "other bars are per-point 95% intervals, as its title or legend says.",
         "**Upper bounds** (`<=`): *holds* when the upper confidence limit is at most the "
         "bound, *violated* when the lower limit is above it, *inconclusive* otherwise (the "
         "row says how many replicates would decide it).",
