@@ -23,6 +23,7 @@ def _clean() -> tuple[Figure, object]:
     ax.plot(T, 1.0 / T**2, label="measured", **plots.series(0, points=T.size))
     ax.plot(T, 4.0 / np.sqrt(T), label="bound", **plots.series(1, points=T.size))
     ax.set(yscale="log", xlabel="round $t$", ylabel="error (objective units)", title="panel")
+    plots.bracket_log(ax)  # as the report's figures are saved: every value between labels
     return fig, ax
 
 
@@ -88,6 +89,8 @@ def test_a_legend_entry_for_an_empty_series_is_found():
 def test_a_log_axis_with_too_few_labels_is_found():
     with plots.style():
         fig, ax = _clean()
+        for line in ax.get_lines():  # every value within reach of a label: 0.1 and 1
+            line.set_ydata(np.clip(line.get_ydata(), 0.08, 1.2))
         ax.set_ylim(0.05, 5)  # two decades: 0.1 and 1 labelled, no minor label
         plots.legend(ax)
     assert _kinds(fig) == ["log ticks"]
@@ -162,3 +165,39 @@ def test_a_statement_named_without_a_series_is_found(title, caption, missing):
         defects = figure_lint.lint(fig, caption=caption)
     assert [d.kind for d in defects] == ["unplotted statement"] * len(missing)
     assert all(name in str(d) for d, name in zip(defects, missing, strict=True))
+
+
+@pytest.mark.parametrize("labels", ["decades", "1-2-5"])
+def test_a_point_past_the_last_labelled_tick_of_a_log_axis_is_found(labels):
+    """A value above the top labelled tick (a short axis labelled at 1-2-5, or decades) is a
+    defect; ``plots.bracket_log`` extends the axis to the next labelled value."""
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        (ax,) = plots.panels(fig, 1)
+        y = np.linspace(0.04, 0.19, T.size) if labels == "1-2-5" else np.geomspace(0.011, 4, T.size)
+        ax.plot(T, y, label="measured", **plots.series(0, points=T.size))
+        ax.set(yscale="log", xlabel="round $t$", ylabel="error (objective units)")
+        ax.set_ylim(0.039 if labels == "1-2-5" else 0.01, 0.11 if labels == "1-2-5" else 1.05)
+        if labels == "1-2-5":
+            plots.log_labels(ax)
+        plots.legend(ax)
+        found = figure_lint.lint(fig)
+        assert [d.kind for d in found] == ["log range"] and "above" in str(found[0])
+        plots.bracket_log(ax)
+        assert figure_lint.lint(fig) == []
+        assert max(plots.labelled_ticks(ax, "y")) * plots.LOG_SLACK >= y.max()
+
+
+@pytest.mark.parametrize(("sizes", "kinds"), [((6, 6), ["hidden series"]), ((10, 6), [])])
+def test_equal_series_as_nested_markers_are_visible(sizes, kinds):
+    """Two series on one path: equal markers hide the lower one; a larger marker under a
+    smaller one (nested) shows both."""
+    with plots.style():
+        fig = Figure(figsize=(12, 5), layout="constrained")
+        (ax,) = plots.panels(fig, 1)
+        x = np.array([1.0, 2.0, 3.0])
+        for i, size in enumerate(sizes):
+            ax.plot(x, x, **plots.series(i), markersize=size, label=f"series {i}")
+        ax.set(xlabel="x (units)", ylabel="y (units)")
+        plots.legend(ax)
+        assert [d.kind for d in figure_lint.lint(fig)] == kinds

@@ -218,7 +218,8 @@ def test_report_written_and_resume_reuses_data(report_run):
     for o in outcomes:
         when = re.escape(f"Compute time: {o.seconds:.1f} s on ")
         assert re.search(when + r"\d{4}-\d\d-\d\d \d\d:\d\d UTC \(data reused", rerun), o.check.name
-    assert "Compute time: none" not in rerun and "(s)" not in rerun.split("\n\n")[1]
+    summary = rerun.split('<a id="how-to-read">')[0]  # counts, compute time, look first
+    assert "Compute time: none" not in rerun and "(s)" not in summary
     assert f"[{names[0]}/figure.svg]({names[0]}/figure.svg)" in rerun
     assert not list(tmp_path.rglob("*.tmp"))
     # verdicts.csv and the DataFrame: one row per verdict, in report order
@@ -236,11 +237,11 @@ def test_report_written_and_resume_reuses_data(report_run):
 def test_report_header_counts_statements_apart_from_the_errata_table(report_run):
     outcomes, tmp_path, _ = report_run
     report = (tmp_path / "report.md").read_text()
-    header = report.split("\n\n")[1]
+    header = report.split("\n\n")[1]  # the summary's counts, one line per kind of row
     fedavg = next(o for o in outcomes if o.check.name == "example1-fedavg")
     errata_rows = next(o for o in outcomes if o.check.name == "errata").rows
     holds = sum(r.verdict is Verdict.HOLDS for r in fedavg.rows)
-    assert header.startswith(f"Statements: {holds} holds")  # the errata are not among them
+    assert header.startswith(f"- Statements: {holds} holds")  # the errata are not among them
     caveats = sum(r.claim.startswith(("caveat", "note")) for r in errata_rows)  # not counted
     assert (
         caveats
@@ -283,14 +284,79 @@ def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instanc
         runner.report_blocks([_outcome("fedau-weights", rows)], tmp_path, size="tiny")
     )
     assert (
-        f"Tightest instance of {ref}: not searched (no tightness family; this validation's 1 "
-        "row(s) are not a search: the largest measured/bound among them is 2.8e-06)."
+        f"Tightest instance of {ref}: not searched (no tightness family; this validation's "
+        "row is not a search: the largest measured/bound among them is 2.8e-06)."
     ) in alone
     assert (
         f"Tightest instance of {e3cs.fact9.reference}: not searched (no tightness family; this "
-        "validation's 1 row(s) are not a search: the largest measured - bound among them is "
-        "-0.5)."
+        "validation's row is not a search: the largest measured - bound among them is -0.5)."
     ) in alone
+
+
+def test_report_opens_with_a_summary_the_rows_to_look_at_and_the_definitions(tmp_path):
+    """Counts first, then the violated, reversed, errata and undecided rows, each linked to
+    its section, then the definitions; every finding label gets its CSS class in the HTML,
+    and the statements a section checks are typeset (MathML in the HTML, LaTeX in the
+    Markdown)."""
+    ref = fedau.theorem3_per_round.reference
+    under = finding_label(Verdict.UNDERPOWERED, agree=5, draws=6, difference=-0.08,
+                          detectable=0.19, needed=40)  # fmt: skip
+    rows = [
+        Comparison("tight claim", ref, "<=", 0.5, 1.0, Verdict.HOLDS),
+        Comparison("broken claim", ref, "<=", 2.0, 1.0, Verdict.VIOLATED),
+        Comparison("open claim", ref, "<=", 0.9, 1.0, Verdict.INCONCLUSIVE),
+        Comparison("weak finding", "Table 2", "<", -0.08, 0.0, Verdict.UNDERPOWERED, label=under),
+        Comparison("flipped finding", "Table 2", "<", 1.0, 0.0, Verdict.REVERSED,
+                   label=finding_label(Verdict.REVERSED)),  # fmt: skip
+        Comparison("choice finding", "Table 2", "<", 1.0, 0.0, Verdict.DEPENDS,
+                   label=finding_label(Verdict.DEPENDS, depends=("clip",))),  # fmt: skip
+        Comparison("proxy finding", "Table 2", "<", 1.0, 0.0, Verdict.CONTRADICTED,
+                   label=finding_label(Verdict.CONTRADICTED, differs=("data: a stand-in",))),
+    ]  # fmt: skip
+    blocks = runner.report_blocks([_outcome("fedau-weights", rows)], tmp_path, size="tiny")
+    text = to_markdown(blocks)
+    order = [text.index(s) for s in ("- Statements: 1 holds, 1 violated, 1 inconclusive",
+             "## Look first at", "## How to read this report", "## Contents",
+             "## Verdicts")]  # fmt: skip
+    assert order == sorted(order)
+    first = text.split("## Look first at")[1].split("## How to read")[0]
+    lines = [line for line in first.splitlines() if line.startswith("- ")]
+    assert [line.split("**")[1] for line in lines] == [
+        "violated",
+        "reversed or contradicted at this scale",
+        "inconclusive or underpowered",
+    ]
+    assert "[broken claim](#fedau-weights): *violated*" in lines[0]
+    assert "[flipped finding](#fedau-weights)" in lines[1] and "proxy finding" in lines[1]
+    assert "[open claim](#fedau-weights)" in lines[2] and "[weak finding](#" in lines[2]
+    assert "tight claim" not in first and "choice finding" not in first
+    definitions = text.split("## How to read this report")[1].split("## Contents")[0]
+    for term in (
+        "Bonferroni",
+        "Holm",
+        "equivalence margin",
+        "power",
+        "underpowered",
+        "contradicted at this scale",
+        "depends on",
+        "reproduced on a stand-in",
+    ):
+        assert term in definitions, term  # fmt: skip
+    assert "(s)" not in text
+    assert r"\underbrace{\frac{2 K \left(1 - p\right)}{t}}_{\text{variance}}" in text
+    page = to_html([b for b in blocks if not isinstance(b, Image)], title="t", root=tmp_path)
+    assert '<math display="block"' in page and "<mfrac>" in page and "$$" not in page
+    for label, cls in (
+        (under, "underpowered"),
+        ("reversed", "reversed"),
+        ("depends on clip", "depends"),
+        ("contradicted", "contradicted"),
+    ):
+        assert re.search(f'<td class="{cls}"><strong>{re.escape(label)}', page), label
+    # nothing to look at first: said so
+    quiet = to_markdown(runner.report_blocks([_outcome("fedau-weights", rows[:1])], tmp_path,
+                                             size="tiny"))  # fmt: skip
+    assert "No row is violated, reversed, inconclusive or an erratum." in quiet
 
 
 def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_path):

@@ -120,12 +120,12 @@ def plot(data, s, fig):
         title=rf"Error decomposition, Markov availability, $\kappa={kappa0:g}$",
     )
     plots.legend(ax1, ncols=2)
+    kappa_marks = (("-", "P"), ("--", "X"), (":", "h"), ("-.", "*"))  # line and marker: kappa
     for i, L in enumerate(s["L_values"]):
         for j, key in enumerate(("theorem1", "theorem3")):
             ratio = (data["measured"][i] / data[key][i]).max(axis=0)
-            style = plots.series(i, points=t.size)
-            style["linestyle"] = ("-", "--")[j]
-            style["markerfacecolor"] = None if j == 0 else "none"
+            style = plots.series(1 + j, points=t.size)  # colour: the theorem, as on the left
+            style["linestyle"], style["marker"] = kappa_marks[i % len(kappa_marks)]
             name = ("Theorem 1", "Theorem 3")[j]
             ax2.plot(t, ratio, **style, label=rf"{name}, $\kappa={L / s['mu']:g}$")
     ax2.axhline(1.0, **plots.REFERENCE, label="ratio 1 (bound attained)")
@@ -133,7 +133,7 @@ def plot(data, s, fig):
         yscale="log",
         xlabel="round $t$",
         ylabel="measured / bound, max over replicates (dimensionless)",
-        title="Tightness ratio (solid, filled: Theorem 1; dashed, hollow: Theorem 3)",
+        title=r"Tightness ratio (colour: the theorem, as on the left; line and marker: $\kappa$)",
     )
     plots.legend(ax2, ncols=3)
     share = {

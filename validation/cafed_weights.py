@@ -163,6 +163,10 @@ def plot(data, s, fig):
     for i, (name, q) in enumerate(zip(names, weights, strict=True)):
         ax2.bar(np.arange(n) + i * width, q, width, label=name, color=plots.COLORS[i],
                 hatch=HATCHES[i % len(HATCHES)], edgecolor="white")  # fmt: skip
+        for k in np.flatnonzero(np.asarray(q) <= 1e-12):  # a zero weight draws no bar: say 0
+            ax2.annotate("0", (k + i * width, 0.0), ha="center", va="bottom", xytext=(0, 2),
+                         textcoords="offset points", fontsize=8, color=plots.COLORS[i],
+                         fontweight="bold")  # fmt: skip
     pairs = zip(data["pi"], data["lam"], strict=True)
     ticks = [rf"$\pi={p:g}$" "\n" rf"$\lambda={lam:g}$" for p, lam in pairs]  # fmt: skip
     ax2.set_xticks(np.arange(n) + 0.4 - width / 2, ticks)
@@ -185,6 +189,11 @@ def plot(data, s, fig):
         + "".join(
             f"{pair} give the same weights here, hence the same bound and measured error. "
             for pair in same
+        )
+        + (
+            "Right: a weight of exactly 0 draws no bar; it is marked 0 in its weighting's colour."
+            if np.any(np.asarray(weights) <= 1e-12)
+            else ""
         )
     ).strip()
 

@@ -41,6 +41,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -127,6 +128,21 @@ def _code_digest(theorem, *functions) -> str:
         ),  # fmt: skip
     ]
     return hashlib.sha256("\n".join([*statement, *sources]).encode()).hexdigest()[:16]
+
+
+_GREEK = re.compile(
+    r"(?<![\\$\w])(alpha|beta|gamma|delta|epsilon|zeta|eta|theta|kappa|lambda|mu|nu|xi|rho|"
+    r"sigma|tau|phi|chi|psi|omega)(?:_(\w+))?(?![\w$])"
+)
+"""A Greek letter's name, with an optional subscript (``rho``, ``eta_l``), standing alone."""
+
+
+def _symbols(text: str) -> str:
+    """``text`` for a figure: each Greek letter named alone as mathtext (``delta=0.05`` ->
+    ``$\\delta$=0.05``, ``rho_max`` -> ``$\\rho_{max}$``); other text as written."""
+    return _GREEK.sub(
+        lambda m: f"$\\{m.group(1)}" + (f"_{{{m.group(2)}}}$" if m.group(2) else "$"), text
+    )
 
 
 def _layout(insts: list[dict], x: str | None, group: str | None) -> tuple:
@@ -370,7 +386,8 @@ def theorem_check(
         xkey, gkeys = _layout(insts, x, group)
         xs = np.array([inst[xkey] for inst in insts] if xkey else np.arange(len(insts)),
                       dtype=float)  # fmt: skip
-        xlabel = xkey or "instance"
+        xlabel = _symbols(xkey) if xkey else "instance"
+        shown = _symbols(measured)  # the figure's text: Greek names as mathtext
         measured_values = data["measured"]  # [I, R], NaN-padded
         many = measured_values.shape[1] > 1
         if many:
@@ -385,14 +402,14 @@ def theorem_check(
         for j, key in enumerate(keys):  # one series per combination of the other parameters
             idx = [i for i, inst in enumerate(insts) if tuple(inst[k] for k in gkeys) == key]
             idx = np.array(sorted(idx, key=lambda i: xs[i]))  # joined in order of x
-            tag = _label(dict(zip(gkeys, key, strict=True)), gkeys)
+            tag = _symbols(_label(dict(zip(gkeys, key, strict=True)), gkeys))
             tag = f" ({tag})" if tag else ""
             look = series(j)
             if many:
                 ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], capsize=4, **look,
-                             label=f"{measured}, mean and 95% CI{tag}")  # fmt: skip
+                             label=f"{shown}, mean and 95% CI{tag}")  # fmt: skip
             else:
-                ax1.plot(xs[idx], centre[idx], **look, label=f"{measured}{tag}")
+                ax1.plot(xs[idx], centre[idx], **look, label=f"{shown}{tag}")
             b = data["bound"][idx]
             same = next((c for c in bounds if c[0] == tuple(xs[idx])
                          and np.allclose(c[1], b, rtol=SAME_BOUND, atol=0.0)), None)  # fmt: skip
@@ -412,15 +429,15 @@ def theorem_check(
             ax1.scatter(xs[outside], data["bound"][outside], s=330, facecolors="none",
                         edgecolors="k", linewidths=1.0, zorder=1.5,
                         label="outside the hypotheses (circled)")  # fmt: skip
-        shown = np.concatenate([centre, data["bound"]])
-        if np.all(shown > 0) and shown.max() >= LOG_SPAN * shown.min():
+        drawn = np.concatenate([centre, data["bound"]])
+        if np.all(drawn > 0) and drawn.max() >= LOG_SPAN * drawn.min():
             ax1.set_yscale("log")  # three decades or more: three labelled ticks at least
-        ax1.set(xlabel=xlabel, ylabel=measured, title=f"{theorem.title}: bound and measured")
+        ax1.set(xlabel=xlabel, ylabel=shown, title=_symbols(f"{theorem.title}: bound and measured"))
         legend(ax1)
         ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
         ax2.set(xlabel=xlabel, ylabel="measured / bound", title="Tightness")
         legend(ax2)
-        per = f", one series per {', '.join(gkeys)}" if gkeys else ""
+        per = f", one series per {', '.join(gkeys)}" if gkeys else ""  # the caption: plain text
         what = "mean with its 95% confidence interval" if many else "measured value"
         shared = (
             f" Series whose bounds are equal within {SAME_BOUND:.1%} share one bound line, "

@@ -169,12 +169,19 @@ def plot(data, s, fig):
         if np.allclose(data["bound"][i], data["bound"][j], rtol=1e-12, atol=0)
     ]
     return (
-        "Left: each variant's measured regret (markers, shifted slightly along c) and its "
-        "bound (line of the same colour and style). "
-        + "".join(
-            f"The bounds of {VARIANTS[i][0]} and {VARIANTS[j][0]} coincide (same inequality, "
-            "same eta: the sampler does not enter it); one line is drawn, named by both. "
-            for i, j in shared
+        "Left: each variant's measured regret (markers with their 95% confidence "
+        "intervals, one row each; shifted slightly along c) and its bound (a line without "
+        "markers, in the colour and style of its variant"
+        + (
+            ", or of the first variant whose bound it shares). "
+            + "".join(
+                f"The bounds of {VARIANTS[i][0]} and {VARIANTS[j][0]} coincide (same "
+                "inequality, same eta: the sampler does not enter it); one line is drawn, "
+                "named by both. "
+                for i, j in shared
+            )
+            if shared
+            else "). "
         )
         + "Successive sampling is the paper's own sampler (Sec. IV-C), although its "
         "inclusion probabilities are not the allocation p (erratum e3cs.sampler)."

@@ -134,9 +134,11 @@ def plot(data, s, fig):
     g = data["gamma"]
     n = len(ALGORITHMS)
     for i, name in enumerate(ALGORITHMS):
-        ax1.plot(plots.dodge(g, i, n, log=True, width=0.12),
-                 plots.floored(data["average_error"][i], FLOOR),
-                 **plots.series(i, filled=i % 2 == 0), label=name)  # fmt: skip
+        # at gamma itself (no sideways shift): equal values show as nested markers, each
+        # series' smaller than the one before, hollow and filled alternating
+        ax1.plot(g, plots.floored(data["average_error"][i], FLOOR),
+                 **plots.series(i, filled=i % 2 == 0), markersize=13 - 2.2 * i,
+                 label=name)  # fmt: skip
     ax1.plot(g, data["fedavg_bias"], **plots.REFERENCE, ls="--",
              label=r"FedAvg bias $|\frac{t_1e_1+t_2e_2}{t_1+t_2}-x^*|$")  # fmt: skip
     ax1.set(
@@ -173,9 +175,9 @@ def plot(data, s, fig):
     ]
     return (
         f"Data units: the clients' data e1 = {s['e1']:g}, e2 = {s['e2']:g} lie on the axis of "
-        f"x. Left: values below {FLOOR:g} are drawn on that floor; the algorithms' points are "
-        "shifted slightly along gamma so that none hides "
-        "another"
+        f"x. Left: values below {FLOOR:g} are drawn on that floor; the algorithms' points "
+        "are drawn at their gamma, equal values as nested markers (each algorithm's smaller "
+        "than the one before it in the legend), so that none hides another"
         + (f"; {', '.join(same)} coincide at every gamma." if same else ".")
         + (
             " FedAvg's measured time average lies on its closed-form bias (dashed)."

@@ -216,21 +216,19 @@ def _largest(values: np.ndarray) -> float:
 
 def prop1_plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
-    n = len(DYNAMICS)
     worst = 0.0
     for i, d in enumerate(DYNAMICS):
         R, measured = data[f"{d}_predicted"], data[f"{d}_measured"]
         residual = measured - R  # [active pairs] 0 when the identity holds
         worst = max(worst, float(np.max(np.abs(residual), initial=0.0)))
         rounds, count = np.unique(R, return_counts=True)
-        ax1.plot(plots.dodge(rounds, i, n, log=False, width=0.6),
-                 [_largest(residual[R == r]) for r in rounds],
-                 **plots.series(i, line=False, points=rounds.size), label=NAMES[d])  # fmt: skip
+        ax1.plot(rounds, [_largest(residual[R == r]) for r in rounds],
+                 **plots.series(i, points=rounds.size), label=NAMES[d])  # fmt: skip
         ax2.plot(rounds, count, **plots.series(i, points=rounds.size), label=NAMES[d])
     span = max(worst, 1.0)
     ax1.set(ylim=(-span, span), xlabel="round count $R$ (rounds)",
             ylabel=r"residual: sum of echo factors $-\ R$ (rounds)",
-            title="Proposition 1: residual at every round (0: identity exact)")  # fmt: skip
+            title="Proposition 1: residual per round (0: identity exact)")  # fmt: skip
     ax2.set(xlabel="round count $R$ (rounds)", ylabel="active (replicate, client) pairs checked",
             title="Pairs checked per round, by dynamics")  # fmt: skip
     plots.legend(ax1, ncols=2)
@@ -238,9 +236,11 @@ def prop1_plot(data, s, fig):
     total = sum(int(data[f"{d}_predicted"].size) for d in DYNAMICS)
     return (
         f"Left: the residual of largest magnitude over the active pairs of each round, for "
-        "each dynamics "
-        f"(points shifted slightly along R so that none hides another); the largest |residual| "
-        f"over all {total} pairs is {worst:g} rounds. Right: how many pairs each round checks."
+        f"each dynamics: a line through every round, markers at every {max(1, rounds.size // 12)}"
+        "th round, at other rounds for each dynamics (the lines coincide where the residuals "
+        "are equal); the largest |residual| "
+        f"over all {total} pairs is {worst:g} rounds. Right: how many pairs each round checks "
+        "(a line through every round; markers at some rounds tell the dynamics apart)."
     )
 
 
@@ -476,8 +476,13 @@ def lemma5_plot(data, s, fig):
     positive = exact[exact > 0]
     floor = 10.0 ** (np.floor(np.log10(positive.min())) - 1) if positive.size else 1e-12
     for j, frac in enumerate(s["lr_fraction"]):
-        ax.plot(plots.dodge(steps, j, k, log=True, width=0.03), plots.floored(exact[j::k], floor),
-                **plots.series(j), label=f"exact, c = {frac:g}")  # fmt: skip
+        x, y = plots.dodge(steps, j, k, log=True, width=0.03), exact[j::k]
+        # a 0 is drawn on the floor as a marker alone: a line from it to the next value
+        # would draw a slope the data does not have
+        ax.plot(x, np.where(y > 0, y, np.nan), **plots.series(j),
+                label=f"exact, c = {frac:g}")  # fmt: skip
+        ax.plot(x[y <= 0], np.full(int(np.sum(y <= 0)), floor),
+                **plots.series(j, line=False))  # fmt: skip
         ax.plot(steps, data["bound"][j::k], **{**plots.series(j, filled=False), "linestyle": ":"},
                 label=f"Lemma 5 bound, c = {frac:g}")  # fmt: skip
     ax.set(xscale="log", yscale="log", xlabel="local steps $s$",
@@ -489,7 +494,8 @@ def lemma5_plot(data, s, fig):
     zero = sorted({int(v) for v in np.repeat(steps, k)[exact == 0]})
     return (
         f"The exact drift is 0 at s = {', '.join(map(str, zero))} (the sum over r < s then "
-        f"holds only its r = 0 term, which is 0), drawn on the {floor:g} floor; the exact "
+        f"holds only its r = 0 term, which is 0), drawn as a marker alone on the {floor:g} "
+        "floor (no line joins it to the next value); the exact "
         "values of the two step sizes are shifted slightly along s so that neither hides the "
         "other."
         if zero
@@ -546,7 +552,7 @@ register(
             instances=POPULATIONS,
             x="m",
             measured="exact rho (random population above delta)",
-            title="FedAWE Lemma 4 on random heterogeneous populations (theorem_check)",
+            title="FedAWE Lemma 4 on random heterogeneous populations",
         ),
         cost=0.1,
     )

@@ -1,15 +1,16 @@
 r"""Checks that a drawn figure shows what it claims to show (the figure rules of
 :mod:`fedtheory.validation.plots`, as a lint over matplotlib's figure objects).
 
-:func:`lint` draws the figure once and returns every :class:`Defect` of six kinds:
+:func:`lint` draws the figure once and returns every :class:`Defect` of seven kinds:
 
 ``hidden series``
     two series of a panel drawn on the same path (every point within :data:`COINCIDE_PT`
     points of the other's on the canvas) where the upper one covers the lower one: its line
     over the lower's line and its markers over the lower's markers. A reader sees one
     series. Coinciding series are drawn once and named together, kept apart by markers at
-    other points (``plots.series(i, points=...)``), or drawn as a line under markers only
-    (a closed form under measured points).
+    other points (``plots.series(i, points=...)``), drawn as a line under markers only
+    (a closed form under measured points), or as nested markers (each at least
+    :data:`NESTED_PT` points larger than the one over it).
 ``legend``
     a legend entry whose text repeats another entry of the same legend (``bound``,
     ``bound``), a label repeating a parenthesised part (``(bound) (bound)``), or an
@@ -24,6 +25,11 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
     an error bar centred on a row's measured value (``rows=``, within
     :data:`SAME_RTOL`) whose ends differ from the interval the row's verdict used (a
     per-point 95% interval drawn for a row judged on its family-wise interval, say).
+``log range``
+    a plotted value of a log axis (a line's point, an error bar's end, a reference line)
+    past its outermost labelled tick by more than :data:`~fedtheory.validation.plots.LOG_SLACK`:
+    a reader cannot read it off the axis (``plots.bracket_log`` extends the axis to the next
+    labelled value; the report's figures get it when they are saved).
 ``unplotted statement``
     a statement (*Theorem 1*, *Lemmas 5-6*, *Proposition 2*) named in a figure title or the
     caption (``caption=``) that no legend entry, panel title, axis or tick label names,
@@ -61,6 +67,8 @@ from matplotlib.text import Text
 
 COINCIDE_PT = 1.0
 """Two paths closer than this many points everywhere are one line on the canvas."""
+NESTED_PT = 2.0
+"""A marker at least this many points larger than the one drawn over it shows around it."""
 MIN_LOG_LABELS = 3
 """Fewest labelled ticks a log axis needs to be read."""
 EDGE_PX = 1.0
@@ -78,6 +86,7 @@ KINDS = (
     "hidden series",
     "legend",
     "log ticks",
+    "log range",
     "outside canvas",
     "interval",
     "unplotted statement",
@@ -108,6 +117,7 @@ def lint(fig: Figure, *, rows: Sequence = (), caption: str | None = None) -> lis
     for ax in fig.axes:  # those of subfigures included
         defects += _hidden_series(ax)
         defects += _log_ticks(ax)
+        defects += _log_range(ax)
         defects += _unnamed_entries(ax)
     for legend in _legends(fig):
         defects += _legend_texts(legend)
@@ -176,6 +186,8 @@ def _hidden_series(ax: Axes) -> list[Defect]:
         )
         shows = _has_line(lower) and not _has_line(upper)  # a curve under markers only
         shows |= bool(len(lower_marks)) and _hollow(upper) and not _hollow(lower)
+        nested = upper.get_markersize() + NESTED_PT <= lower.get_markersize()
+        shows |= bool(len(lower_marks)) and nested  # a larger marker around a smaller one
         if not (separate or shows):
             defects.append(
                 Defect(
@@ -214,6 +226,36 @@ def _log_ticks(ax: Axes) -> list[Defect]:
                     f"at least {MIN_LOG_LABELS} needed",
                 )
             )
+    return defects
+
+
+def _log_range(ax: Axes) -> list[Defect]:
+    """Plotted values of a log axis past its outermost labelled ticks (beyond the slack)."""
+    from fedtheory.validation.plots import LOG_SLACK, labelled_ticks, plotted_values
+
+    defects = []
+    for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if axis.get_scale() != "log" or not axis.get_visible() or not ax.axison:
+            continue
+        values, labels = plotted_values(ax, name), labelled_ticks(ax, name)
+        if not values.size or not labels.size:
+            continue  # no labelled tick at all is a "log ticks" defect
+        for past, bound, side in (
+            (values[values > labels.max() * LOG_SLACK], labels.max(), "above"),
+            (values[values * LOG_SLACK < labels.min()], labels.min(), "below"),
+        ):
+            if past.size:
+                worst = past.max() if side == "above" else past.min()
+                defects.append(
+                    Defect(
+                        "log range",
+                        _panel(ax),
+                        f"log {name} axis: {past.size} plotted "
+                        + ("value" if past.size == 1 else "values")
+                        + f" {side} its outermost "
+                        f"labelled tick {bound:g} (as far as {worst:.3g})",
+                    )
+                )
     return defects
 
 

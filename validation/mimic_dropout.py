@@ -160,7 +160,8 @@ def plot(data, s, fig):
     for k, (key, label) in enumerate(terms):
         ci, yerr = plots.confidence_bars(data[key])  # [P, 3], [2, P]
         ax_m.errorbar(plots.dodge(x, k, len(terms), log=False, width=0.15), ci[:, 0],
-                      yerr=yerr, **plots.series(k), label=label)  # fmt: skip
+                      yerr=yerr, **plots.series(k, line=False), label=label)  # fmt: skip
+        # markers only: the patterns are categories, no line joins one to the next
     ax_m.set_xticks(x, PATTERNS, rotation=20, ha="right")
     ax_m.set(
         yscale="log",

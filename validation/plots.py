@@ -31,8 +31,15 @@ from pathlib import Path
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import (
+    FixedLocator,
+    FuncFormatter,
+    LogFormatterSciNotation,
+    LogLocator,
+    NullFormatter,
+)
 
 from fedtheory.io import atomic_write_bytes
 from fedtheory.verdict import mean_confidence_interval, mean_intervals
@@ -153,6 +160,104 @@ def log_labels(ax: Axes, *, axis: str = "y") -> None:
     target.set_major_locator(FixedLocator(values))
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     target.set_minor_formatter(NullFormatter())
+
+
+LOG_SLACK = 10**0.1
+"""How far (a factor, a tenth of a decade) a plotted point may lie past the outermost
+labelled tick of a log axis: :func:`dodge`'s shift of a point at the end of a grid."""
+
+
+def plotted_values(ax: Axes, axis: str) -> np.ndarray:
+    """The positive finite values, along ``axis`` (``"x"`` or ``"y"``), of everything
+    ``ax`` plots as data: lines (a reference line ``axhline``/``axvline`` along its one data
+    coordinate), error bars and scattered points; shaded bands (a floor) excluded."""
+    k = 0 if axis == "x" else 1
+    own = ax.get_yaxis_transform() if axis == "y" else ax.get_xaxis_transform()
+    found: list[np.ndarray] = []
+    for line in ax.get_lines():
+        if not line.get_visible() or line.get_alpha() == 0:
+            continue
+        if line.get_linestyle() in ("None", "none", "", " ") and line.get_marker() in (
+            "None", "none", "", " ", None):  # fmt: skip
+            continue
+        tr = line.get_transform()
+        if tr is ax.transData or tr is own:
+            found.append(np.asarray(line.get_xydata(), dtype=float)[:, k])
+    for c in ax.collections:
+        if not c.get_visible():
+            continue
+        if isinstance(c, LineCollection) and c.get_transform() is ax.transData:
+            found += [np.asarray(seg, dtype=float)[:, k] for seg in c.get_segments()]
+        elif isinstance(c, PathCollection) and c.get_offset_transform() is ax.transData:
+            found.append(np.asarray(c.get_offsets(), dtype=float).reshape(-1, 2)[:, k])
+    v = np.concatenate(found) if found else np.empty(0)
+    return v[np.isfinite(v) & (v > 0)]
+
+
+def labelled_ticks(ax: Axes, axis: str) -> np.ndarray:
+    """Positions of the ticks of ``axis`` that carry a label inside the view (after a draw
+    or with the current locators and formatters)."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    ticks = target._update_ticks()  # the ticks drawn (inside the view), labels formatted
+    return np.array(
+        [
+            t.get_loc()
+            for t in ticks
+            if (t.label1.get_visible() and t.label1.get_text().strip())
+            or (t.label2.get_visible() and t.label2.get_text().strip())
+        ],
+        dtype=float,
+    )
+
+
+def bracket_log(ax: Axes) -> None:
+    """Extend each log axis of ``ax`` to the labelled tick just past its plotted values
+    (:func:`plotted_values`), so that every point lies between two labelled values (within
+    :data:`LOG_SLACK`) and can be read off the axis. A short axis labelled by
+    :func:`log_labels` is labelled again over its new range."""
+    for name in ("x", "y"):
+        for _ in range(3):  # a new range may be labelled more coarsely: extend again
+            if not _bracket_once(ax, name):
+                break
+
+
+def _bracket_once(ax: Axes, name: str) -> bool:
+    """One extension of :func:`bracket_log` along ``name``; whether it changed the axis."""
+    target = ax.xaxis if name == "x" else ax.yaxis
+    if target.get_scale() != "log":
+        return False
+    values = plotted_values(ax, name)
+    if not values.size:
+        return False
+    low, high = float(values.min()), float(values.max())
+    get, set_ = (ax.get_xlim, ax.set_xlim) if name == "x" else (ax.get_ylim, ax.set_ylim)
+    inverted = get()[0] > get()[1]
+    vlow, vhigh = sorted(get())
+    labels = labelled_ticks(ax, name)
+    need_high = not labels.size or labels.max() * LOG_SLACK < high
+    need_low = not labels.size or labels.min() > low * LOG_SLACK
+    if not (need_high or need_low):
+        return False
+    fixed = isinstance(target.get_major_locator(), FixedLocator)
+    decades = 10.0 ** np.arange(np.floor(np.log10(low)) - 3, np.ceil(np.log10(high)) + 4)
+    short = np.log10(high / low) < 3
+    subs = (1.0, 2.0, 5.0) if fixed and short else (1.0,)
+    candidates = np.sort(np.outer(decades, subs).ravel())
+    pad = 10**0.02  # the labelled end just inside the view
+    if need_high:  # the next candidate past the values and past the current end
+        beyond = candidates[(candidates >= high) & (candidates * pad > vhigh * (1 + 1e-9))]
+        vhigh = float(beyond.min()) * pad if beyond.size else vhigh
+    if need_low:
+        beyond = candidates[(candidates <= low) & (candidates / pad < vlow * (1 - 1e-9))]
+        vlow = float(beyond.max()) / pad if beyond.size else vlow
+    set_((vhigh, vlow) if inverted else (vlow, vhigh))
+    if fixed:  # labels at the data's grid or at 1-2-5: label the new range
+        if np.log10(vhigh / vlow) < 3:
+            log_labels(ax, axis=name)
+        else:
+            target.set_major_locator(LogLocator())
+            target.set_major_formatter(LogFormatterSciNotation())
+    return True
 
 
 def coinciding(values: dict[str, np.ndarray], *, rtol: float = 1e-9) -> list[list[str]]:

@@ -1,11 +1,15 @@
 """The report as a list of blocks, rendered to Markdown and to self-contained HTML.
 
-Blocks are tiny frozen records (heading, paragraph, table, image, code, bullet list);
+Blocks are tiny frozen records (heading, paragraph, table, image, code, bullet list,
+formula);
 inline text may use ``**bold**``, ```code``` and in-page links ``[text](#anchor)`` only,
 which both writers understand. A heading with an ``anchor`` is a link target. The HTML
 embeds every image (base64 PNG), so the file alone shows every figure wherever it is
-opened or sent; the Markdown links them by relative path. No dependency beyond the
-standard library.
+opened or sent; the Markdown links them by relative path. A :class:`Formula` (a
+statement in the paper's notation) is typeset in the HTML as presentation MathML, which
+browsers draw natively (no script, no font, nothing fetched: the page stays
+self-contained), and written as ``$$...$$`` LaTeX in the Markdown, which GitHub typesets.
+No dependency beyond the standard library (the caller gives both forms).
 """
 
 from __future__ import annotations
@@ -52,7 +56,18 @@ class Code:
     text: str
 
 
-Block = Heading | Paragraph | Bullets | Table | Image | Code
+@dataclass(frozen=True)
+class Formula:
+    """A displayed formula with a lead-in (``**Theorem 3** (ref.): bound =``): the same
+    formula as LaTeX (the Markdown) and as presentation MathML without the ``<math>``
+    element (the HTML; ``sympy.mathml(expr, printer="presentation")``)."""
+
+    text: str
+    latex: str
+    mathml: str
+
+
+Block = Heading | Paragraph | Bullets | Table | Image | Code | Formula
 
 
 def _md_cell(text: str) -> str:
@@ -79,6 +94,8 @@ def to_markdown(blocks: list[Block]) -> str:
             out.append(f"![{b.alt}]({b.path})" + (f"\n\n*{b.caption}*" if b.caption else ""))
         elif isinstance(b, Code):
             out.append(f"```\n{b.text}\n```")
+        elif isinstance(b, Formula):
+            out.append(f"{b.text}\n\n$$\n{b.latex}\n$$")
     return "\n\n".join(out) + "\n"
 
 
@@ -109,24 +126,38 @@ _STYLE = (
     ".holds{background:#dfd}.violated{background:#fdd}.outside{background:#ffd}"
     ".not-reproduced{background:#e8eef8}.inconclusive{background:#eee}"
     ".reproduced{background:#dfd}.reversed{background:#fdd}.loose{background:#efe}"
+    ".stand-in{background:#e6f4e6}.contradicted{background:#fde8d8}"
+    ".underpowered{background:#f0f0f0;font-style:italic}.depends{background:#f3e8f8}"
+    "math.formula{margin:0.3em 0 0.8em 2em;font-size:110%}"
 )
 
 
-_VERDICT_CLASSES = {
-    "holds": "holds",
-    "holds (loose)": "loose",
-    "violated": "violated",
-    "inconclusive": "inconclusive",
-    "outside assumptions": "outside",
-    "reproduced": "reproduced",
-    "not reproduced at this scale": "not-reproduced",
-    "reversed": "reversed",
-}
-"""Verdict cells (``**verdict**``, a loose *holds* ``**holds (loose)**``) -> CSS class."""
+_VERDICT_CLASSES = (
+    ("holds (loose)", "loose"),
+    ("holds", "holds"),
+    ("violated", "violated"),
+    ("defect of fedtheory", "violated"),
+    ("inconclusive", "inconclusive"),
+    ("outside assumptions", "outside"),
+    ("reproduced on a stand-in", "stand-in"),
+    ("reproduced", "reproduced"),
+    ("not reproduced at this scale", "not-reproduced"),
+    ("reversed", "reversed"),
+    ("contradicted at this scale", "contradicted"),
+    ("underpowered", "underpowered"),
+    ("depends on", "depends"),
+)
+"""Verdict cells (``**label**``) -> CSS class, by the label's start: a finding's label
+carries its reasons (*underpowered: direction agrees in 5 of 6 draws...*, *depends on
+clip*, *reproduced on a stand-in: data*), an erratum's evidence *violated (evidence of
+erratum ...)*. The first matching start wins (longer starts first)."""
 
 
 def _verdict_class(cell: str) -> str:
-    cls = _VERDICT_CLASSES.get(cell.strip("*")) if cell.startswith("**") else None
+    if not (cell.startswith("**") and cell.endswith("**")):
+        return ""
+    label = cell.strip("*")
+    cls = next((c for start, c in _VERDICT_CLASSES if label.startswith(start)), None)
     return f' class="{cls}"' if cls else ""
 
 
@@ -164,5 +195,9 @@ def to_html(blocks: list[Block], *, title: str, root: Path) -> str:
             out.append(f'<figure><img src="{src}" alt="{alt}">{caption}</figure>')
         elif isinstance(b, Code):
             out.append(f"<pre>{html.escape(b.text)}</pre>")
+        elif isinstance(b, Formula):
+            out.append(
+                f'<p>{_inline(b.text)}</p><math display="block" class="formula">{b.mathml}</math>'
+            )
     out.append("</body></html>")
     return "\n".join(out) + "\n"

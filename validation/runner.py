@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import datetime
 import hashlib
+import html
 import io
 import json
 import math
@@ -66,6 +67,7 @@ from fedtheory.validation.report import (
     Block,
     Bullets,
     Code,
+    Formula,
     Heading,
     Image,
     Paragraph,
@@ -148,6 +150,8 @@ def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> 
     with plots.style():
         fig = Figure(figsize=(12, 5), layout="constrained")
         caption = check.plot(data, settings, fig) or ""
+        for ax in fig.axes:  # every plotted value between two labelled values of a log axis
+            plots.bracket_log(ax)
         fig.suptitle(
             check.title
             + ("\n(includes instances OUTSIDE the theorem's assumptions)" if outside else "")
@@ -396,9 +400,10 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _counts(outcomes: list[Outcome]) -> str:
-    """The header's counts: statement verdicts and empirical-finding outcomes, the errata
-    apart (they are findings about the papers, listed by class in their own table)."""
+def _counts(outcomes: list[Outcome]) -> list[str]:
+    """The summary's counts, one line per kind of row: statement verdicts, empirical-finding
+    outcomes (those that occur), the errata apart (findings about the papers, listed by
+    class in their own table)."""
     every = [r for o in outcomes if o.check.name != errata.NAME for r in o.rows]
     rows = [r for r in every if getattr(r, "source", "paper") == "paper"]
     ours = [r for r in every if getattr(r, "source", "paper") != "paper"]
@@ -408,20 +413,21 @@ def _counts(outcomes: list[Outcome]) -> str:
         + (f" ({loose} loose)" if v is Verdict.HOLDS and loose else "")
         for v in STATEMENT_VERDICTS
     )
-    findings = ", ".join(f"{sum(r.verdict is v for r in rows)} {v.value}" for v in FINDING_OUTCOMES)
-    text = f"Statements: {statements}."
+    findings = ", ".join(
+        f"{n} {v.value}" for v in FINDING_OUTCOMES if (n := sum(r.verdict is v for r in rows))
+    )
+    lines = [f"Statements: {statements}."]
     if _papers(outcomes) or any(r.verdict in FINDING_OUTCOMES for r in rows):
-        text += f" Empirical findings of the papers: {findings}."
+        lines.append(f"Empirical findings of the papers: {findings or 'none in this run'}.")
     for source, what in (
         ("comparison", "Comparisons between algorithms that no paper states"),
         ("fedtheory", "Consistency checks of fedtheory against itself"),
     ):
         mine = [r for r in ours if getattr(r, "source", "paper") == source]
-        counts = ", ".join(
-            f"{n} {text_of(v, source)}" for v in Verdict if (n := sum(r.verdict is v for r in mine))
-        )
+        numbers = {v: sum(r.verdict is v for r in mine) for v in Verdict}
+        counts = ", ".join(f"{n} {text_of(v, source, n)}" for v, n in numbers.items() if n)
         if mine:
-            text += f" {what}: {counts}."
+            lines.append(f"{what}: {counts}.")
     for o in outcomes:
         if o.check.name == errata.NAME:
             caveat = CAVEATS  # the papers' own caveats: listed, not counted
@@ -431,8 +437,8 @@ def _counts(outcomes: list[Outcome]) -> str:
             notes = sum(n for c, n in counts if c in caveat and c != "caveat confirmed")
             table = [row for row in errata.table_rows(o.data) if row[0] not in caveat]
             confirmed = sum(row[4] == "yes" for row in table)
-            text += (
-                f" Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
+            lines.append(
+                f"Errata ([table by class](#{errata.TABLE_ANCHOR})): {len(table)} ({by_class}), "
                 f"fedtheory reproduces {confirmed} of these findings; and "
                 f"{_plural(caveats, 'caveat')} the papers state themselves, confirmed"
                 + (
@@ -441,14 +447,14 @@ def _counts(outcomes: list[Outcome]) -> str:
                     else "."
                 )
             )
-    return text
+    return lines
 
 
-def text_of(verdict: Verdict, source: str) -> str:
-    """A verdict as a count names it: *violated* of a consistency check of fedtheory is a
-    *defect of fedtheory*."""
+def text_of(verdict: Verdict, source: str, n: int = 1) -> str:
+    """A verdict as a count of ``n`` names it: *violated* of a consistency check of
+    fedtheory is a *defect of fedtheory* (*defects* for ``n`` other than 1)."""
     if source == "fedtheory" and verdict is Verdict.VIOLATED:
-        return "defect(s) of fedtheory"
+        return "defect of fedtheory" if n == 1 else "defects of fedtheory"
     return verdict.value
 
 
@@ -494,57 +500,178 @@ def _tightest_lines(o: Outcome, tight: Outcome | None) -> list[str]:
                 gap = max(r.measured - r.bound for r in rows)
                 seen = f"the largest measured - bound among them is {gap:.3g}"
             text = (
-                f"not searched (no tightness family; this validation's {len(rows)} row(s) "
-                f"are not a search: {seen})"
+                "not searched (no tightness family; this validation's "
+                + ("row is" if len(rows) == 1 else f"{len(rows)} rows are")
+                + f" not a search: {seen})"
             )
             how = ""
         lines.append(f"Tightest instance of {ref}: {text}" + (f" ({how})." if how else "."))
     return lines
 
 
+LOOK_FIRST = (
+    ("violated", (Verdict.VIOLATED,)),
+    ("reversed or contradicted at this scale", (Verdict.REVERSED, Verdict.CONTRADICTED)),
+    ("inconclusive or underpowered", (Verdict.INCONCLUSIVE, Verdict.UNDERPOWERED)),
+)
+"""The groups of rows the summary lists first (each row linked to its section), the
+errata between the orderings and the undecided rows."""
+
+
+def _look_first(outcomes: list[Outcome]) -> list[str]:
+    """One bullet per group of :data:`LOOK_FIRST` that has rows, and one for the errata:
+    each row's claim linked to its section, its label and the paper's reference."""
+    items = []
+
+    def line(what: str, rows: list[str]) -> None:
+        if rows:
+            items.append(f"**{what}** ({len(rows)}): " + "; ".join(rows) + ".")
+
+    def row(o: Outcome, r: Comparison) -> str:
+        return f"[{r.claim}](#{o.check.name}): *{r.outcome_label}* ({r.reference})"
+
+    statements = [(o, r) for o in outcomes if o.check.name != errata.NAME for r in o.rows]
+    for what, verdicts in LOOK_FIRST[:2]:
+        line(what, [row(o, r) for o, r in statements if r.verdict in verdicts])
+    for o in outcomes:
+        if o.check.name == errata.NAME:
+            table = [t for t in errata.table_rows(o.data) if t[0] not in CAVEATS]
+            classes = dict.fromkeys(t[0] for t in table)
+            if table:
+                items.append(
+                    f"**errata of the papers** ({len(table)}, "
+                    f"[table by class](#{errata.TABLE_ANCHOR})): "
+                    + "; ".join(
+                        f"{c}: " + ", ".join(t[1] for t in table if t[0] == c) for c in classes
+                    )
+                    + "."
+                )
+    what, verdicts = LOOK_FIRST[2]
+    line(what, [row(o, r) for o, r in statements if r.verdict in verdicts])
+    return items
+
+
+def _how_to_read(outcomes: list[Outcome]) -> list[str]:
+    """The definitions the verdicts use, one bullet each."""
+    items = [
+        "**Ratio** = measured / bound: the tightness of an upper bound, 1 for an exact "
+        'statement; "exact" where both are 0, "bound is 0" where only the bound is, '
+        '"1 + 2.1e-09" where it exceeds 1 by rounding. A **holds** row marked *loose* has a '
+        f"ratio below {LOOSE_RATIO:g}: it could not detect an error of a constant factor.",
+        "**Confidence intervals.** A random quantity is the mean over replicates with its "
+        "confidence interval, family-wise 95% over the points of a row (Bonferroni: each "
+        "of the row's k points at level 1 - 0.05/k; exact binomial for 0/1 outcomes). An "
+        "error bar drawn at a row's measured value is that row's interval; a figure's "
+        "other bars are per-point 95% intervals, as its title or legend says.",
+        "**Upper bounds** (`<=`): *holds* when the upper confidence limit is at most the "
+        "bound, *violated* when the lower limit is above it, *inconclusive* otherwise (the "
+        "row says how many replicates would decide it).",
+        "**Exact statements** (`==`): *holds* when the interval lies inside the "
+        "**equivalence margin** around the prediction (the row prints the margin: the "
+        "largest difference the statement tolerates at this size), *violated* when it lies "
+        "outside it, *inconclusive* otherwise.",
+        "**Outside assumptions**: the instance breaks a hypothesis of the theorem, so the "
+        "row neither confirms nor refutes it.",
+    ]
+    if _papers(outcomes):
+        items += [
+            "**Empirical findings** (`<` rows: a paper's ordering, e.g. a table's ranking) "
+            "are judged over the rows of one table with Holm's step-down correction "
+            "(family-wise 95%: the i-th smallest p-value at level 0.05/(m - i + 1), "
+            "stopping at the first that fails). Their labels:",
+            "*reproduced*: the ordering is significant on the set-up the row is judged "
+            "against (the paper's or its authors' code's), across every unforced choice; "
+            "*reproduced on a stand-in*: the same, on a set-up that differs in the aspects "
+            "named (data, model...).",
+            "*reversed*: the opposite ordering is significant, larger than the smallest "
+            "difference the comparison detects, on the set-up; *contradicted at this scale*: "
+            "the opposite ordering is significant but not every condition of *reversed* is "
+            "met (a stand-in, too few draws, smaller than detectable).",
+            "*underpowered*: neither ordering is significant; the label gives the draws that "
+            "agree in direction, the difference, the smallest difference detected with 80% "
+            "**power** (the chance of detecting a true difference of that size) and the "
+            "draws that would decide it.",
+            "*depends on <choice>*: an unforced set-up choice (clipping, step sizes...) whose "
+            "values change the outcome; the row's detail gives the outcome at each value.",
+            "**Errata**: findings about the papers (a wrong constant, a typo...), each "
+            "recomputed and listed by class in its own table; the papers' own caveats and "
+            "fedtheory's notes are listed there too, not counted as errata.",
+        ]
+    return items
+
+
+_LHS = {"upper bound": "bound", "exact": "value", "limit": "limit", "order": "rate"}
+
+
+def _mathml(theorem) -> str:
+    """``theorem``'s total as presentation MathML, each term under a brace named by its key
+    (as :meth:`~fedtheory.bounds.Theorem.latex` writes it in LaTeX)."""
+    import sympy as sp
+
+    def term(key: str, expr) -> str:
+        body = sp.mathml(expr, printer="presentation")
+        name = html.escape(key.replace("_", " "))
+        return (
+            f'<munder><munder accentunder="true"><mrow>{body}</mrow><mo>&#x23DF;</mo>'
+            f"</munder><mtext>{name}</mtext></munder>"
+        )
+
+    terms = "<mo>+</mo>".join(term(k, e) for k, e in theorem.terms.items())
+    return f"<mrow><mtext>{_LHS[theorem.kind]}</mtext><mo>=</mo>{terms}</mrow>"
+
+
+def _formulas(o: Outcome) -> list[Formula]:
+    """The catalogue statements ``o``'s rows check, each in the paper's notation: its title,
+    reference and statement as text, then the formula fedtheory evaluates, typeset."""
+    from fedtheory.bounds import CATALOGUE
+
+    by_reference = {t.reference: t for t in CATALOGUE.values()}
+    seen = dict.fromkeys(r.reference for r in o.rows if r.reference in by_reference)
+    blocks = []
+    for ref in seen:
+        t = by_reference[ref]
+        said = f", stated as `{t.statement}`" if t.statement else ""
+        blocks.append(
+            Formula(
+                f"**{t.title}** ({ref}){said}; fedtheory evaluates:",
+                rf"\text{{{_LHS[t.kind]}}} = {t.latex()}",
+                _mathml(t),
+            )
+        )
+    return blocks
+
+
 def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Block]:
-    """The report: counts and verdict table on top (errata apart), then one section per
-    validation."""
+    """The report, top-down: a summary (counts by outcome, then the rows to look at
+    first, each linked), how to read it (the definitions), contents, the verdict table
+    (errata apart), then one section per validation."""
     tight = next((o for o in outcomes if o.check.name == "tightness"), None)
+    first = _look_first(outcomes)
     blocks: list[Block] = [
         Heading(f"fedtheory validation report ({size} mode)", 1),
+        Bullets(tuple(_counts(outcomes))),
         Paragraph(
-            _counts(outcomes)
-            + f" (compute time {sum(o.seconds for o in outcomes):.0f} s"
+            f"Compute time {sum(o.seconds for o in outcomes):.0f} s"
             + (
                 f"; {_plural(len(reused), 'validation')} reused data of an earlier run, whose "
                 f"compute took {sum(o.computed[0] for o in reused):.0f} s"
                 if (reused := [o for o in outcomes if o.reused and o.computed])
                 else ""
             )
-            + "). Ratio = measured / bound (tightness of an upper bound, 1 for an exact "
-            'statement; "exact" where both are 0, "bound is 0" where only the bound is, '
-            '"1 + 2.1e-09" where it exceeds 1 by rounding). A **holds** row marked *loose* '
-            f"has a ratio below {LOOSE_RATIO:g}: it could not detect an error of a constant "
-            "factor. Random quantities: mean over replicates with its confidence interval "
-            "(family-wise 95%, Bonferroni over the points of a row; exact binomial for 0/1 "
-            "outcomes); `<=` *holds* when the upper confidence limit is at most the bound, "
-            "is *violated* when the lower limit is above it, and is *inconclusive* otherwise "
-            "(the row says how many replicates would decide it); `==` *holds* when the "
-            "interval lies inside the stated equivalence margin around the prediction. "
-            '"outside assumptions": the instance breaks a hypothesis of the theorem, so the '
-            "row neither confirms nor refutes it."
-            + (
-                " A paper's empirical ordering (`<` rows, e.g. a table's ranking) is "
-                '"reproduced" on the set-up it is judged against or "on a stand-in" (the '
-                'aspects named); "underpowered" where neither ordering is significant (the '
-                "draws that agree in direction, the smallest difference detected with 80% "
-                'power, the draws that would decide it); "contradicted at this scale" where '
-                'the opposite ordering is significant but not "reversed" (a stand-in, too '
-                'few draws, smaller than detectable); "depends on" an unforced set-up '
-                "choice whose values change the outcome (the row's detail gives each)."
-                if _papers(outcomes)
-                else ""
-            )
+            + ". Definitions: [How to read this report](#how-to-read)."
         ),
+        Heading("Look first at", anchor="look-first"),
+        *(
+            [Bullets(tuple(first))]
+            if first
+            else [Paragraph("No row is violated, reversed, inconclusive or an erratum.")]
+        ),
+        Heading("How to read this report", anchor="how-to-read"),
+        Bullets(tuple(_how_to_read(outcomes))),
         Heading("Contents", anchor="contents"),
         Bullets(
-            ("[Verdicts](#verdicts)",)
+            ("[Look first at](#look-first)", "[How to read this report](#how-to-read)")
+            + ("[Verdicts](#verdicts)",)
             + tuple(f"[{o.check.title}](#{o.check.name})" for o in outcomes)
             + ("[Environment](#environment)",)
         ),
@@ -580,6 +707,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         blocks += [
             Heading(c.title, anchor=c.name),
             Paragraph(f"Claim: {c.claim}."),
+            *_formulas(o),
             *(
                 [Heading("Errata by class", 3, errata.TABLE_ANCHOR)]
                 if c.name == errata.NAME

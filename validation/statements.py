@@ -370,7 +370,11 @@ def plot(data, s, fig):
         f"Left: deviations below {floor:.2g} (float64 rounding after {t.size} matrix products "
         "of entries at most 1, rounded up to a power of ten) are drawn on that floor. Right: "
         "where the min in J_t binds, "
-        "(23) is not claimed (erratum cafed.proof.step23)."
+        "(23) is not claimed (erratum cafed.proof.step23). The figure draws the two rows "
+        "that are curves over rounds, (5) and (23); the other "
+        f"{len(judge(data, s)) - 2} rows of this validation are single numbers (a maximum, "
+        "a ratio or a mean each), given in this section's list of rows and in the verdict "
+        "table, not drawn."
     )
 
 

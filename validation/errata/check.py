@@ -178,7 +178,7 @@ def plot(data, s, fig):
     ]
     table = ax.table(
         cellText=cells,
-        colLabels=["erratum", "class", "recorded in ERRATA.md", "recomputed now", "verdicts"],
+        colLabels=["entry", "class", "recorded in ERRATA.md", "recomputed now", "verdicts"],
         colWidths=[0.3, 0.34, 0.13, 0.13, 0.1],
         loc="upper center",
         cellLoc="left",
@@ -195,8 +195,11 @@ def plot(data, s, fig):
             cell.set_facecolor("#fbd9c4")
             cell.set_text_props(weight="bold")
     ax.set_title(
-        "Verdict on each entry, recorded and recomputed. Confirmed: what the entry says is found\n"
-        "(an erratum: the statement fails; a caveat: the stated limit; a note: the observation)"
+        "Each entry of ERRATA.md (an erratum of a paper, a caveat the paper states, a note of "
+        "fedtheory): its verdict recorded and recomputed.\nconfirmed: the entry's finding is "
+        "found again (an erratum: the statement fails; a caveat: the stated limit holds; a "
+        "note: the observation);\nrefuted: the finding is not found; inconclusive: the "
+        "recomputation decides neither way"
     )
     return (
         f"{int(np.sum(agree))} of {data['key'].size} recorded verdicts are reproduced by the "
