@@ -2,8 +2,9 @@
 (:mod:`fedtheory.constraints`).
 
 Every public callable of the public packages is discovered (not listed by hand): the
-functions and classes of every module of ``fedtheory`` but the command line and the
-registered validations, and the public methods of those classes. A callable with
+functions and classes of every module of ``fedtheory`` (the validation suite
+``fedtheory.validation`` included) but the command line, and the public methods of those
+classes. A callable with
 declared parameters is fed, one parameter at a time, every hostile value its constraint
 declares (None, empty and ragged arrays, NaN or inf inside vectors, complex numbers,
 numbers written as strings, bools, ``2**70``, out-of-range values, ...): each must be
@@ -41,6 +42,7 @@ import pytest
 import torch
 
 import fedtheory
+import fedtheory.validation
 from fedtheory import pep, tightness
 from fedtheory.availability import TraceReplay
 from fedtheory.bounds import fedau
@@ -90,23 +92,26 @@ CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
 immediate; a valid small call takes milliseconds)."""
 
-PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.validation", "fedtheory.constraints",
-                    "fedtheory.params")  # fmt: skip
-"""Not library API to fuzz: the command line (its own tests), the registered validations
-(but for the bring-your-own-theorem builder ``fedtheory.validation.custom``) and the
-checking machinery itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
+PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.constraints", "fedtheory.params")
+"""Not library API to fuzz: the command line (its own tests) and the checking machinery
+itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
+
+
+def _walked(package: Any) -> list[str]:
+    """``package`` and its modules: the validation suite (the repository's ``validation/``
+    installed as ``fedtheory.validation``) lies outside ``fedtheory.__path__``, so it is
+    walked on its own path."""
+    infos = pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+    return [package.__name__, *(info.name for info in infos)]
 
 
 def _modules() -> list[str]:
     names = []
-    for info in pkgutil.walk_packages(fedtheory.__path__, "fedtheory."):
-        parts = info.name.split(".")
-        if any(p.startswith("_") for p in parts):
+    for name in [*_walked(fedtheory)[1:], *_walked(fedtheory.validation)]:
+        if any(p.startswith("_") for p in name.split(".")) or name.startswith(PRIVATE_PACKAGES):
             continue
-        if info.name.startswith(PRIVATE_PACKAGES) and info.name != "fedtheory.validation.custom":
-            continue
-        names.append(info.name)
-    return names
+        names.append(name)
+    return sorted(set(names))
 
 
 def _takes_input(obj: Any, key: str = "") -> bool:
