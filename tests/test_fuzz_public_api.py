@@ -66,6 +66,8 @@ from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.sweep.executor import DaskExecutor, Sequential
+from fedtheory.validation import registry
+from fedtheory.validation.registry import CHECKS
 from fedtheory.verdict import (
     Comparison,
     FindingSpec,
@@ -92,9 +94,11 @@ CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
 immediate; a valid small call takes milliseconds)."""
 
-PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.constraints", "fedtheory.params")
+PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.constraints", "fedtheory.params",
+                    "fedtheory.validation.kinds")  # fmt: skip
 """Not library API to fuzz: the command line (its own tests) and the checking machinery
-itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
+itself (``tests/test_constraints.py``, ``tests/test_params.py``; the validation suite's
+kinds through the refusals of the callables declared with them)."""
 
 
 def _walked(package: Any) -> list[str]:
@@ -242,6 +246,7 @@ EXTRA_INSTANCES = [
     SGD(momentum=0.5),
     Training(),
     RUN_RECORD,
+    dataclasses.replace(CHECKS["statements"], name="fuzz-check"),  # registered by the fuzz
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -523,6 +528,13 @@ def empty_catalogue(monkeypatch):
     from fedtheory.bounds import catalogue
 
     monkeypatch.setattr(catalogue, "CATALOGUE", {})
+
+
+@pytest.fixture(autouse=True)
+def own_checks(monkeypatch):
+    """``register``'s valid call adds its check to a copy of the registry (the checks'
+    declared settings and data are read from it)."""
+    monkeypatch.setattr(registry, "CHECKS", dict(registry.CHECKS))
 
 
 def test_generated_fuzz_of_every_declared_callable(capsys):

@@ -29,10 +29,12 @@ from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, footprint, simulate
 from fedtheory.sim.runner import CHUNK_ELEMENTS
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
 
 
+@part("cafed-theorem2")
 def settings(size: Size) -> dict:
     return {
         "num_clients": 4,
@@ -149,6 +151,7 @@ def measure(
     return measured, bound, inside, process.mixing_constants().rate
 
 
+@part("cafed-theorem2")
 def compute(s: dict) -> dict[str, np.ndarray]:
     horizons = np.array(s["horizons"])
     runs = [
@@ -232,6 +235,7 @@ def sweep_point(s: dict, seed: int) -> dict:
     }
 
 
+@part("cafed-theorem2")
 def judge(data, s):
     return [
         compare_mean_upper_bound(
@@ -246,6 +250,7 @@ def judge(data, s):
     ]
 
 
+@part("cafed-theorem2")
 def plot(data, s, fig):
     ax0, ax1, ax2 = plots.panels(fig, 3)
     T = data["horizon"]

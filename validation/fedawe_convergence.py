@@ -36,6 +36,7 @@ from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES, processes, run_fedawe, staleness
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, compare_upper_bound
 
@@ -44,6 +45,7 @@ VISIBLY_EQUAL = 0.01
 """Measured means within this relative difference are one line on the figure's log axis."""
 
 
+@part("fedawe-theorem1")
 def settings(size: Size) -> dict:
     horizons = {"tiny": [60, 200], "quick": [200, 800, 2000], "full": [1000, 5000, 20000]}
     reps = {"tiny": 4, "quick": 6, "full": 50}[size]
@@ -122,6 +124,7 @@ def measure(problem: QuadraticProblem, proc, s: dict, c: dict) -> dict[str, np.n
     }
 
 
+@part("fedawe-theorem1")
 def compute(s: dict) -> dict[str, np.ndarray]:
     with fused.owns_the_cores():  # small tensors: torch on one thread
         return _compute(s)
@@ -191,6 +194,7 @@ THEOREMS = {
 }
 
 
+@part("fedawe-theorem1")
 def judge(data, s):
     rows = []
     for d in DYNAMICS:
@@ -213,6 +217,7 @@ def judge(data, s):
     return rows
 
 
+@part("fedawe-theorem1")
 def notes(data, s):
     out = []
     for d in DYNAMICS:
@@ -228,6 +233,7 @@ def notes(data, s):
     return out
 
 
+@part("fedawe-theorem1")
 def plot(data, s, fig):
     *axes, proof = plots.panels(fig, len(DYNAMICS) + 1)
     T = np.array(s["horizons"], float)

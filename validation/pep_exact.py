@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_upper_bound, consistency_check
 
@@ -57,6 +58,7 @@ def _certificate(out: dict, key: str, result) -> None:
         out.setdefault(f"{key}_{name}", []).append(v)
 
 
+@part("pep-exact")
 def settings(size: Size) -> dict:
     grid = {
         "tiny": [[1, 1, 4], [2, 1, 6]],
@@ -135,6 +137,7 @@ def fedawe_search(criterion: str, probabilities, c: dict, *, count: int, seed: i
     return best
 
 
+@part("pep-exact")
 def compute(s: dict) -> dict[str, np.ndarray]:
     from fedtheory.pep import worst_case
     from fedtheory.pep.catalogue import (
@@ -204,6 +207,7 @@ def _said(row, data, key: str):
     return replace(row, detail=f"{row.detail}; {tolerance_text(data, key)}")
 
 
+@part("pep-exact")
 def judge(data, s):
     ref4 = "Yan et al. 2020 (FedLaAvg), arXiv Theorem 1; journal App. G Theorem 4"
     ref1 = "Yan et al. 2020 (FedLaAvg), Example 1; journal App. C eq. (16)-(19)"
@@ -297,6 +301,7 @@ def fedawe_notes(data, s) -> list[str]:
     return out
 
 
+@part("pep-exact")
 def notes(data, s) -> list[str]:
     ratio = data["bound"] / data["exact"]
     return [
@@ -310,6 +315,7 @@ def notes(data, s) -> list[str]:
     ]
 
 
+@part("pep-exact")
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     T = np.array([g[2] for g in s["grid"]])

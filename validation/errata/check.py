@@ -22,6 +22,7 @@ from fedtheory.validation.errata.cafed import cafed_lambda_estimator_limit
 from fedtheory.validation.errata.catalogue import ERRATA
 from fedtheory.validation.errata.e3cs import e3cs_static_regret
 from fedtheory.validation.errata.record import CLASSES, Erratum
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
@@ -45,6 +46,7 @@ def recorded_classes(text: str) -> dict[str, str]:
     return dict(rows)
 
 
+@part("errata")
 def settings(size: Size) -> dict:
     # the lambda-estimator check needs long chains for its limit, the static-regret check a
     # horizon where the per-round comparator's linear regret passes (28); tiny runs shorter ones
@@ -66,6 +68,7 @@ def _run(s: dict) -> list[Erratum]:
     return out
 
 
+@part("errata")
 def compute(s: dict) -> dict[str, np.ndarray]:
     results = _run(s)
     text = ERRATA_MD.read_text(encoding="utf-8")
@@ -101,6 +104,7 @@ def _word(code) -> str:
     return WORDS.get(float(code), f"code {float(code):g}")
 
 
+@part("errata")
 def judge(data, s):
     """One row per erratum: measured and bound are the two recomputed numbers the finding
     compares (e.g. chi2 at the midpoint vs the chord), with the finding's relation; the row
@@ -173,6 +177,7 @@ def class_counts(data) -> dict[str, int]:
     return {c: int(np.sum(data["kind"] == c)) for c in CLASSES}
 
 
+@part("errata")
 def plot(data, s, fig):
     """A table, one row per erratum: its class, the verdict ``ERRATA.md`` records, the
     verdict recomputed now, and whether they agree (a disagreement in bold on orange)."""
@@ -214,6 +219,7 @@ def plot(data, s, fig):
     )
 
 
+@part("errata")
 def notes(data, s):
     return [
         f"`{k}` [{c}]: {text}"
