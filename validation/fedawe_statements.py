@@ -35,12 +35,13 @@ from fedtheory import rng
 from fedtheory.availability import NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.bounds import fedawe
+from fedtheory.constraints import BoolArray, Exemplified, declare
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE, simulate
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
 from fedtheory.validation.custom import theorem_check
-from fedtheory.validation.kinds import part
+from fedtheory.validation.kinds import Holding, part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_equal, compare_mean_upper_bound
 from fedtheory.verdict import compare_upper_bound as compare_upper
@@ -60,6 +61,8 @@ NAMES = {
 }
 
 
+@declare(s=Exemplified(Holding("p_low", "p_high", "clients", "period", "gamma", "cutoff"),
+                     lambda args: _base()))  # fmt: skip
 def processes(s: dict) -> dict[str, NonStationary]:
     """The paper's four dynamics on the settings' base probabilities."""
     p = np.linspace(s["p_low"], s["p_high"], s["clients"])
@@ -74,6 +77,7 @@ def _base() -> dict:
             "cutoff": 0.1, "seed": 0}  # fmt: skip
 
 
+@declare(mask=BoolArray(ndim=3))
 def staleness(mask: np.ndarray) -> np.ndarray:
     r""":math:`t-\tau_i(t)` ``[R, T, N]`` from a mask ``[R, T, N]`` (:math:`\tau_i(0)=-1`)."""
     r, t, n = mask.shape
@@ -254,6 +258,7 @@ def prop1_plot(data, s, fig):
 
 
 # --- Lemma 4 and Lemma 1 -----------------------------------------------------------------
+@declare(mask=BoolArray(ndim=(1, 2, 3, 4)))
 def mixing_matrices(mask: np.ndarray) -> np.ndarray:
     r"""Mixing matrices (4) ``[..., N, N]`` of masks ``[..., N]``:
     :math:`W=\mathrm{diag}(1-a)+aa^\top/\max(|A|,1)` (identity when nobody is active)."""

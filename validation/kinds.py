@@ -71,6 +71,26 @@ class CheckName(Text):
         return min(costs, key=costs.get)
 
 
+class Holding(Constraint):
+    """A mapping of settings holding every one of ``names`` (what a helper shared by
+    several checks reads of their settings); returned as given."""
+
+    def __init__(self, *names: str):
+        self.names, self.none = names, False
+
+    def describe(self, args):
+        return f"a mapping (dict) of settings holding {', '.join(self.names)}"
+
+    def convert(self, value, args):
+        return value if isinstance(value, Mapping) and all(k in value for k in self.names) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("string", "tiny"), ("list", [1]), ("empty", {})]
+
+    def example(self, args):
+        raise LookupError("no example of a check's settings: declare it with Exemplified")
+
+
 class Settings(Constraint):
     """The settings of the registered check ``name``: a mapping of string names holding
     every name its ``settings("tiny")`` holds (a size's settings, saved ones read back, a
