@@ -97,6 +97,8 @@ def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
 @declare(s=SETTINGS, horizon=Integer(0))
 def schedule(s: dict, horizon: int) -> np.ndarray:
     """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b), as :class:`InverseTime`)."""
+    check_bytes(8 * (horizon + 1), "schedule", what=f"{horizon + 1} step sizes",
+                fixes="a smaller horizon")  # fmt: skip
     eta = InverseTime(s["a"], s["b"])
     return eta.a / (np.arange(horizon + 1) + eta.b)
 
@@ -127,7 +129,7 @@ def _constants(s, problem, radius, process):
 
 
 @declare(s=SETTINGS, problem=PROBLEM, radius=Real(0.0, low_open=True), process=PROCESS,
-         horizon=SizeIn(), Q=Real(0.0, low_open=True))  # fmt: skip
+         horizon=SizeIn(), Q=Real(0.0, low_open=True), finite_result=True)  # fmt: skip
 def program(s, problem, radius, process, horizon: int, Q: float) -> cafed.Theorem2Program:
     """CA-Fed Theorem 2 as a function of the weights (App. D form) on this instance."""
     kw, sigma2 = _constants(s, problem, radius, process)
