@@ -59,7 +59,7 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from fedtheory.constraints import Instance, Label, Option, SequenceOf, declare
+from fedtheory.constraints import Exemplified, Instance, Label, Option, SequenceOf, declare
 from fedtheory.constraints import Text as NonEmpty
 from fedtheory.validation.kinds import FIGURE
 from fedtheory.verdict import Comparison
@@ -87,6 +87,10 @@ KINDS = (
     "interval",
     "unplotted statement",
 )
+
+
+ROWS = Exemplified(SequenceOf(Instance(Comparison), plural="verdict rows"), lambda args: ())
+"""The verdict rows a figure shows."""
 
 
 @declare(kind=Option(*KINDS), where=Label(), what=NonEmpty())

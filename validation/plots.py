@@ -125,7 +125,11 @@ def series(
     return kw
 
 
-@declare(fig=FIGURE, n=Size())
+MAX_PANELS = 12
+"""The most side-by-side panels a figure holds (each needs room for its axis labels)."""
+
+
+@declare(fig=FIGURE, n=Integer(1, MAX_PANELS))
 def panels(fig: Figure, n: int, **subplot_kw) -> list[Axes]:
     """``n`` side-by-side panels, each in a subfigure of its own so that :func:`legend` can
     put each panel's legend under it (never over the data)."""
@@ -206,7 +210,7 @@ def floored(values: np.ndarray, floor: float) -> np.ndarray:
     return np.maximum(np.asarray(values, dtype=float), floor)
 
 
-@declare(ax=AXES, floor=Real(0.0, low_open=True), what=Text())
+@declare(ax=AXES, floor=Real(1e-300), what=Text())
 def mark_floor(ax: Axes, floor: float, *, what: str) -> None:
     r"""Shade the band under ``floor`` on a log y axis and label it ":math:`\le` floor
     (``what``)": points drawn on the floor stand for any value below it."""

@@ -95,7 +95,7 @@ from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict
 @declare(
     check=Instance(Check),
     settings=MappingOf(),
-    rows=SequenceOf(Instance(Comparison), plural="verdict rows"),
+    rows=Exemplified(SequenceOf(Instance(Comparison), plural="verdict rows"), lambda a: []),
     data=MappingOf(),
     reused=Bool(),
     folder=Location(),
@@ -329,7 +329,8 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
     return outcomes
 
 
-@declare(checks=SequenceOf(Instance(Check)), out=Location(), size=SIZE)
+@declare(checks=Exemplified(SequenceOf(Instance(Check)), lambda args: []), out=Location(),
+         size=SIZE)  # fmt: skip
 def longest_first(checks: list[Check], out: Path, size: Size) -> list[int]:
     """The order (indices into ``checks``) in which a parallel run starts them: the longest
     expected compute first, so that no long validation starts last while the other workers
