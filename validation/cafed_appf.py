@@ -77,6 +77,7 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
+from fedtheory.constraints import Bool
 from fedtheory.data import FederatedDataset, cafed_clustered
 from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
@@ -429,7 +430,7 @@ REFEREE = "not modelled; a reversal also needs the authors' code itself to agree
 SCRIPT = "paper_experiments/synthetic/full_experiment.sh"
 
 
-@part("cafed-appf")
+@part("cafed-appf", code=Bool())
 def setup(data, s, *, code: bool) -> SetUp:
     """The set-up table of the paper's rows (``code=False``) or of the code's row; the code
     column cites arodio/CA-Fed at :data:`CODE_COMMIT`, file:line."""

@@ -108,7 +108,7 @@ class Defect:
 
 @declare(
     fig=FIGURE,
-    rows=SequenceOf(Instance(Comparison), plural="verdict rows"),
+    rows=ROWS,
     caption=Label(none=True),
 )
 def lint(fig: Figure, *, rows: Sequence = (), caption: str | None = None) -> list[Defect]:

@@ -145,17 +145,17 @@ def _tiny_data(name: str) -> dict:
     return check.compute(check.settings(SIZES[0]))
 
 
-def part(name: str) -> Callable:
+def part(name: str, **constraints: Constraint) -> Callable:
     """Declare a part of the check registered as ``name`` (its ``settings``, ``compute``,
     ``judge``, ``plot``, ``notes``, ``setups``): the parameters it takes among ``size``,
     ``s`` or ``settings`` (:class:`Settings`), ``data`` (:class:`Data`) and ``fig``
-    (:data:`FIGURE`)."""
+    (:data:`FIGURE`), and its other parameters' ``constraints``."""
     kinds = {"size": SIZE, "s": Settings(name), "settings": Settings(name),
              "data": Data(name), "fig": FIGURE}  # fmt: skip
 
     def wrap(fn: Callable) -> Callable:
         params = inspect.signature(fn).parameters
-        return declare(**{p: k for p, k in kinds.items() if p in params})(fn)
+        return declare(**{p: k for p, k in kinds.items() if p in params}, **constraints)(fn)
 
     return wrap
 

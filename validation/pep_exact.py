@@ -251,6 +251,7 @@ def _laws(s) -> str:
     return ", ".join(f"{d} (m={m}, T={T})" for d, m, T in s["fedawe_laws"])
 
 
+@part("pep-exact")
 def fedawe_judge(data, s):
     from fedtheory.bounds import fedawe
     from fedtheory.pep.catalogue import FEDAWE_STATEMENTS
@@ -278,6 +279,7 @@ def fedawe_judge(data, s):
     return rows
 
 
+@part("pep-exact")
 def fedawe_notes(data, s) -> list[str]:
     from fedtheory.pep.catalogue import RESOLUTION  # below it, only value + error is known
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.constraints import Label, declare
 from fedtheory.validation import plots
 from fedtheory.validation.errata.cafed import cafed_lambda_estimator_limit
 from fedtheory.validation.errata.catalogue import ERRATA
@@ -32,6 +33,7 @@ ERRATA_MD = Path(__file__).resolve().parent.parent / "ERRATA.md"
 CODES = {"refuted": 0.0, "inconclusive": 0.5, "confirmed": 1.0}
 
 
+@declare(text=Label())
 def recorded_verdicts(text: str) -> dict[str, str]:
     """``key -> verdict`` from the summary table of ``ERRATA.md`` (first word of the last
     column, e.g. ``confirmed (not convex)`` -> ``confirmed``)."""
@@ -39,6 +41,7 @@ def recorded_verdicts(text: str) -> dict[str, str]:
     return dict(rows)
 
 
+@declare(text=Label())
 def recorded_classes(text: str) -> dict[str, str]:
     """``key -> class`` from the summary table of ``ERRATA.md`` (the column before the
     verdict)."""
@@ -146,6 +149,7 @@ def _reproduces(code) -> str:
     return "yes" if float(code) == CODES["confirmed"] else f"no ({_word(code)})"
 
 
+@part(NAME)
 def table_rows(data) -> list[tuple[str, ...]]:
     """The report's errata table: one row per erratum, grouped by class in the order of
     ``CLASSES`` (a class added there appears without a change here); "fedtheory
@@ -172,6 +176,7 @@ def table_rows(data) -> list[tuple[str, ...]]:
     return rows
 
 
+@part(NAME)
 def class_counts(data) -> dict[str, int]:
     """How many errata of each class (``CLASSES`` order, empty classes included)."""
     return {c: int(np.sum(data["kind"] == c)) for c in CLASSES}
