@@ -2,8 +2,9 @@
 (:mod:`fedtheory.constraints`).
 
 Every public callable of the public packages is discovered (not listed by hand): the
-functions and classes of every module of ``fedtheory`` but the command line and the
-registered validations, and the public methods of those classes. A callable with
+functions and classes of every module of ``fedtheory`` (the validation suite
+``fedtheory.validation`` included) but the command line, and the public methods of those
+classes. A callable with
 declared parameters is fed, one parameter at a time, every hostile value its constraint
 declares (None, empty and ragged arrays, NaN or inf inside vectors, complex numbers,
 numbers written as strings, bools, ``2**70``, out-of-range values, ...): each must be
@@ -41,6 +42,7 @@ import pytest
 import torch
 
 import fedtheory
+import fedtheory.validation
 from fedtheory import pep, tightness
 from fedtheory.availability import TraceReplay
 from fedtheory.bounds import fedau
@@ -64,6 +66,8 @@ from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.sweep.executor import DaskExecutor, Sequential
+from fedtheory.validation import registry
+from fedtheory.validation.registry import CHECKS
 from fedtheory.verdict import (
     Comparison,
     FindingSpec,
@@ -90,23 +94,28 @@ CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
 immediate; a valid small call takes milliseconds)."""
 
-PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.validation", "fedtheory.constraints",
-                    "fedtheory.params")  # fmt: skip
-"""Not library API to fuzz: the command line (its own tests), the registered validations
-(but for the bring-your-own-theorem builder ``fedtheory.validation.custom``) and the
-checking machinery itself (``tests/test_constraints.py``, ``tests/test_params.py``)."""
+PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.constraints", "fedtheory.params",
+                    "fedtheory.validation.kinds")  # fmt: skip
+"""Not library API to fuzz: the command line (its own tests) and the checking machinery
+itself (``tests/test_constraints.py``, ``tests/test_params.py``; the validation suite's
+kinds through the refusals of the callables declared with them)."""
+
+
+def _walked(package: Any) -> list[str]:
+    """``package`` and its modules: the validation suite (the repository's ``validation/``
+    installed as ``fedtheory.validation``) lies outside ``fedtheory.__path__``, so it is
+    walked on its own path."""
+    infos = pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+    return [package.__name__, *(info.name for info in infos)]
 
 
 def _modules() -> list[str]:
     names = []
-    for info in pkgutil.walk_packages(fedtheory.__path__, "fedtheory."):
-        parts = info.name.split(".")
-        if any(p.startswith("_") for p in parts):
+    for name in [*_walked(fedtheory)[1:], *_walked(fedtheory.validation)]:
+        if any(p.startswith("_") for p in name.split(".")) or name.startswith(PRIVATE_PACKAGES):
             continue
-        if info.name.startswith(PRIVATE_PACKAGES) and info.name != "fedtheory.validation.custom":
-            continue
-        names.append(info.name)
-    return names
+        names.append(name)
+    return sorted(set(names))
 
 
 def _takes_input(obj: Any, key: str = "") -> bool:
@@ -237,6 +246,7 @@ EXTRA_INSTANCES = [
     SGD(momentum=0.5),
     Training(),
     RUN_RECORD,
+    dataclasses.replace(CHECKS["statements"], name="fuzz-check"),  # registered by the fuzz
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()
@@ -518,6 +528,13 @@ def empty_catalogue(monkeypatch):
     from fedtheory.bounds import catalogue
 
     monkeypatch.setattr(catalogue, "CATALOGUE", {})
+
+
+@pytest.fixture(autouse=True)
+def own_checks(monkeypatch):
+    """``register``'s valid call adds its check to a copy of the registry (the checks'
+    declared settings and data are read from it)."""
+    monkeypatch.setattr(registry, "CHECKS", dict(registry.CHECKS))
 
 
 def test_generated_fuzz_of_every_declared_callable(capsys):

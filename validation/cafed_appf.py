@@ -77,12 +77,14 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
+from fedtheory.constraints import Bool
 from fedtheory.data import FederatedDataset, cafed_clustered
 from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.validation.setups import Aspect, SetUp
 from fedtheory.verdict import (
@@ -147,6 +149,7 @@ PAPER_GRID = np.array([-3.0, -2.5, -2.0, -1.5, -1.0]), np.array([-2.0, -1.5, -1.
 REFERENCE = 'Rodio et al. (CA-Fed), Table I (synthetic, "average over three runs") and §V-B'
 
 
+@part("cafed-appf")
 def settings(size: Size) -> dict:
     step = {"tiny": None, "quick": 2, "full": 1}[size]  # every `step`-th point of §V-A's grid
     lrs, server = (
@@ -323,6 +326,7 @@ INIT_RUNS = ("F3AST", *CAFED_RUNS)
 """The paper's runs repeated from the code's initialisation (the unforced initial model)."""
 
 
+@part("cafed-appf")
 def compute(s: dict) -> dict[str, np.ndarray]:
     tuning = _setup(s, s["tuning_seed"])
     steps = np.array(
@@ -426,6 +430,7 @@ REFEREE = "not modelled; a reversal also needs the authors' code itself to agree
 SCRIPT = "paper_experiments/synthetic/full_experiment.sh"
 
 
+@part("cafed-appf", code=Bool())
 def setup(data, s, *, code: bool) -> SetUp:
     """The set-up table of the paper's rows (``code=False``) or of the code's row; the code
     column cites arodio/CA-Fed at :data:`CODE_COMMIT`, file:line."""
@@ -683,10 +688,12 @@ def _specs(data, s) -> list[FindingSpec]:
     return specs
 
 
+@part("cafed-appf")
 def judge(data, s):
     return compare_findings(_specs(data, s))
 
 
+@part("cafed-appf")
 def plot(data, s, fig):
     ax1, ax2, ax3 = plots.panels(fig, 3)
     t = np.arange(data["curves"].shape[1])
@@ -760,6 +767,7 @@ def _short(name: str) -> str:
     return " = ".join(names)
 
 
+@part("cafed-appf")
 def notes(data, s):
     lines = []
     for i, name in enumerate(ALGORITHMS):

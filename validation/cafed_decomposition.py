@@ -18,10 +18,12 @@ from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, simulate
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
 
 
+@part("cafed-decomposition")
 def settings(size: Size) -> dict:
     return {
         "num_clients": 8,
@@ -66,6 +68,7 @@ def _decomposition(s: dict, L: float) -> cafed.Decomposition:
     return cafed.decomposition(problem, rec.iterates, weights.effective_weights(process.pi))
 
 
+@part("cafed-decomposition")
 def compute(s: dict) -> dict[str, np.ndarray]:
     """Arrays ``[I, R, T+1]`` over instances ``I`` (one per ``L``), replicates, rounds."""
     decs = [_decomposition(s, L) for L in s["L_values"]]
@@ -82,6 +85,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("cafed-decomposition")
 def judge(data, s):
     rows = []
     for i, L in enumerate(s["L_values"]):
@@ -98,6 +102,7 @@ def judge(data, s):
     return rows
 
 
+@part("cafed-decomposition")
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     t = np.arange(data["measured"].shape[-1])

@@ -22,17 +22,28 @@ import numpy as np
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Integer, Names, Real
+from fedtheory.constraints import (
+    Array,
+    Exemplified,
+    InstanceOf,
+    Integer,
+    MappingOf,
+    Names,
+    Real,
+    declare,
+)
 from fedtheory.constraints import Size as SizeIn
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, footprint, simulate
 from fedtheory.sim.runner import CHUNK_ELEMENTS
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import Settings, part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
 
 
+@part("cafed-theorem2")
 def settings(size: Size) -> dict:
     return {
         "num_clients": 4,
@@ -52,6 +63,22 @@ def settings(size: Size) -> dict:
     }
 
 
+SETTINGS = Settings("cafed-theorem2")
+"""This check's settings (those of a check built on it, such as ``cafed-weights``, too)."""
+PROBLEM = Exemplified(
+    InstanceOf("fedtheory.problems.quadratic:QuadraticProblem"),
+    lambda args: problem_on_ball(args["s"])[0],
+)
+PROCESS = Exemplified(
+    InstanceOf("fedtheory.availability:TwoStateMarkov"),
+    lambda args: TwoStateMarkov(np.array(args["s"]["pi"]), 0.5),
+)
+POINT = Exemplified(MappingOf(), lambda args: {**settings("tiny"), "lam": 0.5, "horizon": 4})
+"""The settings of one sweep point (:func:`sweep_point`): the check's with scalar ``lam``
+and ``horizon`` (checked by :func:`sweep_check`, which names a typo)."""
+
+
+@declare(s=SETTINGS)
 def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
     """The quadratic problem of settings ``s`` and the radius of the ball ``W``."""
     problem = QuadraticProblem.random(
@@ -67,10 +94,13 @@ def problem_on_ball(s: dict) -> tuple[QuadraticProblem, float]:
     return problem, radius
 
 
+@declare(s=SETTINGS, horizon=Integer(0))
 def schedule(s: dict, horizon: int) -> np.ndarray:
     """Step sizes eta_0..eta_T ``[T+1]`` (eta_t = a/(t+b), as :class:`InverseTime`)."""
+    check_bytes(8 * (horizon + 1), "schedule", what=f"{horizon + 1} step sizes",
+                fixes="a smaller horizon")  # fmt: skip
     eta = InverseTime(s["a"], s["b"])
-    return eta.a / (np.arange(Integer(low=0).check(horizon, "horizon", "schedule", {}) + 1) + eta.b)
+    return eta.a / (np.arange(horizon + 1) + eta.b)
 
 
 def _constants(s, problem, radius, process):
@@ -98,6 +128,8 @@ def _constants(s, problem, radius, process):
     return kw, sigma2
 
 
+@declare(s=SETTINGS, problem=PROBLEM, radius=Real(0.0, low_open=True), process=PROCESS,
+         horizon=SizeIn(), Q=Real(0.0, low_open=True), finite_result=True)  # fmt: skip
 def program(s, problem, radius, process, horizon: int, Q: float) -> cafed.Theorem2Program:
     """CA-Fed Theorem 2 as a function of the weights (App. D form) on this instance."""
     kw, sigma2 = _constants(s, problem, radius, process)
@@ -121,6 +153,14 @@ def _bound(s, problem, radius, process, q, horizon) -> tuple[float, bool]:
     return float(res.total), res.valid
 
 
+@declare(
+    s=SETTINGS,
+    pi=Exemplified(Array(low=0.0, high=1.0, low_open=True), lambda args: args["s"]["pi"]),
+    lam=Real(0.0, 1.0, high_open=True),
+    horizons=Exemplified(Array(integer=True, low=1), lambda args: [2]),
+    replicates=SizeIn(),
+    seed=Integer(0),
+)
 def measure(
     s: dict, pi: np.ndarray, lam: float, horizons: np.ndarray, *, replicates: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -149,6 +189,7 @@ def measure(
     return measured, bound, inside, process.mixing_constants().rate
 
 
+@part("cafed-theorem2")
 def compute(s: dict) -> dict[str, np.ndarray]:
     horizons = np.array(s["horizons"])
     runs = [
@@ -185,6 +226,7 @@ def _point(s: dict) -> tuple[np.ndarray, float, int]:
     return pi, lam, SizeIn().check(s["horizon"], "horizon", owner, {})
 
 
+@declare(s=POINT)
 def sweep_check(s: dict) -> None:
     """Refuse, before any sweep work, settings :func:`sweep_point` cannot run: a name it
     does not read (with the nearest valid one), a missing ``lam``/``horizon``, a value out
@@ -211,6 +253,7 @@ def sweep_check(s: dict) -> None:
     SizeIn().check(s["local_steps"], "local_steps", owner, {})
 
 
+@declare(s=POINT, seed=Integer(0))
 def sweep_point(s: dict, seed: int) -> dict:
     r"""The measurement at one point, for :func:`fedtheory.sweep.run_sweep`: the settings
     ``s`` of :func:`settings` with scalars ``lam`` (:math:`\lambda_k`), ``horizon``
@@ -232,6 +275,7 @@ def sweep_point(s: dict, seed: int) -> dict:
     }
 
 
+@part("cafed-theorem2")
 def judge(data, s):
     return [
         compare_mean_upper_bound(
@@ -246,6 +290,7 @@ def judge(data, s):
     ]
 
 
+@part("cafed-theorem2")
 def plot(data, s, fig):
     ax0, ax1, ax2 = plots.panels(fig, 3)
     T = data["horizon"]

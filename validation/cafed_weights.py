@@ -24,6 +24,7 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.optim import WeightInstance, WeightProgram, greedy_weights, waterfilling_weights
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
 from fedtheory.validation import cafed_theorem2, plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_upper_bound, compare_upper_bound
 
@@ -31,6 +32,7 @@ METHODS = ("optimal (cvxpy)", "greedy CA-Fed", "Unbiased")
 SOLVER_RTOL = 1e-5  # interior-point accuracy (optim.SOLVER_OPTIONS) on objective values
 
 
+@part("cafed-weights")
 def settings(size: Size) -> dict:
     s = cafed_theorem2.settings(size)
     s.update(
@@ -51,6 +53,7 @@ def _instances(s, problem, radius, process) -> tuple[WeightInstance, WeightInsta
     return biased, WeightInstance(*args)
 
 
+@part("cafed-weights")
 def compute(s: dict) -> dict[str, np.ndarray]:
     problem, radius = cafed_theorem2.problem_on_ball(s)
     process = TwoStateMarkov(np.array(s["pi"]), np.array(s["lam_k"]))
@@ -95,6 +98,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("cafed-weights")
 def judge(data, s):
     ref = "Rodio et al. (CA-Fed), problem (III-C), Theorems 1-2"
     rows = [
@@ -131,6 +135,7 @@ def judge(data, s):
 HATCHES = ("", "//", "..", "xx")
 
 
+@part("cafed-weights")
 def plot(data, s, fig):
     ax1, ax3, ax2 = plots.panels(fig, 3)
     x = np.arange(len(METHODS))

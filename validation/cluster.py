@@ -25,8 +25,23 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
+
+from fedtheory.constraints import Bool, Exemplified, Having, declare
 
 __all__ = ["dask_setup", "local_cluster"]
+
+WORKER = Exemplified(
+    Having("state"),
+    lambda args: SimpleNamespace(state=SimpleNamespace(nthreads=_threads())),
+)
+"""A Dask worker (what :func:`dask_setup` reads of it: ``state.nthreads``)."""
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def settings(*, fork: bool = True) -> dict[str, object]:
@@ -38,6 +53,7 @@ def settings(*, fork: bool = True) -> dict[str, object]:
     return config
 
 
+@declare(fork=Bool())
 @contextmanager
 def local_cluster(*, fork: bool = True) -> Iterator[None]:
     """Within the block, a local cluster that :func:`fedtheory.sweep.open_executor` starts
@@ -52,6 +68,7 @@ def local_cluster(*, fork: bool = True) -> Iterator[None]:
         yield
 
 
+@declare(worker=WORKER)
 def dask_setup(worker) -> None:
     """Dask's preload hook, run in each worker before its first task: torch on as many
     threads as the worker has task slots (``worker.state.nthreads``)."""

@@ -40,22 +40,29 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import os
 import re
 import secrets
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy as sp
 
 from fedtheory.bounds.judgement import Judge
-from fedtheory.constraints import Integer, Text
-from fedtheory.errors import ParameterError
+from fedtheory.constraints import (
+    Either,
+    Function,
+    Integer,
+    Location,
+    Option,
+    Real,
+    Text,
+    declare,
+)
 from fedtheory.validation import registry
+from fedtheory.validation.kinds import FolderName, InstanceKey, Instances, Measurable, PerSize
 from fedtheory.validation.plots import confidence_bars, legend, panels, series
-from fedtheory.validation.registry import SIZES, Check
+from fedtheory.validation.registry import Check
 from fedtheory.verdict import AUTO_START, adaptive_looks, replicate_until_decided
 
 __all__ = ["load_checks", "theorem_check"]
@@ -68,43 +75,6 @@ LOG_SPAN = 1e3
 """The figure's vertical axis is logarithmic when the values span this factor or more."""
 MAX_REPLICATES = {"tiny": 4096, "quick": 32768, "full": 262144}
 """Default cap of ``replicates="auto"`` at each size."""
-
-
-def _per_size(value, name: str, kind: Callable) -> dict:
-    """``value`` for every size: one value, or a mapping with every size as key."""
-    if isinstance(value, Mapping):
-        missing = [s for s in SIZES if s not in value]
-        if missing:
-            raise ParameterError(
-                f"The '{name}' parameter of {_OWNER} must give a value for every size "
-                f"{SIZES}. Got {sorted(value)!r} instead."
-            )
-        return {s: kind(value[s], s) for s in SIZES}
-    return {s: kind(value, s) for s in SIZES}
-
-
-def _instances(value, size: str) -> list[dict]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
-        raise ParameterError(
-            f"The 'instances' parameter of {_OWNER} must be a non-empty list of dicts "
-            f"(or a dict of such lists per size). Got {value!r} instead."
-        )
-    out = []
-    for inst in value:
-        if not isinstance(inst, Mapping):
-            raise ParameterError(
-                f"The 'instances' parameter of {_OWNER} must hold dicts of values. "
-                f"Got {inst!r} instead."
-            )
-        out.append({k: (v.item() if isinstance(v, np.generic) else v) for k, v in inst.items()})
-    try:
-        json.dumps(out)  # the settings of a validation are saved (JSON) with its data
-    except TypeError:
-        raise ParameterError(
-            f"The 'instances' parameter of {_OWNER} must hold JSON-able values (numbers, "
-            f"strings, lists). Got {value!r} instead."
-        ) from None
-    return out
 
 
 def _code_digest(theorem, *functions) -> str:
@@ -167,6 +137,257 @@ def _label(instance: dict, keys) -> str:
     return ", ".join(f"{k}={fmt(instance[k])}" for k in keys)
 
 
+@dataclass(frozen=True)
+class _UserCheck:
+    """The parts of one :func:`theorem_check` (its arguments, checked): the settings at a
+    size, and the ``compute``, ``judge`` and ``plot`` a :class:`Check` runs on them."""
+
+    theorem: object
+    measure: Callable
+    judge_at: Judge
+    name: str
+    instances: dict  # size -> [instance dict]
+    replicates: dict | None  # size -> int or "auto"; None: a deterministic measurement
+    max_replicates: dict  # size -> cap of "auto"
+    margin: float | None
+    seed: int
+    x: str | None
+    measured: str
+    constants: Callable | None
+    group: str | None
+    digest: str
+
+    def settings(self, size: str) -> dict:
+        reps = None if self.replicates is None else self.replicates[size]
+        return {
+            "theorem": self.theorem.key,
+            "instances": self.instances[size],
+            "replicates": reps,
+            "max_replicates": self.max_replicates[size] if reps == "auto" else None,
+            "margin": self.margin,
+            "seed": self.seed,
+            "code": self.digest,
+        }
+
+    def values_of(self, inst: dict) -> dict:
+        """The theorem's parameters at an instance (derived by ``constants`` if given)."""
+        return inst if self.constants is None else dict(self.constants(**inst))
+
+    # --- compute: one judgement per instance -------------------------------------------
+    def compute(self, s: dict) -> dict[str, np.ndarray]:
+        judged = [self._judged(s, i, inst) for i, inst in enumerate(s["instances"])]
+        js = [j for j, _ in judged]
+        return {
+            "measured": _padded([m for _, m in judged]),  # [I, R] (R = 1: deterministic)
+            "bound": np.array([float(j.bound) for j in js]),  # [I]
+            "valid": np.array([j.valid for j in js]),  # [I] hypotheses hold
+            "magnitude": np.array([j.magnitude for j in js]),  # [I] largest magnitude
+            "scaled": np.array([j.scaled for j in js]),  # [I] the measurement gave it (Measured)
+        }
+
+    def _judged(self, s: dict, i: int, inst: dict) -> tuple:
+        """The judgement of instance ``i`` and its measured values ``[R]``."""
+        where = f"check '{self.name}', instance {_label(inst, inst)}"
+        values = self.values_of(inst)
+        if s["replicates"] is None:
+            j = self.judge_at(values, self.measure(**inst), where=where)
+            return j, np.array([j.measured])
+        if s["replicates"] == "auto":
+            return self._adaptive(s, i, inst, values, where)
+        size = s["replicates"]
+        drawn = self._draw(s, i, inst, 0, size)
+        j = self.judge_at(values, samples=drawn, where=where, shape=(size,))
+        return j, j.samples
+
+    def _adaptive(self, s: dict, i: int, inst: dict, values: dict, where: str):
+        """Instance ``i`` judged on doubling batches until decided or capped."""
+
+        def look(batch, size):
+            drawn = self._draw(s, i, inst, batch, size)
+            return self.judge_at(values, samples=drawn, where=where, shape=(size,)).samples
+
+        def decide(samples, level):
+            return self.judge_at(values, samples=samples).row(confidence=level)
+
+        _, samples = replicate_until_decided(look, decide, cap=s["max_replicates"])
+        return self.judge_at(values, samples=samples), samples
+
+    def _draw(self, s: dict, i: int, inst: dict, batch: int, size: int) -> np.ndarray:
+        """``size`` replicates of instance ``i``, batch ``batch`` (seed ``seed + i`` first)."""
+        seed = s["seed"] + i
+        if batch:
+            seed = int(np.random.SeedSequence([s["seed"], i, batch]).generate_state(1)[0])
+        return self.measure(**inst, replicates=size, seed=seed)
+
+    # --- judge: one verdict row per instance -------------------------------------------
+    def judge(self, data: dict, s: dict) -> list:
+        return [self._row(data, s, i, inst) for i, inst in enumerate(s["instances"])]
+
+    def _claim(self, inst: dict) -> str:
+        relation = "<=" if self.theorem.kind == "upper bound" else "=="
+        claim = f"{self.measured} {relation} {self.theorem.title} at {_label(inst, inst)}"
+        if self.constants is None:
+            return claim
+        derived = self.values_of(inst)  # the derived constants, as plain numbers
+        return claim + f" (constants {_label(derived, derived)})"
+
+    def _row(self, data: dict, s: dict, i: int, inst: dict):
+        m = data["measured"][i]
+        m = m[~np.isnan(m)]
+        deterministic = s["replicates"] is None
+        j = self.judge_at.of(
+            m[0] if deterministic else None,
+            data["bound"][i],
+            samples=None if deterministic else m,
+            valid=bool(data["valid"][i]),
+            magnitude=float(data["magnitude"][i]),
+            scaled=bool(data["scaled"][i]),
+        )
+        if s["replicates"] != "auto":
+            return j.row(self._claim(inst))
+        looks, level = adaptive_looks(s["max_replicates"])
+        row = j.row(self._claim(inst), confidence=level)
+        k = int(np.searchsorted(looks, m.size)) + 1
+        return replace(row, detail=row.detail + (
+            f"; adaptive replication: {m.size} replicates after {k} of {len(looks)} "
+            f"planned looks (cap {s['max_replicates']}; each look at confidence "
+            f"{level:.4g})"))  # fmt: skip
+
+    # --- plot: measured and bound per series, and their ratio --------------------------
+    def plot(self, data: dict, s: dict, fig) -> str:
+        ax1, ax2 = panels(fig, 2)  # each legend under its panel (the report's style)
+        figure = _Figure.of(data, s["instances"], self.x, self.group)
+        bounds: dict[tuple, tuple] = {}  # one bound curve per distinct curve, named for all
+        shown = _symbols(self.measured)  # the figure's text: Greek names as mathtext
+        for j, key in enumerate(figure.keys):  # one series per combination of the others
+            figure.draw_series(ax1, ax2, j, key, shown, bounds)
+        figure.mark_outside(ax1)
+        title = self.theorem.title
+        xlabel = _symbols(figure.xlabel)
+        ax1.set(xlabel=xlabel, ylabel=shown, title=_symbols(f"{title}: bound and measured"))
+        legend(ax1)
+        ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
+        ax2.set(xlabel=xlabel, ylabel="measured / bound", title="Tightness")
+        legend(ax2)
+        return figure.caption(title, bounds)
+
+
+def _padded(samples: list[np.ndarray]) -> np.ndarray:
+    """``[I, R]``: each instance's samples, NaN after its own count."""
+    out = np.full((len(samples), max(len(v) for v in samples)), np.nan)
+    for i, v in enumerate(samples):
+        out[i, : len(v)] = v
+    return out
+
+
+@dataclass(frozen=True)
+class _Figure:
+    """A user check's figure: the horizontal values, the series keys, the measured centre
+    (with its confidence bars for replicates) and the bound of every instance."""
+
+    insts: list
+    xs: np.ndarray  # [I]
+    xlabel: str
+    gkeys: list
+    keys: list  # the distinct values of gkeys, one series each
+    centre: np.ndarray  # [I] measured value or mean
+    ci: np.ndarray | None  # [I, 2] confidence interval (replicates) or None
+    yerr: np.ndarray | None  # [2, I]
+    data: dict
+
+    @classmethod
+    def of(cls, data: dict, insts: list, x: str | None, group: str | None) -> _Figure:
+        xkey, gkeys = _layout(insts, x, group)
+        xs = np.array([inst[xkey] for inst in insts] if xkey else np.arange(len(insts)),
+                      dtype=float)  # fmt: skip
+        values = data["measured"]  # [I, R], NaN-padded
+        ci = yerr = None
+        centre = values[:, 0]
+        if values.shape[1] > 1:
+            ci, yerr = confidence_bars([v[~np.isnan(v)] for v in values])
+            centre = ci[:, 0]
+        keys = list(dict.fromkeys(tuple(inst[k] for k in gkeys) for inst in insts))
+        return cls(insts, xs, xkey or "instance", gkeys, keys, centre, ci, yerr, data)
+
+    def draw_series(self, ax1, ax2, j: int, key: tuple, measured: str, bounds: dict) -> None:
+        """Series ``j`` (instances whose group keys are ``key``, joined in order of x):
+        measured, bound (drawn once for series of the same bound) and their ratio."""
+        idx = [i for i, inst in enumerate(self.insts) if tuple(inst[k] for k in self.gkeys) == key]
+        idx = np.array(sorted(idx, key=lambda i: self.xs[i]))
+        tag = _symbols(_label(dict(zip(self.gkeys, key, strict=True)), self.gkeys))
+        tag = f" ({tag})" if tag else ""
+        look = series(j)
+        if self.ci is not None:
+            ax1.errorbar(self.xs[idx], self.ci[idx, 0], yerr=self.yerr[:, idx], capsize=4,
+                         **look, label=f"{measured}, mean and 95% CI{tag}")  # fmt: skip
+        else:
+            ax1.plot(self.xs[idx], self.centre[idx], **look, label=f"{measured}{tag}")
+        _bound_line(ax1, bounds, tuple(self.xs[idx]), self.data["bound"][idx], look, tag)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self.centre[idx] / self.data["bound"][idx]
+        ax2.plot(self.xs[idx], ratio, **look, label=f"measured / bound{tag}")
+
+    def mark_outside(self, ax) -> None:
+        """A ring around the bound of every instance outside the hypotheses (never over the
+        point, under the series); a logarithmic axis where the values span three decades or
+        more (three labelled ticks at least)."""
+        outside = ~self.data["valid"].astype(bool)
+        if outside.any():
+            ax.scatter(self.xs[outside], self.data["bound"][outside], s=330, facecolors="none",
+                       edgecolors="k", linewidths=1.0, zorder=1.5,
+                       label="outside the hypotheses (circled)")  # fmt: skip
+        drawn = np.concatenate([self.centre, self.data["bound"]])
+        if np.all(drawn > 0) and drawn.max() >= LOG_SPAN * drawn.min():
+            ax.set_yscale("log")
+
+    def caption(self, title: str, bounds: dict) -> str:
+        per = f", one series per {', '.join(self.gkeys)}" if self.gkeys else ""
+        many = self.ci is not None
+        what = "mean with its 95% confidence interval" if many else "measured value"
+        shared = (
+            f" Series whose bounds are equal within {SAME_BOUND:.1%} share one bound line, "
+            "named for all of them."
+            if any(len(tags) > 1 for _, tags in bounds.values())
+            else ""
+        )
+        return (
+            f"{title}: the {what} (solid) and the bound (dashed, hollow markers) "
+            f"against {self.xlabel}{per}; right: their ratio.{shared}"
+        )
+
+
+def _bound_line(ax, bounds: dict, xs: tuple, b: np.ndarray, look: dict, tag: str) -> None:
+    """Draw the bound ``b`` of one series, or name it on the line of an earlier series whose
+    bound is the same within :data:`SAME_BOUND` (on the figure they would lie on one path)."""
+    same = next((c for c in bounds if c[0] == xs
+                 and np.allclose(c[1], b, rtol=SAME_BOUND, atol=0.0)), None)  # fmt: skip
+    if same is None:
+        hollow = {**look, "linestyle": "--", "markerfacecolor": "none"}  # past the palette
+        (line,) = ax.plot(xs, b, **hollow, label=f"bound{tag}")
+        bounds[(xs, tuple(b))] = (line, [tag.strip(" ()")])
+        return
+    line, tags = bounds[same]
+    tags.append(tag.strip(" ()"))
+    exact = all(np.array_equal(c[1], b) for c in bounds if bounds[c][0] is line)
+    within = "" if exact else f"; equal within {SAME_BOUND:.1%}"
+    line.set_label(f"bound ({' and '.join(tags)}{within})")
+
+
+@declare(
+    "seed",
+    theorem=Measurable(),
+    measure=Function(),
+    name=FolderName(),
+    constants=Function(none=True),
+    instances=PerSize(Instances()),
+    x=InstanceKey(none=True),
+    group=InstanceKey(none=True),
+    replicates=PerSize(Either(Option("auto"), Integer(2)), none=True),
+    max_replicates=PerSize(Integer(AUTO_START), none=True),
+    margin=Real(0.0, none=True),
+    measured=Text(),
+    title=Text(none=True),
+)
 def theorem_check(
     theorem,
     measure: Callable,
@@ -236,232 +457,29 @@ def theorem_check(
         Run it with ``fedtheory.validation.runner.run([check], out, size=...)``, or
         ``register`` it in a file given to ``fedtheory validate --module``.
     """
-    judge_at = Judge(theorem, measure, margin=margin, owner=_OWNER)
-    if not isinstance(name, str) or not name or any(c in name for c in " /\\"):
-        raise ParameterError(
-            f"The 'name' parameter of {_OWNER} must be a non-empty string without spaces or "
-            f"slashes (it names a folder). Got {name!r} instead."
-        )
-    Text().check(measured, "measured", _OWNER, {})
-    if title is not None:
-        Text().check(title, "title", _OWNER, {})
-    per_size = _per_size(instances, "instances", _instances)
-    if constants is not None and not callable(constants):
-        raise ParameterError(
-            f"The 'constants' parameter of {_OWNER} must be callable. Got {constants!r} instead."
-        )
-    for insts in per_size.values():
-        for inst in insts:
-            missing = set() if constants is not None else set(theorem.parameters) - set(inst)
-            if group is not None and group not in inst:
-                raise ParameterError(
-                    f"The 'group' parameter of {_OWNER} must be a key of every instance. "
-                    f"Got {group!r} instead."
-                )
-            if missing:
-                raise ParameterError(
-                    f"The 'instances' parameter of {_OWNER} must give every parameter of "
-                    f"{theorem.title} ({', '.join(theorem.parameters)}). Got {inst!r} "
-                    f"(missing {sorted(missing)}) instead."
-                )
-            if x is not None and x not in inst:
-                raise ParameterError(
-                    f"The 'x' parameter of {_OWNER} must be a key of every instance. "
-                    f"Got {x!r} instead."
-                )
-    reps = None
-    if replicates is not None:
-        reps = _per_size(
-            replicates,
-            "replicates",
-            lambda v, _: v if v == "auto" else Integer(low=2).check(v, "replicates", _OWNER, {}),
-        )
-    caps = _per_size(
-        MAX_REPLICATES if max_replicates is None else max_replicates,
-        "max_replicates",
-        lambda v, _: Integer(low=AUTO_START).check(v, "max_replicates", _OWNER, {}),
+    user = _UserCheck(
+        theorem,
+        measure,
+        Judge(theorem, measure, margin=margin, owner=_OWNER),
+        name=name,
+        instances=instances,
+        replicates=replicates,
+        max_replicates=max_replicates or MAX_REPLICATES,
+        margin=margin,
+        seed=seed,
+        x=x,
+        measured=measured,
+        constants=constants,
+        group=group,
+        digest=_code_digest(theorem, measure, *([] if constants is None else [constants])),
     )
-    seed = Integer(0).check(seed, "seed", _OWNER, {})
-    digest = _code_digest(theorem, measure, *([] if constants is None else [constants]))
-    upper = theorem.kind == "upper bound"
-    relation = "<=" if upper else "=="
-
-    def settings(size):
-        return {
-            "theorem": theorem.key,
-            "instances": per_size[size],
-            "replicates": None if reps is None else reps[size],
-            "max_replicates": caps[size] if reps is not None and reps[size] == "auto" else None,
-            "margin": margin,
-            "seed": seed,
-            "code": digest,
-        }
-
-    def values_of(inst):
-        """The theorem's parameters at an instance (derived by ``constants`` if given)."""
-        return inst if constants is None else dict(constants(**inst))
-
-    def draw(inst, i, s, batch, size):
-        """``size`` replicates of instance ``i``, batch ``batch`` (seed ``seed + i`` first)."""
-        seed_i = s["seed"] + i
-        if batch:
-            seed_i = int(np.random.SeedSequence([s["seed"], i, batch]).generate_state(1)[0])
-        return measure(**inst, replicates=size, seed=seed_i)
-
-    def compute(s):
-        measured, bound, valid, magnitude, scaled = [], [], [], [], []
-        for i, inst in enumerate(s["instances"]):
-            where = f"check '{name}', instance {_label(inst, inst)}"
-            values = values_of(inst)
-            if s["replicates"] is None:
-                j = judge_at(values, measure(**inst), where=where)
-                samples = np.array([j.measured])
-            elif s["replicates"] == "auto":
-
-                def look(batch, size, inst=inst, i=i, values=values, where=where):
-                    drawn = draw(inst, i, s, batch, size)
-                    return judge_at(values, samples=drawn, where=where, shape=(size,)).samples
-
-                def decide(x, level, values=values):
-                    return judge_at(values, samples=x).row(confidence=level)
-
-                _, samples = replicate_until_decided(look, decide, cap=s["max_replicates"])
-                j = judge_at(values, samples=samples)
-            else:
-                size = s["replicates"]
-                j = judge_at(values, samples=draw(inst, i, s, 0, size), where=where,
-                             shape=(size,))  # fmt: skip
-                samples = j.samples
-            measured.append(samples)
-            bound.append(float(j.bound))
-            valid.append(j.valid)
-            magnitude.append(j.magnitude)
-            scaled.append(j.scaled)
-        width = max(len(v) for v in measured)
-        padded = np.full((len(measured), width), np.nan)  # [I, R] (NaN after an instance's R)
-        for i, v in enumerate(measured):
-            padded[i, : len(v)] = v
-        return {
-            "measured": padded,  # [I, R] (R = 1: deterministic)
-            "bound": np.array(bound),  # [I]
-            "valid": np.array(valid),  # [I] hypotheses hold
-            "magnitude": np.array(magnitude),  # [I] largest magnitude of the computation
-            "scaled": np.array(scaled),  # [I] the measurement gave its magnitude (Measured)
-        }
-
-    def judge(data, s):
-        rows = []
-        for i, inst in enumerate(s["instances"]):
-            claim = f"{measured} {relation} {theorem.title} at {_label(inst, inst)}"
-            if constants is not None:  # the derived constants, as plain numbers
-                derived = values_of(inst)
-                claim += f" (constants {_label(derived, derived)})"
-            m = data["measured"][i]
-            m = m[~np.isnan(m)]
-            deterministic = s["replicates"] is None
-            j = judge_at.of(
-                m[0] if deterministic else None,
-                data["bound"][i],
-                samples=None if deterministic else m,
-                valid=bool(data["valid"][i]),
-                magnitude=float(data["magnitude"][i]),
-                scaled=bool(data["scaled"][i]),
-            )
-            if s["replicates"] == "auto":
-                looks, level = adaptive_looks(s["max_replicates"])
-                row = j.row(claim, confidence=level)
-                k = int(np.searchsorted(looks, m.size)) + 1
-                row = replace(row, detail=row.detail + (
-                    f"; adaptive replication: {m.size} replicates after {k} of {len(looks)} "
-                    f"planned looks (cap {s['max_replicates']}; each look at confidence "
-                    f"{level:.4g})"))  # fmt: skip
-            else:
-                row = j.row(claim)
-            rows.append(row)
-        return rows
-
-    def plot(data, s, fig):
-        ax1, ax2 = panels(fig, 2)  # each legend under its panel (the report's style)
-        insts = s["instances"]
-        xkey, gkeys = _layout(insts, x, group)
-        xs = np.array([inst[xkey] for inst in insts] if xkey else np.arange(len(insts)),
-                      dtype=float)  # fmt: skip
-        xlabel = _symbols(xkey) if xkey else "instance"
-        shown = _symbols(measured)  # the figure's text: Greek names as mathtext
-        measured_values = data["measured"]  # [I, R], NaN-padded
-        many = measured_values.shape[1] > 1
-        if many:
-            ci, yerr = confidence_bars([v[~np.isnan(v)] for v in measured_values])
-            centre = ci[:, 0]
-        else:
-            centre = measured_values[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = centre / data["bound"]
-        keys = list(dict.fromkeys(tuple(inst[k] for k in gkeys) for inst in insts))
-        bounds: dict[tuple, tuple] = {}  # one bound curve per distinct curve, named for all
-        for j, key in enumerate(keys):  # one series per combination of the other parameters
-            idx = [i for i, inst in enumerate(insts) if tuple(inst[k] for k in gkeys) == key]
-            idx = np.array(sorted(idx, key=lambda i: xs[i]))  # joined in order of x
-            tag = _symbols(_label(dict(zip(gkeys, key, strict=True)), gkeys))
-            tag = f" ({tag})" if tag else ""
-            look = series(j)
-            if many:
-                ax1.errorbar(xs[idx], ci[idx, 0], yerr=yerr[:, idx], capsize=4, **look,
-                             label=f"{shown}, mean and 95% CI{tag}")  # fmt: skip
-            else:
-                ax1.plot(xs[idx], centre[idx], **look, label=f"{shown}{tag}")
-            b = data["bound"][idx]
-            same = next((c for c in bounds if c[0] == tuple(xs[idx])
-                         and np.allclose(c[1], b, rtol=SAME_BOUND, atol=0.0)), None)  # fmt: skip
-            if same is not None:  # the same bound for another series: drawn once, named for both
-                line, tags = bounds[same]
-                tags.append(tag.strip(" ()"))
-                exact = all(np.array_equal(c[1], b) for c in bounds if bounds[c][0] is line)
-                within = "" if exact else f"; equal within {SAME_BOUND:.1%}"
-                line.set_label(f"bound ({' and '.join(tags)}{within})")
-            else:
-                hollow = {**look, "linestyle": "--", "markerfacecolor": "none"}  # past the
-                (line,) = ax1.plot(xs[idx], b, **hollow, label=f"bound{tag}")  # palette: hollow
-                bounds[(tuple(xs[idx]), tuple(b))] = (line, [tag.strip(" ()")])
-            ax2.plot(xs[idx], ratio[idx], **look, label=f"measured / bound{tag}")
-        outside = ~data["valid"].astype(bool)
-        if outside.any():  # a ring around the point (never over it), under the series
-            ax1.scatter(xs[outside], data["bound"][outside], s=330, facecolors="none",
-                        edgecolors="k", linewidths=1.0, zorder=1.5,
-                        label="outside the hypotheses (circled)")  # fmt: skip
-        drawn = np.concatenate([centre, data["bound"]])
-        if np.all(drawn > 0) and drawn.max() >= LOG_SPAN * drawn.min():
-            ax1.set_yscale("log")  # three decades or more: three labelled ticks at least
-        ax1.set(xlabel=xlabel, ylabel=shown, title=_symbols(f"{theorem.title}: bound and measured"))
-        legend(ax1)
-        ax2.axhline(1.0, color="k", lw=1, ls=":", label="ratio 1 (bound attained)")
-        ax2.set(xlabel=xlabel, ylabel="measured / bound", title="Tightness")
-        legend(ax2)
-        per = f", one series per {', '.join(gkeys)}" if gkeys else ""  # the caption: plain text
-        what = "mean with its 95% confidence interval" if many else "measured value"
-        shared = (
-            f" Series whose bounds are equal within {SAME_BOUND:.1%} share one bound line, "
-            "named for all of them."
-            if any(len(tags) > 1 for _, tags in bounds.values())
-            else ""
-        )
-        return (
-            f"{theorem.title}: the {what} (solid) and the bound (dashed, hollow markers) "
-            f"against {xlabel}{per}; right: their ratio.{shared}"
-        )
-
-    return Check(
-        name,
-        title or f"{theorem.title} (user check)",
-        f"{theorem.reference}: {theorem.statement or theorem.title}",
-        settings,
-        compute,
-        judge,
-        plot,
-        bounds=("bound",),
-    )
+    claim = f"{theorem.reference}: {theorem.statement or theorem.title}"
+    title = title or f"{theorem.title} (user check)"
+    return Check(name, title, claim, user.settings, user.compute, user.judge, user.plot,
+                 bounds=("bound",))  # fmt: skip
 
 
+@declare(path=Location(suffixes=(".py",), exists=True))
 def load_checks(path) -> list[str]:
     """Import the Python file ``path``, which registers checks (``register(...)``); return
     the names it registered, each marked with ``path`` so that the report's reproduce
@@ -469,17 +487,11 @@ def load_checks(path) -> list[str]:
     file again replaces its checks."""
     from fedtheory.io import import_file
 
-    file = Path(path) if isinstance(path, (str, os.PathLike)) else None
-    if file is None or not file.is_file() or file.suffix != ".py":
-        raise ParameterError(
-            f"The 'path' parameter of load_checks must be an existing .py file. "
-            f"Got {str(path)!r} instead."
-        )
-    for name in [n for n, c in registry.CHECKS.items() if c.module == str(file)]:
+    for name in [n for n, c in registry.CHECKS.items() if c.module == str(path)]:
         del registry.CHECKS[name]  # loading a file again replaces its checks
     before = set(registry.CHECKS)
-    import_file(file, "load_checks", "fedtheory_user_checks_")
+    import_file(path, "load_checks", "fedtheory_user_checks_")
     added = [n for n in registry.CHECKS if n not in before]
     for n in added:
-        registry.CHECKS[n] = replace(registry.CHECKS[n], module=str(file))
+        registry.CHECKS[n] = replace(registry.CHECKS[n], module=str(path))
     return added

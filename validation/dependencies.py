@@ -39,6 +39,7 @@ from pathlib import Path
 from types import FunctionType
 from typing import NamedTuple
 
+from fedtheory.constraints import Instance, declare
 from fedtheory.validation.registry import Check
 
 NOT_COMPUTE = (
@@ -54,12 +55,14 @@ NOT_COMPUTE = (
 _ROOT = "fedtheory"
 
 
+@declare(check=Instance(Check))
 def compute_modules(check: Check) -> list[str]:
     """Names of the modules whose code ``check.compute`` may run (module docstring),
     sorted."""
     return _reachable(_roots(check.compute), _left_out)
 
 
+@declare(check=Instance(Check))
 def drawing_digest(check: Check) -> str:
     """SHA-256 of the code that may draw ``check``'s figure: the module of ``check.plot``,
     the figures' style (:mod:`fedtheory.validation.plots`) and the ``fedtheory`` modules
@@ -86,6 +89,7 @@ def _reachable(roots: set[str], left_out: Callable[[str], bool]) -> list[str]:
     return sorted(seen)
 
 
+@declare(check=Instance(Check))
 def compute_digest(check: Check) -> str:
     """SHA-256 of the code ``check.compute`` may run (:func:`compute_modules`), without
     docstrings and without the check's ``judge``, ``plot`` and ``notes``."""

@@ -25,6 +25,7 @@ from fedtheory.bounds import e3cs
 from fedtheory.sim import E3CS, FedCS, RandomSelection, run_selection
 from fedtheory.sim.selection.allocation import quota_constant
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
 
@@ -37,6 +38,7 @@ VARIANTS = (
 )
 
 
+@part("e3cs-regret")
 def settings(size: Size) -> dict:
     return {
         "K": 100,
@@ -65,6 +67,7 @@ def _bounds(s: dict, sigma: float) -> tuple[float, float, float]:
     return b27, eta_star, b28
 
 
+@part("e3cs-regret")
 def compute(s: dict) -> dict[str, np.ndarray]:
     x = _success(s)  # [R, T, K]
     regret = np.empty((len(VARIANTS), len(s["cs"]), s["replicates"]))
@@ -90,6 +93,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return {"regret": regret, "bound": bound, "counts": np.array(counts), "cep": np.array(cep)}
 
 
+@part("e3cs-regret")
 def judge(data, s):
     rows = []
     for i, (label, _, _) in enumerate(VARIANTS):
@@ -118,6 +122,7 @@ def _math(label: str) -> str:
     return label.replace(" marginals", "").replace(" sampling", "")
 
 
+@part("e3cs-regret")
 def plot(data, s, fig):
     ax1, ax2, ax3 = plots.panels(fig, 3)
     cs = np.array(s["cs"])

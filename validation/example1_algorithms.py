@@ -23,12 +23,14 @@ from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, MimiC, simulate
 from fedtheory.validation import plots
 from fedtheory.validation.example1_fedavg import limit_cycle_rounds
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import algorithm_comparison, compare_upper_bound
 
 ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")
 
 
+@part("example1-algorithms")
 def settings(size: Size) -> dict:
     return {
         "e1": 0.0,
@@ -66,6 +68,7 @@ def _trajectory(s: dict, algorithm, rounds: int) -> np.ndarray:
     return run.iterates[0, :, 0]  # [rounds + 1]
 
 
+@part("example1-algorithms")
 def compute(s: dict) -> dict[str, np.ndarray]:
     x_star = (s["e1"] + s["e2"]) / 2
     period = s["t1"] + s["t2"]
@@ -100,6 +103,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("example1-algorithms")
 def judge(data, s):
     rows = [
         compare_upper_bound(
@@ -129,6 +133,7 @@ average then equals :math:`x^*` to eight digits, nine decades below FedAvg's bia
 here); the values beneath (down to float64 rounding, ~1e-14) carry no information."""
 
 
+@part("example1-algorithms")
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     g = data["gamma"]

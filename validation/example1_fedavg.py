@@ -22,6 +22,7 @@ from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, simulate
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
 
@@ -30,6 +31,7 @@ RTOL = 1e-8
 TRACE = 200  # rounds of trajectory kept for the figure
 
 
+@part("example1-fedavg")
 def settings(size: Size) -> dict:
     gammas = {
         "tiny": [0.2, 0.05],
@@ -69,6 +71,7 @@ def _limit_cycle(s: dict, t1: int, t2: int) -> dict[str, np.ndarray]:
     }
 
 
+@part("example1-fedavg")
 def compute(s: dict) -> dict[str, np.ndarray]:
     gamma = np.array(s["gammas"])
     kw = {"e1": s["e1"], "e2": s["e2"], "gamma": gamma}
@@ -88,6 +91,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("example1-fedavg")
 def judge(data, s):
     def equal(claim, theorem, measured, predicted):
         return compare_equal(
@@ -122,6 +126,7 @@ def judge(data, s):
     ]
 
 
+@part("example1-fedavg")
 def plot(data, s, fig):
     x_star = (s["e1"] + s["e2"]) / 2
     ax1, ax2, ax3 = plots.panels(fig, 3)

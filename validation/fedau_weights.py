@@ -39,6 +39,7 @@ from fedtheory.sim import (
     unbiased_weights,
 )
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.validation.setups import Aspect, SetUp
 from fedtheory.verdict import (
@@ -62,6 +63,7 @@ EXACT_RTOL = 1e-12
 """Relative tolerance of the exact variance (a finite sum of at most K float64 terms)."""
 
 
+@part("fedau-weights")
 def settings(size: Size) -> dict:
     return {
         "num_clients": 10,
@@ -167,6 +169,7 @@ def _final_errors(s: dict) -> np.ndarray:
     return np.array(out)
 
 
+@part("fedau-weights")
 def compute(s: dict) -> dict[str, np.ndarray]:
     data: dict[str, np.ndarray] = {"horizon": np.array(s["horizons"])}
     for pattern in PATTERNS:
@@ -183,6 +186,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return data
 
 
+@part("fedau-weights")
 def judge(data, s):
     rows = [
         compare_mean_upper_bound(
@@ -227,6 +231,7 @@ def judge(data, s):
     return rows
 
 
+@part("fedau-weights")
 def setup(data, s) -> SetUp:
     """The set-up of the final-error rows against the FedAU paper's experiments (the
     slides' table: SVHN, CIFAR-10/100, CINIC-10) and the authors' code (IBM/fedau,
@@ -273,6 +278,7 @@ def setup(data, s) -> SetUp:
     return SetUp("FedAU's final-error rows", "paper", aspects)
 
 
+@part("fedau-weights")
 def plot(data, s, fig):
     ax1, ax3, ax4, ax2 = plots.panels(fig, 4)
     T = data["horizon"]
@@ -357,6 +363,7 @@ def plot(data, s, fig):
     )
 
 
+@part("fedau-weights")
 def notes(data, s):
     means = data["final_error"].mean(axis=1)
     order = " < ".join(f"{ALGORITHMS[i]} ({means[i]:.3g})" for i in np.argsort(means))

@@ -37,6 +37,7 @@ from fedtheory.sim import FedAWE
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES, processes, run_fedawe, staleness
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
 
@@ -45,6 +46,7 @@ EXACT_RTOL = 1e-12
 over a run."""
 
 
+@part("fedawe-auxiliary")
 def settings(size: Size) -> dict:
     reps = {"tiny": 2, "quick": 8, "full": 64}[size]
     return {"clients": 6, "dim": 3, "p_low": 0.15, "p_high": 0.95, "period": 20,
@@ -97,6 +99,7 @@ def auxiliary(problem, alg, mask: np.ndarray, x: np.ndarray) -> dict[str, np.nda
     return {"z": z, "predicted": predicted, "active": mask}
 
 
+@part("fedawe-auxiliary")
 def compute(s: dict) -> dict[str, np.ndarray]:
     with fused.owns_the_cores():  # small tensors: torch on one thread
         problem = QuadraticProblem.random(s["clients"], s["dim"], mu=0.5, L=2.0, seed=s["seed"])
@@ -117,6 +120,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return out
 
 
+@part("fedawe-auxiliary")
 def judge(data, s):
     rows = []
     for d in DYNAMICS:
@@ -138,6 +142,7 @@ def judge(data, s):
     return rows
 
 
+@part("fedawe-auxiliary")
 def plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     t = np.arange(1, s["rounds"])

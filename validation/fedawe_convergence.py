@@ -36,6 +36,7 @@ from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES, processes, run_fedawe, staleness
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, compare_upper_bound
 
@@ -44,6 +45,7 @@ VISIBLY_EQUAL = 0.01
 """Measured means within this relative difference are one line on the figure's log axis."""
 
 
+@part("fedawe-theorem1")
 def settings(size: Size) -> dict:
     horizons = {"tiny": [60, 200], "quick": [200, 800, 2000], "full": [1000, 5000, 20000]}
     reps = {"tiny": 4, "quick": 6, "full": 50}[size]
@@ -52,7 +54,7 @@ def settings(size: Size) -> dict:
             "cutoff": 0.1, "horizons": horizons[size], "replicates": reps, "seed": 0}  # fmt: skip
 
 
-def instance(s: dict) -> QuadraticProblem:
+def _instance(s: dict) -> QuadraticProblem:
     """The shared-curvature quadratic of the module docstring."""
     gen = rng.numpy_rng(s["seed"], 0, rng.DATA)
     q, _ = np.linalg.qr(gen.standard_normal((s["dim"], s["dim"])))
@@ -63,7 +65,7 @@ def instance(s: dict) -> QuadraticProblem:
     return QuadraticProblem(np.broadcast_to(A, (s["clients"], *A.shape)), u, noise_std=s["noise"])
 
 
-def constants(problem: QuadraticProblem, proc, s: dict, rounds: int) -> dict:
+def _constants(problem: QuadraticProblem, proc, s: dict, rounds: int) -> dict:
     """The theorems' parameters on this instance (module docstring); step sizes on (11)."""
     A, u = problem.A[0], problem.c
     ubar = u.mean(axis=0)
@@ -76,7 +78,7 @@ def constants(problem: QuadraticProblem, proc, s: dict, rounds: int) -> dict:
         "rho": float(fedawe.mixing_rho(prob).max()),
         "m": s["clients"],
         "s": s["local_steps"],
-        "L": float(s["L"]),  # the instance's largest eigenvalue, exactly (instance())
+        "L": float(s["L"]),  # the instance's largest eigenvalue, exactly (_instance())
         "sigma2": s["dim"] * s["noise"] ** 2,
         "beta2": 0.0,
         "zeta2": float(np.mean(np.sum(((u - ubar) @ A) ** 2, axis=1))),
@@ -101,7 +103,7 @@ def _bound(theorem, c: dict):
     return float(result.total), result.valid
 
 
-def measure(problem: QuadraticProblem, proc, s: dict, c: dict) -> dict[str, np.ndarray]:
+def _measure(problem: QuadraticProblem, proc, s: dict, c: dict) -> dict[str, np.ndarray]:
     """Per-replicate, per-round quantities ``[R, T]`` (module docstring)."""
     alg = FedAWE(local_steps=c["s"], lr=c["eta_l"], server_lr=c["eta_g"])
     run = {"rounds": c["T"], "replicates": s["replicates"], "seed": s["seed"]}
@@ -122,6 +124,7 @@ def measure(problem: QuadraticProblem, proc, s: dict, c: dict) -> dict[str, np.n
     }
 
 
+@part("fedawe-theorem1")
 def compute(s: dict) -> dict[str, np.ndarray]:
     with fused.owns_the_cores():  # small tensors: torch on one thread
         return _compute(s)
@@ -130,12 +133,12 @@ def compute(s: dict) -> dict[str, np.ndarray]:
 def _compute(s: dict) -> dict[str, np.ndarray]:
     """One run of the longest horizon per dynamics; each horizon ``T`` averages its first
     ``T`` rounds (the constants do not depend on ``T`` once it covers a period)."""
-    problem = instance(s)
+    problem = _instance(s)
     out: dict[str, np.ndarray] = {}
     procs = processes(s)
     for d in DYNAMICS:
-        c = constants(problem, procs[d], s, max(s["horizons"]))
-        m = measure(problem, procs[d], s, c)
+        c = _constants(problem, procs[d], s, max(s["horizons"]))
+        m = _measure(problem, procs[d], s, c)
         at = {k: c[k] for k in fedawe.lemma6.parameters if k != "grad_z_avg"}
         lemma6 = fedawe.lemma6.evaluate(strict=False, **at, grad_z_avg=1.0)
         slope = float(lemma6.terms["gradient"])  # the term is slope * G_z
@@ -143,7 +146,7 @@ def _compute(s: dict) -> dict[str, np.ndarray]:
         prop2 = fedawe.proposition2.evaluate(**at2, grad_z_avg=1.0, consensus_z_avg=1.0)
         cols: dict[str, list] = {}
         for T in s["horizons"]:
-            cT = constants(problem, procs[d], s, T)
+            cT = _constants(problem, procs[d], s, T)
             for key, thm in (("theorem1", fedawe.theorem1), ("corollary2", fedawe.corollary2),
                              ("corollary3", fedawe.corollary3)):  # fmt: skip
                 bound, valid = _bound(thm, cT)
@@ -191,6 +194,7 @@ THEOREMS = {
 }
 
 
+@part("fedawe-theorem1")
 def judge(data, s):
     rows = []
     for d in DYNAMICS:
@@ -213,6 +217,7 @@ def judge(data, s):
     return rows
 
 
+@part("fedawe-theorem1")
 def notes(data, s):
     out = []
     for d in DYNAMICS:
@@ -228,6 +233,7 @@ def notes(data, s):
     return out
 
 
+@part("fedawe-theorem1")
 def plot(data, s, fig):
     *axes, proof = plots.panels(fig, len(DYNAMICS) + 1)
     T = np.array(s["horizons"], float)

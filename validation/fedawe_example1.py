@@ -33,10 +33,12 @@ from fedtheory.bounds import fedawe
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import AverageAll, AverageParticipating, FedAvg, FedAWE, simulate
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_finding, compare_mean_equal
 
 
+@part("fedawe-example1")
 def settings(size: Size) -> dict:
     pairs = {
         "tiny": [[0.2, 0.8], [0.5, 0.9], [0.1, 0.3], [0.7, 0.4], [0.05, 0.6]],
@@ -49,6 +51,7 @@ def settings(size: Size) -> dict:
             "seed": 0, "margin": 1.0}  # fmt: skip
 
 
+@part("fedawe-example1")
 def compute(s: dict) -> dict[str, np.ndarray]:
     with fused.owns_the_cores():  # small tensors: torch on one thread
         return _compute(s)
@@ -82,6 +85,7 @@ def _compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("fedawe-example1")
 def judge(data, s):
     ref = fedawe.example1_fedavg_active.reference
     return [
@@ -104,6 +108,7 @@ def judge(data, s):
     ]  # fmt: skip
 
 
+@part("fedawe-example1")
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     xs = np.arange(len(s["pairs"]))

@@ -35,11 +35,13 @@ from fedtheory import rng
 from fedtheory.availability import NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.bounds import fedawe
+from fedtheory.constraints import BoolArray, Exemplified, declare
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE, simulate
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
 from fedtheory.validation.custom import theorem_check
+from fedtheory.validation.kinds import Holding, part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_equal, compare_mean_upper_bound
 from fedtheory.verdict import compare_upper_bound as compare_upper
@@ -59,6 +61,8 @@ NAMES = {
 }
 
 
+@declare(s=Exemplified(Holding("p_low", "p_high", "clients", "period", "gamma", "cutoff"),
+                     lambda args: _base()))  # fmt: skip
 def processes(s: dict) -> dict[str, NonStationary]:
     """The paper's four dynamics on the settings' base probabilities."""
     p = np.linspace(s["p_low"], s["p_high"], s["clients"])
@@ -73,6 +77,7 @@ def _base() -> dict:
             "cutoff": 0.1, "seed": 0}  # fmt: skip
 
 
+@declare(mask=BoolArray(ndim=3))
 def staleness(mask: np.ndarray) -> np.ndarray:
     r""":math:`t-\tau_i(t)` ``[R, T, N]`` from a mask ``[R, T, N]`` (:math:`\tau_i(0)=-1`)."""
     r, t, n = mask.shape
@@ -83,11 +88,13 @@ def staleness(mask: np.ndarray) -> np.ndarray:
 
 
 # --- Lemma 2 -----------------------------------------------------------------------------
+@part("fedawe-lemma2")
 def lemma2_settings(size: Size) -> dict:
     reps = {"tiny": 200, "quick": 2000, "full": 20000}[size]
     return {**_base(), "rounds": 60, "replicates": reps}
 
 
+@part("fedawe-lemma2")
 def lemma2_compute(s: dict) -> dict[str, np.ndarray]:
     out = {}
     for d, proc in processes(s).items():
@@ -109,6 +116,7 @@ def lemma2_compute(s: dict) -> dict[str, np.ndarray]:
     return out
 
 
+@part("fedawe-lemma2")
 def lemma2_judge(data, s):
     rows = []
     for d in DYNAMICS:
@@ -129,6 +137,7 @@ def lemma2_judge(data, s):
     return rows
 
 
+@part("fedawe-lemma2")
 def lemma2_plot(data, s, fig):
     axes = plots.panels(fig, 2)
     what = (("first", "bound1", r"$1/\delta$"), ("second", "bound2", r"$2/\delta^2$"))
@@ -174,12 +183,14 @@ def run_fedawe(problem, proc, alg, *, rounds: int, replicates: int, seed: int, w
     return run.participation, run.recorded["echo"], np.concatenate([start, run.recorded["x"]], 1)
 
 
+@part("fedawe-proposition1")
 def prop1_settings(size: Size) -> dict:
     reps = {"tiny": 4, "quick": 20, "full": 200}[size]
     return {**_base(), "rounds": 80, "replicates": reps, "dim": 2, "noise": 0.1,
             "local_steps": 2, "lr": 0.05}  # fmt: skip
 
 
+@part("fedawe-proposition1")
 def prop1_compute(s: dict) -> dict[str, np.ndarray]:
     problem = QuadraticProblem.random(s["clients"], s["dim"], mu=0.5, L=2.0,
                                       noise_std=s["noise"], seed=s["seed"])  # fmt: skip
@@ -195,6 +206,7 @@ def prop1_compute(s: dict) -> dict[str, np.ndarray]:
     return out
 
 
+@part("fedawe-proposition1")
 def prop1_judge(data, s):
     return [
         compare_equal(
@@ -214,6 +226,7 @@ def _largest(values: np.ndarray) -> float:
     return float(values[np.argmax(np.abs(values))])
 
 
+@part("fedawe-proposition1")
 def prop1_plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     worst = 0.0
@@ -245,6 +258,7 @@ def prop1_plot(data, s, fig):
 
 
 # --- Lemma 4 and Lemma 1 -----------------------------------------------------------------
+@declare(mask=BoolArray(ndim=(1, 2, 3, 4)))
 def mixing_matrices(mask: np.ndarray) -> np.ndarray:
     r"""Mixing matrices (4) ``[..., N, N]`` of masks ``[..., N]``:
     :math:`W=\mathrm{diag}(1-a)+aa^\top/\max(|A|,1)` (identity when nobody is active)."""
@@ -254,11 +268,13 @@ def mixing_matrices(mask: np.ndarray) -> np.ndarray:
     return eye * (1 - a)[..., None, :] + a[..., :, None] * a[..., None, :] / count
 
 
+@part("fedawe-lemma4")
 def lemma4_settings(size: Size) -> dict:
     reps = {"tiny": 400, "quick": 4000, "full": 40000}[size]
     return {**_base(), "replicates": reps, "depth": 6, "dim": 3}
 
 
+@part("fedawe-lemma4")
 def lemma4_compute(s: dict) -> dict[str, np.ndarray]:
     out = {}
     gen = rng.numpy_rng(s["seed"], 0, rng.DATA)
@@ -296,6 +312,7 @@ def lemma4_compute(s: dict) -> dict[str, np.ndarray]:
     return out
 
 
+@part("fedawe-lemma4")
 def lemma4_judge(data, s):
     rows = []
     for d in DYNAMICS:
@@ -326,6 +343,7 @@ RHO_FLOOR = 1e-12
 """Spectral gaps :math:`1-\rho` below this are drawn on it (an exact :math:`\rho=1`)."""
 
 
+@part("fedawe-lemma4")
 def lemma4_plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     xs = np.arange(len(DYNAMICS))
@@ -415,12 +433,14 @@ def lemma5_exact(A: np.ndarray, e0: np.ndarray, *, steps: int, lr: float, sigma2
     return float(mean @ mean + var)
 
 
+@part("fedawe-lemma5")
 def lemma5_settings(size: Size) -> dict:
     reps = {"tiny": 500, "quick": 4000, "full": 40000}[size]
     return {"steps": [1, 2, 5, 10], "lr_fraction": [1.0, 0.25], "dim": 3, "mu": 0.5, "L": 2.0,
             "noise": 0.5, "replicates": reps, "seed": 1}  # fmt: skip
 
 
+@part("fedawe-lemma5")
 def lemma5_compute(s: dict) -> dict[str, np.ndarray]:
     with fused.owns_the_cores():  # small tensors: torch on one thread
         return _lemma5_compute(s)
@@ -453,6 +473,7 @@ def _lemma5_compute(s: dict) -> dict[str, np.ndarray]:
             "sampled": np.stack(sampled, axis=1)}  # fmt: skip
 
 
+@part("fedawe-lemma5")
 def lemma5_judge(data, s):
     return [
         compare_upper(
@@ -468,6 +489,7 @@ def lemma5_judge(data, s):
     ]  # fmt: skip
 
 
+@part("fedawe-lemma5")
 def lemma5_plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     k = len(s["lr_fraction"])

@@ -81,6 +81,7 @@ from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.fedawe import CodeRate
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.validation.setups import Aspect, SetUp
 from fedtheory.verdict import (
@@ -144,6 +145,7 @@ REFERENCE = "Xiang et al. 2024 (FedAWE), §7, Table 2"
 DEFAULT = "default (first listed)"
 
 
+@part("fedawe-table2")
 def settings(size: Size) -> dict:
     scale = {
         "tiny": {
@@ -234,6 +236,7 @@ def algorithms(
     }  # fmt: skip
 
 
+@part("fedawe-table2")
 def compute(s: dict) -> dict[str, np.ndarray]:
     # small tensors: torch on one thread (the runs are serial), no autograd bookkeeping
     with fused.owns_the_cores(), torch.inference_mode():
@@ -368,6 +371,7 @@ def _compute(s: dict) -> dict[str, np.ndarray]:
 CODE = "mingxiang12/FedAWE@e0b8538"
 
 
+@part("fedawe-table2")
 def setup(data, s) -> SetUp:
     """The set-up table of the Table 2 rows (judged against the paper's set-up); the code
     column cites :data:`CODE` by file:line."""
@@ -555,12 +559,14 @@ def _specs(data, s) -> list[FindingSpec]:
     ]  # fmt: skip
 
 
+@part("fedawe-table2")
 def judge(data, s):
     """The 16 rows, Holm over them, each *reproduced* or *reversed* only if that holds at
     every value of the unforced choices (otherwise *depends on* them)."""
     return compare_findings(_specs(data, s), unforced=setup(data, s).unforced())
 
 
+@part("fedawe-table2")
 def notes(data, s):
     out = []
     for d in DYNAMICS:
@@ -585,6 +591,7 @@ def notes(data, s):
     return out
 
 
+@part("fedawe-table2")
 def plot(data, s, fig):
     """One panel per dynamics: each baseline's paired difference FedAWE minus it (mean over
     the draws) with the Holm-corrected interval its row was judged on, at the default and at

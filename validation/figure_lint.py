@@ -65,6 +65,11 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
+from fedtheory.constraints import Exemplified, Instance, Label, Option, SequenceOf, declare
+from fedtheory.constraints import Text as NonEmpty
+from fedtheory.validation.kinds import FIGURE
+from fedtheory.verdict import Comparison
+
 COINCIDE_PT = 1.0
 """Two paths closer than this many points everywhere are one line on the canvas."""
 NESTED_PT = 2.0
@@ -93,6 +98,11 @@ KINDS = (
 )
 
 
+ROWS = Exemplified(SequenceOf(Instance(Comparison), plural="verdict rows"), lambda args: ())
+"""The verdict rows a figure shows."""
+
+
+@declare(kind=Option(*KINDS), where=Label(), what=NonEmpty())
 @dataclass(frozen=True)
 class Defect:
     """One defect: its kind (one of :data:`KINDS`), the panel or legend it is in, what."""
@@ -105,6 +115,11 @@ class Defect:
         return f"{self.kind} [{self.where}]: {self.what}"
 
 
+@declare(
+    fig=FIGURE,
+    rows=ROWS,
+    caption=Label(none=True),
+)
 def lint(fig: Figure, *, rows: Sequence = (), caption: str | None = None) -> list[Defect]:
     """Every :class:`Defect` of ``fig`` (drawn once with Agg, at its own dpi); ``rows``: the
     verdict rows the figure shows (``Comparison``: their intervals), ``caption``: its

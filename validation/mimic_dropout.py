@@ -28,6 +28,7 @@ from fedtheory.bounds import mimic
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg, InverseTime, MimiC, simulate
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
 
@@ -35,6 +36,7 @@ PATTERNS = ("bounded dropout", "static probability", "time-varying")
 ALGORITHMS = ("FedAvg", "MIFA", "MimiC")
 
 
+@part("mimic-dropout")
 def settings(size: Size) -> dict:
     return {
         "num_clients": 10,
@@ -62,6 +64,7 @@ def _process(pattern: str, s: dict):
     }[pattern]()
 
 
+@part("mimic-dropout")
 def compute(s: dict) -> dict[str, np.ndarray]:
     problem = QuadraticProblem.random(
         s["num_clients"], s["dim"], mu=1.0, L=4.0, spread=s["spread"], seed=s["seed"]
@@ -119,6 +122,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("mimic-dropout")
 def judge(data, s):
     return [
         compare_mean_upper_bound(
@@ -131,6 +135,7 @@ def judge(data, s):
     ]
 
 
+@part("mimic-dropout")
 def plot(data, s, fig):
     *axes, ax_m = plots.panels(fig, len(PATTERNS) + 1)
     t = np.arange(data["curves"].shape[-1])
@@ -207,6 +212,7 @@ def plot(data, s, fig):
     )
 
 
+@part("mimic-dropout")
 def notes(data, s):
     means = data["final"].mean(axis=2)
     lines = []

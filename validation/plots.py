@@ -41,7 +41,22 @@ from matplotlib.ticker import (
     NullFormatter,
 )
 
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Integer,
+    Location,
+    MappingOf,
+    Option,
+    Real,
+    SequenceOf,
+    Size,
+    Support,
+    Text,
+    declare,
+)
 from fedtheory.io import atomic_write_bytes
+from fedtheory.validation.kinds import AXES, FIGURE
 from fedtheory.verdict import mean_confidence_interval, mean_intervals
 
 PNG_DPI = 160
@@ -88,6 +103,7 @@ def style() -> Iterator[None]:
         yield
 
 
+@declare(i=Integer(0), points=Size(none=True), line=Bool(), marker=Bool(), filled=Bool())
 def series(
     i: int,
     *,
@@ -116,6 +132,11 @@ def series(
     return kw
 
 
+MAX_PANELS = 12
+"""The most side-by-side panels a figure holds (each needs room for its axis labels)."""
+
+
+@declare(fig=FIGURE, n=Integer(1, MAX_PANELS))
 def panels(fig: Figure, n: int, **subplot_kw) -> list[Axes]:
     """``n`` side-by-side panels, each in a subfigure of its own so that :func:`legend` can
     put each panel's legend under it (never over the data)."""
@@ -123,6 +144,7 @@ def panels(fig: Figure, n: int, **subplot_kw) -> list[Axes]:
     return [sf.subplots(**subplot_kw) for sf in subfigs]
 
 
+@declare(ax=AXES, ncols=Size())
 def legend(ax: Axes, *, ncols: int = 1, **kw) -> None:
     """The legend of ``ax`` below its panel, outside the axes (needs constrained layout)."""
     handles, labels = ax.get_legend_handles_labels()
@@ -130,6 +152,7 @@ def legend(ax: Axes, *, ncols: int = 1, **kw) -> None:
         ax.figure.legend(handles, labels, loc="outside lower center", ncols=ncols, **kw)
 
 
+@declare(ax=AXES, values=Array(low=0.0, low_open=True, min_size=1), axis=Option("x", "y"))
 def log_ticks(ax: Axes, values: Iterable[float], *, axis: str = "x") -> None:
     """Major ticks of a log ``axis`` exactly at ``values`` (the data's grid) with plain
     labels, and no minor labels (a log axis spanning about a decade otherwise labels its
@@ -141,6 +164,7 @@ def log_ticks(ax: Axes, values: Iterable[float], *, axis: str = "x") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+@declare(ax=AXES, axis=Option("x", "y"))
 def log_labels(ax: Axes, *, axis: str = "y") -> None:
     """Label a short log ``axis`` (its current limits spanning under three decades) at 1, 2
     and 5 times each power of ten (at every digit where that gives fewer than three), so that
@@ -260,6 +284,7 @@ def _bracket_once(ax: Axes, name: str) -> bool:
     return True
 
 
+@declare(values=MappingOf(Array(finite=False), plural="arrays"), rtol=Real(0.0))
 def coinciding(values: dict[str, np.ndarray], *, rtol: float = 1e-9) -> list[list[str]]:
     """The names of ``values`` grouped by equal arrays (to ``rtol``), in order: draw each
     group once, named by all its members (``" = ".join(group)``), so that no series lies
@@ -283,12 +308,14 @@ def coinciding(values: dict[str, np.ndarray], *, rtol: float = 1e-9) -> list[lis
     return groups
 
 
+@declare(values=Array(finite=False), floor=Real())
 def floored(values: np.ndarray, floor: float) -> np.ndarray:
     """``values`` with everything below ``floor`` raised to it (for drawing only: pair with
     :func:`mark_floor`, which says so on the axis)."""
     return np.maximum(np.asarray(values, dtype=float), floor)
 
 
+@declare(ax=AXES, floor=Real(1e-300), what=Text())
 def mark_floor(ax: Axes, floor: float, *, what: str) -> None:
     r"""Shade the band under ``floor`` on a log y axis and label it ":math:`\le` floor
     (``what``)": points drawn on the floor stand for any value below it."""
@@ -312,6 +339,7 @@ def mark_floor(ax: Axes, floor: float, *, what: str) -> None:
     )
 
 
+@declare(x=Array(), i=Integer(0), n=Size(), log=Bool(), width=Real(0.0))
 def dodge(x: np.ndarray, i: int, n: int, *, log: bool, width: float = 0.1) -> np.ndarray:
     """``x`` shifted for the ``i``-th of ``n`` series so that equal points stay side by
     side (multiplicatively on a log axis); ``width`` is the total spread, in decades on a
@@ -321,6 +349,7 @@ def dodge(x: np.ndarray, i: int, n: int, *, log: bool, width: float = 0.1) -> np
     return x * 10.0**shift if log else x + shift
 
 
+@declare(samples=SequenceOf(Array(min_size=2), min_size=1, plural="sample arrays"))
 def confidence_bars(samples: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Mean and 95% confidence limits ``[P, 3]`` of each of ``P`` sample arrays, and the
     matching ``yerr [2, P]`` (distances below and above the mean) for ``Axes.errorbar``."""
@@ -332,6 +361,7 @@ ROW_CONFIDENCE = 0.95
 """The family-wise confidence of a random row (``compare_mean_*``'s default)."""
 
 
+@declare(samples=Array(ndim=(1, 2), min_size=2), support=Support(none=True))
 def row_bars(
     samples: np.ndarray, *, support: tuple[float, float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -348,6 +378,7 @@ FORMATS: Sequence[str] = ("png", "svg")
 """The files :func:`save` writes: a PNG and a vector SVG beside it."""
 
 
+@declare(fig=FIGURE, stem=Location())
 def save(fig: Figure, stem: Path) -> list[Path]:
     """Write ``stem.png`` (:data:`PNG_DPI` dpi) and ``stem.svg`` atomically; return both.
     The figure's layout engine (constrained layout) places the panels once, for the PNG;

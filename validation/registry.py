@@ -4,21 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from fedtheory.constraints import Function, Instance, Label, MappingOf, Real, Text, Texts, declare
 from fedtheory.sweep.targets import register_target
+from fedtheory.validation.kinds import SIZES, FolderName, Size
 from fedtheory.verdict import Comparison
 
+__all__ = ["CHECKS", "SIZES", "Check", "Size", "register", "with_wrong_bounds"]
+
 Data = dict[str, np.ndarray]
-Size = Literal["tiny", "quick", "full"]
-SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
-"""``tiny``: seconds, for the tests; ``quick``: all validations together within 5 minutes
-on 2 cores; ``full``: paper-scale settings."""
 
 
+@declare(
+    name=FolderName(),
+    title=Text(),
+    claim=Text(),
+    settings=Function(),
+    compute=Function(),
+    judge=Function(),
+    plot=Function(),
+    bounds=Texts(),
+    notes=Function(none=True),
+    setups=Function(none=True),
+    module=Label(),
+    sweep=Function(none=True),
+    sweep_check=Function(none=True),
+    cost=Real(0.0, none=True),
+)
 @dataclass(frozen=True)
 class Check:
     """A validation.
@@ -65,6 +80,7 @@ WRONG_SHIFT = 1e6
 """How far below zero :func:`with_wrong_bounds` moves every bound."""
 
 
+@declare(check=Instance(Check), data=MappingOf())
 def with_wrong_bounds(check: Check, data: Data) -> Data:
     r"""``data`` with every bound/prediction array replaced by the deliberately wrong
     :math:`-(|b|+1)-10^6`: below any non-negative measured quantity, different from every
@@ -79,6 +95,7 @@ def with_wrong_bounds(check: Check, data: Data) -> Data:
 CHECKS: dict[str, Check] = {}
 
 
+@declare(check=Instance(Check))
 def register(check: Check) -> Check:
     if check.name in CHECKS:
         raise KeyError(f"validation {check.name!r} is registered twice")

@@ -20,7 +20,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fedtheory.constraints import (
+    Either,
+    Exemplified,
+    Instance,
+    Integer,
+    Label,
+    Location,
+    SequenceOf,
+    Text,
+    declare,
+)
 
+
+@declare(text=Label(), level=Integer(1, 6), anchor=Label())
 @dataclass(frozen=True)
 class Heading:
     text: str
@@ -28,22 +41,26 @@ class Heading:
     anchor: str = ""  # link target (``[text](#anchor)``); letters, digits, '-' and '_'
 
 
+@declare(text=Label())
 @dataclass(frozen=True)
 class Paragraph:
     text: str
 
 
+@declare(items=SequenceOf(Label(), plural="strings"))
 @dataclass(frozen=True)
 class Bullets:
     items: tuple[str, ...]
 
 
+@declare(header=SequenceOf(Label()), rows=SequenceOf(SequenceOf(Label()), plural="rows"))
 @dataclass(frozen=True)
 class Table:
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
 
 
+@declare(alt=Label(), path=Text(), caption=Label())
 @dataclass(frozen=True)
 class Image:
     alt: str
@@ -51,6 +68,7 @@ class Image:
     caption: str = ""
 
 
+@declare(text=Label())
 @dataclass(frozen=True)
 class Code:
     text: str
@@ -68,12 +86,18 @@ class Formula:
 
 
 Block = Heading | Paragraph | Bullets | Table | Image | Code | Formula
+BLOCKS = Exemplified(
+    SequenceOf(Either(*(Instance(k) for k in Block.__args__)), plural="report blocks"),
+    lambda args: [Heading("Title", anchor="title"), Paragraph("see [Title](#title)")],
+)
+"""A report: a list of blocks."""
 
 
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+@declare(blocks=BLOCKS)
 def to_markdown(blocks: list[Block]) -> str:
     """GitHub-flavoured Markdown."""
     out: list[str] = []
@@ -166,6 +190,7 @@ def _data_uri(path: Path) -> str:
     return f"data:{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
+@declare(blocks=BLOCKS, title=Text(), root=Location())
 def to_html(blocks: list[Block], *, title: str, root: Path) -> str:
     """One self-contained HTML page: every image, read from ``root / image.path``, is
     embedded as a data URI (no link to any other file)."""

@@ -46,7 +46,22 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fedtheory import threads
-from fedtheory.constraints import Option
+from fedtheory.constraints import (
+    Bool,
+    Either,
+    Exemplified,
+    Function,
+    Instance,
+    Integer,
+    Label,
+    Location,
+    MappingOf,
+    Option,
+    Real,
+    SequenceOf,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.io import (
     DamagedFileError,
@@ -62,7 +77,8 @@ from fedtheory.sweep.executor import Executor, Sequential
 from fedtheory.validation import errata, plots
 from fedtheory.validation.dependencies import compute_digest, drawing_digest
 from fedtheory.validation.errata import CAVEATS
-from fedtheory.validation.registry import CHECKS, SIZES, Check, Size
+from fedtheory.validation.kinds import SIZE, CheckName
+from fedtheory.validation.registry import CHECKS, Check, Size
 from fedtheory.validation.report import (
     Block,
     Bullets,
@@ -79,6 +95,17 @@ from fedtheory.validation.setups import SETUP_HEADER
 from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
+@declare(
+    check=Instance(Check),
+    settings=MappingOf(),
+    rows=Exemplified(SequenceOf(Instance(Comparison), plural="verdict rows"), lambda a: []),
+    data=MappingOf(),
+    reused=Bool(),
+    folder=Location(),
+    seconds=Real(0.0),
+    caption=Label(),
+    computed=SequenceOf(none=True),
+)
 @dataclass(frozen=True)
 class Outcome:
     check: Check
@@ -93,6 +120,11 @@ class Outcome:
     # made the data, this run's or the earlier run's whose data is reused
 
 
+OUTCOMES = Exemplified(SequenceOf(Instance(Outcome), plural="outcomes"), lambda args: [])
+"""What :func:`run` returned: a list of outcomes."""
+
+
+@declare(check=Instance(Check))
 def fingerprint(check: Check) -> str:
     """Hash of the code ``check``'s compute may run (its module and the ``fedtheory``
     modules it imports, without docstrings, verdict rules, figures and the report:
@@ -161,6 +193,7 @@ def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> 
     return caption
 
 
+@declare(check=Instance(Check), out=Location(), size=SIZE, progress=Function(none=True))
 def run_check(
     check: Check, out: Path, *, size: Size, progress: Callable[[str], None] | None = None
 ) -> Outcome:
@@ -199,6 +232,7 @@ class Interrupted(KeyboardInterrupt):
         self.outcomes = outcomes
 
 
+@declare(out=Location(), owner=Text())
 def check_output_folder(out: Path, owner: str = "run") -> Path:
     """Create ``out`` if needed and check that a file can be written in it, before any
     compute; else a ParameterError naming the folder and the reason."""
@@ -227,6 +261,12 @@ def _remove_leftovers(out: Path, names: list[str]) -> int:
     return sum(len(remove_temporaries(folder)) for folder in [out, *(out / n for n in names)])
 
 
+@declare(
+    names=SequenceOf(Either(Instance(Check), CheckName()), min_size=1, plural="checks"),
+    out=Location(),
+    size=SIZE,
+    progress=Function(),
+)
 def run(
     names: Iterable[str | Check],
     out: Path,
@@ -251,14 +291,6 @@ def run(
     (:func:`longest_first`); the report lists them in the order of ``names`` and is the
     one a sequential run writes, compute times aside.
     """
-    names = list(names)
-    Option(*SIZES).check(size, "size", "run", {})
-    unknown = [n for n in names if not isinstance(n, Check) and n not in CHECKS]
-    if unknown or not names:
-        raise ParameterError(
-            f"The 'names' parameter of run must be a non-empty list of Check objects or of "
-            f"{sorted(CHECKS)}. Got {names!r} instead."
-        )
     checks = [n if isinstance(n, Check) else CHECKS[n] for n in names]
     out = check_output_folder(out)
     with folder_lock(out):  # one run per output folder (a second is refused, naming this one)
@@ -302,6 +334,8 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
     return outcomes
 
 
+@declare(checks=Exemplified(SequenceOf(Instance(Check)), lambda args: []), out=Location(),
+         size=SIZE)  # fmt: skip
 def longest_first(checks: list[Check], out: Path, size: Size) -> list[int]:
     """The order (indices into ``checks``) in which a parallel run starts them: the longest
     expected compute first, so that no long validation starts last while the other workers
@@ -330,6 +364,9 @@ def _measured_seconds(out: Path, size: Size) -> dict[str, float]:
     return {v["name"]: float(v["seconds"]) for v in results["validations"] if v["seconds"] > 0}
 
 
+@declare(
+    names=SequenceOf(Text(), min_size=1, plural="names"), out=Location(), size=SIZE, module=Label()
+)
 def command(names: list[str], out: Path, size: Size, module: str = "") -> str:
     """The command line that reruns exactly these validations at this size, into a folder
     of its own (next to ``out``) so that the full report is not overwritten; ``module``:
@@ -450,6 +487,7 @@ def _counts(outcomes: list[Outcome]) -> list[str]:
     return lines
 
 
+@declare(verdict=Option(*Verdict), source=Text(), n=Integer(0))
 def text_of(verdict: Verdict, source: str, n: int = 1) -> str:
     """A verdict as a count of ``n`` names it: *violated* of a consistency check of
     fedtheory is a *defect of fedtheory* (*defects* for ``n`` other than 1)."""
@@ -641,6 +679,7 @@ def _formulas(o: Outcome) -> list[Formula]:
     return blocks
 
 
+@declare(outcomes=OUTCOMES, out=Location(), size=SIZE)
 def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Block]:
     """The report, top-down: a summary (counts by outcome, then the rows to look at
     first, each linked), how to read it (the definitions), contents, the verdict table
@@ -855,6 +894,7 @@ def _csv(records: list[dict]) -> str:
     return buf.getvalue()
 
 
+@declare(source=Either(OUTCOMES, Location()))
 def verdicts_frame(source):
     """The verdict table as a pandas DataFrame, one row per verdict (columns
     :data:`CSV_COLUMNS`).
@@ -879,9 +919,8 @@ def verdicts_frame(source):
             "verdicts_frame needs pandas, an optional dependency of fedtheory: install it "
             "with `pip install pandas` (or read verdicts.csv with the csv module)."
         ) from e
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        path = path / "results.json" if path.is_dir() else path
+    if isinstance(source, Path):
+        path = source / "results.json" if source.is_dir() else source
         if not path.is_file():
             raise ParameterError(
                 "The 'source' parameter of verdicts_frame must be a list of outcomes, an "
@@ -889,16 +928,12 @@ def verdicts_frame(source):
             )
         results = _verified_results(path)
         records = _records((v["name"], v["rows"]) for v in results["validations"])
-    elif isinstance(source, list) and all(isinstance(o, Outcome) for o in source):
+    else:  # a list of outcomes (declared)
         records = _outcome_records(source)
-    else:
-        raise ParameterError(
-            "The 'source' parameter of verdicts_frame must be a list of outcomes, an output "
-            f"folder or its results.json. Got {type(source).__name__} instead."
-        )
     return pd.DataFrame.from_records(records, columns=list(CSV_COLUMNS))
 
 
+@declare(outcomes=OUTCOMES, out=Location(), size=SIZE)
 def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
     """``report.md``, ``report.html`` (self-contained), ``results.json`` and
     ``verdicts.csv`` (atomically)."""

@@ -21,6 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fedtheory.constraints import (
+    Bool,
+    Exemplified,
+    Instance,
+    Label,
+    Option,
+    SequenceOf,
+    Text,
+    declare,
+)
 from fedtheory.errors import ParameterError
 
 COLUMNS = ("paper", "code")
@@ -28,6 +38,17 @@ FIXED_BY = ("paper", "code", "unforced")
 SETUP_HEADER = ("aspect", "fixed by", "paper text", "authors' code", "fedtheory", "material?")
 
 
+@declare(
+    name=Text(),
+    paper=Label(),
+    code=Label(),
+    ours=Label(),
+    material=Bool(),
+    reason=Label(),
+    fixed_by=Option(*FIXED_BY),
+    cite=Label(),
+    values=SequenceOf(Label()),
+)
 @dataclass(frozen=True)
 class Aspect:
     """One line of a set-up table; ``material`` is the difference between ``ours`` and the
@@ -48,11 +69,6 @@ class Aspect:
     values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.fixed_by not in FIXED_BY:
-            raise ParameterError(
-                f"The 'fixed_by' parameter of Aspect must be one of {FIXED_BY}. Got "
-                f"{self.fixed_by!r} instead."
-            )
         if self.fixed_by == "code" and not self.cite:
             raise ParameterError(
                 f"The 'cite' parameter of Aspect must name the file and line of the authors' "
@@ -73,6 +89,12 @@ class Aspect:
         return "paper"
 
 
+@declare(
+    finding=Text(),
+    against=Option(*COLUMNS),
+    aspects=Exemplified(SequenceOf(Instance(Aspect), plural="aspects"), lambda args: ()),
+    commit=Label(),
+)
 @dataclass(frozen=True)
 class SetUp:
     """The set-up of one finding row, judged against the ``against`` column."""
@@ -81,13 +103,6 @@ class SetUp:
     against: str
     aspects: tuple[Aspect, ...]
     commit: str = ""  # the authors' repository and commit the ``cite`` lines refer to
-
-    def __post_init__(self) -> None:
-        if self.against not in COLUMNS:
-            raise ParameterError(
-                f"The 'against' parameter of SetUp must be one of {COLUMNS}. Got "
-                f"{self.against!r} instead."
-            )
 
     def unforced(self) -> tuple[str, ...]:
         """The names of the unforced aspects: the choices every row must vary."""

@@ -30,6 +30,7 @@ from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import E3CS, FedAvg, FedLaAvg, FixedWeights, InverseTime, run_selection, simulate
 from fedtheory.sim.selection.allocation import prob_alloc, quota_constant
 from fedtheory.validation import cafed_theorem2, plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import (
     compare_equal,
@@ -54,6 +55,7 @@ BOUNDS = (
 )  # fmt: skip
 
 
+@part("statements")
 def settings(size: Size) -> dict:
     return {
         "staleness": [[6, 2, 3], [10, 3, 4], [8, 8, 2], [12, 1, 5]],  # (N, K, E)
@@ -222,6 +224,7 @@ def _run(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("statements")
 def compute(s: dict) -> dict[str, np.ndarray]:
     staleness, staleness_bound = _staleness(s)
     return {
@@ -234,6 +237,7 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     }
 
 
+@part("statements")
 def judge(data, s):
     inside = data["eq23_inside"] == 1
     rows = [
@@ -341,6 +345,7 @@ def judge(data, s):
     return rows
 
 
+@part("statements")
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     t = np.arange(data["chain_dev"].size)
@@ -378,6 +383,7 @@ def plot(data, s, fig):
     )
 
 
+@part("statements")
 def notes(data, s):
     binds = int((data["eq23_inside"] == 0).sum())
     return [

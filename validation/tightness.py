@@ -33,6 +33,7 @@ from fedtheory.pep.certificate import certified
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
 from fedtheory.tightness.families import CATALOGUE_KEYS
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, compare_upper_bound, format_ratio, upper_bound_outcome
 
@@ -43,6 +44,7 @@ def _supremum(key: str) -> float | None:
     return FAMILIES[key].proved_supremum
 
 
+@part("tightness")
 def settings(size: Size) -> dict:
     return {
         "keys": [key for key in FAMILIES if key in CATALOGUE_KEYS],
@@ -52,6 +54,7 @@ def settings(size: Size) -> dict:
     }
 
 
+@part("tightness")
 def compute(s: dict) -> dict[str, np.ndarray]:
     """One entry per family ``[F]``; the instances as JSON strings."""
     keys = ("ratio", "measured", "low", "bound", "floor", "budget", "evaluations")
@@ -92,6 +95,7 @@ def _constants(text: str) -> str:
     )
 
 
+@part("tightness")
 def judge(data, s):
     rows = []
     for i, key in enumerate(s["keys"]):
@@ -118,6 +122,7 @@ def judge(data, s):
     return rows
 
 
+@part("tightness")
 def notes(data, s) -> list[str]:
     lines = []
     for i, key in enumerate(s["keys"]):
@@ -162,6 +167,7 @@ LABELS = {
 theorem's title."""
 
 
+@part("tightness")
 def plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     keys = s["keys"]

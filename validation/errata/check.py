@@ -17,9 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.constraints import Label, declare
 from fedtheory.validation import plots
 from fedtheory.validation.errata.catalogue import ERRATA, SIZES
 from fedtheory.validation.errata.record import CLASSES, Erratum
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
@@ -32,6 +34,7 @@ NOT_RECORDED = -1.0
 registered from outside the package): its row is *violated* until it is recorded."""
 
 
+@declare(text=Label())
 def recorded_verdicts(text: str) -> dict[str, str]:
     """``key -> verdict`` from the summary table of ``ERRATA.md`` (first word of the last
     column, e.g. ``confirmed (not convex)`` -> ``confirmed``)."""
@@ -39,6 +42,7 @@ def recorded_verdicts(text: str) -> dict[str, str]:
     return dict(rows)
 
 
+@declare(text=Label())
 def recorded_classes(text: str) -> dict[str, str]:
     """``key -> class`` from the summary table of ``ERRATA.md`` (the column before the
     verdict)."""
@@ -46,6 +50,7 @@ def recorded_classes(text: str) -> dict[str, str]:
     return dict(rows)
 
 
+@part("errata")
 def settings(size: Size) -> dict:
     """Every erratum check by name with the keyword arguments it takes at ``size`` (its
     module's ``SIZES``; the others run on their own instance)."""
@@ -57,6 +62,7 @@ def _run(s: dict) -> list[Erratum]:
     return [by_name[name](**kwargs) for name, kwargs in s["checks"].items()]
 
 
+@part("errata")
 def compute(s: dict) -> dict[str, np.ndarray]:
     return data_of(_run(s), ERRATA_MD.read_text(encoding="utf-8"))
 
@@ -92,6 +98,7 @@ def _word(code) -> str:
     return WORDS.get(float(code), f"code {float(code):g}")
 
 
+@part("errata")
 def judge(data, s):
     """One row per erratum: measured and bound are the two recomputed numbers the finding
     compares (e.g. chi2 at the midpoint vs the chord), with the finding's relation; the row
@@ -133,6 +140,7 @@ def _reproduces(code) -> str:
     return "yes" if float(code) == CODES["confirmed"] else f"no ({_word(code)})"
 
 
+@part(NAME)
 def table_rows(data) -> list[tuple[str, ...]]:
     """The report's errata table: one row per erratum, grouped by class in the order of
     ``CLASSES`` (a class added there appears without a change here); "fedtheory
@@ -159,11 +167,13 @@ def table_rows(data) -> list[tuple[str, ...]]:
     return rows
 
 
+@part(NAME)
 def class_counts(data) -> dict[str, int]:
     """How many errata of each class (``CLASSES`` order, empty classes included)."""
     return {c: int(np.sum(data["kind"] == c)) for c in CLASSES}
 
 
+@part("errata")
 def plot(data, s, fig):
     """A table, one row per erratum: its class, the verdict ``ERRATA.md`` records, the
     verdict recomputed now, and whether they agree (a disagreement in bold on orange)."""
@@ -207,6 +217,7 @@ def plot(data, s, fig):
     )
 
 
+@part("errata")
 def notes(data, s):
     return [
         f"`{k}` [{c}]: {text}"
