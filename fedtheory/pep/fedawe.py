@@ -370,6 +370,11 @@ def _staleness(masks: np.ndarray) -> np.ndarray:
     return rounds - np.concatenate([np.full((k, 1, n), -1), last[:, :-1]], axis=1)
 
 
+SEARCH_SCALE = 1e100
+r"""Largest :math:`\zeta^2` and :math:`\Delta` of :func:`search`: its instances' squared
+norms (of order :math:`L\zeta^2/\eta` and :math:`\Delta`) and their losses stay finite."""
+
+
 @declare(
     criterion=Option(*STATEMENT_KEYS),
     probabilities=Array(ndim=2, low=0.0, high=1.0),
@@ -377,8 +382,8 @@ def _staleness(masks: np.ndarray) -> np.ndarray:
     seed=Size(0),
     s=Size(),
     L=Real(0.0, low_open=True),
-    zeta2=Real(0.0),
-    Delta=Real(0.0, low_open=True),
+    zeta2=Real(0.0, SEARCH_SCALE),
+    Delta=Real(0.0, SEARCH_SCALE, low_open=True),
 )
 def search(criterion: str, probabilities, *, count: int, seed: int, **kwargs) -> float:
     r"""The largest expected criterion over ``count`` quadratics
