@@ -46,6 +46,28 @@ class MappingOf(Constraint):
         return {}
 
 
+class Finite(Constraint):
+    """Any value that holds no NaN or inf: a number, an array, a tensor (on the CPU), or a
+    tuple, a list or a mapping of them, or a non-numeric value (a name, a flag); returned as
+    given. The values of a mapping of settings or constants (``MappingOf(Finite())``): a NaN
+    there is refused like a NaN scalar argument."""
+
+    def describe(self, args):
+        return "a value without NaN or inf"
+
+    def convert(self, value, args):
+        from fedtheory.constraints.results import _non_finite
+
+        with np.errstate(invalid="ignore"):
+            return None if _non_finite(value) else value
+
+    def hostile(self):
+        return [("nan", math.nan), ("inf", math.inf), ("nan array", np.array([0.5, math.nan]))]
+
+    def example(self, args):
+        return 0.5
+
+
 class Function(Constraint):
     """A callable (a measurement, a step-size schedule)."""
 

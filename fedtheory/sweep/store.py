@@ -148,7 +148,7 @@ def _parquet_engine() -> None:
         raise ImportError("Parquet tables need pyarrow: pip install pyarrow (or write .csv)")
 
 
-@declare(table=TABLE, path=Location(suffixes=FORMATS))
+@declare(table=TABLE, path=Location(suffixes=FORMATS, writable=True))
 def write_table(table, path: str | Path) -> None:
     """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``): the whole
     file is encoded in memory first, so a table that cannot be written leaves no file."""
