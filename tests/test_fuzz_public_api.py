@@ -463,7 +463,6 @@ OVERFLOW_BY_DESIGN = {
             "fedtheory.problems.data_backed:DataProblem.grad",
             "fedtheory.problems.data_backed:DataProblem.indexed_grad",
             "fedtheory.problems.data_backed:DataProblem.batch_losses",
-            "fedtheory.problems.data_backed:DataProblem.local_sgd",
         ],
         "the simulator's inner loop: an "
         "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
