@@ -205,7 +205,7 @@ def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     return removed
 
 
-@declare(arrays=MappingOf())
+@declare(arrays=MappingOf(plural="arrays", names=True))
 def checksum(arrays: dict[str, np.ndarray]) -> str:
     """SHA-256 (hex) of the arrays' names, dtypes, shapes and bytes, in name order."""
     h = hashlib.sha256()
@@ -216,7 +216,7 @@ def checksum(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-@declare(path=Location(writable=True), arrays=MappingOf())
+@declare(path=Location(writable=True), arrays=MappingOf(plural="arrays", names=True))
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` (no pickled objects) and their :func:`checksum` to one compressed
     ``.npz`` file, atomically."""

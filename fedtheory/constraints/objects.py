@@ -20,17 +20,21 @@ class MappingOf(Constraint):
     With ``values`` (a :class:`Constraint`, e.g. :class:`Function`), string keys and values
     it accepts, called ``plural`` in the message."""
 
-    def __init__(self, values: Constraint | None = None, plural: str = "values"):
-        self.none, self.values, self.plural = True, values, plural
+    def __init__(self, values: Constraint | None = None, plural: str = "values", *,
+                 names: bool = False):  # fmt: skip
+        self.none, self.values, self.plural, self.names = True, values, plural, names
 
     def check(self, value, name, owner, args):
         return {} if value is None else super().check(value, name, owner, args)
 
     def describe(self, args):
-        return f"a mapping (dict) of names to {self.plural}"
+        keys = "names (non-empty strings)" if self.names else "names"
+        return f"a mapping (dict) of {keys} to {self.plural}"
 
     def convert(self, value, args):
         if not isinstance(value, Mapping):
+            return None
+        if self.names and not all(isinstance(k, str) and k for k in value):
             return None
         if self.values is None:
             return dict(value)
@@ -40,6 +44,7 @@ class MappingOf(Constraint):
 
     def hostile(self):
         bad = [("object", object()), ("list", [1, 2]), ("string", "a=1")]
+        bad += [("int key", {7: 0.5})] if self.names else []
         return bad + ([("bad value", {"a": object()})] if self.values is not None else [])
 
     def example(self, args):
