@@ -564,7 +564,8 @@ def test_every_declared_callable_has_a_valid_call(key):
 # -0.0, integers of 401 digits, NaN and unknown names inside mappings, damaged files for
 # path readers, a folder or a path under a file for path writers, one entry more or fewer
 # along an axis whose length another argument fixes. A ``True`` third field: the value must
-# be refused (no valid call takes it); ``False``: refused or accepted with finite results.
+# be refused (no valid call takes it); ``False``: refused or accepted with finite results;
+# ``None``: a NaN the declaration accepts by design, refused or accepted (results may hold it).
 HUGE_DIGITS = 10**400
 """An integer no float holds: its conversion overflows (a message must not)."""
 
@@ -642,7 +643,8 @@ def input_classes(name: str, constraint: Constraint, valid: Any, given: bool):
     number = isinstance(valid, int | float) and not isinstance(valid, bool)
     if isinstance(c, Real | Integer) or number:
         out += [("10**400", HUGE_DIGITS, True), ("-10**400", -HUGE_DIGITS, True)]
-        out.append(("numpy nan", np.float64("nan"), _refuses(c, math.nan)))
+        # NaN accepted by design ("not measured"): then a result may hold it (None)
+        out.append(("numpy nan", np.float64("nan"), _refuses(c, math.nan) or None))
     if given and number:
         scalar = np.int64(valid) if isinstance(valid, int) else np.float64(valid)
         out += [("numpy scalar", scalar, False), ("0-d array", np.array(valid), False),
@@ -664,7 +666,11 @@ def input_classes(name: str, constraint: Constraint, valid: Any, given: bool):
     if given and isinstance(c, MappingOf) and isinstance(valid, Mapping):
         out.append(("unknown name", {**valid, "no_such_name": 1.0}, False))
         floats = [k for k, v in valid.items() if isinstance(v, float)]
-        out.append(("nan value", {**valid, (floats or ["x"])[0]: math.nan}, False))
+        values = getattr(c, "values", None)  # NaN allowed in its values: may be in the result
+        nan_ok = values is not None and not _refuses(values, math.nan)
+        out.append(
+            ("nan value", {**valid, (floats or ["x"])[0]: math.nan}, None if nan_ok else False)
+        )
     return out
 
 
@@ -674,7 +680,8 @@ def fuzz_classes(key: str, obj: Any) -> list[tuple[str, str, str]]:
     rows = []
     for name, constraint in _declared(obj).items():
         for label, value, must in input_classes(name, constraint, valid.get(name), name in valid):
-            rows.append((name, label, _outcome(key, call, {**valid, name: value}, must)))
+            outcome = _outcome(key, call, {**valid, name: value}, bool(must))
+            rows.append((name, label, "ok" if must is None and outcome == "nan" else outcome))
     return rows
 
 

@@ -91,8 +91,8 @@ class Real(Constraint):
 class Integer(Constraint):
     """An integer in ``[low, high]`` (never a float such as ``2.0``, never a bool); an end
     may be another parameter (``"num_clients"``), its attribute (``"self.num_clients"``) or
-    an array's dimension (``"success[1]"``). Without an upper end, :data:`MAX_INTEGER` is
-    the end (``10**400`` is refused, never overflowing later)."""
+    an array's dimension (``"success[1]"``). Without an end, what an int64 holds is the end
+    (:data:`MAX_INTEGER`; ``10**400`` is refused, never overflowing later)."""
 
     def __init__(self, low=None, high=None, *, high_open=False, multiple=1, infinite=False,
                  none=False):  # fmt: skip
@@ -100,8 +100,8 @@ class Integer(Constraint):
         self.multiple, self.infinite = multiple, infinite
 
     def _ends(self, args) -> tuple[int | None, int]:
-        high = _dimension(self.high, args)
-        return _dimension(self.low, args), MAX_INTEGER if high is None else high
+        low, high = _dimension(self.low, args), _dimension(self.high, args)
+        return -MAX_INTEGER - 1 if low is None else low, MAX_INTEGER if high is None else high
 
     def describe(self, args):
         low, high = self._ends(args)
@@ -131,7 +131,7 @@ class Integer(Constraint):
         return out
 
     def example(self, args):
-        low = self._ends(args)[0]
+        low = _dimension(self.low, args)
         return -(-low // self.multiple) * self.multiple if low is not None else 0
 
     def edges(self, valid):

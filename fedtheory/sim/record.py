@@ -53,7 +53,7 @@ REPLICATES = "iterates[0]"
     participants=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
     available=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
     effective_weights=Array(shape=(REPLICATES, None), low=0.0, high=1.0, none=True),
-    recorded=MappingOf(),
+    recorded=MappingOf(Finite(), "values without NaN or inf"),
 )
 @dataclass
 class RunRecord:
