@@ -435,15 +435,21 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     return call, kwargs
 
 
+CHUNK = 1 << 20
+"""Entries a result's finiteness check reads at once (a size probe's result fills most of
+its address space: the check must not double it)."""
+
+
 def _finite(result: Any, depth: int = 0) -> bool:
     """Whether a result holds no NaN or inf: a number, an array, a tensor, or a tuple, a
     NamedTuple, a mapping or a dataclass record of them (three levels deep)."""
     if isinstance(result, float | np.floating):
         return math.isfinite(result)
     if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
-        return bool(np.isfinite(result).all())
+        flat = result.reshape(-1)  # in chunks: a large result's check allocates 1 MiB
+        return all(np.isfinite(flat[i : i + CHUNK]).all() for i in range(0, flat.size, CHUNK))
     if isinstance(result, torch.Tensor) and result.is_floating_point():
-        return bool(torch.isfinite(result).all())
+        return all(bool(torch.isfinite(c).all()) for c in result.reshape(-1).split(CHUNK))
     if depth < 3 and isinstance(result, tuple | list):  # NamedTuple records included
         return all(_finite(v, depth + 1) for v in result[:20])
     if depth < 3 and isinstance(result, Mapping):
@@ -726,7 +732,7 @@ def size_probes() -> list[str]:
     out = []
     for key in DECLARED:
         for name, c in _declared(PUBLIC[key]).items():
-            if isinstance(_inner(c), Size):
+            if isinstance(_inner(c), Size) and _inner(c).edges(None):  # [] : none by design
                 out += [f"{key} {name} {size}" for size in PROBE_SIZES]
     return out
 
