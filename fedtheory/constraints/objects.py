@@ -45,7 +45,10 @@ class MappingOf(Constraint):
     def hostile(self):
         bad = [("object", object()), ("list", [1, 2]), ("string", "a=1")]
         bad += [("int key", {7: 0.5})] if self.names else []
-        return bad + ([("bad value", {"a": object()})] if self.values is not None else [])
+        if self.values is None:
+            return bad
+        inner = next((v for _, v in self.values.hostile() if v is not None), object())
+        return [*bad, ("bad value", {"a": inner})]
 
     def example(self, args):
         return {}
