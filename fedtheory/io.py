@@ -96,7 +96,7 @@ def _try_lock(fd: int) -> bool:
 
 
 @contextmanager
-@declare(folder=Location())
+@declare(folder=Location(folder=True))
 def folder_lock(folder: Path) -> Iterator[Path]:
     """Hold the lock of ``folder`` (created if needed) while the block runs.
 
@@ -137,7 +137,7 @@ def folder_lock(folder: Path) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
-@declare(path=Location(), data=Instance(bytes))
+@declare(path=Location(writable=True), data=Instance(bytes))
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder + rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,13 +183,13 @@ def writable_file(path: Path, name: str, owner: str) -> Path:
     return path
 
 
-@declare(path=Location(), text=Instance(str))
+@declare(path=Location(writable=True), text=Instance(str))
 def atomic_write_text(path: Path, text: str) -> None:
     """Text version of :func:`atomic_write_bytes` (UTF-8)."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-@declare(folder=Location(), name=Instance(str))
+@declare(folder=Location(folder=True), name=Instance(str))
 def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     """Delete the temporary files :func:`atomic_write_bytes` left in ``folder`` (not its
     subfolders) when its process was killed -- only those of the file ``name`` if given;
@@ -205,7 +205,7 @@ def remove_temporaries(folder: Path, name: str = "") -> list[Path]:
     return removed
 
 
-@declare(arrays=MappingOf())
+@declare(arrays=MappingOf(plural="arrays", names=True))
 def checksum(arrays: dict[str, np.ndarray]) -> str:
     """SHA-256 (hex) of the arrays' names, dtypes, shapes and bytes, in name order."""
     h = hashlib.sha256()
@@ -216,7 +216,7 @@ def checksum(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-@declare(path=Location(), arrays=MappingOf())
+@declare(path=Location(writable=True), arrays=MappingOf(plural="arrays", names=True))
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` (no pickled objects) and their :func:`checksum` to one compressed
     ``.npz`` file, atomically."""
@@ -258,12 +258,55 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+@declare(path=Location(exists=True), name=Text(), owner=Text())
+def read_text(path: Path, name: str, owner: str) -> str:
+    """The UTF-8 text of the file ``path``; a file that is not UTF-8 text (binary, cut in a
+    character) is refused with a :class:`~fedtheory.errors.ParameterError` naming ``name``
+    of ``owner`` and the file."""
+    from fedtheory.errors import ParameterError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must name a UTF-8 text file. Got '{path}' "
+            f"(byte {err.start} is not UTF-8) instead."
+        ) from None
+
+
+@declare(path=Location(exists=True), name=Text(), owner=Text())
+def read_json(path: Path, name: str, owner: str) -> object:
+    """The JSON value in the file ``path``; a binary, truncated or malformed file is refused
+    with a :class:`~fedtheory.errors.ParameterError` naming ``name`` of ``owner``, the file
+    and where its JSON stops (never a raw ``JSONDecodeError``)."""
+    from fedtheory.errors import ParameterError
+
+    text = read_text(path, name, owner)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ParameterError(
+            f"The '{name}' parameter of {owner} must name a JSON file. Got '{path}' "
+            f"({err.msg} at line {err.lineno}, column {err.colno}) instead."
+        ) from None
+
+
 @declare(path=Location(suffixes=(".py",), exists=True), owner=Text(), prefix=Text())
 def import_file(path, owner: str, prefix: str):
     """Import the Python file ``path`` as a fresh module named ``prefix`` + a digest of its
     resolved path, with its folder first on ``sys.path`` during the import (so it can import
     its siblings); return the module. ``owner`` names the caller in the error message."""
     file = path
+    try:  # a binary, truncated or mistyped file: refused naming it, before it runs
+        compile(file.read_bytes(), str(file), "exec")
+    except (SyntaxError, ValueError) as err:
+        from fedtheory.errors import ParameterError
+
+        where = f" line {err.lineno}" if getattr(err, "lineno", None) else ""
+        raise ParameterError(
+            f"The 'path' parameter of {owner} must be a Python file that compiles. Got "
+            f"'{file}' ({type(err).__name__}{where}: {getattr(err, 'msg', err)}) instead."
+        ) from None
     digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(f"{prefix}{digest}", file)
     module = importlib.util.module_from_spec(spec)

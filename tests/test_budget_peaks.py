@@ -17,6 +17,7 @@ import pytest
 from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
 from fedtheory.availability import markov as markov_module
 from fedtheory.availability.builders import cafed_population
+from fedtheory.availability.time_varying import TimeVaryingParticipation
 from fedtheory.availability.trace import ids_to_mask
 from fedtheory.bounds import fedau
 from fedtheory.budget import ENV
@@ -39,6 +40,9 @@ CALLS = {
     "gaussian_linear": lambda: gaussian_linear(10**3, 5, 20),
     "weight_error_exact": lambda: fedau.weight_error_exact(np.full(4, 0.5), 4, 2000),
     "ids_to_mask": lambda: ids_to_mask([[0], [1]], 10**6, "f"),
+    "inclusion_probabilities": lambda: TimeVaryingParticipation(3, 0.5).inclusion_probabilities(
+        2, replicates=10**5
+    ),
 }
 """Calls whose memory grows with a size, at sizes of megabytes (NumPy: traced by
 ``tracemalloc``)."""

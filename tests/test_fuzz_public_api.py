@@ -48,9 +48,18 @@ from fedtheory.availability import TraceReplay
 from fedtheory.bounds import fedau
 from fedtheory.bounds.judgement import Judge
 from fedtheory.budget import ENV, TIME_ENV
-from fedtheory.constraints import Constraint, constraints_of
+from fedtheory.constraints import (
+    DENORMAL,
+    Constraint,
+    Integer,
+    Location,
+    MappingOf,
+    Real,
+    Size,
+    constraints_of,
+)
 from fedtheory.errors import FedTheoryError
-from fedtheory.io import import_file, load_npz, save_npz
+from fedtheory.io import import_file, load_npz, read_json, read_text, save_npz
 from fedtheory.optim import WeightInstance, WeightProgram
 from fedtheory.optim.greedy import greedy_exclusion
 from fedtheory.optim.implicit import polish_weights
@@ -318,6 +327,10 @@ EXTRA_CALLS = {
         "orders": [torch.tensor([[2, 0, 1]])]}),
     "fedtheory.sim.schedules:as_schedule": (
         as_schedule, {"value": 0.1, "name": "lr", "owner": "f"}),
+    "fedtheory.io:read_text": (
+        read_text, {"path": _file("text.txt", "x"), "name": "path", "owner": "f"}),
+    "fedtheory.io:read_json": (
+        read_json, {"path": _file("value.json", "[1, 2]"), "name": "path", "owner": "f"}),
     "fedtheory.io:import_file": (
         import_file, {"path": _file("module.py", "X = 1\n"), "owner": "f", "prefix": "m"}),
 }  # fmt: skip
@@ -432,15 +445,21 @@ def baseline(key: str, obj: Any) -> tuple[Any, dict[str, Any]]:
     return call, kwargs
 
 
+CHUNK = 1 << 20
+"""Entries a result's finiteness check reads at once (a size probe's result fills most of
+its address space: the check must not double it)."""
+
+
 def _finite(result: Any, depth: int = 0) -> bool:
     """Whether a result holds no NaN or inf: a number, an array, a tensor, or a tuple, a
     NamedTuple, a mapping or a dataclass record of them (three levels deep)."""
     if isinstance(result, float | np.floating):
         return math.isfinite(result)
     if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
-        return bool(np.isfinite(result).all())
+        flat = result.reshape(-1)  # in chunks: a large result's check allocates 1 MiB
+        return all(np.isfinite(flat[i : i + CHUNK]).all() for i in range(0, flat.size, CHUNK))
     if isinstance(result, torch.Tensor) and result.is_floating_point():
-        return bool(torch.isfinite(result).all())
+        return all(bool(torch.isfinite(c).all()) for c in result.reshape(-1).split(CHUNK))
     if depth < 3 and isinstance(result, tuple | list):  # NamedTuple records included
         return all(_finite(v, depth + 1) for v in result[:20])
     if depth < 3 and isinstance(result, Mapping):
@@ -460,7 +479,6 @@ OVERFLOW_BY_DESIGN = {
             "fedtheory.problems.data_backed:DataProblem.grad",
             "fedtheory.problems.data_backed:DataProblem.indexed_grad",
             "fedtheory.problems.data_backed:DataProblem.batch_losses",
-            "fedtheory.problems.data_backed:DataProblem.local_sgd",
         ],
         "the simulator's inner loop: an "
         "overflowing gradient of a diverging run is reported by the simulator's finiteness check "
@@ -561,3 +579,233 @@ def test_every_declared_callable_has_a_valid_call(key):
     reason than its own)."""
     call, valid = baseline(key, PUBLIC[key])
     call(**valid)
+
+
+# --- the input classes a user can type ----------------------------------------------------
+# Each class is derived from a parameter's declaration and its valid value in the baseline
+# call: numpy scalars, 0-d arrays and tensors, tensors of every dtype and requiring grad,
+# -0.0, integers of 401 digits, NaN and unknown names inside mappings, damaged files for
+# path readers, a folder or a path under a file for path writers, one entry more or fewer
+# along an axis whose length another argument fixes. A ``True`` third field: the value must
+# be refused (no valid call takes it); ``False``: refused or accepted with finite results;
+# ``None``: a NaN the declaration accepts by design, refused or accepted (results may hold it).
+HUGE_DIGITS = 10**400
+"""An integer no float holds: its conversion overflows (a message must not)."""
+
+
+def _inner(constraint: Constraint) -> Constraint:
+    return getattr(constraint, "constraint", constraint)  # Exemplified: the declared kind
+
+
+def _refuses(constraint: Constraint, value: Any) -> bool:
+    """Whether the declaration refuses ``value`` on its own (no other argument known)."""
+    try:
+        return constraint.convert(value, {}) is None
+    except Exception:  # noqa: BLE001 - a refusal by the conversion
+        return True
+
+
+def _tied(constraint: Constraint, axis: int, ndim: int) -> bool:
+    """Whether another argument fixes the length of ``axis`` (declared ``shape`` entry that
+    names a parameter, or ``like=``)."""
+    if getattr(constraint, "like", None) is not None:
+        return True
+    shape = getattr(constraint, "shape", None)
+    if not shape:
+        return False
+    leading = getattr(constraint, "leading", False)
+    if axis < 0 or not leading and len(shape) == ndim:
+        k = axis if axis < 0 else axis
+        return -len(shape) <= k < len(shape) and isinstance(shape[k], str)
+    return False
+
+
+def _off_by_one(c: Constraint, valid: Any) -> list[tuple[str, Any, bool]]:
+    out = []
+    ndim = valid.ndim if hasattr(valid, "ndim") else 0
+    cat = torch.cat if isinstance(valid, torch.Tensor) else np.concatenate
+    for axis in sorted({0, ndim - 1}) if ndim else ():
+        n = valid.shape[axis]
+        if n == 0:
+            continue
+        first = valid[(slice(None),) * axis + (slice(0, 1),)]
+        tied = _tied(c, axis - ndim if axis == ndim - 1 else axis, ndim)
+        out.append((f"one more along axis {axis}", cat([valid, first], axis), tied))
+        if n > 1:
+            fewer = valid[(slice(None),) * axis + (slice(0, n - 1),)]
+            out.append((f"one fewer along axis {axis}", fewer, tied))
+    return out
+
+
+def _files(c: Location, valid: Any, name: str) -> list[tuple[str, Any, bool]]:
+    suffix = c.suffixes[0] if c.suffixes else ""
+    folder = Path(tempfile.mkdtemp(suffix=suffix))
+    if c.exists:
+        binary = Path(tempfile.mkdtemp()) / f"binary{suffix}"
+        binary.write_bytes(bytes(range(256)) * 4)
+        out = [("binary file", binary, True)]
+        if isinstance(valid, (str, Path)) and Path(valid).is_file():
+            content = Path(valid).read_bytes()
+            truncated = Path(tempfile.mkdtemp()) / f"truncated{suffix}"
+            truncated.write_bytes(content[: max(len(content) // 2, 1)])
+            out.append(("truncated file", truncated, False))
+        return [*out, ("folder", folder, True)]
+    if name == "folder" or "folder" in name:
+        return []
+    blocker = Path(tempfile.mkdtemp()) / "a-file"
+    blocker.write_text("")
+    return [("folder", folder, True), ("under a file", blocker / f"x{suffix}", True)]
+
+
+def input_classes(name: str, constraint: Constraint, valid: Any, given: bool):
+    """``(label, value, must_refuse)`` of the input classes of one parameter."""
+    c = _inner(constraint)
+    out: list[tuple[str, Any, bool]] = []
+    if isinstance(c, Location):
+        return _files(c, valid, name)
+    number = isinstance(valid, int | float) and not isinstance(valid, bool)
+    if isinstance(c, Real | Integer) or number:
+        out += [("10**400", HUGE_DIGITS, True), ("-10**400", -HUGE_DIGITS, True)]
+        # NaN accepted by design ("not measured"): then a result may hold it (None)
+        out.append(("numpy nan", np.float64("nan"), _refuses(c, math.nan) or None))
+    if given and number:
+        scalar = np.int64(valid) if isinstance(valid, int) else np.float64(valid)
+        out += [("numpy scalar", scalar, False), ("0-d array", np.array(valid), False),
+                ("0-d tensor", torch.tensor(valid), False)]  # fmt: skip
+        if isinstance(valid, float):
+            out += [("-0.0", -0.0, False), ("subnormal", DENORMAL, _refuses(c, DENORMAL))]
+    if given and isinstance(valid, np.ndarray) and valid.dtype.kind in "biuf" and valid.ndim:
+        out += [("float32 array", valid.astype(np.float32), False),
+                ("tensor", torch.as_tensor(valid), False),
+                ("tensor requiring grad",
+                 torch.tensor(valid, dtype=torch.float64, requires_grad=True), False)]  # fmt: skip
+        out += _off_by_one(c, valid)
+    if given and isinstance(valid, torch.Tensor) and valid.is_floating_point() and valid.dim():
+        for dtype in (torch.float16, torch.float32, torch.float64, torch.int64):
+            if dtype != valid.dtype:
+                out.append((f"{dtype} tensor", valid.to(dtype), False))
+        out.append(("tensor requiring grad", valid.detach().clone().requires_grad_(True), False))
+        out += _off_by_one(c, valid)
+    if given and isinstance(c, MappingOf) and isinstance(valid, Mapping):
+        out.append(("unknown name", {**valid, "no_such_name": 1.0}, False))
+        floats = [k for k, v in valid.items() if isinstance(v, float)]
+        values = getattr(c, "values", None)  # NaN allowed in its values: may be in the result
+        nan_ok = values is not None and not _refuses(values, math.nan)
+        out.append(
+            ("nan value", {**valid, (floats or ["x"])[0]: math.nan}, None if nan_ok else False)
+        )
+    return out
+
+
+def fuzz_classes(key: str, obj: Any) -> list[tuple[str, str, str]]:
+    """``(parameter, class label, outcome)`` of the input classes of one callable."""
+    call, valid = baseline(key, obj)
+    rows = []
+    for name, constraint in _declared(obj).items():
+        for label, value, must in input_classes(name, constraint, valid.get(name), name in valid):
+            outcome = _outcome(key, call, {**valid, name: value}, bool(must))
+            rows.append((name, label, "ok" if must is None and outcome == "nan" else outcome))
+    return rows
+
+
+def test_every_input_class_is_refused_or_answered(capsys):
+    """0 raw, 0 silent, 0 NaN, 0 over the time limit over every declared callable's input
+    classes (at most about 20 calls a parameter, derandomised)."""
+    totals: Counter = Counter()
+    failures = []
+    for key in DECLARED:
+        for name, label, outcome in fuzz_classes(key, PUBLIC[key]):
+            totals[outcome] += 1
+            if outcome in BAD:
+                failures.append(f"{key}({name}={label}): {outcome}")
+    with capsys.disabled():
+        print(
+            f"\ninput classes: {len(DECLARED)} callables, {sum(totals.values())} calls: "
+            + ", ".join(f"{totals[k]} {k}" for k in ("refused", "ok", *BAD))
+        )
+    assert not failures, "\n".join(failures)
+
+
+# --- sizes under an address-space limit --------------------------------------------------
+PROBE_SIZES = (10**7, 10**8, 10**9)
+"""The sizes every declared size parameter is probed with, under :data:`PROBE_LIMIT`."""
+PROBE_LIMIT = 2 << 30
+"""The probes' address-space limit (``RLIMIT_AS``): 2 GiB."""
+PROBE_SECONDS = 5
+"""The probes' time budget (``FEDTHEORY_MAX_SECONDS``): a call refused by its time estimate
+is refused under it, one accepted finishes within :data:`CALL_SECONDS`."""
+
+SIZE_PROBE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+import tests.test_fuzz_public_api as F
+for line in sys.stdin.read().splitlines():
+    print(line, F.probe_size(*line.split()), flush=True)
+"""
+
+
+def size_probes() -> list[str]:
+    """``key name size`` of every probe: each declared size parameter at each size."""
+    out = []
+    for key in DECLARED:
+        for name, c in _declared(PUBLIC[key]).items():
+            if isinstance(_inner(c), Size) and _inner(c).edges(None):  # [] : none by design
+                out += [f"{key} {name} {size}" for size in PROBE_SIZES]
+    return out
+
+
+def probe_size(key: str, name: str, size: str) -> str:
+    """One probe's outcome (run in the limited process): ``refused``, ``ok``, ``allocated``
+    (a MemoryError: the size was not refused before allocating), ``raw``, ``nan``, ``hang``."""
+    call, valid = baseline(key, PUBLIC[key])
+    try:
+        with _time_limit(CALL_SECONDS):
+            result = call(**{**valid, name: int(size)})
+    except FedTheoryError:
+        return "refused"
+    except MemoryError:
+        return "allocated"
+    except Hang:
+        return "hang"
+    except Exception:  # noqa: BLE001 - counted as raw
+        return "raw"
+    return "ok" if _finite(result) or key in OVERFLOW_BY_DESIGN else "nan"
+
+
+def run_size_probes(probes: list[str]) -> dict[str, str]:
+    """Every probe's outcome, in processes under the address-space limit; a probe whose
+    process dies (a crash) is recorded as ``crash`` and the next process starts after it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != ENV} | {TIME_ENV: str(PROBE_SECONDS)}
+    code = SIZE_PROBE.format(limit=PROBE_LIMIT)
+    root = Path(__file__).resolve().parents[1]
+    outcomes: dict[str, str] = {}
+    todo = list(probes)
+    while todo:
+        proc = subprocess.run([sys.executable, "-c", code], input="\n".join(todo), text=True,
+                              capture_output=True, env=env, cwd=root, check=False)  # fmt: skip
+        for line in proc.stdout.splitlines():
+            probe, _, outcome = line.rpartition(" ")
+            outcomes[probe] = outcome
+        todo = [p for p in todo if p not in outcomes]
+        if todo:
+            if proc.returncode == 0:
+                raise AssertionError(f"probes not run: {todo[:3]}; {proc.stderr[-2000:]}")
+            outcomes[todo.pop(0)] = f"crash (exit {proc.returncode}: {proc.stderr[-300:]})"
+    return outcomes
+
+
+def test_every_size_is_refused_before_allocating_under_a_2_gib_address_space(capsys):
+    """Every declared size parameter at 10^7, 10^8 and 10^9 (489 probes) under RLIMIT_AS
+    2 GiB: refused or answered, never a MemoryError, a raw error, a NaN, a hang or a crash."""
+    outcomes = run_size_probes(size_probes())
+    totals = Counter(o.split(" ")[0] for o in outcomes.values())
+    with capsys.disabled():
+        print(
+            f"\nsize probes: {len(outcomes)}: " + ", ".join(f"{v} {k}" for k, v in totals.items())
+        )
+    bad = {p: o for p, o in outcomes.items() if o not in ("refused", "ok")}
+    assert not bad, "\n".join(f"{p}: {o}" for p, o in bad.items())

@@ -101,7 +101,9 @@ class TimeVaryingParticipation(AvailabilityProcess):
         draws with the same arguments)."""
         owner, n = "TimeVaryingParticipation.inclusion_probabilities", self.num_clients
         what = f"an array [{replicates}, {rounds}, {n}]"
-        check_bytes(8 * replicates * rounds * n, owner, what=what,
+        # the result, and a round's weights [R, N] with the sampler's temporaries of their
+        # size (sorted copies, cumulative sums, the capped probabilities: about 10 of them)
+        check_bytes(8 * replicates * n * (rounds + 10), owner, what=what,
                     fixes="fewer rounds or replicates")  # fmt: skip
         check_seconds(seconds(rounds=rounds, cells=replicates * rounds * n), owner,
                       what=f"{rounds} rounds", fixes="fewer rounds",

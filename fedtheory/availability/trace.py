@@ -14,7 +14,6 @@ empirical availability frequencies.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.budget import check_bytes
 from fedtheory.constraints import Bool, BoolArray, Location, Size, Text, declare
 from fedtheory.errors import ParameterError
+from fedtheory.io import read_json, read_text
 
 
 class TraceReplay(AvailabilityProcess):
@@ -81,10 +81,11 @@ class TraceReplay(AvailabilityProcess):
     )
     def from_file(cls, path: str | Path, *, num_clients: int, cyclic: bool = False) -> TraceReplay:
         """Read a trace from a ``.json`` (list of id lists) or ``.csv`` (one line per round)."""
-        text = path.read_text()
+        owner = "TraceReplay.from_file"
         if path.suffix == ".json":
-            rounds = json.loads(text)
+            rounds = read_json(path, "path", owner)
         else:
+            text = read_text(path, "path", owner)
             rounds = [
                 [_parse_id(x, path) for x in line.split(",") if x.strip()]
                 for line in text.splitlines()

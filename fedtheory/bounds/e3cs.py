@@ -137,7 +137,11 @@ def claim1_allocation(w, k: int, sigma: float) -> np.ndarray:
     sigma = Real(low=0.0, high=min(k / K_, 1 - 1e-12)).check(
         sigma, "sigma", "claim1_allocation", {}
     )
-    w = w / w.max(axis=-1, keepdims=True)  # (18) is scale-free: the sum below cannot overflow
+    # (18) is scale-free: in units of the smallest weight no entry underflows to 0 (a
+    # denormal weight over the largest did: 0/0), the cap is about 1 and the sum is at most
+    # about K (a ratio that overflows to inf is capped all the same)
+    with np.errstate(over="ignore"):
+        w = w / w.min(axis=-1, keepdims=True)
     alpha = w.min(axis=-1, keepdims=True) / (1 - sigma)
     capped = np.minimum(w, (1 - sigma) * alpha)
     return sigma + (k - K_ * sigma) * capped / capped.sum(axis=-1, keepdims=True)

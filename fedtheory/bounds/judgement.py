@@ -39,6 +39,7 @@ from fedtheory.constraints import (
     Bool,
     Either,
     Exemplified,
+    Finite,
     Function,
     Instance,
     InstanceOf,
@@ -93,7 +94,7 @@ EXACT_RTOL = 1e-9
 THEOREM = InstanceOf("fedtheory.bounds.base:Theorem")
 """A theorem parameter (imported at the first check: base imports nothing of this module)."""
 VALUES = Exemplified(
-    MappingOf(),
+    MappingOf(Finite(), "values without NaN or inf"),
     lambda args: {p: c.example(args) for p, c in args["self"].theorem.constraints.items()},
 )
 """A theorem's parameter values, a mapping (the theorem checks each value)."""
@@ -516,7 +517,7 @@ class Judge:
         valid=Bool(),
         magnitude=Real(0.0),
         scaled=Bool(),
-        values=MappingOf(),
+        values=MappingOf(Finite(), "values without NaN or inf"),
         reason=Label(),
     )
     def of(
@@ -616,7 +617,7 @@ def _numeric(values: Mapping) -> bool:
 
 @declare(
     theorem=THEOREM,
-    values=MappingOf(),
+    values=MappingOf(Finite(), "values without NaN or inf"),
     # non-finite numbers: the judge's MeasureError ("must return finite numbers")
     measured=Either(Array(finite=False), Instance(Measured), none=True),
     samples=Exemplified(Array(min_size=2, finite=False, none=True), lambda args: None),

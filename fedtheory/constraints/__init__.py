@@ -47,7 +47,7 @@ from fedtheory.constraints.arrays import (
     StochasticMatrix,
 )
 from fedtheory.constraints.declare import checking, constraints_of, declare, record, trusted
-from fedtheory.constraints.hostile import DENORMAL, HUGE_INT
+from fedtheory.constraints.hostile import DENORMAL, HUGE_DIGITS, HUGE_INT
 from fedtheory.constraints.kind import Constraint, interval, refuse, shown
 from fedtheory.constraints.objects import (
     Column,
@@ -55,6 +55,7 @@ from fedtheory.constraints.objects import (
     Either,
     Exemplified,
     Fields,
+    Finite,
     Function,
     Having,
     Instance,
@@ -68,6 +69,7 @@ from fedtheory.constraints.objects import (
 from fedtheory.constraints.resources import Bytes, Device, Location
 from fedtheory.constraints.results import overflow, refuse_non_finite
 from fedtheory.constraints.scalars import (
+    MAX_INTEGER,
     MAX_SIZE,
     Bool,
     Integer,
@@ -99,10 +101,13 @@ __all__ = [
     "Device",
     "Either",
     "Exemplified",
+    "Finite",
     "Fields",
     "Function",
     "Generator",
+    "HUGE_DIGITS",
     "HUGE_INT",
+    "MAX_INTEGER",
     "Having",
     "Indices",
     "Instance",

@@ -8,3 +8,8 @@ HUGE_INT = 2**70
 
 DENORMAL = 5e-324
 """The smallest positive (subnormal) float: its reciprocal overflows."""
+
+
+HUGE_DIGITS = 10**400
+"""An integer of 401 digits: no float holds it (its conversion overflows), and no message
+may overflow writing it."""

@@ -20,17 +20,21 @@ class MappingOf(Constraint):
     With ``values`` (a :class:`Constraint`, e.g. :class:`Function`), string keys and values
     it accepts, called ``plural`` in the message."""
 
-    def __init__(self, values: Constraint | None = None, plural: str = "values"):
-        self.none, self.values, self.plural = True, values, plural
+    def __init__(self, values: Constraint | None = None, plural: str = "values", *,
+                 names: bool = False):  # fmt: skip
+        self.none, self.values, self.plural, self.names = True, values, plural, names
 
     def check(self, value, name, owner, args):
         return {} if value is None else super().check(value, name, owner, args)
 
     def describe(self, args):
-        return f"a mapping (dict) of names to {self.plural}"
+        keys = "names (non-empty strings)" if self.names else "names"
+        return f"a mapping (dict) of {keys} to {self.plural}"
 
     def convert(self, value, args):
         if not isinstance(value, Mapping):
+            return None
+        if self.names and not all(isinstance(k, str) and k for k in value):
             return None
         if self.values is None:
             return dict(value)
@@ -40,10 +44,36 @@ class MappingOf(Constraint):
 
     def hostile(self):
         bad = [("object", object()), ("list", [1, 2]), ("string", "a=1")]
-        return bad + ([("bad value", {"a": object()})] if self.values is not None else [])
+        bad += [("int key", {7: 0.5})] if self.names else []
+        if self.values is None:
+            return bad
+        inner = next((v for _, v in self.values.hostile() if v is not None), object())
+        return [*bad, ("bad value", {"a": inner})]
 
     def example(self, args):
         return {}
+
+
+class Finite(Constraint):
+    """Any value that holds no NaN or inf: a number, an array, a tensor (on the CPU), or a
+    tuple, a list or a mapping of them, or a non-numeric value (a name, a flag); returned as
+    given. The values of a mapping of settings or constants (``MappingOf(Finite())``): a NaN
+    there is refused like a NaN scalar argument."""
+
+    def describe(self, args):
+        return "a value without NaN or inf"
+
+    def convert(self, value, args):
+        from fedtheory.constraints.results import _non_finite
+
+        with np.errstate(invalid="ignore"):
+            return None if _non_finite(value) else value
+
+    def hostile(self):
+        return [("nan", math.nan), ("inf", math.inf), ("nan array", np.array([0.5, math.nan]))]
+
+    def example(self, args):
+        return 0.5
 
 
 class Function(Constraint):

@@ -43,13 +43,24 @@ class Bytes(Constraint):
 class Location(Constraint):
     """A file or folder path: a non-empty string or an ``os.PathLike``, returned as a
     :class:`pathlib.Path`; ``suffixes``: its allowed endings (``".json"``); ``exists``: a
-    file that exists."""
+    file that exists; ``folder=True``: a folder (existing or to create), else a file path,
+    never an existing folder nor a path under a file; ``writable=True``: a file this process
+    can write (its nearest existing folder writable), checked before any work and without
+    writing anything."""
 
-    def __init__(self, *, suffixes: tuple[str, ...] = (), exists=False, none=False):
+    def __init__(self, *, suffixes: tuple[str, ...] = (), exists=False, folder=False,
+                 writable=False, none=False):  # fmt: skip
         self.suffixes, self.exists, self.none = suffixes, exists, none
+        self.folder, self.writable = folder, writable
 
     def describe(self, args):
         what = "an existing file" if self.exists else "a path"
+        if self.folder:
+            what = "a folder path (existing or to create)"
+        elif self.writable:
+            what = "a file path where a file can be written (not a folder)"
+        elif not self.exists:
+            what = "a file path (not a folder)"
         ends = f" ending in {' or '.join(self.suffixes)}" if self.suffixes else ""
         return f"{what}{ends} (a non-empty string or an os.PathLike)"
 
@@ -62,16 +73,35 @@ class Location(Constraint):
             return None
         if self.suffixes and path.suffix not in self.suffixes:
             return None
-        return path if not self.exists or path.is_file() else None
+        if self.exists:
+            return path if path.is_file() else None
+        above = next(p for p in (path, *path.parents) if p.exists() or p == p.parent)
+        if self.folder:
+            return path if above.is_dir() else None
+        if path.is_dir() or (above != path and not above.is_dir()):
+            return None  # a folder, or a path under a file
+        if self.writable:
+            folder = above if above != path else path.parent
+            if (
+                not os.access(folder, os.W_OK | os.X_OK)
+                or path.exists()
+                and not os.access(path, os.W_OK)
+            ):
+                return None
+        return path
 
     def hostile(self):
         bad = [*super().hostile(), ("empty", ""), ("int", 1), ("bytes", b"x")]
+        suffix = "".join(self.suffixes[:1])
         if self.suffixes:
             bad.append(("other suffix", f"x{self.suffixes[0]}.txt"))
         if self.exists:
-            bad.append(
-                ("missing", str(Path(tempfile.mkdtemp()) / f"x{''.join(self.suffixes[:1])}"))
-            )
+            bad.append(("missing", str(Path(tempfile.mkdtemp()) / f"x{suffix}")))
+        blocker = Path(tempfile.mkdtemp()) / "a-file"
+        blocker.write_text("")
+        bad.append(("under a file", str(blocker / f"x{suffix}")))
+        if not self.folder:
+            bad.append(("folder", Path(tempfile.mkdtemp(suffix=suffix))))
         return bad
 
     def example(self, args):

@@ -9,13 +9,18 @@ from numbers import Real as _Real
 
 import numpy as np
 
-from fedtheory.constraints.hostile import DENORMAL, HUGE_INT
+from fedtheory.constraints.hostile import DENORMAL, HUGE_DIGITS, HUGE_INT
 from fedtheory.constraints.kind import Constraint, _dimension, _lookup, interval
 
 MAX_SIZE = 2**31 - 1
 """Largest count (rounds, clients, samples, dimension, steps) a public function accepts:
 more cannot be allocated (NumPy fails with a raw error near :math:`2^{63}` elements, and
 memory runs out long before)."""
+
+MAX_INTEGER = 2**63 - 1
+"""Largest integer any integer parameter accepts where no other upper end is declared (a
+round, a seed, a horizon): what an int64 holds, so no conversion downstream (NumPy, torch,
+a float in a message) overflows."""
 
 
 def _number(value: object) -> float | None:
@@ -61,7 +66,7 @@ class Real(Constraint):
         nan = [] if self.nan else [("nan", math.nan)]
         inf = [] if self.infinite else [("inf", math.inf), ("-inf", -math.inf)]
         out = [*super().hostile(), *nan, *inf, ("string", "0.5"), ("bool", True),
-               ("complex", 1 + 1j)]  # fmt: skip
+               ("complex", 1 + 1j), ("10**400", HUGE_DIGITS)]  # fmt: skip
         if self.low is not None:
             out.append(("below", self.low if self.low_open else self.low - 1.0))
         if self.high is not None:
@@ -86,15 +91,17 @@ class Real(Constraint):
 class Integer(Constraint):
     """An integer in ``[low, high]`` (never a float such as ``2.0``, never a bool); an end
     may be another parameter (``"num_clients"``), its attribute (``"self.num_clients"``) or
-    an array's dimension (``"success[1]"``)."""
+    an array's dimension (``"success[1]"``). Without an end, what an int64 holds is the end
+    (:data:`MAX_INTEGER`; ``10**400`` is refused, never overflowing later)."""
 
     def __init__(self, low=None, high=None, *, high_open=False, multiple=1, infinite=False,
                  none=False):  # fmt: skip
         self.low, self.high, self.high_open, self.none = low, high, high_open, none
         self.multiple, self.infinite = multiple, infinite
 
-    def _ends(self, args) -> tuple[int | None, int | None]:
-        return _dimension(self.low, args), _dimension(self.high, args)
+    def _ends(self, args) -> tuple[int | None, int]:
+        low, high = _dimension(self.low, args), _dimension(self.high, args)
+        return -MAX_INTEGER - 1 if low is None else low, MAX_INTEGER if high is None else high
 
     def describe(self, args):
         low, high = self._ends(args)
@@ -113,7 +120,8 @@ class Integer(Constraint):
 
     def hostile(self):
         out = [*super().hostile(), ("float", 2.5), ("nan", math.nan), ("string", "2"),
-               ("bool", True), ("complex", 2j)]  # fmt: skip
+               ("bool", True), ("complex", 2j), ("10**400", HUGE_DIGITS),
+               ("-10**400", -HUGE_DIGITS)]  # fmt: skip
         if isinstance(self.low, int):
             out.append(("below", self.low - 1))
         if isinstance(self.high, int):
@@ -123,7 +131,7 @@ class Integer(Constraint):
         return out
 
     def example(self, args):
-        low = self._ends(args)[0]
+        low = _dimension(self.low, args)
         return -(-low // self.multiple) * self.multiple if low is not None else 0
 
     def edges(self, valid):

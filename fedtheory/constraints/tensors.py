@@ -8,7 +8,7 @@ import numpy as np
 
 from fedtheory.constraints.arrays import Array, _has_text
 from fedtheory.constraints.hostile import HUGE_INT
-from fedtheory.constraints.kind import Constraint, _dimension
+from fedtheory.constraints.kind import Constraint, _dimension, _lookup, refuse
 
 
 class Tensor(Array):
@@ -19,14 +19,36 @@ class Tensor(Array):
     shape are checked and the simulator's finiteness check after each round reports a
     non-finite value."""
 
-    def __init__(self, *, dtype: str = "float64", **kwargs):
+    def __init__(self, *, dtype: str = "float64", dtype_of: str | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.dtype = dtype
+        self.dtype, self.dtype_of = dtype, dtype_of
+
+    def _other_dtype(self, args):
+        """The dtype of the tensor ``dtype_of`` names (``"table.updates"``), if known."""
+        other = _lookup(self.dtype_of, args) if self.dtype_of else None
+        return getattr(other, "dtype", None)
 
     def describe(self, args):
-        return super().describe(args).replace("an array", f"a {self.dtype} tensor", 1)
+        dtype = self._other_dtype(args)
+        what = (
+            self.dtype
+            if dtype is None
+            else f"{str(dtype).removeprefix('torch.')} (as '{self.dtype_of}')"
+        )
+        return super().describe(args).replace("an array", f"a {what} tensor", 1)
 
-    def _dtype_ok(self, value) -> bool:
+    def check(self, value, name, owner, args):
+        import torch
+
+        if isinstance(value, torch.Tensor) and value.requires_grad:  # never read through autograd
+            what = f"{self.describe(args)}, not requiring grad (pass {name}.detach())"
+            raise refuse(name, owner, what, value.detach())
+        return super().check(value, name, owner, args)
+
+    def _dtype_ok(self, value, args=None) -> bool:
+        other = self._other_dtype(args or {})
+        if other is not None:
+            return value.dtype == other
         if self.dtype == "floating":
             return value.is_floating_point()
         import torch
@@ -36,7 +58,9 @@ class Tensor(Array):
     def convert(self, value, args):
         import torch
 
-        if not isinstance(value, torch.Tensor) or not self._dtype_ok(value):
+        if not isinstance(value, torch.Tensor) or not self._dtype_ok(value, args):
+            return None
+        if value.requires_grad:  # inside a list or a record: refused without the hint
             return None
         if value.device.type != "cpu" or self._shape_only():
             want = self._want_shape(args)

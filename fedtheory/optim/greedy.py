@@ -20,7 +20,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from fedtheory.constraints import Array, Bool, Function, Instance, Real, Tensor, declare
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Function,
+    Indices,
+    Instance,
+    Real,
+    SequenceOf,
+    Tensor,
+    declare,
+)
 from fedtheory.errors import ParameterError
 from fedtheory.optim.instance import WeightInstance, _weight_objective
 from fedtheory.optim.program import WeightSolution, excluded_clients
@@ -39,6 +49,7 @@ WINDOW_ELEMENTS = 1 << 15
 @declare(
     objective=Function(),
     q=Tensor(dtype="floating", shape=(None, None), low=0.0),
+    orders=SequenceOf(Indices("q[1]", shape=("q[0]", "q[1]")), plural="orders [R, N]"),
     tau=Real(0.0),
     strict=Bool(),
 )

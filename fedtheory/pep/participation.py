@@ -48,23 +48,21 @@ class Participation:
     @declare(
         rounds=Size(),
         num_clients=Size(),
-        blocks=Array(ndim=1, low=1.0, integer=True, none=True),
+        blocks=Array(shape=("num_clients",), low=1.0, integer=True, none=True),
     )
     def alternating(cls, rounds: int, num_clients: int, *, blocks=None) -> Participation:
         """Client ``i`` alone for ``blocks[i]`` rounds, in turn (FedLaAvg's Example 1 with
         ``blocks = (t1, t2)``; default one round each)."""
         owner = "Participation.alternating"
         T, n = rounds, num_clients
-        blocks = np.ones(n, dtype=np.int64) if blocks is None else blocks
-        check_bytes(3 * T * n + 24 * T + 16 * int(blocks.sum()), owner, what=f"a mask [{T}, {n}]",
-                    fixes="fewer rounds, clients or shorter blocks")  # fmt: skip
-        if len(blocks) != n:
-            raise ParameterError(
-                f"The 'blocks' parameter of {owner} must have num_clients={n} entries. "
-                f"Got {len(blocks)} instead."
-            )
-        owner_of_round = np.repeat(np.arange(n), blocks)
-        who = owner_of_round[np.arange(T) % len(owner_of_round)]
+        check_bytes(3 * T * n + 40 * T + 24 * n, owner, what=f"a mask [{T}, {n}]",
+                    fixes="fewer rounds or clients")  # fmt: skip
+        # a block longer than T shows as T rounds in rounds 0..T-1 (the same pattern there):
+        # the period is at most n T, its cumulative sums never overflow, nothing is
+        # allocated in proportion to a block's length
+        blocks = np.ones(n, dtype=np.int64) if blocks is None else np.minimum(blocks, T)
+        ends = np.cumsum(blocks)  # [n] the end of each client's block in a period
+        who = np.searchsorted(ends, np.arange(T) % ends[-1], side="right")  # [T]
         return cls.fixed(np.arange(n)[None, :] == who[:, None])
 
     @classmethod

@@ -22,6 +22,7 @@ from fedtheory.constraints import (
     Array,
     Bool,
     Exemplified,
+    Finite,
     Integer,
     Label,
     MappingOf,
@@ -107,9 +108,9 @@ STATUSES = ("verified", "inaccurate", "failed")
     constraints=Integer(0),
     seconds=Real(0.0),
     relaxed=Bool(),
-    setting=MappingOf(),
+    setting=MappingOf(Finite(), "values without NaN or inf"),
     instance=Exemplified(IsA(Instance, none=True), lambda args: None),
-    inputs=MappingOf(),
+    inputs=MappingOf(Finite(), "values without NaN or inf"),
 )
 @dataclass(frozen=True)
 class PepResult:

@@ -38,9 +38,10 @@ POINTS = Array(shape=(..., "self.dim"))
 WEIGHTS = Probabilities(size="self.num_clients", none=True)
 """Weights ``[N]`` on the simplex, one per client (``None``: the target ``alpha``)."""
 GRAD = dict(
-    # finite=False: a diverging run reaches here and simulate reports it; min_size=0: a
-    # round in which no client is available has no (point, client) pair
-    w=Tensor(dtype="floating", shape=(None, "self.dim"), finite=False, min_size=0),
+    # finite: a user's NaN or inf point is refused (the simulator's rounds call grad
+    # trusted, unchecked, and report a diverging run themselves); min_size=0: a round in
+    # which no client is available has no (point, client) pair
+    w=Tensor(dtype="floating", shape=(None, "self.dim"), min_size=0),
     clients=Indices("self.num_clients", shape=("w[0]",), min_size=0),
     generator=Generator(none=True),
 )

@@ -381,6 +381,7 @@ class DataProblem(ABC):
         lr=Real(0.0),
         prox=Real(0.0),
         generator=Generator(none=True),
+        finite_result=True,  # called by a user: an overflowing run is refused naming its cause
     )
     def local_sgd(
         self,

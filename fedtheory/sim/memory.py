@@ -39,7 +39,7 @@ def empty_table(
     table=Instance(UpdateTable),
     rep=Indices("table.updates[0]", shape=(None,), min_size=0),
     cli=Indices("table.updates[1]", shape=("rep[0]",), min_size=0),
-    delta=Tensor(dtype="floating", shape=("rep[0]", "table.updates[2]"), min_size=0),
+    delta=Tensor(dtype_of="table.updates", shape=("rep[0]", "table.updates[2]"), min_size=0),
 )
 def refresh(
     table: UpdateTable, rep: torch.Tensor, cli: torch.Tensor, delta: torch.Tensor

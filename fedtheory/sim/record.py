@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.constraints import Array, Location, MappingOf, Mask, Text, declare
+from fedtheory.constraints import Array, Finite, Location, MappingOf, Mask, Text, declare
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, load_npz, save_npz
 
@@ -47,13 +47,13 @@ REPLICATES = "iterates[0]"
     iterates=Array(ndim=3, copy=False),
     participation=Mask(shape=(REPLICATES, None, None), copy=False, none=True),
     metrics=MappingOf(Array(shape=(REPLICATES, None), copy=False), "arrays [R, K]"),
-    config=MappingOf(),
+    config=MappingOf(Finite(), "values without NaN or inf"),
     versions=MappingOf(Text(), "version strings"),
     eval_rounds=Array(ndim=1, integer=True, low=0, none=True),
     participants=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
     available=Array(shape=(REPLICATES, None), integer=True, low=0, none=True),
     effective_weights=Array(shape=(REPLICATES, None), low=0.0, high=1.0, none=True),
-    recorded=MappingOf(),
+    recorded=MappingOf(Finite(), "values without NaN or inf"),
 )
 @dataclass
 class RunRecord:
@@ -125,7 +125,7 @@ class RunRecord:
                 columns[name] = padded[:, rounds].reshape(-1)
         return pd.DataFrame(columns)
 
-    @declare(path=Location())
+    @declare(path=Location(writable=True))
     def save(self, path: str | Path) -> None:
         """Write the record to one ``.npz`` file (atomically, with a checksum:
         :func:`fedtheory.io.save_npz`)."""

@@ -137,7 +137,7 @@ class _Call:
     fn=store.FUNCTION,
     design=Instance(Design),
     fixed=JsonMapping(),
-    out=Location(suffixes=store.FORMATS, none=True),
+    out=Location(suffixes=store.FORMATS, writable=True, none=True),
     workers=WORKERS,
     scheduler=SCHEDULER,
     progress=Function(none=True),

@@ -148,7 +148,7 @@ def _parquet_engine() -> None:
         raise ImportError("Parquet tables need pyarrow: pip install pyarrow (or write .csv)")
 
 
-@declare(table=TABLE, path=Location(suffixes=FORMATS))
+@declare(table=TABLE, path=Location(suffixes=FORMATS, writable=True))
 def write_table(table, path: str | Path) -> None:
     """Write a DataFrame atomically as CSV or Parquet (by the suffix of ``path``): the whole
     file is encoded in memory first, so a table that cannot be written leaves no file."""
@@ -179,6 +179,14 @@ def read_table(path: str | Path):
 
     if path.suffix == ".parquet":
         _parquet_engine()
-        return pd.read_parquet(path)
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-    return pd.read_csv(path, **exact)  # pandas >= 3 parses floats exactly by default
+    try:  # a binary, truncated or edited file: refused naming it (never pandas' raw error)
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, **exact)  # pandas >= 3 parses floats exactly by default
+    except (UnicodeDecodeError, ValueError, OSError) as err:
+        reason = " ".join(str(err).split())[:200]
+        raise ParameterError(
+            f"The 'path' parameter of read_table must name a table written by write_table. "
+            f"Got '{path}' ({type(err).__name__}: {reason}) instead."
+        ) from None

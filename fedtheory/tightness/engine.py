@@ -235,7 +235,7 @@ class SearchResult:
             "code": source_digest(),
         }
 
-    @declare(path=Location(suffixes=(".json",)))
+    @declare(path=Location(suffixes=(".json",), writable=True))
     def save(self, path) -> Path:
         """Write :meth:`as_dict` as JSON (encoded in full first, then written atomically: a
         failure leaves no file); returns the path."""

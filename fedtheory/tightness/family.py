@@ -37,6 +37,7 @@ from fedtheory.bounds.judgement import Judge, Judgement, MeasureError
 from fedtheory.constraints import (
     Array,
     Bool,
+    Finite,
     Function,
     Instance,
     Interval,
@@ -115,7 +116,7 @@ class Real:
 
 @record(
     measured=RealIn(nan=True),
-    constants=MappingOf(),
+    constants=MappingOf(Finite(), "values without NaN or inf"),
     interval=Interval(none=True),
     magnitude=RealIn(0.0),
 )
