@@ -4,8 +4,9 @@ value per size, a check's settings and data and the figure it draws into (declar
 every part of a check by :func:`part`), a folder name, a measurable theorem, a user
 check's instances and a key of every instance.
 
-The registry (:mod:`fedtheory.validation.registry`) declares its own parameters with these
-kinds, so they read it (the sizes, the checks) when they check, not at import."""
+The kinds that name a registered check read the registry's ``CHECKS`` when they check, not
+at import (a user's file registers more); the sizes and the folder-name kind the registry
+declares its own parameters with live in :mod:`fedtheory.validation.registry`."""
 
 from __future__ import annotations
 
@@ -13,19 +14,12 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
 
 import numpy as np
 
-from fedtheory.constraints import Constraint, Exemplified, InstanceOf, Option, Text, declare
+from fedtheory.constraints import Constraint, Exemplified, InstanceOf, Text, declare
+from fedtheory.validation.registry import CHECKS, SIZE, SIZES, FolderName, Size  # noqa: F401 (re-exported)
 
-Size = Literal["tiny", "quick", "full"]
-SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
-"""The sizes of a check (:data:`fedtheory.validation.registry.SIZES` re-exports them):
-``tiny``: seconds, for the tests; ``quick``: all validations together within 5 minutes on
-2 cores; ``full``: paper-scale settings."""
-SIZE = Option(*SIZES)
-"""A check's size."""
 FIGURE = Exemplified(InstanceOf("matplotlib.figure:Figure"), lambda args: _figure())
 """The matplotlib figure a check's ``plot`` draws into."""
 
@@ -42,8 +36,6 @@ def _figure():
 
 def _check(name: str):
     """The registered check ``name`` (read at each check: registered at import)."""
-    from fedtheory.validation.registry import CHECKS
-
     return CHECKS[name]
 
 
@@ -51,13 +43,9 @@ class CheckName(Text):
     """The name of a registered check (read at each check: a user's file registers more)."""
 
     def describe(self, args):
-        from fedtheory.validation.registry import CHECKS
-
         return f"the name of a registered check ({', '.join(sorted(CHECKS))})"
 
     def convert(self, value, args):
-        from fedtheory.validation.registry import CHECKS
-
         return value if isinstance(value, str) and value in CHECKS else None
 
     def hostile(self):
@@ -65,8 +53,6 @@ class CheckName(Text):
 
     def example(self, args):
         """The registered check of the smallest declared cost (a quick valid run)."""
-        from fedtheory.validation.registry import CHECKS
-
         costs = {n: c.cost for n, c in CHECKS.items() if c.cost is not None}
         return min(costs, key=costs.get)
 
@@ -189,20 +175,6 @@ class PerSize(Constraint):
 
     def example(self, args):
         return self.inner.example(args)
-
-
-class FolderName(Text):
-    """A non-empty string without spaces or slashes (it names a folder)."""
-
-    def describe(self, args):
-        return "a non-empty string without spaces or slashes (it names a folder)"
-
-    def convert(self, value, args):
-        ok = super().convert(value, args) is not None and not any(c in value for c in " /\\")
-        return value if ok else None
-
-    def hostile(self):
-        return [*super().hostile(), ("space", "a b"), ("slash", "a/b")]
 
 
 class Measurable(InstanceOf):

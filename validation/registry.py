@@ -4,18 +4,50 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from fedtheory.constraints import Function, Instance, Label, MappingOf, Real, Text, Texts, declare
+from fedtheory.constraints import (
+    Function,
+    Instance,
+    Label,
+    MappingOf,
+    Option,
+    Real,
+    Text,
+    Texts,
+    declare,
+)
 from fedtheory.sweep.targets import register_target
-from fedtheory.validation.kinds import SIZES, FolderName, Size
 from fedtheory.verdict import Comparison
 
 __all__ = ["CHECKS", "SIZES", "Check", "Size", "register", "with_wrong_bounds"]
 
 Data = dict[str, np.ndarray]
+
+Size = Literal["tiny", "quick", "full"]
+SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
+"""The sizes of a check (:mod:`fedtheory.validation.kinds` re-exports them):
+``tiny``: seconds, for the tests; ``quick``: all validations together within 5 minutes on
+2 cores; ``full``: paper-scale settings."""
+SIZE = Option(*SIZES)
+"""A check's size."""
+
+
+class FolderName(Text):
+    """A non-empty string without spaces or slashes (it names a folder)."""
+
+    def describe(self, args):
+        return "a non-empty string without spaces or slashes (it names a folder)"
+
+    def convert(self, value, args):
+        ok = super().convert(value, args) is not None and not any(c in value for c in " /\\")
+        return value if ok else None
+
+    def hostile(self):
+        return [*super().hostile(), ("space", "a b"), ("slash", "a/b")]
 
 
 @declare(
