@@ -190,7 +190,7 @@ def _data_uri(path: Path) -> str:
     return f"data:{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-@declare(blocks=BLOCKS, title=Text(), root=Location())
+@declare(blocks=BLOCKS, title=Text(), root=Location(folder=True))
 def to_html(blocks: list[Block], *, title: str, root: Path) -> str:
     """One self-contained HTML page: every image, read from ``root / image.path``, is
     embedded as a data URI (no link to any other file)."""

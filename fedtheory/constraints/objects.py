@@ -39,7 +39,10 @@ class MappingOf(Constraint):
         if self.values is None:
             return dict(value)
         items = {k: self.values.convert(v, args) for k, v in value.items()}
-        ok = all(isinstance(k, str) and v is not None for k, v in items.items())
+        ok = all(  # a None value is kept where the value kind allows one (an unset setting)
+            isinstance(k, str) and (v is not None or (value[k] is None and self.values.none))
+            for k, v in items.items()
+        )
         return items if ok else None
 
     def hostile(self):
@@ -59,6 +62,8 @@ class Finite(Constraint):
     tuple, a list or a mapping of them, or a non-numeric value (a name, a flag); returned as
     given. The values of a mapping of settings or constants (``MappingOf(Finite())``): a NaN
     there is refused like a NaN scalar argument."""
+
+    none = True  # None (an unset setting) holds no NaN
 
     def describe(self, args):
         return "a value without NaN or inf"
