@@ -18,7 +18,7 @@ from fedtheory.data import cafed_clustered
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text, import_file, save_npz
 from fedtheory.optim.greedy import greedy_exclusion
-from fedtheory.pep.catalogue import example1_plateau, example1_setting
+from fedtheory.pep.fedlaavg import example1_plateau, example1_setting
 from fedtheory.pep.participation import Participation
 from fedtheory.problems import QuadraticProblem
 from fedtheory.problems.logistic import LogisticRegressionProblem

@@ -19,7 +19,6 @@ from fedtheory.pep import (  # noqa: E402
     sampled_law,
     worst_case,
 )
-from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.sim import (  # noqa: E402
     AverageParticipating,
     FedAvg,
@@ -28,7 +27,12 @@ from fedtheory.sim import (  # noqa: E402
     SampleWithoutReplacement,
     SampleWithReplacement,
 )
-from tests.conftest import assert_parameter_error, assert_tight  # noqa: E402
+from tests.conftest import (  # noqa: E402
+    assert_parameter_error,
+    assert_pep_close,
+    assert_replay_attains,
+    assert_tight,
+)
 
 P = np.array([0.2, 0.3, 0.5])
 SAMPLERS = {
@@ -36,10 +40,6 @@ SAMPLERS = {
     "scheme-II": SampleWithoutReplacement(2, P),
     "bernoulli": SampleBernoulli([0.5, 0.8, 1.0], P),
 }
-
-
-def pep_equal(a: float, b: float) -> None:
-    assert abs(a - b) <= pep_solve.CHECK_RTOL * max(1.0, abs(b)), (a, b)
 
 
 @pytest.mark.parametrize("key", list(SAMPLERS))
@@ -64,7 +64,7 @@ def test_worst_case_under_scheme_two_is_attained_in_the_simulator():
     alg = FedAvg(law.aggregator, local_steps=2, lr=0.1)
     r = worst_case(alg, Quadratic(0.5, 1.0), law.participation, heterogeneity=AtOptimum(0.1))
     assert r.ok and law.participation.masks.shape[0] == 4
-    pep_equal(replay(r).value, r.value)
+    assert_replay_attains(replay(r).value, r)
 
 
 def test_sampling_every_client_is_full_participation():
@@ -73,7 +73,7 @@ def test_sampling_every_client_is_full_participation():
     a = worst_case(alg, Quadratic(0.5, 1.0), law.participation, heterogeneity=AtOptimum(0.1))
     b = worst_case(alg, Quadratic(0.5, 1.0), Participation.full(2, 2),
                    heterogeneity=AtOptimum(0.1))  # fmt: skip
-    pep_equal(a.value, b.value)
+    assert_pep_close(a, b)
 
 
 def test_refusals_name_the_parameter():

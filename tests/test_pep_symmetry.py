@@ -20,9 +20,11 @@ from fedtheory.pep import (  # noqa: E402
     worst_case,
 )
 from fedtheory.pep import _symmetry as symmetry  # noqa: E402
+from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg, FedLaAvg  # noqa: E402
-from tests.test_pep import ETA, MU, ZETA2, L, pep_equal  # noqa: E402
+from tests.conftest import assert_pep_close, assert_replay_attains  # noqa: E402
+from tests.test_pep import ETA, MU, ZETA2, L  # noqa: E402
 
 CLASS, HET = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
 
@@ -40,7 +42,7 @@ def test_full_participation_reduces_to_one_representative_with_the_full_value():
     assert reduced.setting["symmetry"].startswith("clients {0,1,2} interchangeable")
     assert full.setting["symmetry"].startswith("none")
     assert reduced.gram_dim < full.gram_dim and reduced.constraints < full.constraints
-    pep_equal(reduced.value, full.value)
+    assert_pep_close(reduced, full)
 
 
 def test_a_partial_mask_groups_only_clients_with_identical_participation():
@@ -51,7 +53,7 @@ def test_a_partial_mask_groups_only_clients_with_identical_participation():
         parts, note = symmetry.groups(alg, CLASS, part, np.full(4, 0.25), HET)
         assert parts == [[0, 1], [2], [3]] and "{0,1}, {2}, {3}" in note
         reduced, full = _both(alg, CLASS, part, heterogeneity=HET)
-        pep_equal(reduced.value, full.value)
+        assert_pep_close(reduced, full)
 
 
 def test_groups_follow_the_weights_and_every_mask_of_a_distribution():
@@ -66,7 +68,7 @@ def test_groups_follow_the_weights_and_every_mask_of_a_distribution():
     parts, _ = symmetry.groups(alg, CLASS, two, np.full(3, 1 / 3), HET)
     assert parts == [[0], [1, 2]]
     reduced, full = _both(alg, CLASS, two, heterogeneity=HET)
-    pep_equal(reduced.value, full.value)
+    assert_pep_close(reduced, full)
     # independent Bernoulli masks: no two columns agree in every mask
     parts, note = symmetry.groups(MIFA(lr=ETA), CLASS, Participation.bernoulli(2, [0.5, 0.5]),
                                   np.full(2, 0.5), HET)  # fmt: skip
@@ -92,7 +94,7 @@ def test_reduced_value_equals_the_full_value_for_other_constraints(setting):
         kw = {"heterogeneity": Dissimilarity(1.0, ZETA2), "initial": Initial(1.0, "gap")}
         reduced, full = _both(alg, SmoothNonconvex(L), part, criterion="min_grad_norm", **kw)
     assert "interchangeable" in reduced.setting["symmetry"]
-    pep_equal(reduced.value, full.value)
+    assert_pep_close(reduced, full)
 
 
 def test_the_reduced_instance_is_replayed_by_every_client():
@@ -102,7 +104,7 @@ def test_the_reduced_instance_is_replayed_by_every_client():
     r = worst_case(alg, CLASS, Participation.full(2, 3), heterogeneity=HET, criterion="gap")
     assert r.ok and "interchangeable" in r.setting["symmetry"]
     assert len(r.instance.points) == 3
-    pep_equal(replay(r).value, r.value)
+    assert_replay_attains(replay(r).value, r)
 
 
 def test_a_grouping_the_computation_contradicts_falls_back_to_the_full_pep(monkeypatch):
@@ -112,7 +114,7 @@ def test_a_grouping_the_computation_contradicts_falls_back_to_the_full_pep(monke
     monkeypatch.setattr(symmetry, "groups", lambda *a: ([[0, 1], [2]], "clients {0,1}, {2}"))
     r = worst_case(alg, CLASS, Participation.fixed(mask), heterogeneity=HET)
     assert r.ok and r.setting["symmetry"].startswith("none (full PEP:")
-    pep_equal(r.value, full.value)
+    assert_pep_close(r, full)
 
 
 def test_classes_without_a_reduction_solve_the_full_pep():
@@ -144,5 +146,6 @@ def test_the_stacked_program_has_pepits_own_value():
             values.append(program.solve(pep, None, solver="CLARABEL"))
         else:
             values.append(pep.solve(solver="CLARABEL", verbose=0, return_primal_or_dual="primal"))
-    pep_equal(values[1], values[0])
-    pep_equal(values[1], (1 - ETA * MU) ** 6)
+    # raw PEPit solves carry no certificate: they agree within the acceptance threshold
+    for value in (values[0], (1 - ETA * MU) ** 6):
+        assert abs(values[1] - value) <= pep_solve.CHECK_RTOL * max(1.0, abs(value))
