@@ -56,7 +56,11 @@ def test_the_code_row_starts_from_torchs_seeded_default_linear_layer():
 
 def test_the_set_up_tables_cite_the_code_and_vary_the_unforced_choices():
     s = appf.settings("tiny")
-    data = {"lr": np.full(len(appf.ALGORITHMS), 0.1), "server_lr": np.ones(len(appf.ALGORITHMS))}
+    from fedtheory.validation import CHECKS
+
+    # the set-up reads the step sizes; a check's data holds its bound arrays too (declared)
+    data = {key: np.zeros(1) for key in CHECKS["cafed-appf"].bounds}
+    data |= {"lr": np.full(len(appf.ALGORITHMS), 0.1), "server_lr": np.ones(len(appf.ALGORITHMS))}
     paper, code = appf.setup(data, s, code=False), appf.setup(data, s, code=True)
     assert paper.unforced() == (appf.INITIALISATION, appf.TIME_AVERAGE)
     assert code.unforced() == () and appf.CODE_COMMIT[:7] in code.title()

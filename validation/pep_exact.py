@@ -16,6 +16,7 @@ import numpy as np
 
 from fedtheory import papers
 from fedtheory.validation import plots
+from fedtheory.validation.kinds import part
 from fedtheory.validation.registry import CHECKS, Check, Size, register
 
 
@@ -26,6 +27,7 @@ def _statements(s: dict | None = None) -> list:
     return [found[name] for name in (found if s is None else s["statements"])]
 
 
+@part("pep-exact")
 def settings(size: Size) -> dict:
     out: dict = {}
     for statement in _statements():
@@ -37,6 +39,7 @@ def settings(size: Size) -> dict:
     return {**out, "statements": [statement.name for statement in _statements()]}
 
 
+@part("pep-exact")
 def compute(s: dict) -> dict[str, np.ndarray]:
     out: dict = {}
     for statement in _statements(s):
@@ -44,10 +47,12 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, float) for k, v in out.items()}
 
 
+@part("pep-exact")
 def judge(data, s):
     return [row for statement in _statements(s) for row in statement.judge(data, s)]
 
 
+@part("pep-exact")
 def notes(data, s) -> list[str]:
     return [
         note
@@ -57,6 +62,7 @@ def notes(data, s) -> list[str]:
     ]
 
 
+@part("pep-exact")
 def plot(data, s, fig):
     drawn = [statement for statement in _statements(s) if statement.panels]
     if not drawn:

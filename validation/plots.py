@@ -191,6 +191,7 @@ LOG_SLACK = 10**0.1
 labelled tick of a log axis: :func:`dodge`'s shift of a point at the end of a grid."""
 
 
+@declare(ax=AXES, axis=Option("x", "y"))
 def plotted_values(ax: Axes, axis: str) -> np.ndarray:
     """The positive finite values, along ``axis`` (``"x"`` or ``"y"``), of everything
     ``ax`` plots as data: lines (a reference line ``axhline``/``axvline`` along its one data
@@ -218,6 +219,7 @@ def plotted_values(ax: Axes, axis: str) -> np.ndarray:
     return v[np.isfinite(v) & (v > 0)]
 
 
+@declare(ax=AXES, axis=Option("x", "y"))
 def labelled_ticks(ax: Axes, axis: str) -> np.ndarray:
     """Positions of the ticks of ``axis`` that carry a label inside the view (after a draw
     or with the current locators and formatters)."""
@@ -234,6 +236,7 @@ def labelled_ticks(ax: Axes, axis: str) -> np.ndarray:
     )
 
 
+@declare(ax=AXES)
 def bracket_log(ax: Axes) -> None:
     """Extend each log axis of ``ax`` to the labelled tick just past its plotted values
     (:func:`plotted_values`), so that every point lies between two labelled values (within

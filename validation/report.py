@@ -74,6 +74,7 @@ class Code:
     text: str
 
 
+@declare(text=Text(), latex=Text(), mathml=Text())
 @dataclass(frozen=True)
 class Formula:
     """A displayed formula with a lead-in (``**Theorem 3** (ref.): bound =``): the same

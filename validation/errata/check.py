@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.constraints import Label, declare
+from fedtheory.constraints import Exemplified, Instance, Label, SequenceOf, Text, declare
 from fedtheory.validation import plots
 from fedtheory.validation.errata.catalogue import ERRATA, SIZES
 from fedtheory.validation.errata.record import CLASSES, Erratum
@@ -67,6 +67,10 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return data_of(_run(s), ERRATA_MD.read_text(encoding="utf-8"))
 
 
+@declare(
+    results=Exemplified(SequenceOf(Instance(Erratum), plural="errata"), lambda args: []),
+    text=Text(),
+)
 def data_of(results: list[Erratum], text: str) -> dict[str, np.ndarray]:
     """The validation's arrays for the recomputed ``results`` against the verdicts and
     classes the text ``text`` of ``ERRATA.md`` records (:data:`NOT_RECORDED` where it lists
