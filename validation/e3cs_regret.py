@@ -132,10 +132,10 @@ def plot(data, s, fig):
             plots.dodge(cs, i, len(VARIANTS), log=False, width=0.04), ci[:, 0], yerr=yerr,
             **plots.series(i, line=False), label=f"measured, {_math(label)}",
         )  # fmt: skip
-    bounds = {i: data["bound"][i] for i in range(len(VARIANTS))}
+    bounds = {str(i): data["bound"][i] for i in range(len(VARIANTS))}  # by variant index
     for group in plots.coinciding(bounds, rtol=1e-12):  # equal bounds drawn once, named together
-        names = " = ".join(_math(VARIANTS[i][0]) for i in group)
-        ax1.plot(cs, bounds[group[0]], **plots.series(group[0], marker=False),
+        names = " = ".join(_math(VARIANTS[int(i)][0]) for i in group)
+        ax1.plot(cs, bounds[group[0]], **plots.series(int(group[0]), marker=False),
                  label=f"bound, {names}")  # fmt: skip
     ax1.set(
         yscale="log",
