@@ -153,7 +153,7 @@ def notes(data, s) -> list[str]:
     return lines
 
 
-LABELS = {
+_LABELS = {
     "cafed.theorem1": r"CA-Fed Theorem 1: $F(w_t)-F^*$",
     "cafed.theorem3": r"CA-Fed Theorem 3: $F(w_t)-F^*$",
     "divergences.tv_chi_square": r"TV vs $\chi^2$: $d_{TV}\leq\sqrt{\chi^2}/2$",
@@ -180,7 +180,7 @@ def plot(data, s, fig):
     ax.plot([_supremum(keys[j]) for j in known], [j + 0.3 for j in known], "D",
             color=plots.COLORS[1], ms=8, zorder=3, clip_on=False,
             label="proved supremum (attained or approached)")  # fmt: skip
-    ax.set_yticks(y, [LABELS.get(k, FAMILIES[k].theorem.title) for k in keys])
+    ax.set_yticks(y, [_LABELS.get(k, FAMILIES[k].theorem.title) for k in keys])
     ax.set(
         xlim=(0.0, 1.1 * max(1.0, float(np.max(data["ratio"])))),
         xlabel="worst measured / bound found (dimensionless)",
