@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.constraints import Instance, Location, MappingOf, Text, declare
+from fedtheory.constraints import Either, Instance, Location, MappingOf, Text, declare
 from fedtheory.errors import FedTheoryError
 
 CHECKSUM_KEY = "__checksum__"
@@ -155,7 +155,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-@declare(path=Location(), name=Text(), owner=Text())
+@declare(path=Either(Instance(Path), Text()), name=Text(), owner=Text())
 def writable_file(path: Path, name: str, owner: str) -> Path:
     """``path`` once a file can be written there, checked before any work: not a folder, its
     folder created if missing and a probe file written and removed in it; else a
@@ -168,6 +168,7 @@ def writable_file(path: Path, name: str, owner: str) -> Path:
             f"written. Got '{path}' ({why}) instead."
         )
 
+    path = Path(path)  # any path: the checks below name the user's parameter
     if path.is_dir():
         raise refuse("a folder")
     above = next(p for p in path.parents if p.exists() or p == p.parent)

@@ -157,7 +157,11 @@ BAD_CALLS = [
     (lambda: stationary_distribution([[0.5, 0.5, 0.0]]), "'P'", "square"),
     (lambda: mixing_constants([[1.2, -0.2], [0.5, 0.5]]), "'P'", "[0, 1]"),
     (lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], rate=0.5), "'rate'", "(0.6, 1)"),
-    (lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], T_P=-1), "'T_P'", "[0, inf)"),
+    (
+        lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], T_P=-1),
+        "'T_P'",
+        "[0, 9223372036854775807]",
+    ),
     (lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], max_horizon=1), "'max_horizon'", "h <="),
     (lambda: two_state_transitions(0.9, -0.5), "'lam'", "1 - 1/max(pi, 1-pi)"),
     (lambda: two_state_matrix(1.0, 0.0), "'pi'", "(0, 1)"),

@@ -581,9 +581,9 @@ def test_tightness_module_status_3_only_when_the_users_code_raised(tmp_path, cap
     assert "in reals: ValueError: my reals" in capsys.readouterr().err
     typo = tmp_path / "typo.py"
     typo.write_text("def measure(:\n")
-    argv[3] = str(typo)
-    assert main(argv) == ExitStatus.USER_FUNCTION_FAILED
-    assert "typo.py:1: SyntaxError" in capsys.readouterr().err
+    argv[3] = str(typo)  # a file that does not compile: bad input, named, before it runs
+    assert main(argv) == ExitStatus.BAD_INPUT
+    assert "typo.py' (SyntaxError line 1" in capsys.readouterr().err
     good = tmp_path / "good.py"
     good.write_text(_FILE.format(body=body))
     monkeypatch.setattr("fedtheory.tightness.engine.search", _internal_bug)
