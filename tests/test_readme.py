@@ -148,8 +148,11 @@ def _parse(args: list[str]):
     subparsers = parser._subparsers._group_actions[0].choices.values()
     for p in (parser, *subparsers):
         p.error = refuse
-    try:
-        return parser.parse_args(args)
+    try:  # as fedtheory.cli.main: only a command with options of its own takes more
+        parsed, rest = parser.parse_known_args(args)
+        if rest and not hasattr(parsed, "rest"):
+            refuse(f"unrecognized arguments: {' '.join(rest)}")
+        return parsed
     except SystemExit as stop:  # --version, --help
         assert stop.code == 0
         return None

@@ -339,7 +339,11 @@ BAD_CALLS = [
     (lambda: PowD(2, 3).select(PowD(2, 3).init(1, 4), 0, None), "'losses'", "(R, K)"),
     (lambda: RandomSelection(3).init(1, 2), "'num_clients'", "[3, "),
     (lambda: run_selection(E3CS(1), np.zeros((2, 3))), "'success'", "3 dimension"),
-    (lambda: run_selection(E3CS(1), np.zeros((1, 2, 3)), seed=-1), "'seed'", "[0, inf)"),
+    (
+        lambda: run_selection(E3CS(1), np.zeros((1, 2, 3)), seed=-1),
+        "'seed'",
+        "[0, 9223372036854775807]",
+    ),
     (lambda: SelectedFedAvg(E3CS(1), omega=[0.2, 0.2]), "'omega'", "summing to 1"),
     (lambda: SelectedFedAvg(E3CS(1), lr=0.0), "'lr'", "(0, inf)"),
 ]

@@ -110,7 +110,7 @@ STATUSES = ("verified", "inaccurate", "failed")
     relaxed=Bool(),
     setting=MappingOf(Finite(), "values without NaN or inf"),
     instance=Exemplified(IsA(Instance, none=True), lambda args: None),
-    inputs=MappingOf(Finite(), "values without NaN or inf"),
+    inputs=MappingOf(),  # the solve's objects (an algorithm's radius may be inf: none)
 )
 @dataclass(frozen=True)
 class PepResult:
