@@ -421,7 +421,7 @@ BAD_CALLS = [
     (lambda: TraceReplay([[0], [1]], num_clients=2).sample(3), "'rounds'", "[1, 2]"),
     (lambda: TraceReplay.from_file("trace.txt", num_clients=2), "'path'", ".json or .csv"),
     (lambda: Bernoulli([0.5]).sample(0), "'rounds'", "[1, 2147483647]"),
-    (lambda: Bernoulli([0.5]).sample(3, seed=-2), "'seed'", "[0, 9223372036854775807]"),
+    (lambda: Bernoulli([0.5]).sample(3, seed=-2), "'seed'", "[0, inf)"),
 ]
 
 

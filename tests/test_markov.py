@@ -160,7 +160,7 @@ BAD_CALLS = [
     (
         lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], T_P=-1),
         "'T_P'",
-        "[0, 9223372036854775807]",
+        "[0, inf)",
     ),
     (lambda: mixing_constants([[0.9, 0.1], [0.3, 0.7]], max_horizon=1), "'max_horizon'", "h <="),
     (lambda: two_state_transitions(0.9, -0.5), "'lam'", "1 - 1/max(pi, 1-pi)"),

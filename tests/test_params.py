@@ -46,7 +46,7 @@ BAD_CALLS = [
             P2, AlternatingBlocks(1, 1), FedAvg(AverageParticipating()), rounds=2, seed=-1
         ),
         "'seed'",
-        "[0, 9223372036854775807]",
+        "[0, inf)",
     ),
     (
         lambda: simulate(

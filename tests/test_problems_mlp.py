@@ -204,7 +204,7 @@ BAD_CALLS = [
         "'data'",
         "num_classes",
     ),
-    (lambda: MLPProblem(small_data(), seed=-1), "'seed'", "[0, 9223372036854775807]"),
+    (lambda: MLPProblem(small_data(), seed=-1), "'seed'", "[0, inf)"),
 ]
 
 

@@ -104,10 +104,11 @@ class Integer(Constraint):
         return -MAX_INTEGER - 1 if low is None else low, MAX_INTEGER if high is None else high
 
     def describe(self, args):
-        low, high = self._ends(args)
-        where = interval(low, high, low_open=False, high_open=self.high_open)
+        low, high = _dimension(self.low, args), _dimension(self.high, args)
+        where = interval(low, high, low_open=low is None, high_open=self.high_open)
+        capped = " (at most 2**63 - 1, an int64)" if high is None else ""
         times = f" and a multiple of {self.multiple}" if self.multiple > 1 else ""
-        return f"an integer in {where}{times}" + (" or inf (none)" if self.infinite else "")
+        return f"an integer in {where}{capped}{times}" + (" or inf (none)" if self.infinite else "")
 
     def convert(self, value, args):
         if self.infinite and isinstance(value, float) and value == math.inf:
