@@ -650,11 +650,16 @@ def _files(c: Location, valid: Any, name: str) -> list[tuple[str, Any, bool]]:
             truncated.write_bytes(content[: max(len(content) // 2, 1)])
             out.append(("truncated file", truncated, False))
         return [*out, ("folder", folder, True)]
-    if name == "folder" or "folder" in name:
-        return []
     blocker = Path(tempfile.mkdtemp()) / "a-file"
     blocker.write_text("")
-    return [("folder", folder, True), ("under a file", blocker / f"x{suffix}", True)]
+    under = ("under a file", blocker / f"x{suffix}", True)
+    if c.folder == "checked":  # the callee checks the path itself (its own tests)
+        return []
+    if c.folder:  # an existing folder is what it takes
+        return [under]
+    if name == "folder" or "folder" in name:
+        return []
+    return [("folder", folder, True), under]
 
 
 def input_classes(name: str, constraint: Constraint, valid: Any, given: bool):
@@ -690,7 +695,9 @@ def input_classes(name: str, constraint: Constraint, valid: Any, given: bool):
         out.append(("unknown name", {**valid, "no_such_name": 1.0}, False))
         floats = [k for k, v in valid.items() if isinstance(v, float)]
         values = getattr(c, "values", None)  # NaN allowed in its values: may be in the result
-        nan_ok = values is not None and not _refuses(values, math.nan)
+        nan_ok = values is None or not all(  # any value, or NaN or NaN arrays accepted
+            _refuses(values, v) for v in (math.nan, np.array([math.nan]))
+        )
         out.append(
             ("nan value", {**valid, (floats or ["x"])[0]: math.nan}, None if nan_ok else False)
         )

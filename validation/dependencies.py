@@ -143,7 +143,7 @@ def _roots(compute: Callable) -> set[str]:
         for cell in fn.__closure__ or ():
             if _filled(cell) and not callable(cell.cell_contents):
                 roots.add(type(cell.cell_contents).__module__)
-    return {name for name in roots if name in sys.modules}
+    return {name for name in roots if name in sys.modules and _source(name) is not None}
 
 
 @functools.cache

@@ -101,7 +101,7 @@ from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict
     rows=Exemplified(SequenceOf(Instance(Comparison), plural="verdict rows"), lambda a: []),
     data=MappingOf(),
     reused=Bool(),
-    folder=Location(folder=True),
+    folder=Location(folder="checked"),
     seconds=Real(0.0),
     caption=Label(),
     computed=SequenceOf(none=True),
@@ -193,7 +193,9 @@ def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> 
     return caption
 
 
-@declare(check=Instance(Check), out=Location(folder=True), size=SIZE, progress=Function(none=True))
+@declare(
+    check=Instance(Check), out=Location(folder="checked"), size=SIZE, progress=Function(none=True)
+)
 def run_check(
     check: Check, out: Path, *, size: Size, progress: Callable[[str], None] | None = None
 ) -> Outcome:
@@ -232,7 +234,7 @@ class Interrupted(KeyboardInterrupt):
         self.outcomes = outcomes
 
 
-@declare(out=Location(folder=True), owner=Text())
+@declare(out=Location(folder="checked"), owner=Text())
 def check_output_folder(out: Path, owner: str = "run") -> Path:
     """Create ``out`` if needed and check that a file can be written in it, before any
     compute; else a ParameterError naming the folder and the reason."""
@@ -263,7 +265,7 @@ def _remove_leftovers(out: Path, names: list[str]) -> int:
 
 @declare(
     names=SequenceOf(Either(Instance(Check), CheckName()), min_size=1, plural="checks"),
-    out=Location(folder=True),
+    out=Location(folder="checked"),
     size=SIZE,
     progress=Function(),
 )
@@ -335,7 +337,7 @@ def _run_locked(checks, out, size, progress, executor) -> list[Outcome]:
 
 
 @declare(checks=Exemplified(SequenceOf(Instance(Check)), lambda args: []),
-         out=Location(folder=True), size=SIZE)  # fmt: skip
+         out=Location(folder="checked"), size=SIZE)  # fmt: skip
 def longest_first(checks: list[Check], out: Path, size: Size) -> list[int]:
     """The order (indices into ``checks``) in which a parallel run starts them: the longest
     expected compute first, so that no long validation starts last while the other workers
@@ -366,7 +368,7 @@ def _measured_seconds(out: Path, size: Size) -> dict[str, float]:
 
 @declare(
     names=SequenceOf(Text(), min_size=1, plural="names"),
-    out=Location(folder=True),
+    out=Location(folder="checked"),
     size=SIZE,
     module=Label(),
 )
@@ -682,7 +684,7 @@ def _formulas(o: Outcome) -> list[Formula]:
     return blocks
 
 
-@declare(outcomes=OUTCOMES, out=Location(folder=True), size=SIZE)
+@declare(outcomes=OUTCOMES, out=Location(folder="checked"), size=SIZE)
 def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Block]:
     """The report, top-down: a summary (counts by outcome, then the rows to look at
     first, each linked), how to read it (the definitions), contents, the verdict table
@@ -897,7 +899,7 @@ def _csv(records: list[dict]) -> str:
     return buf.getvalue()
 
 
-@declare(source=Either(OUTCOMES, Location(folder=True)))
+@declare(source=Either(OUTCOMES, Location(folder="checked")))
 def verdicts_frame(source):
     """The verdict table as a pandas DataFrame, one row per verdict (columns
     :data:`CSV_COLUMNS`).
@@ -936,7 +938,7 @@ def verdicts_frame(source):
     return pd.DataFrame.from_records(records, columns=list(CSV_COLUMNS))
 
 
-@declare(outcomes=OUTCOMES, out=Location(folder=True), size=SIZE)
+@declare(outcomes=OUTCOMES, out=Location(folder="checked"), size=SIZE)
 def write_report(outcomes: list[Outcome], out: Path, *, size: Size) -> None:
     """``report.md``, ``report.html`` (self-contained), ``results.json`` and
     ``verdicts.csv`` (atomically)."""

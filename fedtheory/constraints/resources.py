@@ -43,7 +43,8 @@ class Bytes(Constraint):
 class Location(Constraint):
     """A file or folder path: a non-empty string or an ``os.PathLike``, returned as a
     :class:`pathlib.Path`; ``suffixes``: its allowed endings (``".json"``); ``exists``: a
-    file that exists; ``folder=True``: a folder (existing or to create), else a file path,
+    file that exists; ``folder=True``: a folder (existing or to create); ``folder="checked"``:
+    a folder the callee checks itself (naming the cause), else a file path,
     never an existing folder nor a path under a file; ``writable=True``: a file this process
     can write (its nearest existing folder writable), checked before any work and without
     writing anything."""
@@ -75,6 +76,8 @@ class Location(Constraint):
             return None
         if self.exists:
             return path if path.is_file() else None
+        if self.folder == "checked":  # the callee checks the folder and names the cause
+            return path
         above = next(p for p in (path, *path.parents) if p.exists() or p == p.parent)
         if self.folder:
             return path if above.is_dir() else None
