@@ -15,9 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory import papers
+from fedtheory.constraints import Array, Exemplified, MappingOf, declare
 from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
+from fedtheory.validation.kinds import FIGURE, SIZE
 from fedtheory.validation.registry import CHECKS, Check, Size, register
+
+_SETTINGS = Exemplified(MappingOf(), lambda args: settings("tiny"))
+"""The settings of the statements a run composes (each statement reads its own)."""
+_DATA = Exemplified(
+    MappingOf(Array(finite=False), plural="arrays"), lambda args: compute(settings("tiny"))
+)
+"""The arrays of the statements a run composes (each statement reads its own)."""
 
 
 def _statements(s: dict | None = None) -> list:
@@ -27,7 +35,7 @@ def _statements(s: dict | None = None) -> list:
     return [found[name] for name in (found if s is None else s["statements"])]
 
 
-@part("pep-exact")
+@declare(size=SIZE)
 def settings(size: Size) -> dict:
     out: dict = {}
     for statement in _statements():
@@ -39,7 +47,7 @@ def settings(size: Size) -> dict:
     return {**out, "statements": [statement.name for statement in _statements()]}
 
 
-@part("pep-exact")
+@declare(s=_SETTINGS)
 def compute(s: dict) -> dict[str, np.ndarray]:
     out: dict = {}
     for statement in _statements(s):
@@ -47,12 +55,12 @@ def compute(s: dict) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, float) for k, v in out.items()}
 
 
-@part("pep-exact")
+@declare(data=_DATA, s=_SETTINGS)
 def judge(data, s):
     return [row for statement in _statements(s) for row in statement.judge(data, s)]
 
 
-@part("pep-exact")
+@declare(data=_DATA, s=_SETTINGS)
 def notes(data, s) -> list[str]:
     return [
         note
@@ -62,7 +70,7 @@ def notes(data, s) -> list[str]:
     ]
 
 
-@part("pep-exact")
+@declare(data=_DATA, s=_SETTINGS, fig=FIGURE)
 def plot(data, s, fig):
     drawn = [statement for statement in _statements(s) if statement.panels]
     if not drawn:
