@@ -370,7 +370,7 @@ def _staleness(masks: np.ndarray) -> np.ndarray:
     return rounds - np.concatenate([np.full((k, 1, n), -1), last[:, :-1]], axis=1)
 
 
-SEARCH_SCALE = 1e100
+SEARCH_SCALE = 1e15
 r"""Largest :math:`\zeta^2` and :math:`\Delta` of :func:`search`: its instances' squared
 norms (of order :math:`L\zeta^2/\eta` and :math:`\Delta`) and their losses stay finite."""
 
