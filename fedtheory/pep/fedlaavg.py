@@ -288,9 +288,10 @@ def _plot(data, s, axes, style) -> str:
     tol_exact = float(np.max(data["exact_accuracy"]))
     tol_fedavg = float(np.max(data["fedavg_accuracy"]))
     return (
-        "Left: one point per grid entry (blocks in brackets); the replayed instance's open "
-        "markers sit on the exact worst case. Right: FedAvg's exact worst case stays above "
-        "the paper's trajectory from x0 = x* and tends to a positive level (its limit cycle), "
+        "FedLaAvg Theorem 4 panel: one point per grid entry (blocks in brackets); the "
+        "replayed instance's open markers sit on the exact worst case. Example 1 panel: "
+        "FedAvg's exact worst case stays above the paper's trajectory from x0 = x* and tends "
+        "to a positive level (its limit cycle), "
         "FedLaAvg's decreases. Each comparison took the tolerance of the PEP certificates it "
         "uses (the largest over its points: duality gap plus the scaled feasibility error): "
         f"Theorem 4 <= bound and the replayed instance {tol_exact:.1g}; "
