@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from fedtheory.sim.record import RunRecord
 
 
 def test_an_integer_without_an_upper_end_refuses_401_digits_with_a_short_message():
-    with pytest.raises(ParameterError, match=str(MAX_INTEGER)) as info:
+    with pytest.raises(ParameterError, match=re.escape("at most 2**63 - 1")) as info:
         example1_plateau(t1=1, t2=1, periods=10**400, gamma=0.1)
     assert "'periods'" in str(info.value) and len(str(info.value)) < 300
     assert Integer(0).convert(MAX_INTEGER, {}) == MAX_INTEGER
