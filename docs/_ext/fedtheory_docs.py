@@ -1,7 +1,8 @@
 """Sphinx extension of fedtheory's docs: pages generated from the code at build time.
 
 * ``theorems/``: one page per catalogue theorem (statement in LaTeX from its sympy terms,
-  hypotheses, parameters with meaning and domain, kind, reference, errata, and the verdict
+  hypotheses, parameters with meaning and domain, kind, reference (their ASCII math typeset
+  by :func:`prose_math.typeset`), errata, and the verdict
   rows and figure of the validations that evaluate it, run at the ``tiny`` size into
   ``_build/validation-tiny``, where the runner reuses data of the same settings and code),
   written when the builder starts, so a page can never disagree with the code.
@@ -26,6 +27,7 @@ from pathlib import Path
 import sympy as sp
 from docutils import nodes
 from docutils.parsers.rst import directives
+from prose_math import typeset
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +102,7 @@ def kind(thm) -> str:
     if family is None or family.theorem is not thm or family.proved_supremum != 1.0:
         return _KIND[thm.kind]
     how = family.tightness.removeprefix("tight: ")
-    return f"{_KIND[thm.kind]}, tight ({_plain(how)}; search it: `fedtheory tightness {thm.key}`)"
+    return f"{_KIND[thm.kind]}, tight ({typeset(how)}; search it: `fedtheory tightness {thm.key}`)"
 
 
 def _verdict_cells(r) -> tuple[str, ...]:
@@ -168,7 +170,7 @@ def theorem_page(thm, errata: list[tuple[str, ...]], outcomes: list, size: str =
     lines = [
         f"# `{thm.key}`: {_plain(thm.title)}",
         "",
-        f"**Kind:** {kind(thm)}. **Reference:** {_plain(thm.reference)}.",
+        f"**Kind:** {kind(thm)}. **Reference:** {typeset(thm.reference)}.",
         "",
     ]
     if thm.statement:
@@ -210,7 +212,7 @@ def theorem_page(thm, errata: list[tuple[str, ...]], outcomes: list, size: str =
         "",
     ]
     for p, n in thm.notation.items():
-        lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {_plain(n.meaning)}")
+        lines.append(f"- `{p}` (${sp.latex(n.symbol)}$, {_domain(n)}): {typeset(n.meaning)}")
     mine = [e for e in errata if e[0] == thm.key or e[0].startswith(thm.key + ".")]
     lines += ["", "## Errata", ""]
     if mine:
@@ -300,9 +302,8 @@ def theorem_index(keys: list[str]) -> str:
         index += [f"## {paper}", ""]
         for key in members:
             thm = CATALOGUE[key]
-            index.append(
-                f"- [`{key}`]({key}.md): {_plain(thm.title)} ({thm.kind}; {_plain(thm.reference)})"
-            )
+            where = f"{thm.kind}; {typeset(thm.reference)}"
+            index.append(f"- [`{key}`]({key}.md): {typeset(thm.title)} ({where})")
         index.append("")
     index += ["```{toctree}", ":hidden:", "", *keys, "```", ""]
     return "\n".join(index)
