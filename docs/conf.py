@@ -1,6 +1,5 @@
 """Sphinx configuration of fedtheory's documentation (built by ``./scripts/docs``)."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -27,13 +26,9 @@ myst_heading_anchors = 3
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints"]
 
-# The notebooks are stored without outputs and executed at build time; the cache keeps a
-# rebuild fast while the notebooks do not change (FEDTHEORY_DOCS_EXECUTE=off skips them).
-nb_execution_mode = os.environ.get("FEDTHEORY_DOCS_EXECUTE", "cache")
-nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
-nb_execution_timeout = 600
-nb_execution_in_temp = True  # files a notebook writes go to a temporary folder
-nb_execution_raise_on_error = True
+# The notebooks are stored with their outputs (./scripts/notebooks executes them; a test
+# fails while a stored output is stale): the site shows those, it executes nothing.
+nb_execution_mode = "off"
 nb_merge_streams = True
 # Markdown that a notebook's cells display (a theorem's ``_repr_markdown_``, a report section)
 # is parsed as MyST with the extensions above, so its $...$ and $$...$$ are typeset like the

@@ -1,14 +1,18 @@
-"""Every notebook under notebooks/ runs from top to bottom in a real Jupyter kernel.
+"""Every notebook under notebooks/ runs from top to bottom in a real Jupyter kernel and is
+stored with the outputs it prints now.
 
-The notebooks are ``.ipynb`` files stored without outputs; nbclient executes each one with
-the ``python3`` kernel of this environment (ipykernel), as a user's Jupyter would. Each
-plot must be shown inline (an image output), no cell may print a matplotlib object's
-repr such as ``<matplotlib.legend.Legend at 0x...>``, a warning or a temporary folder.
+The notebooks are ``.ipynb`` files stored with their outputs (``scripts/notebooks`` executes
+and writes them); nbclient executes each one again with the ``python3`` kernel of this
+environment (ipykernel), as a user's Jupyter would, and its text outputs must equal the
+stored ones (memory addresses aside) and its figures be stored. Each plot must be shown
+inline (an image output), no cell may print a matplotlib object's repr such as
+``<matplotlib.legend.Legend at 0x...>``, a warning or a temporary folder.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +20,13 @@ import pytest
 nbformat = pytest.importorskip(
     "nbformat", reason="the notebooks extra: pip install -e .[notebooks]"
 )
-nbclient = pytest.importorskip("nbclient", reason="the notebooks extra")
+pytest.importorskip("nbclient", reason="the notebooks extra")
 
-FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import notebook_runner as runner  # noqa: E402  (scripts/notebook_runner.py)
+
+FOLDER = ROOT / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
 OBJECT_REPR = re.compile(r"<matplotlib\.[\w.]+ (at|object at) 0x")
 NOISE = re.compile(r"\w+Warning\b|/tmp/|/var/folders/|ipykernel_\d+")
@@ -32,22 +40,11 @@ def test_the_notebooks_exist():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_is_stored_without_outputs(path):
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(not c.outputs and c.execution_count is None for c in code)
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_in_a_jupyter_kernel(path, tmp_path):
-    nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=300,
-        resources={"metadata": {"path": str(tmp_path)}},  # files it writes go to tmp_path
-    )
-    client.execute()  # raises CellExecutionError naming the failing cell
+def test_notebook_runs_in_a_jupyter_kernel_and_is_stored_with_its_outputs(path):
+    stored = nbformat.read(path, as_version=4)
+    nb = runner.execute(path)
+    assert runner.shown(nb) == runner.shown(stored), f"stale outputs: run scripts/notebooks {path}"
+    assert nb.metadata == stored.metadata  # no volatile metadata stored
     for cell in (c for c in nb.cells if c.cell_type == "code"):
         texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs]
         assert not any(OBJECT_REPR.search(t) for t in texts), cell.source

@@ -9,7 +9,7 @@
 * ``api/papers/``: one API page per registered paper (:meth:`fedtheory.papers.Paper.api_page`:
   every module its record names), so a new paper's modules are in the reference without a
   hand-written section.
-* ``notebooks/``: the notebooks of the repository, copied to be executed by myst-nb.
+* ``notebooks/``: the notebooks of the repository, copied; myst-nb shows their stored outputs.
 * the ``fedtheory-output`` directive: runs a ``fedtheory`` command and shows the command
   and what it printed, so a page shows the current code's output, never a pasted one;
   ``fedtheory-validation NAME`` does the same for a validation's verdict rows and figure.
