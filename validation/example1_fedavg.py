@@ -158,18 +158,20 @@ def plot(data, s, fig):
     g = data["gamma"]
     ax2.plot(g, data["X_B"], **plots.series(0, marker=False), label="$X_B$ (closed form)")
     ax2.plot(g, data["unequal_end"], **plots.series(0, line=False),
-             label="measured period-end iterate")  # fmt: skip
+             label="measured period end")  # fmt: skip
     ax2.plot(g, data["X_A"], **plots.series(1, marker=False), label="$X_A$ (closed form)")
     ax2.plot(g, data["block_average"], **plots.series(2, marker=False),
              label="$(t_1e_1+t_2e_2)/(t_1+t_2)$")  # fmt: skip
     ax2.plot(g, data["unequal_average"], **plots.series(2, line=False, filled=False),
-             markersize=9, label="measured time average")  # fmt: skip
+             markersize=9, label=r"measured average ($t_1\neq t_2$)")  # fmt: skip
     ax2.axhline(x_star, **plots.REFERENCE, label="optimum $x^*$")
+    ax2.plot(g, data["equal_average"], **plots.series(3, line=False),
+             label=r"measured average ($t_1=t_2=\tau$)")  # fmt: skip
     ax2.set(
         xscale="log",
         xlabel=r"learning rate $\gamma$ (dimensionless)",
         ylabel="$x$ (data units)",
-        title="Unequal blocks: limit cycle",
+        title="Limit cycle: its end and time average",
     )
     plots.log_ticks(ax2, g)
     plots.legend(ax2, ncols=2)
@@ -192,8 +194,9 @@ def plot(data, s, fig):
         "X_B). Data units: the clients' data e1, e2 are numbers on the same axis as x. "
         "Middle: the measured period-end iterates lie on the closed form "
         "X_B and the measured time averages on (t1 e1 + t2 e2)/(t1 + t2) (markers on the "
-        "lines: the agreement is exact up to rounding); right: measured amplitude (markers) "
-        "on the closed form (line)."
+        "lines: the agreement is exact up to rounding), and with equal blocks the measured "
+        "time average on the optimum x* = (e1 + e2)/2; right: equal blocks, the measured "
+        "amplitude |X_A - X_B| (markers) on the closed form (1 - rho)/(1 + rho)|e1 - e2| (line)."
     )
 
 

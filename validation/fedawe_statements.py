@@ -345,7 +345,7 @@ RHO_FLOOR = 1e-12
 
 @part("fedawe-lemma4")
 def lemma4_plot(data, s, fig):
-    ax1, ax2 = plots.panels(fig, 2)
+    ax1, ax_m, ax2 = plots.panels(fig, 3)
     xs = np.arange(len(DYNAMICS))
     gap = np.array([1.0 - float(data[f"{d}_rho"]) for d in DYNAMICS])  # exact 1 - rho
     floor = np.array([1.0 - float(data[f"{d}_lemma4"]) for d in DYNAMICS])  # Lemma 4's gap
@@ -365,10 +365,23 @@ def lemma4_plot(data, s, fig):
     ax1.set(
         yscale="log",
         ylabel=r"$1-\rho$ (dimensionless)",
-        title=r"Lemma 4 ($\rho\leq$ bound $\Leftrightarrow$ gap above the guarantee)",
+        title=r"Lemma 4: $\rho\leq$ bound $\Leftrightarrow$ gap above it",
     )
     plots.mark_floor(ax1, RHO_FLOOR, what=r"$\rho=1$")
     plots.legend(ax1)
+    sampled = {NAMES[d]: data[f"{d}_M_sampled"].mean(axis=0) for d in DYNAMICS}
+    exact = {NAMES[d]: data[f"{d}_M_exact"] for d in DYNAMICS}
+    for i, group in enumerate(plots.coinciding(sampled)):
+        ax_m.plot(exact[group[0]], sampled[group[0]], **plots.series(i, line=False),
+                  label=" = ".join(group))  # fmt: skip
+    ends = np.array([0.0, max(float(np.max(v)) for v in exact.values())])
+    ax_m.plot(ends, ends, color="k", lw=1, ls=":", label="equal (the diagonal)")
+    ax_m.set(
+        xlabel=r"exact entry of $\mathbb{E}[W^2]=\mathbb{E}[W]$",
+        ylabel=r"mean of the sampled $W^{(0)}$ entry",
+        title=rf"$\mathbb{{E}}[W^2]$, entrywise (margin $\pm{MIXING_MARGIN:g}$)",
+    )
+    plots.legend(ax_m)
     t = np.arange(1, s["depth"] + 1)
     measured = {NAMES[d]: data[f"{d}_consensus"].mean(axis=0) for d in DYNAMICS}
     bounds = {NAMES[d]: data[f"{d}_lemma1"] for d in DYNAMICS}
@@ -391,10 +404,10 @@ def lemma4_plot(data, s, fig):
         xlabel="$t$ (rounds)",
         ylabel=r"$\mathbb{E}\|B(\prod W-J)\|_F^2$ (model units$^2$)",
         yscale="log",
-        title="Lemma 1: measured (markers) and its bound (lines)",
+        title="Lemma 1: measured and its bound",
     )
     plots.log_labels(ax2)
-    plots.legend(ax2, ncols=2)
+    plots.legend(ax2)
     attained = [NAMES[d] for d, g, f in zip(DYNAMICS, gap, floor, strict=True) if g <= f]
     return (
         "Left: a dynamics satisfies Lemma 4 when its exact gap (circle) lies above the "
@@ -410,7 +423,10 @@ def lemma4_plot(data, s, fig):
             if attained
             else "The bound is attained by no dynamics."
         )
-        + " Right: dynamics whose measured values (or exact rho) are equal share one series, "
+        + " Middle: each entry of the mean sampled W^(0) against the exact E[W^2] (on the "
+        "diagonal when equal; dynamics with equal means share one series). Right: Lemma 1's "
+        "consensus error E||B (prod W - J)||_F^2 (markers) and its bound rho^t ||B||_F^2 "
+        "(lines); dynamics whose measured values (or exact rho) are equal share one series, "
         "named by all of them."
     )
 
