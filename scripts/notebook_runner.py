@@ -22,8 +22,11 @@ import nbformat
 
 FOLDER = Path(__file__).resolve().parents[1] / "notebooks"
 TEXT_KINDS = ("text/plain", "text/markdown", "text/html", "text/latex")
-ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
-"""A memory address (``<object at 0x7f...>``): different on every run."""
+VOLATILE = (
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x..."),  # a memory address: <object at 0x7f...>
+    (re.compile(r"Compute time: \d+\.\d s\b"), "Compute time: ... s"),  # a report's wall time
+)
+"""What differs between two runs of the same code: replaced before outputs are compared."""
 
 
 def execute(path: Path) -> nbformat.NotebookNode:
@@ -61,8 +64,9 @@ def _merged_streams(outputs: list) -> list:
 
 
 def shown(nb: nbformat.NotebookNode) -> list[list[str]]:
-    """Per code cell, the text its outputs show (streams, results, errors), memory addresses
-    replaced by ``0x...``; a figure counts as ``<image/png>`` (its pixels are not compared)."""
+    """Per code cell, the text its outputs show (streams, results, errors), with the
+    :data:`VOLATILE` parts replaced; a figure counts as ``<image/png>`` (its pixels are not
+    compared)."""
     cells = []
     for cell in (c for c in nb.cells if c.cell_type == "code"):
         texts = []
@@ -75,7 +79,9 @@ def shown(nb: nbformat.NotebookNode) -> list[list[str]]:
                 data = out.get("data", {})
                 texts += [f"{k}: {data[k]}" for k in TEXT_KINDS if k in data]
                 texts += ["<image/png>"] * ("image/png" in data)
-        cells.append([ADDRESS.sub("0x...", t) for t in texts])
+        for pattern, stands_for in VOLATILE:
+            texts = [pattern.sub(stands_for, t) for t in texts]
+        cells.append(texts)
     return cells
 
 
