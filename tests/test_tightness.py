@@ -427,3 +427,12 @@ def test_cli_module_refutes_a_users_halved_theorem_and_the_json_replays(tmp_path
     assert main(["tightness", "mine.nope", "--module", str(tmp_path / "mine.py")]) == 2
     assert "nor registered by" in capsys.readouterr().err
     del FAMILIES["mine.fedau_half"]
+
+
+def test_format_values_gives_six_digits_to_a_scalar_array_too():
+    """A measured constant held as a 0-d array is printed like a float (its last digits
+    depend on the BLAS kernel)."""
+    from fedtheory.tightness.engine import format_values
+
+    shown = format_values({"gap_B": np.asarray(0.0008774947288210724), "k": 3, "v": [0.5]})
+    assert shown == "gap_B=0.000877495, k=3, v=[0.5]"

@@ -249,6 +249,8 @@ class SearchResult:
 
 
 def _value(v) -> str:
+    if isinstance(v, np.ndarray) and v.ndim == 0:  # a scalar array (a measured constant)
+        v = v.item()
     if isinstance(v, float):
         return f"{v:.6g}"
     if isinstance(v, list):
