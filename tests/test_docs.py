@@ -447,3 +447,26 @@ def test_a_theorem_page_shows_the_rows_of_its_statement_else_every_row():
     verdicts = fedtheory_docs.theorem_page(thm, [], [alone], "tiny")
     assert "| other \\|x\\| == 1 | 1 | == 1 | 1 | **inconclusive** |" in verdicts
     assert "No validation" in fedtheory_docs.theorem_page(thm, [], [], "tiny")
+
+
+def test_the_theorem_pages_show_no_ascii_math_in_their_prose(site):
+    """The built theorem pages' prose shows no ASCII math
+    (:data:`tests.test_docs_prose_math.ASCII_MATH`) outside code and typeset math. Exempt:
+    headings (the page's title, also the sidebar's and the browser tab's text, which typeset
+    no math; a validation's title) and the verdict tables and figure captions (the report's
+    text, as the terminal prints it)."""
+    from tests.test_docs_prose_math import ASCII_MATH
+
+    exempt = re.compile(
+        r"<(pre|code|table|figcaption|h[1-6])\b.*?</\1>"
+        r"|<(span|div) class=\"math\b[^\"]*\">.*?</\2>",
+        flags=re.S,
+    )
+    found = []
+    for path in sorted((site / "theorems").glob("*.html")):
+        body = path.read_text(encoding="utf-8")
+        body = body[body.index('<div class="body"') : body.index('<div class="sphinxsidebar"')]
+        text = _text(exempt.sub(" ", body))
+        found += [f"{path.name}: ...{text[max(m.start() - 30, 0) : m.end() + 30]}..."
+                  for m in ASCII_MATH.finditer(text)]  # fmt: skip
+    assert not found, "\n".join(found)
