@@ -152,7 +152,7 @@ def plot(data, s, fig):
     exponent = round(np.log10(EXACT_RTOL))
     ax.axhline(EXACT_RTOL, **plots.REFERENCE, label=rf"tolerance $10^{{{exponent}}}$")
     ax.set(yscale="log", xlabel="round $t+1$ (rounds)",
-           ylabel=r"$\max_i|z_i^{t+1}-\mathrm{(7)/(8)}|\,/\max(1,|z_i^{t+1}|)$",
+           ylabel=r"$\max_i|z_i^{t+1}-\mathrm{(7)/(8)}|\,/\max(1,|\mathrm{(7)/(8)}|)$",
            title="FedAWE auxiliary sequence: (7)/(8) against Definition 1")  # fmt: skip
     plots.legend(ax)
     return (
