@@ -47,6 +47,7 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import (
     Array,
     Instance,
@@ -307,6 +308,9 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
             f"Got shape {eta.shape} instead."
         )
     T = eta.shape[-1] - 1
+    cells = T * max(eta.size // (T + 1), 1)  # [..., T]
+    check_bytes(8 * 8 * cells, owner, what=f"eight arrays of {cells} entries for T = {T} rounds",
+                fixes="a shorter schedule (fewer rounds T)")  # fmt: skip
     t = np.arange(1, T + 1)
     with np.errstate(over="ignore"):
         log_term = np.log(2 * C_P * H * t)  # [T]

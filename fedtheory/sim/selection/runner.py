@@ -16,7 +16,7 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, BoolArray, Instance, declare, trusted
+from fedtheory.constraints import Array, Instance, Mask, declare, trusted
 from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
 from fedtheory.sim.selection.policies import Selector
@@ -101,7 +101,7 @@ def _quota_cap(args) -> float:
 @declare(
     "seed",
     selector=Instance(Selector),
-    success=BoolArray(ndim=3),
+    success=Mask(ndim=3, min_size=1),  # a bool matrix checked without a wider copy
     sigma=Array(shape=("success[1]",), low=0.0, high=_quota_cap, scalar=True, none=True),
 )
 def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> SelectionRecord:
