@@ -416,6 +416,8 @@ class DataProblem(ABC):
             else fused_kernel.WITH_REPLACEMENT
         )
 
+        threads = fused_kernel.threads()  # one count for the time probe and the run
+
         def run(n: int, keys: np.ndarray) -> np.ndarray:
             """The updates of ``n`` steps, the pairs' random streams from ``keys [M]``."""
             return fused_kernel.local_sgd_glm(
@@ -432,16 +434,17 @@ class DataProblem(ABC):
                 lr=lr,
                 ridge=self.ridge,
                 prox=prox,
-                threads=fused_kernel.threads(),
+                threads=threads,
             )
 
         cells = max(clients.numel() * batch * self.dim, 1)  # data read by one step
         probe_keys = np.zeros(clients.shape, dtype=np.uint64)  # the caller's generator kept
 
         def step_seconds() -> float:
-            """Seconds a step of these pairs takes here now, over steps reading about 2^20
-            cells (milliseconds; fewer steps measure the kernel's start, not its steps)."""
-            return marginal_seconds(lambda n: run(n, probe_keys), 1 + (1 << 20) // cells)
+            """Seconds a step of these pairs takes here now, over steps reading about 2^22
+            cells (tens of milliseconds: fewer steps measure the kernel's start, and a
+            shorter probe can fit in a time slice of a loaded machine)."""
+            return marginal_seconds(lambda n: run(n, probe_keys), 1 + (1 << 22) // cells)
 
         check_seconds(seconds(cells=steps * cells), owner, fixes="fewer steps",
                       what=f"{steps} steps of {clients.numel()} clients on batches of {batch} x "

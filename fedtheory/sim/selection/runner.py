@@ -21,6 +21,10 @@ from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
 from fedtheory.sim.selection.policies import Selector
 
+SELECTION_BYTES = 26
+"""Bytes a cell ``[R, T, K]`` of :func:`run_selection`'s peak (selections, probabilities and
+the records computed from them)."""
+
 __all__ = ["SelectionRecord", "run_selection"]
 
 
@@ -126,8 +130,8 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
             f"The 'selector' parameter of {owner} must not need client losses (no model is "
             f"simulated here). Got {selector!r} instead; use SelectedFedAvg with simulate."
         )
-    check_bytes(26 * x.size, owner, what=f"selections [{', '.join(map(str, x.shape))}]",
-                fixes="fewer rounds, replicates or clients")  # fmt: skip
+    check_bytes(SELECTION_BYTES * x.size, owner, fixes="fewer rounds, replicates or clients",
+                what=f"selections [{', '.join(map(str, x.shape))}]")  # fmt: skip
     check_seconds(seconds(rounds=x.shape[1], cells=x.size), owner, fixes="fewer rounds",
                   what=f"{x.shape[1]} rounds of {x.shape[0]} x {x.shape[2]} clients")  # fmt: skip
     reps, rounds, num_clients = x.shape
