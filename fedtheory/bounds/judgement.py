@@ -535,7 +535,7 @@ class Judge:
     ) -> Judgement:
         """The :class:`Judgement` of numbers already taken (a validation's stored data):
         ``measured`` (or ``samples [n, ...]``, whose mean and Bonferroni-corrected interval
-        it computes) against ``bound``, with this judge's settings."""
+        it computes) against ``bound`` (shapes that broadcast), with this judge's settings."""
         if (measured is None) == (samples is None):
             raise ParameterError(
                 f"The 'measured' parameter of {self.owner}.of must be given, or 'samples', not "
