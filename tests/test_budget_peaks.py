@@ -19,7 +19,7 @@ from fedtheory.availability import markov as markov_module
 from fedtheory.availability.builders import cafed_population
 from fedtheory.availability.time_varying import TimeVaryingParticipation
 from fedtheory.availability.trace import ids_to_mask
-from fedtheory.bounds import fedau
+from fedtheory.bounds import cafed, fedau
 from fedtheory.budget import ENV
 from fedtheory.data import cafed_clustered, gaussian_linear
 from fedtheory.errors import ParameterError
@@ -39,6 +39,9 @@ CALLS = {
     "cafed_clustered": lambda: cafed_clustered(10**4, 5, 20),
     "gaussian_linear": lambda: gaussian_linear(10**3, 5, 20),
     "weight_error_exact": lambda: fedau.weight_error_exact(np.full(4, 0.5), 4, 2000),
+    "theorem2_aggregates": lambda: cafed.theorem2_aggregates(
+        1 / (np.arange(10**5 + 1) + 20.0), lam=0.5, C_P=2.0, T_P=1, H=1.0
+    ),
     "ids_to_mask": lambda: ids_to_mask([[0], [1]], 10**6, "f"),
     "inclusion_probabilities": lambda: TimeVaryingParticipation(3, 0.5).inclusion_probabilities(
         2, replicates=10**5
@@ -134,7 +137,7 @@ PROBE = textwrap.dedent(
     from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
     from fedtheory.availability.builders import cafed_population
     from fedtheory.availability.trace import ids_to_mask
-    from fedtheory.bounds import fedau
+    from fedtheory.bounds import cafed, fedau
     from fedtheory.data import cafed_clustered
     from fedtheory.errors import ParameterError
     from fedtheory.problems import QuadraticProblem

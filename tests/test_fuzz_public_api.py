@@ -805,19 +805,8 @@ def run_size_probes(probes: list[str]) -> dict[str, str]:
     return outcomes
 
 
-KNOWN_SIZE_DEFECTS = frozenset({
-    # open defects: these sizes are not estimated before the work allocates (a MemoryError
-    # under the 2 GiB limit) or fail raw under it, some only under load; the test fails on
-    # any other probe that does so (remove one once fixed)
-    "fedtheory.problems.data_backed:DataProblem.local_sgd steps 10000000",
-    "fedtheory.sim.optimizer:epoch_batches batch_size 10000000",
-    "fedtheory.tightness.e3cs:e3cs_regret_samples replicates 10000000",
-    "fedtheory.validation.cafed_theorem2:program horizon 10000000",
-})  # fmt: skip
-
-
 def test_every_size_is_refused_before_allocating_under_a_2_gib_address_space(capsys):
-    """Every declared size parameter at 10^7, 10^8 and 10^9 (489 probes) under RLIMIT_AS
+    """Every declared size parameter at 10^7, 10^8 and 10^9 (513 probes) under RLIMIT_AS
     2 GiB: refused or answered, never a MemoryError, a raw error, a NaN, a hang or a crash."""
     outcomes = run_size_probes(size_probes())
     totals = Counter(o.split(" ")[0] for o in outcomes.values())
@@ -826,5 +815,4 @@ def test_every_size_is_refused_before_allocating_under_a_2_gib_address_space(cap
             f"\nsize probes: {len(outcomes)}: " + ", ".join(f"{v} {k}" for k, v in totals.items())
         )
     bad = {p: o for p, o in outcomes.items() if o not in ("refused", "ok")}
-    new = {p: o for p, o in bad.items() if p not in KNOWN_SIZE_DEFECTS}
-    assert not new, "\n".join(f"{p}: {o}" for p, o in new.items())
+    assert not bad, "\n".join(f"{p}: {o}" for p, o in bad.items())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import tempfile
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,9 @@ import pytest
 import torch
 
 from fedtheory.availability import TraceReplay
-from fedtheory.bounds import e3cs
+from fedtheory.bounds import e3cs, fedau
+from fedtheory.bounds.judgement import Judge
+from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import MAX_INTEGER, Integer
 from fedtheory.data import cafed_clustered
 from fedtheory.errors import ParameterError
@@ -23,7 +26,7 @@ from fedtheory.pep.fedlaavg import example1_plateau, example1_setting
 from fedtheory.pep.participation import Participation
 from fedtheory.problems import QuadraticProblem
 from fedtheory.problems.logistic import LogisticRegressionProblem
-from fedtheory.sim import CaFed
+from fedtheory.sim import E3CS, CaFed, run_selection
 from fedtheory.sim.memory import empty_table, refresh
 from fedtheory.sim.record import RunRecord
 
@@ -126,3 +129,45 @@ def test_an_alternating_pattern_with_a_huge_block_is_its_first_rounds():
         np.testing.assert_array_equal(got.masks[0], reference(rounds, blocks))
     big = example1_setting(t1=10**9, t2=1, T=5, a2=1.0)["participation"]
     assert big.masks[0][:, 0].all()
+
+
+def test_judge_of_refuses_measured_and_bound_shapes_that_do_not_broadcast():
+    judge = Judge(fedau.theorem1)
+    with pytest.raises(ParameterError, match=re.escape("measured of shape (3,) and bound of sh")):
+        judge.of(np.ones(3), np.ones(2))
+    with pytest.raises(ParameterError, match=re.escape("samples of shape (3,) and bound of sha")):
+        judge.of(None, np.ones(2), samples=np.ones((4, 3)))
+    assert judge.of(np.ones(3), 2.0).bound == 2.0  # a scalar bound broadcasts
+
+
+def test_a_cutoff_that_drives_the_cost_is_named_in_the_time_refusal():
+    # T^2 min(K_cut, T) / 2 = 5e14 multiply-adds: above any time budget at any machine speed
+    with pytest.raises(ParameterError, match=r"min\(K_cut, T\) = 100000") as info:
+        fedau.weight_error_exact(0.5, 10**9, rounds=10**5)
+    assert "a smaller K_cut" in str(info.value)
+
+
+def test_a_success_matrix_is_checked_without_a_float_copy(monkeypatch):
+    """run_selection's budget refusal comes before any copy wider than the bool matrix."""
+    success = np.ones((100, 10, 100), dtype=bool)  # 10^5 cells
+    monkeypatch.setenv(ENV, "1")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParameterError, match=r"selections \[100, 10, 100\]"):
+            run_selection(E3CS(2, eta=0.5), success)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * success.size, peak  # a float64 copy alone is 8 bytes a cell
+
+
+def test_local_sgd_steps_are_refused_at_the_kernels_measured_cost_per_step(monkeypatch):
+    """10^7 steps of one pair reading 30 cells each: 0.6 s at the optimistic 2 ns a cell,
+    under the 1 s budget; a step of the kernel (ten logistic terms) measured on any machine
+    costs more than 100 ns, so the call is refused before it runs."""
+    problem = LogisticRegressionProblem(cafed_clustered(4, 3, 10, seed=0), batch_size=None)
+    monkeypatch.setenv(TIME_ENV, "1")
+    start = torch.zeros(1, problem.dim, dtype=torch.float64)
+    with pytest.raises(ParameterError, match="a step measured on this machine") as info:
+        problem.local_sgd(start, torch.tensor([0]), steps=10**7, lr=0.01, prox=0.0)
+    assert "10000000 steps" in str(info.value)

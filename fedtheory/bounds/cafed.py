@@ -47,6 +47,7 @@ from fedtheory.bounds.base import BoundResult, Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.divergences import chi_square, total_variation
 from fedtheory.bounds.symbols import symbol
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import (
     Array,
     Instance,
@@ -299,7 +300,8 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
     The asymptotic hypotheses :math:`\sum\eta_t=\infty`, :math:`\sum\ln(t)\eta_t^2<\infty`
     concern the infinite schedule and cannot be checked on a finite prefix. When
     :math:`2C_PHt<1` the logarithm is negative and is summed as written. Exact (these are
-    the sums Theorem 2's upper bound, Rodio et al. 2023 App. C-D, is built from)."""
+    the sums Theorem 2's upper bound, Rodio et al. 2023 App. C-D, is built from). Memory:
+    nine arrays ``[..., T]`` of 8 bytes at once, checked against the budget before the work."""
     owner = "theorem2_aggregates"
     if eta.ndim < 1 or eta.shape[-1] < 2:
         raise ParameterError(
@@ -307,6 +309,9 @@ def theorem2_aggregates(eta, *, lam: float, C_P: float, T_P: int, H: float) -> S
             f"Got shape {eta.shape} instead."
         )
     T = eta.shape[-1] - 1
+    cells = T * max(eta.size // (T + 1), 1)  # [..., T]
+    check_bytes(9 * 8 * cells, owner, fixes="a shorter schedule (fewer rounds T)",
+                what=f"nine arrays of {cells} entries for T = {T} rounds")  # fmt: skip
     t = np.arange(1, T + 1)
     with np.errstate(over="ignore"):
         log_term = np.log(2 * C_P * H * t)  # [T]

@@ -424,10 +424,13 @@ def weight_error_exact(p_n, K_cut: int, rounds: int) -> np.ndarray:
     owner, q, T = "weight_error_exact", p_n, rounds
     what = f"{q.size} x {T} rounds and the renewal sums"
     check_bytes(8 * q.size * T + 64 * T, owner, what=what, fixes="fewer rounds")
-    work = q.size * T * T * (min(K_cut, T) + 1) / 2  # multiply-adds of the convolutions
-    check_seconds(seconds(flops=2 * work), owner, fixes="fewer rounds (the cost grows with T^2)",
-                  what=f"{q.size} x {T}^2 x {min(K_cut, T) + 1} / 2 multiply-adds",
-                  units=work, unit="multiply-add", probe=_multiply_add_seconds)  # fmt: skip
+    K = min(K_cut, T)  # a cutoff K_cut >= T costs as K_cut = T (_weight_error_renewal)
+    work = q.size * T * T * (K + 1) / 2  # multiply-adds of the convolutions
+    fixes = "fewer rounds or a smaller K_cut (the cost grows with T^2 min(K_cut, T))"
+    check_seconds(seconds(flops=2 * work), owner, fixes=fixes if K > 1 else "fewer rounds",
+                  what=f"{q.size} x {T}^2 x {K + 1} / 2 multiply-adds, T = rounds = {T}, "
+                  f"min(K_cut, T) = {K}", units=work, unit="multiply-add",
+                  probe=_multiply_add_seconds)  # fmt: skip
     out = np.stack([_weight_error_renewal(p, K_cut, T) for p in q.reshape(-1)])
     return out.reshape(q.shape + (T,))
 

@@ -535,12 +535,22 @@ class Judge:
     ) -> Judgement:
         """The :class:`Judgement` of numbers already taken (a validation's stored data):
         ``measured`` (or ``samples [n, ...]``, whose mean and Bonferroni-corrected interval
-        it computes) against ``bound``, with this judge's settings."""
+        it computes) against ``bound`` (shapes that broadcast), with this judge's settings."""
         if (measured is None) == (samples is None):
             raise ParameterError(
                 f"The 'measured' parameter of {self.owner}.of must be given, or 'samples', not "
                 f"both. Got {'both' if measured is not None else 'neither'} instead."
             )
+        name, shape = ("measured", np.shape(measured)) if samples is None else (
+            "samples", np.shape(samples)[1:])  # fmt: skip
+        try:
+            np.broadcast_shapes(shape, np.shape(bound))
+        except ValueError:
+            raise ParameterError(
+                f"The '{name}' and 'bound' parameters of {self.owner}.of must have shapes that "
+                f"broadcast together (one value per point of the bound). Got {name} of shape "
+                f"{shape} and bound of shape {np.shape(bound)} instead."
+            ) from None
         given = dict(interval=interval, valid=valid, magnitude=magnitude, scaled=scaled)
         return self._of(measured, bound, samples=samples, values=values, reason=reason, **given)
 

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from fedtheory.budget import check_seconds, seconds
+from fedtheory.budget import check_seconds, marginal_seconds, seconds
 from fedtheory.constraints import (
     Array,
     Generator,
@@ -407,37 +407,55 @@ class DataProblem(ABC):
         self._check_pairs(w, clients, owner)  # on the CPU: the kernel's device
         X, y = self._stored(self.compute_dtype or torch.float64)[:2]
         batch = X.shape[1] if self.full_batch else self.batch_size
-        cells = steps * clients.numel() * batch * self.dim  # data read by the steps
-        what = f"{steps} steps of {clients.numel()} clients on batches of {batch} x {self.dim}"
-        check_seconds(seconds(cells=cells), owner, what=what, fixes="fewer steps")
         start = w.detach().to(torch.float64).numpy()
+        sampler = (
+            fused_kernel.FULL_BATCH
+            if self.full_batch
+            else fused_kernel.WITHOUT_REPLACEMENT
+            if self.sampling == "without_replacement"
+            else fused_kernel.WITH_REPLACEMENT
+        )
+
+        threads = fused_kernel.threads()  # one count for the time probe and the run
+
+        def run(n: int, keys: np.ndarray) -> np.ndarray:
+            """The updates of ``n`` steps, the pairs' random streams from ``keys [M]``."""
+            return fused_kernel.local_sgd_glm(
+                X.numpy(),
+                y.numpy(),
+                self._counts.numpy(),
+                clients.numpy(),
+                start,
+                keys,
+                steps=n,
+                batch=self.batch_size or 0,
+                sampler=sampler,
+                link=self._LINK,
+                lr=lr,
+                ridge=self.ridge,
+                prox=prox,
+                threads=threads,
+            )
+
+        cells = max(clients.numel() * batch * self.dim, 1)  # data read by one step
+        probe_keys = np.zeros(clients.shape, dtype=np.uint64)  # the caller's generator kept
+
+        def step_seconds() -> float:
+            """Seconds a step of these pairs takes here now, over steps reading about 2^22
+            cells (tens of milliseconds: fewer steps measure the kernel's start, and a
+            shorter probe can fit in a time slice of a loaded machine)."""
+            return marginal_seconds(lambda n: run(n, probe_keys), 1 + (1 << 22) // cells)
+
+        check_seconds(seconds(cells=steps * cells), owner, fixes="fewer steps",
+                      what=f"{steps} steps of {clients.numel()} clients on batches of {batch} x "
+                      f"{self.dim}", units=steps, unit="step", probe=step_seconds)  # fmt: skip
         if self.full_batch:
-            sampler, keys = fused_kernel.FULL_BATCH, np.empty(0, dtype=np.uint64)
+            keys = np.empty(0, dtype=np.uint64)
         else:
             Instance(torch.Generator).check(generator, "generator", owner, {})
-            sampler = (
-                fused_kernel.WITHOUT_REPLACEMENT
-                if self.sampling == "without_replacement"
-                else fused_kernel.WITH_REPLACEMENT
-            )
             keys = torch.randint(-(2**63), 2**63 - 1, clients.shape, generator=generator)
             keys = keys.numpy().view(np.uint64)  # one stream per pair
-        delta = fused_kernel.local_sgd_glm(
-            X.numpy(),
-            y.numpy(),
-            self._counts.numpy(),
-            clients.numpy(),
-            start,
-            keys,
-            steps=steps,
-            batch=self.batch_size or 0,
-            sampler=sampler,
-            link=self._LINK,
-            lr=lr,
-            ridge=self.ridge,
-            prox=prox,
-            threads=fused_kernel.threads(),
-        )
+        delta = run(steps, keys)
         return torch.from_numpy(delta).to(w.dtype)
 
     # -- exact full-data quantities -------------------------------------------------------

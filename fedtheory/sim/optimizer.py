@@ -255,8 +255,11 @@ def epoch_batches(
     positions below :math:`n_k` and 0 elsewhere (a batch of all-zero weights is no step)."""
     m, e, n_max = keys.shape
     j = -(-n_max // batch_size)
-    check_bytes(17 * m * e * j * batch_size, "epoch_batches", fixes="a batch size up to n_max",
-                what=f"batches [{m}, {e}, {j}, {batch_size}]")  # fmt: skip
+    # indices and weights [M, E, J, B] (8 + 8 bytes), positions and masks [J B], [M, J B],
+    # the shuffle's keys, order and sort buffer [M, E, n_max] (3 x 8 bytes)
+    nbytes = (16 * m * e + 8 + m) * j * batch_size + 24 * m * e * n_max
+    check_bytes(nbytes, "epoch_batches", what=f"batches [{m}, {e}, {j}, {batch_size}]",
+                fixes=f"a batch size up to n_max ({n_max}) or fewer pairs or passes")  # fmt: skip
     pad = j * batch_size - n_max
     valid = torch.arange(n_max, device=keys.device)[None, :] < counts[:, None]  # [M, n_max]
     order = keys.masked_fill(~valid[:, None, :], 2.0).argsort(dim=-1, stable=True)
@@ -265,7 +268,7 @@ def epoch_batches(
     inside = position[None, :] < counts[:, None]  # [M, J B]
     inside = inside.view(m, 1, j, batch_size).expand(m, e, j, batch_size)
     size = inside.sum(-1, keepdim=True).clamp_min(1)
-    weight = inside / size.to(torch.float64)
+    weight = inside.to(torch.float64).div_(size)  # one [M, E, J, B] buffer
     return order.view(m, e, j, batch_size), weight
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fedtheory.bounds import e3cs
+from fedtheory.budget import check_bytes
 from fedtheory.constraints import Array, Size, declare
 from fedtheory.constraints import Integer as IntegerIn
 from fedtheory.tightness.family import Family, Integer, Measurement, Real
@@ -49,7 +50,12 @@ def e3cs_regret_samples(
     :math:`\sum_t\sum_ip_{i,t}x_{i,t}`); round :math:`t`'s randomness from ``seed``."""
     from fedtheory.availability import Bernoulli
     from fedtheory.sim import E3CS, run_selection
+    from fedtheory.sim.selection.runner import SELECTION_BYTES
 
+    cells = replicates * T * K  # the success matrix and its checked copy (a byte a cell each)
+    check_bytes((2 + SELECTION_BYTES) * cells, "e3cs_regret_samples",
+                what=f"success matrices [{replicates}, {T}, {K}] and their selections",
+                fixes="fewer replicates, rounds T or clients K")  # fmt: skip
     x = Bernoulli(rho).sample(T, replicates=replicates, seed=seed).numpy()
     rec = run_selection(E3CS(k, sigma=sigma, eta=eta, sampler="systematic"), x, seed=seed)
     return rec.regret

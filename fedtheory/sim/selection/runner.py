@@ -16,10 +16,14 @@ import torch
 
 from fedtheory import rng
 from fedtheory.budget import check_bytes, check_seconds, seconds
-from fedtheory.constraints import Array, BoolArray, Instance, declare, trusted
+from fedtheory.constraints import Array, Instance, Mask, declare, trusted
 from fedtheory.errors import ParameterError
 from fedtheory.optim.e3cs import BestFixedAllocation, best_fixed_allocation, per_round_oracle
 from fedtheory.sim.selection.policies import Selector
+
+SELECTION_BYTES = 26
+"""Bytes a cell ``[R, T, K]`` of :func:`run_selection`'s peak (selections, probabilities and
+the records computed from them)."""
 
 __all__ = ["SelectionRecord", "run_selection"]
 
@@ -101,7 +105,7 @@ def _quota_cap(args) -> float:
 @declare(
     "seed",
     selector=Instance(Selector),
-    success=BoolArray(ndim=3),
+    success=Mask(ndim=3, min_size=1),  # a bool matrix checked without a wider copy
     sigma=Array(shape=("success[1]",), low=0.0, high=_quota_cap, scalar=True, none=True),
 )
 def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> SelectionRecord:
@@ -126,8 +130,8 @@ def run_selection(selector: Selector, success, *, seed: int = 0, sigma=None) -> 
             f"The 'selector' parameter of {owner} must not need client losses (no model is "
             f"simulated here). Got {selector!r} instead; use SelectedFedAvg with simulate."
         )
-    check_bytes(26 * x.size, owner, what=f"selections [{', '.join(map(str, x.shape))}]",
-                fixes="fewer rounds, replicates or clients")  # fmt: skip
+    check_bytes(SELECTION_BYTES * x.size, owner, fixes="fewer rounds, replicates or clients",
+                what=f"selections [{', '.join(map(str, x.shape))}]")  # fmt: skip
     check_seconds(seconds(rounds=x.shape[1], cells=x.size), owner, fixes="fewer rounds",
                   what=f"{x.shape[1]} rounds of {x.shape[0]} x {x.shape[2]} clients")  # fmt: skip
     reps, rounds, num_clients = x.shape
