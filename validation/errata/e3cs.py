@@ -197,7 +197,7 @@ def e3cs_successive_sampling(*, p=(0.9, 0.6, 0.3, 0.2)) -> Erratum:
         "fedtheory's sampler='systematic'), or treat x_hat as biased under torch.multinomial.",
         compare=("max_gap", ">", "zero"),
         source="Sec. IV-C (assumptions (i)-(iii)) and Sec. IV-D, eq. (9); the validation "
-        "'statements' measures (9) with this sampler",
+        "'e3cs-statements' measures (9) with this sampler",
         hypotheses=hyp,
     )
 
