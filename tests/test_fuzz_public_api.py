@@ -255,7 +255,7 @@ EXTRA_INSTANCES = [
     SGD(momentum=0.5),
     Training(),
     RUN_RECORD,
-    dataclasses.replace(CHECKS["statements"], name="fuzz-check"),  # registered by the fuzz
+    dataclasses.replace(CHECKS["cafed-statements"], name="fuzz-check"),  # registered by the fuzz
 ]
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()

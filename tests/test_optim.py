@@ -448,7 +448,7 @@ BAD_CALLS = [
         "'Gamma_prime'",
         "[0, inf)",
     ),
-    (lambda: WeightInstance.from_theorem2("x", [1.0]), "'program'", "Theorem2Program"),
+    (lambda: WeightInstance.from_theorem2("x", [1.0]), "'program'", "sum_eta"),
     (
         lambda: WeightInstance.from_theorem2(_theorem2_program(), np.full(6, 1 / 6), bias="tv"),
         "'bias'",

@@ -19,44 +19,10 @@ from tests.conftest import assert_tight, assert_upper_bound
 
 RELATION = {">": operator.gt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
             "!=": operator.ne}  # fmt: skip
-#: the verdict ERRATA.md records for each check (inconclusive: not checkable from the text)
-EXPECTED = {
-    errata.fedlaavg_missing_one_over_n: "inconclusive",
-    errata.mimic_equal_dropout: "inconclusive",
-}
-#: a second instance for every check, independent of its default one
-SECOND = {
-    errata.cafed_chi_square_not_convex_in_q: dict(
-        pi=[0.351, 0.247, 0.955, 0.241], alpha=[0.682, 0.175, 0.025, 0.118],
-        qa=[0.1039, 0.2657, 0.3147, 0.3157], qb=[0.08, 0.528, 0.003, 0.389],
-    ),
-    errata.cafed_convex_in_y_s: dict(
-        pi=[0.3, 0.5, 0.8, 0.95, 0.15], alpha=[0.1, 0.3, 0.2, 0.25, 0.15], B=0.2, seed=1
-    ),
-    errata.cafed_water_filling_needs_equal_A: dict(
-        pi=[0.3, 0.45, 0.6, 0.8], sigma2=[2.0, 0.6, 3.0, 1.0], B=0.1
-    ),
-    errata.cafed_upsilon_uses_w_star: dict(seed=1, pi=[0.8, 0.4, 0.7, 0.2, 0.5]),
-    errata.cafed_theorem2_versus_its_proof: dict(
-        Gamma=0.3, H=0.2, L=1.0, sigma2=5e3, pi=[0.7, 0.4, 0.9, 0.3], q=[0.5, 0.2, 0.2, 0.1]
-    ),
-    errata.cafed_theorem2_step_size: dict(L=5.0, E=3, Q=2.0, scale=0.5),
-    errata.cafed_lemma3_monotone_steps: dict(T=500, lam=0.8, C_P=0.5, H=2.0, spike=3.0),
-    errata.cafed_eq21_reversed: dict(seed=3, dim=5),
-    errata.cafed_lambda_estimator_limit: dict(pi=0.7, lam=0.5),
-    errata.cafed_code_oracle_minima: dict(seed=1, clients=10),
-    errata.cafed_proof_step23: dict(pi=0.3, lambda2=0.8, rounds=300),
-    errata.cafed_table1_gap: dict(cafed=79.03, f3ast=78.97, stated=0.5),  # Table I's maxima
-    errata.cafed_code_population: dict(num_clients=16, seed=3),
-    errata.cafed_code_optimiser: dict(lr=0.1, rounds=5, dim=2, seed=4),
-    errata.e3cs_fact8: dict(K=15, k=2, eta=1.0),
-    errata.e3cs_successive_sampling: dict(p=[0.8, 0.7, 0.5, 0.5, 0.3, 0.2]),
-    errata.e3cs_static_regret: dict(K=8, k=3, rho=0.3, rounds=1500, replicates=4),
-    errata.fedlaavg_equal_blocks: dict(e1=-1.0, e2=2.0, gamma=0.1, tau=3),
-    errata.fedlaavg_missing_one_over_n: dict(N=10, gamma=0.12),
-    errata.fedau_step_size_constant: dict(L=2.0, I=3, N=50, p=0.8, ge_fraction=0.3),
-    errata.mimic_equal_dropout: dict(e2=3.0, rounds=2000),
-}  # fmt: skip
+#: the verdict ERRATA.md records for each check (its records' modules name the checks)
+RECORDED = errata.recorded_verdicts(errata.ERRATA_MD.read_text(encoding="utf-8"))
+#: a second instance for every check, independent of its default one (its module's SECOND)
+SECOND = {check: errata.SECOND[check.__name__] for check in errata.ERRATA}
 SLOW = {errata.cafed_lambda_estimator_limit, errata.e3cs_static_regret, errata.mimic_equal_dropout}
 
 
@@ -79,13 +45,13 @@ def test_each_erratum_meets_its_hypotheses_and_its_finding_on_two_instances(chec
     e = check(**kwargs)
     assert e.hypotheses and e.hypotheses_hold, e.hypotheses
     assert e.source and e.statement and e.instance and e.computed and e.advice
-    assert e.verdict == EXPECTED.get(check, "confirmed"), e.computed
+    assert e.verdict == RECORDED[e.key], e.computed
     measured, relation, bound = e.compare
     assert RELATION[relation](e.measured, e.bound), (measured, e.measured, bound, e.bound)
 
 
 def test_second_instances_are_other_instances():
-    assert set(SECOND) == set(errata.ERRATA)
+    assert set(errata.SECOND) == {check.__name__ for check in errata.ERRATA}
     for check, kwargs in SECOND.items():
         if check in SLOW:
             continue

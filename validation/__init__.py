@@ -27,7 +27,6 @@ def _load(paper: _papers.Paper) -> None:
 
 
 _papers.on_register(_load)
-from fedtheory.validation import statements
 from fedtheory.validation import errata
 from fedtheory.validation import tightness
 from fedtheory.validation import pep_exact

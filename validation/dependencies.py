@@ -10,9 +10,10 @@ unchanged. That code is found statically:
 2. every ``fedtheory`` module these import, transitively (``import`` statements anywhere
    in a module, inside functions too; ``from package import module`` names the module
    alone, not the package's ``__init__``; a package that loads its modules lazily
-   (``import_module``) brings all of them, and so does a module of a package that loads
-   the papers' modules of its layer from their records, such as ``pep/registry.py`` or
-   ``errata/catalogue.py``), leaving out :data:`NOT_COMPUTE`: the verdict
+   (``import_module``, or the papers' modules of its layer through ``papers.on_register``:
+   ``from fedtheory.sim import CaFed``) brings all of them, and so does a module of a
+   package that loads the papers' modules of its layer from their records, such as
+   ``pep/registry.py`` or ``errata/catalogue.py``), leaving out :data:`NOT_COMPUTE`: the verdict
    rules, the plotting style, the report and the runner, which judge and draw but compute
    nothing;
 3. each module counted by its syntax tree without docstrings (comments, blank lines and
@@ -53,6 +54,8 @@ NOT_COMPUTE = (
 """Modules (and their submodules) that judge, draw or report: never part of a digest."""
 
 _ROOT = "fedtheory"
+_LOADS_LAZILY = ("import_module", "on_register")
+"""Calls by which a module loads modules its imports do not name."""
 
 
 @declare(check=Instance(Check))
@@ -192,7 +195,7 @@ def _parsed(name: str) -> _Module | None:
             strings.add(node.value)
         elif isinstance(node, ast.Call | ast.Name | ast.Attribute):  # called or passed on
             func = node.func if isinstance(node, ast.Call) else node
-            lazy |= getattr(func, "id", getattr(func, "attr", "")) == "import_module"
+            lazy |= getattr(func, "id", getattr(func, "attr", "")) in _LOADS_LAZILY
     body = tuple(
         (node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else "",
          ast.dump(node))

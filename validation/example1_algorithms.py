@@ -17,10 +17,11 @@ import math
 
 import numpy as np
 
+from fedtheory import sim
 from fedtheory.availability import AlternatingBlocks
 from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, MimiC, simulate
+from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, simulate
 from fedtheory.validation import plots
 from fedtheory.validation.example1_fedavg import limit_cycle_rounds
 from fedtheory.validation.kinds import part
@@ -28,6 +29,8 @@ from fedtheory.validation.registry import Check, Size, register
 from fedtheory.verdict import algorithm_comparison, compare_upper_bound
 
 ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")
+"""The algorithms compared; MimiC (MimiC's record, :mod:`fedtheory.papers`) where its paper is
+registered (``settings``' ``algorithms``)."""
 
 
 @part("example1-algorithms")
@@ -43,6 +46,7 @@ def settings(size: Size) -> dict:
             "quick": [0.1, 0.03, 0.01],
             "full": [0.1, 0.03, 0.01, 0.003],
         }[size],
+        "algorithms": [name for name in ALGORITHMS if hasattr(sim, name)],
         "horizons": {"tiny": [100, 400], "quick": [100, 400, 1600], "full": [100, 400, 1600, 6400]}[
             size
         ],
@@ -56,7 +60,7 @@ def _algorithm(name: str, gamma: float):
         "FedLaAvg": lambda: FedLaAvg(clients_per_round=1, **kw),
         "MIFA": lambda: MIFA(**kw),
         "FedAU": lambda: FedAvg(FedAU(), **kw),
-        "MimiC": lambda: MimiC(full_first_round=True, **kw),
+        "MimiC": lambda: sim.MimiC(full_first_round=True, **kw),
     }[name]()
 
 
@@ -72,10 +76,10 @@ def _trajectory(s: dict, algorithm, rounds: int) -> np.ndarray:
 def compute(s: dict) -> dict[str, np.ndarray]:
     x_star = (s["e1"] + s["e2"]) / 2
     period = s["t1"] + s["t2"]
-    bias = np.empty((len(ALGORITHMS), len(s["gammas"])))  # |last-period average - x*|
+    bias = np.empty((len(s["algorithms"]), len(s["gammas"])))  # |last-period average - x*|
     for j, gamma in enumerate(s["gammas"]):
         rounds = limit_cycle_rounds(gamma, period)
-        for i, name in enumerate(ALGORITHMS):
+        for i, name in enumerate(s["algorithms"]):
             x = _trajectory(s, _algorithm(name, gamma), rounds)
             bias[i, j] = abs(x[-period - 1 : -1].mean() - x_star)
     horizons = np.array(s["horizons"])
@@ -113,7 +117,7 @@ def judge(data, s):
             data["theorem4"],
         )
     ]
-    for i, name in enumerate(ALGORITHMS[1:], 1):
+    for i, name in enumerate(s["algorithms"][1:], 1):
         rows.append(
             algorithm_comparison(
                 compare_upper_bound(
@@ -137,8 +141,8 @@ here); the values beneath (down to float64 rounding, ~1e-14) carry no informatio
 def plot(data, s, fig):
     ax1, ax2 = plots.panels(fig, 2)
     g = data["gamma"]
-    n = len(ALGORITHMS)
-    for i, name in enumerate(ALGORITHMS):
+    n = len(s["algorithms"])
+    for i, name in enumerate(s["algorithms"]):
         # at gamma itself (no sideways shift): equal values show as nested markers, each
         # series' smaller than the one before, hollow and filled alternating
         ax1.plot(g, plots.floored(data["average_error"][i], FLOOR),
@@ -173,7 +177,7 @@ def plot(data, s, fig):
     plots.log_ticks(ax2, T)
     plots.legend(ax2)
     same = [
-        f"{ALGORITHMS[i]} and {ALGORITHMS[j]}"
+        f"{s['algorithms'][i]} and {s['algorithms'][j]}"
         for i in range(n)
         for j in range(i + 1, n)
         if np.allclose(data["average_error"][i], data["average_error"][j], rtol=1e-6, atol=FLOOR)

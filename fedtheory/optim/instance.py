@@ -28,10 +28,10 @@ from typing import Literal
 import numpy as np
 import torch
 
-from fedtheory.bounds.cafed import Theorem2Program
 from fedtheory.constraints import (
     Array,
     BoolArray,
+    Having,
     Instance,
     Option,
     Probabilities,
@@ -140,7 +140,7 @@ class WeightInstance:
 
     @classmethod
     @declare(
-        program=Instance(Theorem2Program),
+        program=Having("A", "B", "C", "pi", "Q", "sum_eta"),
         alpha=Probabilities(size="program.pi[0]"),
         kappa=Real(1.0, none=True),
         trade_off=COEFFICIENTS["trade_off"],
@@ -150,7 +150,7 @@ class WeightInstance:
     )
     def from_theorem2(
         cls,
-        program: Theorem2Program,
+        program,
         alpha,
         *,
         kappa: float | None = None,
@@ -158,7 +158,8 @@ class WeightInstance:
         Gamma: float = 0.0,
         trade_off: float = 1.0,
     ) -> WeightInstance:
-        r"""The weight program of CA-Fed Theorem 2's coefficients (``cafed.theorem2_program``).
+        r"""The weight program of CA-Fed Theorem 2's coefficients ``program`` (any object with
+        its ``A``, ``B``, ``C``, ``pi``, ``Q`` and ``sum_eta``: ``cafed.theorem2_program``).
 
         Without ``kappa``: :math:`f(q)` is Theorem 2's bound on
         :math:`\mathbb E[F_B(\bar w_T)-F_B^*]` (upper bound; :math:`A,B,C` divided by

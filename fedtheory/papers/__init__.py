@@ -21,7 +21,8 @@ its own layer when it loads (:func:`on_register`):
 * ``errata`` (``fedtheory.validation.errata``): each module's ``ERRATA`` (the checks, in the
   order of ``validation/ERRATA.md``) join ``errata.ERRATA`` and the ``errata`` validation,
   the names in its ``EXPORTS`` join ``fedtheory.validation.errata``, its ``SIZES`` give the
-  arguments the validation passes at each size.
+  arguments the validation passes at each size and its ``SECOND`` a second, independent
+  instance of each check (``errata.SECOND``, run by the errata tests).
 
 The API reference has one generated page per paper (:meth:`Paper.api_page`) and the theorem
 pages are generated from the catalogue, so no list elsewhere names a paper. The package's own

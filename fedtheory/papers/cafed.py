@@ -13,6 +13,7 @@ PAPER = Paper(
         "fedtheory.validation.cafed_theorem2",
         "fedtheory.validation.cafed_weights",
         "fedtheory.validation.cafed_appf",
+        "fedtheory.validation.cafed_statements",
     ),
     errata=("fedtheory.validation.errata.cafed", "fedtheory.validation.errata.cafed_experiments"),
 )

@@ -12,6 +12,7 @@ PAPER = Paper(
     validations=(
         "fedtheory.validation.example1_fedavg",
         "fedtheory.validation.example1_algorithms",
+        "fedtheory.validation.fedlaavg_staleness",
     ),
     errata=("fedtheory.validation.errata.fedlaavg",),
 )

@@ -1,7 +1,8 @@
 """Vectorised federated simulator: clients and replicate seeds are tensor dimensions.
 
 A paper's algorithms (``algorithms`` of its :class:`fedtheory.papers.Paper`) are imported
-here and the names in each module's ``EXPORTS`` re-exported (``fedtheory.sim.FedAWE``)."""
+here and the names in each module's ``EXPORTS`` re-exported (``fedtheory.sim.FedAWE``,
+``fedtheory.sim.CaFed``): no module of this package names a paper's."""
 
 from fedtheory import papers as _papers
 from fedtheory.sim import reference
@@ -20,13 +21,10 @@ from fedtheory.sim.aggregation import (
     unbiased_weights,
 )
 from fedtheory.sim.algorithm import Algorithm, LocalTraining
-from fedtheory.sim.cafed import AdaFedWeights, CaFed, CaFedState, F3astWeights
 from fedtheory.sim.fedavg import FedAvg, FedAvgState
-from fedtheory.sim.fedlaavg import FedLaAvg, FedLaAvgState, absent_longest
 from fedtheory.sim.fedvarp import FedVARP, FedVARPState
 from fedtheory.sim.local import local_sgd, project_ball
 from fedtheory.sim.mifa import MIFA, MIFAState
-from fedtheory.sim.mimic import MimiC, MimiCState
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.runner import evaluate_metrics, simulate
 from fedtheory.sim.sampled import SampledFedAvg, SampledFedAvgState, run_sampled
@@ -42,10 +40,6 @@ from fedtheory.sim.selection.policies import E3CS, FedCS, PowD, RandomSelection
 from fedtheory.sim.selection.runner import SelectionRecord, run_selection
 
 __all__ = [
-    "AdaFedWeights",
-    "CaFed",
-    "CaFedState",
-    "F3astWeights",
     "MIFA",
     "Algorithm",
     "AverageAll",
@@ -56,8 +50,6 @@ __all__ = [
     "FedAUState",
     "FedAvg",
     "FedAvgState",
-    "FedLaAvg",
-    "FedLaAvgState",
     "FedVARP",
     "FedVARPState",
     "FixedWeights",
@@ -65,8 +57,6 @@ __all__ = [
     "LocalTraining",
     "PerStep",
     "MIFAState",
-    "MimiC",
-    "MimiCState",
     "RunRecord",
     "SampleBernoulli",
     "SampleUniform",
@@ -75,7 +65,6 @@ __all__ = [
     "SampledFedAvg",
     "SampledFedAvgState",
     "StatefulAggregator",
-    "absent_longest",
     "average_all",
     "average_participating",
     "evaluate_metrics",

@@ -25,19 +25,23 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fedtheory.sim import _gather as gather
-from fedtheory.sim.fedavg import FedAvg
-from fedtheory.sim.fedvarp import FedVARP
-from fedtheory.sim.mifa import MIFA
-from fedtheory.sim.mimic import MimiC
 from fedtheory.sim.schedules import Constant
 
 EAGER_ON_CPU = False
 """Replay static rounds off CUDA too, by calling the step (the tests' switch)."""
 
-REPLAYED = (FedAvg, MIFA, FedVARP, MimiC)
+REPLAYED: set[type] = set()
 """The algorithms whose round reads ``t`` only through its step sizes (a recording bakes
 in every Python number; FedLaAvg's last-seen rounds and FedAWE's echoes hold ``t`` itself,
-CA-Fed's weights and the selectors read back) and reads nothing back."""
+CA-Fed's weights and the selectors read back) and reads nothing back: FedAvg, MIFA, FedVARP
+and MimiC, each added by its own module (:func:`replayed`)."""
+
+
+def replayed(cls: type) -> type:
+    """Add the algorithm class ``cls`` to :data:`REPLAYED` (its own module calls this, so that
+    this module names no algorithm); returns it."""
+    REPLAYED.add(cls)
+    return cls
 
 
 def replayable(algorithm: object, device: torch.device, t: int) -> bool:

@@ -23,7 +23,6 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import torch
 
-from fedtheory.bounds.divergences import effective_weights
 from fedtheory.budget import check_bytes
 from fedtheory.constraints import Array, Instance, Mask, Probabilities, Size, Text, declare
 from fedtheory.device import PerDevice
@@ -154,8 +153,15 @@ class FixedWeights:
 
     @declare(pi=Array(shape=("self.q[0]",), low=0.0, high=1.0, low_open=True))
     def effective_weights(self, pi) -> np.ndarray:
-        r""":math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for availability ``pi``."""
-        return effective_weights(self.q.numpy(), pi)
+        r""":math:`p_k=\pi_kq_k/\sum_h\pi_hq_h` for availability ``pi`` (CA-Fed (4))."""
+        q = self.q.numpy()
+        mass = pi @ q
+        if mass <= 0:
+            raise ParameterError(
+                "The 'q' parameter of FixedWeights must give pi^T q in (0, inf) for the 'pi' "
+                "parameter of effective_weights. Got pi^T q = 0 instead."
+            )
+        return pi * q / mass
 
     def __repr__(self) -> str:
         return f"FixedWeights({self.name}, N={self.q.numel()})"

@@ -106,7 +106,6 @@ from fedtheory.constraints import (
     Option,
     Probabilities,
     Real,
-    Size,
     Tensor,
     declare,
 )
@@ -117,6 +116,7 @@ from fedtheory.problems.base import FederatedProblem
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import ALPHA_PI, check_clients, check_mask
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
+from fedtheory.sim.f3ast import ROUND_WEIGHTS, f3ast_weights
 from fedtheory.sim.optimizer import TrainingState
 from fedtheory.sim.reference import local_step, reference_loop, server_step
 
@@ -505,36 +505,12 @@ class CaFed(LocalTraining):
         return CaFedState(w_next, loss_hat, loss_min, started, counts, applied, working, opt)
 
 
-ROUND_WEIGHTS = dict(
-    mask=Mask(tensor=True, shape=(None, None)),
-    alpha=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
-    pi=Tensor(shape=(..., "mask[1]"), low=0.0, high=1.0),
-)
-"""One round's participation ``[R, N]``, the target weights ``[N]`` and the rates ``[N]``
-(or ``[R, N]``: F3AST's online estimates)."""
-
-
 @declare(**ROUND_WEIGHTS, finite_result=True)
 def adafed_weights(mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     r"""AdaFed as in CA-Fed's code: :math:`q_k=\frac{\alpha_k/\pi_k}{\sum_{j\in A_t}\alpha_j/\pi_j}`
     for :math:`k\in A_t` (0 otherwise; all zero if :math:`A_t=\emptyset`). ``mask [R, N]``."""
     u = mask.to(torch.float64) * (alpha / pi)
     return u / u.sum(-1, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
-
-
-@declare(**ROUND_WEIGHTS, clients=Size(), beta_r=Real(0.0, 1.0), finite_result=True)
-def f3ast_weights(
-    mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor, *, clients: int, beta_r: float
-) -> torch.Tensor:
-    r"""F3AST as in CA-Fed's code: :math:`r_k=(1-\beta_r)\pi_k+\beta_r\mathbb 1_{k\in A_t}`,
-    the ``clients`` active clients with the largest :math:`\alpha_k^2/r_k^2` (ties: lower
-    index first) get :math:`q_k=\alpha_k/r_k`. ``mask [R, N]`` -> ``q [R, N]``."""
-    m = mask.to(torch.float64)
-    r = (1.0 - beta_r) * pi + beta_r * m
-    score = torch.where(mask, alpha**2 / r**2, torch.full_like(r, -torch.inf))
-    top = torch.argsort(score, dim=-1, descending=True, stable=True)[:, :clients]
-    chosen = torch.zeros_like(mask, dtype=torch.bool).scatter_(1, top, True) & mask
-    return torch.where(chosen, alpha / r, torch.zeros_like(r))
 
 
 class AdaFedWeights:
@@ -677,3 +653,7 @@ def _reference(problem, alg: CaFed, mask, w, gen):
         w = server_step(alg, w, v, t)
         out.append(w)
     return out
+
+
+EXPORTS = ("AdaFedWeights", "CaFed", "CaFedState", "F3astWeights")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

@@ -4,9 +4,9 @@ it (Xiang et al. 2024, App. J.2: "We set :math:`\beta=0.001` for F3AST").
 Every client keeps an estimate :math:`r_k` of its availability, updated each round with the
 round's participation :math:`r_k\leftarrow(1-\beta)r_k+\beta\,\mathbb 1_{k\in A_t}`; among the
 active clients the ``clients`` with the largest :math:`\alpha_k^2/r_k^2` are aggregated with
-weights :math:`\alpha_k/r_k` (:func:`fedtheory.sim.cafed.f3ast_weights`, the same selection
-with the updated estimate in place of the oracle :math:`\pi_k`). Neither paper gives
-:math:`r_k`'s starting value: ``initial`` (default 1/2 for every client, or one value per
+weights :math:`\alpha_k/r_k` (:func:`f3ast_weights`, the selection of CA-Fed's code, with the
+updated estimate in place of its oracle :math:`\pi_k`). Neither paper gives :math:`r_k`'s
+starting value: ``initial`` (default 1/2 for every client, or one value per
 client) is a named option.
 """
 
@@ -19,9 +19,43 @@ import numpy as np
 import torch
 
 from fedtheory.budget import check_bytes
-from fedtheory.constraints import Array, Instance, Integer, Mask, Probabilities, Real, Text, declare
+from fedtheory.constraints import (
+    Array,
+    Instance,
+    Integer,
+    Mask,
+    Probabilities,
+    Real,
+    Size,
+    Tensor,
+    Text,
+    declare,
+)
 from fedtheory.device import PerDevice
-from fedtheory.sim.cafed import f3ast_weights
+
+ROUND_WEIGHTS = dict(
+    mask=Mask(tensor=True, shape=(None, None)),
+    alpha=Tensor(shape=("mask[1]",), low=0.0, high=1.0),
+    pi=Tensor(shape=(..., "mask[1]"), low=0.0, high=1.0),
+)
+"""One round's participation ``[R, N]``, the target weights ``[N]`` and the rates ``[N]``
+(or ``[R, N]``: F3AST's online estimates)."""
+
+
+@declare(**ROUND_WEIGHTS, clients=Size(), beta_r=Real(0.0, 1.0), finite_result=True)
+def f3ast_weights(
+    mask: torch.Tensor, alpha: torch.Tensor, pi: torch.Tensor, *, clients: int, beta_r: float
+) -> torch.Tensor:
+    r"""F3AST as in CA-Fed's code (its ``F3astWeights``):
+    :math:`r_k=(1-\beta_r)\pi_k+\beta_r\mathbb 1_{k\in A_t}`, the ``clients`` active clients
+    with the largest :math:`\alpha_k^2/r_k^2` (ties: lower index first) get
+    :math:`q_k=\alpha_k/r_k`. ``mask [R, N]`` -> ``q [R, N]``."""
+    m = mask.to(torch.float64)
+    r = (1.0 - beta_r) * pi + beta_r * m
+    score = torch.where(mask, alpha**2 / r**2, torch.full_like(r, -torch.inf))
+    top = torch.argsort(score, dim=-1, descending=True, stable=True)[:, :clients]
+    chosen = torch.zeros_like(mask, dtype=torch.bool).scatter_(1, top, True) & mask
+    return torch.where(chosen, alpha / r, torch.zeros_like(r))
 
 
 class F3astOnlineState(NamedTuple):

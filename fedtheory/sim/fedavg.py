@@ -23,6 +23,7 @@ from fedtheory.constraints import declare
 from fedtheory.device import to_device
 from fedtheory.errors import ParameterError
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _capture as capture
 from fedtheory.sim.aggregation import FedAU, StatefulAggregator
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.optimizer import TrainingState
@@ -109,6 +110,9 @@ class FedAvg(LocalTraining):
 
 
 # --- the plain loop (one replicate, one client at a time) --------------------
+capture.replayed(FedAvg)  # its round reads t only through constant step sizes
+
+
 @reference_loop(FedAvg)
 def _reference(problem, alg: FedAvg, mask, w, gen):
     """FedAvg as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""

@@ -105,3 +105,7 @@ def _reference(problem, alg: FedLaAvg, mask, w, gen):
         w = server_step(alg, w, latest.mean(axis=0), t)
         out.append(w)
     return out
+
+
+EXPORTS = ("FedLaAvg", "FedLaAvgState", "absent_longest")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

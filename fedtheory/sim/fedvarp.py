@@ -20,6 +20,7 @@ import torch
 
 from fedtheory.constraints import Bool, Text, declare
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import _sum_per_replicate
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
@@ -73,6 +74,9 @@ class FedVARP(LocalTraining):
 
 
 # --- the plain loop (one replicate, one client at a time) --------------------
+capture.replayed(FedVARP)  # its round reads t only through constant step sizes
+
+
 @reference_loop(FedVARP)
 def _reference(problem, alg: FedVARP, mask, w, gen):
     """FedVARP as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""

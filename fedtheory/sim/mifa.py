@@ -18,6 +18,7 @@ import torch
 
 from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _capture as capture
 from fedtheory.sim.algorithm import INIT, LOCAL_TRAINING, LocalTraining, round_arguments
 from fedtheory.sim.memory import UpdateTable, _refresh_pairs, empty_table
 from fedtheory.sim.reference import local_step, reference_loop, server_step
@@ -57,6 +58,9 @@ class MIFA(LocalTraining):
 
 
 # --- the plain loop (one replicate, one client at a time) --------------------
+capture.replayed(MIFA)  # its round reads t only through constant step sizes
+
+
 @reference_loop(MIFA)
 def _reference(problem, alg: MIFA, mask, w, gen):
     """MIFA as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""

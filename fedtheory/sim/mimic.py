@@ -29,6 +29,7 @@ import torch
 
 from fedtheory.constraints import Text, declare
 from fedtheory.problems.base import FederatedProblem
+from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import average_participating
 from fedtheory.sim.algorithm import (
@@ -81,6 +82,9 @@ class MimiC(LocalTraining):
 
 
 # --- the plain loop (one replicate, one client at a time) --------------------
+capture.replayed(MimiC)  # its round reads t only through constant step sizes
+
+
 @reference_loop(MimiC)
 def _reference(problem, alg: MimiC, mask, w, gen):
     """MimiC as written: one replicate, one client at a time (:mod:`~fedtheory.sim.reference`)."""
@@ -97,3 +101,7 @@ def _reference(problem, alg: MimiC, mask, w, gen):
         w = server_step(alg, w, v, t)
         out.append(w)
     return out
+
+
+EXPORTS = ("MimiC", "MimiCState")
+"""Re-exported by :mod:`fedtheory.sim` (the paper's record, :mod:`fedtheory.papers`)."""

@@ -31,3 +31,4 @@ def toy_remark_step_two_over_L(*, L: float = 1.0, T: int = 3, toy_gap0: float = 
 
 ERRATA = (toy_remark_step_two_over_L,)
 EXPORTS = ("toy_remark_step_two_over_L",)
+SECOND = {"toy_remark_step_two_over_L": {"L": 2.0, "T": 5, "toy_gap0": 0.5}}

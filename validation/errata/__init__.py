@@ -12,7 +12,7 @@ of ``validation/ERRATA.md``).
 
 # ruff: noqa: F401, E402  (the package's public names; the papers' join on registration)
 from fedtheory import papers as _papers
-from fedtheory.validation.errata.catalogue import ERRATA, main, markdown_entry, run_all
+from fedtheory.validation.errata.catalogue import ERRATA, SECOND, main, markdown_entry, run_all
 from fedtheory.validation.errata.check import (
     CODES,
     ERRATA_MD,

@@ -693,3 +693,28 @@ SIZES = {
 """The arguments the ``errata`` validation passes at each size: the estimator's limit needs
 long chains."""
 EXPORTS = ("SOLVER", "SOLVER_TOL", *(check.__name__ for check in ERRATA))
+
+SECOND = {
+    "cafed_chi_square_not_convex_in_q": dict(
+        pi=[0.351, 0.247, 0.955, 0.241], alpha=[0.682, 0.175, 0.025, 0.118],
+        qa=[0.1039, 0.2657, 0.3147, 0.3157], qb=[0.08, 0.528, 0.003, 0.389],
+    ),
+    "cafed_convex_in_y_s": dict(
+        pi=[0.3, 0.5, 0.8, 0.95, 0.15], alpha=[0.1, 0.3, 0.2, 0.25, 0.15], B=0.2, seed=1
+    ),
+    "cafed_water_filling_needs_equal_A": dict(
+        pi=[0.3, 0.45, 0.6, 0.8], sigma2=[2.0, 0.6, 3.0, 1.0], B=0.1
+    ),
+    "cafed_upsilon_uses_w_star": dict(seed=1, pi=[0.8, 0.4, 0.7, 0.2, 0.5]),
+    "cafed_theorem2_versus_its_proof": dict(
+        Gamma=0.3, H=0.2, L=1.0, sigma2=5e3, pi=[0.7, 0.4, 0.9, 0.3], q=[0.5, 0.2, 0.2, 0.1]
+    ),
+    "cafed_theorem2_step_size": dict(L=5.0, E=3, Q=2.0, scale=0.5),
+    "cafed_lemma3_monotone_steps": dict(T=500, lam=0.8, C_P=0.5, H=2.0, spike=3.0),
+    "cafed_eq21_reversed": dict(seed=3, dim=5),
+    "cafed_lambda_estimator_limit": dict(pi=0.7, lam=0.5),
+    "cafed_code_oracle_minima": dict(seed=1, clients=10),
+    "cafed_proof_step23": dict(pi=0.3, lambda2=0.8, rounds=300),
+}  # fmt: skip
+"""A second instance of each check, independent of its default one (the hostile-reading
+tests run both): ``check name -> keyword arguments``."""

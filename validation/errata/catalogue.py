@@ -21,12 +21,16 @@ ERRATA: list[Callable[[], Erratum]] = []
 SIZES: dict[str, dict[str, dict]] = {}
 """``check name -> size -> keyword arguments`` the ``errata`` validation passes (the modules'
 ``SIZES``)."""
+SECOND: dict[str, dict] = {}
+"""``check name -> keyword arguments`` of a second instance, independent of the check's
+default one (the modules' ``SECOND``): the hostile-reading tests run both."""
 
 
 def _load(paper: papers.Paper) -> None:
     for module in map(import_module, paper.errata):
         ERRATA.extend(c for c in module.ERRATA if c not in ERRATA)
         SIZES.update(getattr(module, "SIZES", {}))
+        SECOND.update(getattr(module, "SECOND", {}))
 
 
 papers.on_register(_load)

@@ -197,7 +197,7 @@ def e3cs_successive_sampling(*, p=(0.9, 0.6, 0.3, 0.2)) -> Erratum:
         "fedtheory's sampler='systematic'), or treat x_hat as biased under torch.multinomial.",
         compare=("max_gap", ">", "zero"),
         source="Sec. IV-C (assumptions (i)-(iii)) and Sec. IV-D, eq. (9); the validation "
-        "'statements' measures (9) with this sampler",
+        "'e3cs-statements' measures (9) with this sampler",
         hypotheses=hyp,
     )
 
@@ -213,3 +213,11 @@ SIZES = {
 """The arguments the ``errata`` validation passes at each size: a horizon where the per-round
 comparator's linear regret passes (28)."""
 EXPORTS = ("successive_sampling_inclusion", *(check.__name__ for check in ERRATA))
+
+SECOND = {
+    "e3cs_fact8": dict(K=15, k=2, eta=1.0),
+    "e3cs_successive_sampling": dict(p=[0.8, 0.7, 0.5, 0.5, 0.3, 0.2]),
+    "e3cs_static_regret": dict(K=8, k=3, rho=0.3, rounds=1500, replicates=4),
+}  # fmt: skip
+"""A second instance of each check, independent of its default one (the hostile-reading
+tests run both): ``check name -> keyword arguments``."""

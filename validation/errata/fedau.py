@@ -99,3 +99,9 @@ def fedau_step_size_constant(
 ERRATA = (fedau_step_size_constant,)
 """FedAU's errata, in the order of ``validation/ERRATA.md``."""
 EXPORTS = tuple(check.__name__ for check in ERRATA)
+
+SECOND = {
+    "fedau_step_size_constant": dict(L=2.0, I=3, N=50, p=0.8, ge_fraction=0.3),
+}  # fmt: skip
+"""A second instance of each check, independent of its default one (the hostile-reading
+tests run both): ``check name -> keyword arguments``."""

@@ -112,3 +112,10 @@ def fedlaavg_missing_one_over_n(
 ERRATA = (fedlaavg_equal_blocks, fedlaavg_missing_one_over_n)
 """FedLaAvg's errata, in the order of ``validation/ERRATA.md``."""
 EXPORTS = tuple(check.__name__ for check in ERRATA)
+
+SECOND = {
+    "fedlaavg_equal_blocks": dict(e1=-1.0, e2=2.0, gamma=0.1, tau=3),
+    "fedlaavg_missing_one_over_n": dict(N=10, gamma=0.12),
+}  # fmt: skip
+"""A second instance of each check, independent of its default one (the hostile-reading
+tests run both): ``check name -> keyword arguments``."""

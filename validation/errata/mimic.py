@@ -73,3 +73,9 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 
 ERRATA = (mimic_equal_dropout,)
 """MimiC's errata, in the order of ``validation/ERRATA.md``."""
 EXPORTS = tuple(check.__name__ for check in ERRATA)
+
+SECOND = {
+    "mimic_equal_dropout": dict(e2=3.0, rounds=2000),
+}  # fmt: skip
+"""A second instance of each check, independent of its default one (the hostile-reading
+tests run both): ``check name -> keyword arguments``."""
