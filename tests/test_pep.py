@@ -506,3 +506,16 @@ def test_a_pep_value_carries_its_certificates_tolerance_and_certified_digits():
     assert r.certificate.scale >= 1.0 and r.certificate.error <= tol
     shown = certified(r.value, tol)
     assert abs(float(shown) - r.value) <= 10 ** math.ceil(math.log10(tol))
+
+
+def test_a_built_pep_whose_solve_exceeds_the_time_budget_is_refused_before_any_solver(
+    monkeypatch,
+):
+    """Three clients over two rounds (109 points in one Gram block) pass the gradient-step
+    estimate; the solve's (five dense factorisations of the 5995 x 5995 Hessian block) is
+    above a 60 s budget, and the refusal names the Gram matrix before any solver runs."""
+    monkeypatch.setenv("FEDTHEORY_MAX_SECONDS", "60")
+    with pytest.raises(ParameterError, match=r"worst_case .* Gram matrix of 109 points"):
+        fedawe_statement("fedawe_zbar", np.full((2, 3), 0.5))
+    result, _, _ = fedawe_statement("fedawe_zbar", np.full((2, 2), 0.5))
+    assert result.ok and result.gram_dim == 25

@@ -220,7 +220,8 @@ def worst_case(
     representative and their mean (:mod:`fedtheory.pep._symmetry`): the same value with a
     program whose size does not grow with the group's size. ``setting["symmetry"]`` says
     which groups were used, or why the full PEP was solved. A PEP estimated to take longer
-    than ``max_seconds`` (:mod:`fedtheory.budget`) is refused before it is built.
+    than ``max_seconds`` (:mod:`fedtheory.budget`) is refused before it is built (its
+    gradient steps) and again before it is solved (its Gram matrix's size).
 
     Examples
     --------
@@ -235,7 +236,8 @@ def worst_case(
     _budget(algorithm, fclass, participation, max_seconds)
     n = participation.num_clients
     alpha = np.full(n, 1.0 / n) if alpha is None else alpha
-    args = (algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers)
+    args = (algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers,
+            max_seconds)  # fmt: skip
     parts, note = [[i] for i in range(n)], "none (full PEP: use_symmetry=False)"
     if use_symmetry:
         parts, note = symmetry.groups(algorithm, fclass, participation, alpha, heterogeneity)
@@ -248,7 +250,17 @@ def worst_case(
 
 
 def _worst_case(
-    algorithm, fclass, participation, initial, heterogeneity, criterion, alpha, solvers, parts, note
+    algorithm,
+    fclass,
+    participation,
+    initial,
+    heterogeneity,
+    criterion,
+    alpha,
+    solvers,
+    max_seconds,
+    parts,
+    note,
 ) -> PepResult:
     """The PEP of :func:`worst_case`, full (``parts`` None) or reduced to the groups
     ``parts`` of interchangeable clients."""
@@ -293,6 +305,7 @@ def _worst_case(
         "symmetry": note,
     }
     relaxed = bool(getattr(heterogeneity, "relaxed", False)) or not fclass.convex
+    _solve_budget(model, max_seconds)
     result = _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model)
     inputs = {
         "algorithm": algorithm,
@@ -318,6 +331,30 @@ def _objective(pep, PEPit, participation, trajectories, criterion, xs, F):
                 pep.add_constraint(term <= c)
         total = p * term if total is None else total + p * term
     return total
+
+
+SOLVE_ITERATIONS = 5
+"""Interior-point iterations :func:`_solve_budget` counts: fewer than a solve of these
+programs takes (tens), so that the estimate stays a lower bound on a fast machine (FedAWE's
+statement with 3 clients and 2 rounds, 109 points: estimated 72 s, solved in 311 s on the
+2-core development machine under load)."""
+
+
+def _solve_budget(model, max_seconds) -> None:
+    r"""Refuse a built PEP whose solve is estimated to take longer than the time budget: an
+    interior-point iteration factorises the Hessian of each positive semidefinite block of
+    the Gram matrix (a block of :math:`k` points has :math:`m=k(k+1)/2` entries: a dense
+    :math:`m\times m` matrix, :math:`m^3/3` flops), :data:`SOLVE_ITERATIONS` times. The
+    size is known only once the PEP is built (points per gradient step depend on the method
+    and the class), so this check follows :func:`_budget`'s, before any solver starts."""
+    from PEPit.point import Point
+
+    sizes = [len(b) for b in model.blocks()] if model is not None else [Point.counter]
+    entries = [k * (k + 1) / 2 for k in sizes]
+    flops = SOLVE_ITERATIONS * sum(m**3 / 3 for m in entries)
+    what = f"a Gram matrix of {Point.counter} points (blocks of {', '.join(map(str, sizes))})"
+    check_seconds(seconds(flops=flops), "worst_case", what=what,
+                  fixes="fewer rounds, masks or clients", max_seconds=max_seconds)  # fmt: skip
 
 
 def _solve(pep, solvers, setting, relaxed, fs, x0, xs, fclass, model) -> PepResult:
