@@ -2,8 +2,9 @@ r"""Parameters declared once: the check, the message and the hostile test values
 
 One module per part: :mod:`~fedtheory.constraints.kind` (the base kind and the refusal),
 :mod:`~fedtheory.constraints.scalars`, :mod:`~fedtheory.constraints.arrays`,
-:mod:`~fedtheory.constraints.tensors`, :mod:`~fedtheory.constraints.objects` and
-:mod:`~fedtheory.constraints.resources` (the kinds), :mod:`~fedtheory.constraints.vocabulary`
+:mod:`~fedtheory.constraints.tensors`, :mod:`~fedtheory.constraints.objects`,
+:mod:`~fedtheory.constraints.containers` and :mod:`~fedtheory.constraints.resources` (the
+kinds), :mod:`~fedtheory.constraints.vocabulary`
 (names that mean the same everywhere), :mod:`~fedtheory.constraints.declare` (the decorator),
 :mod:`~fedtheory.constraints.results` (non-finite results) and
 :mod:`~fedtheory.constraints.hostile` (the edge values the fuzz draws).
@@ -46,11 +47,18 @@ from fedtheory.constraints.arrays import (
     Probabilities,
     StochasticMatrix,
 )
+from fedtheory.constraints.containers import (
+    Column,
+    JsonMapping,
+    MappingOf,
+    Names,
+    SequenceOf,
+    Texts,
+)
 from fedtheory.constraints.declare import checking, constraints_of, declare, record, trusted
 from fedtheory.constraints.hostile import DENORMAL, HUGE_DIGITS, HUGE_INT
 from fedtheory.constraints.kind import Constraint, interval, refuse, shown
 from fedtheory.constraints.objects import (
-    Column,
     DefinedFunction,
     Either,
     Exemplified,
@@ -60,11 +68,6 @@ from fedtheory.constraints.objects import (
     Having,
     Instance,
     InstanceOf,
-    JsonMapping,
-    MappingOf,
-    Names,
-    SequenceOf,
-    Texts,
 )
 from fedtheory.constraints.resources import Bytes, Device, Location
 from fedtheory.constraints.results import overflow, refuse_non_finite

@@ -1,4 +1,8 @@
-"""DOC"""
+"""Kinds of numpy arrays: finite float arrays of declared shapes (:class:`Array`, a
+dimension may name another argument's), row-stochastic matrices
+(:class:`StochasticMatrix`, to :data:`STOCHASTIC_ATOL`), values inside an interval
+(:class:`Interval`), probability vectors (:class:`Probabilities`) and 0/1 arrays
+(:class:`BoolArray`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""DOC"""
+"""The decorator :func:`declare`: a public callable's parameters stated as
+:class:`~fedtheory.constraints.kind.Constraint` objects, checked in declaration order
+before the body runs, the body given the converted values; :func:`trusted` skips the
+checks for arguments fedtheory built itself, :func:`record` declares a record's fields and
+:func:`constraints_of` reads any declaration back (the fuzz is generated from it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""The edge values every kind's fuzz draws besides its own: an integer past int64
+(:data:`HUGE_INT`), one of 401 digits (:data:`HUGE_DIGITS`) and the smallest subnormal
+float (:data:`DENORMAL`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""The base kind :class:`Constraint` (``check`` converts or refuses, ``describe`` says
+what is allowed, ``hostile`` and ``example`` give the fuzz its values) and the one form of
+refusal, :func:`refuse`: "The 'p' parameter of Bernoulli must be … Got … instead."."""
 
 from __future__ import annotations
 

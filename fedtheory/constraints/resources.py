@@ -1,4 +1,6 @@
-"""DOC"""
+"""Kinds of machine resources: a memory size in bytes or with a suffix (:class:`Bytes`),
+a file or folder path checked before any work (:class:`Location`: exists, writable, not a
+folder where a file is meant) and a torch device that is present (:class:`Device`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Non-finite results: :func:`refuse_non_finite` refuses a result holding NaN or inf
+computed from finite inputs, naming the inputs by magnitude (:func:`overflow`), so an
+overflow is never returned as a number."""
 
 from __future__ import annotations
 

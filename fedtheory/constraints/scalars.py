@@ -1,4 +1,8 @@
-"""DOC"""
+"""Kinds of scalars: reals in an interval (:class:`Real`, :class:`RealUpTo`), integers
+(:class:`Integer`, capped at :data:`MAX_INTEGER` where no upper end is declared; sizes
+:class:`Size` up to :data:`MAX_SIZE`), booleans (:class:`Bool`), one of given options
+(:class:`Option`), texts and labels (:class:`Text`, :class:`Label`) and a distribution's
+support (:class:`Support`)."""
 
 from __future__ import annotations
 

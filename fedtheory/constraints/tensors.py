@@ -1,4 +1,7 @@
-"""DOC"""
+"""Kinds of torch values: a tensor with a dtype, shape, device and grad state the call
+needs (:class:`Tensor`, returned as given), indices in a range
+(:class:`Indices`), a seeded ``torch.Generator`` (:class:`Generator`) and a boolean mask,
+an array or a tensor (:class:`Mask`)."""
 
 from __future__ import annotations
 

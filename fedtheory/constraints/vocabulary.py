@@ -1,4 +1,6 @@
-"""DOC"""
+"""Names that mean the same everywhere: :data:`VOCABULARY` maps a parameter name
+(``rounds``, ``replicates``, ``num_clients``, ``seed``, ``device``, …) to its kind, so
+``@declare("rounds", "seed")`` declares it without restating the kind."""
 
 from __future__ import annotations
 
