@@ -136,19 +136,30 @@ def judge(data, s):
 @part("e3cs-statements")
 def plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
+    rows = judge(data, s)
     replicate = np.arange(data["cep_systematic"].size)
-    ax.plot(replicate, data["cep_systematic"], **plots.series(0, line=False),
-            label="exact-marginal sampling")  # fmt: skip
-    ax.plot(replicate, data["cep_successive"], **plots.series(1, line=False),
-            label="the paper's successive sampling")  # fmt: skip
-    ax.axhline(1.0, **plots.series(2, marker=False), label="(9): ratio 1")
+    at = replicate.size + 1.0  # each (9) row's mean and the interval its verdict used
+    samplers = (("cep_systematic", "exact-marginal sampling"),
+                ("cep_successive", "the paper's successive sampling"))  # fmt: skip
+    for i, (key, label) in enumerate(samplers):
+        ax.plot(replicate, data[key], **plots.series(i, line=False), label=label)
+        row = rows[3 + i]
+        low, high = row.interval
+        ax.errorbar(at + 0.6 * i, row.measured, yerr=[[row.measured - low], [high - row.measured]],
+                    **plots.series(i, line=False), capsize=4)  # fmt: skip
+    ax.axhspan(1 - CEP_MARGIN, 1 + CEP_MARGIN, color="0.9", zorder=0,
+               label=f"(9): ratio 1, margin $\\pm${CEP_MARGIN:g}")  # fmt: skip
+    ax.axhline(1.0, **plots.series(2, marker=False))
+    ax.set_xticks([*replicate[::2], at + 0.3], [*map(str, replicate[::2]), "mean"])
     ax.set(xlabel="replicate", ylabel=r"$\mathrm{CEP}_T/\sum_t\sum_i p_{i,t}x_{i,t}$",
            title="E3CS (9), realised CEP")  # fmt: skip
     plots.legend(ax)
     return (
-        "The figure draws the (9) rows, one ratio per replicate; the other "
-        f"{len(judge(data, s)) - 2} rows of this validation are single numbers (a maximum "
-        "or a mean each), given in this section's list of rows and in the verdict table."
+        "The figure draws the (9) rows: one ratio per replicate and, at 'mean', each row's "
+        "mean with the 95% interval its verdict used (holds when the interval lies inside "
+        f"the grey margin 1 ± {CEP_MARGIN:g}, inconclusive when it crosses its edge); the "
+        f"other {len(rows) - 2} rows of this validation are single numbers (a maximum or a "
+        "mean each), given in this section's list of rows and in the verdict table."
     )
 
 
