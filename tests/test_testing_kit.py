@@ -244,7 +244,7 @@ def test_check_theorem_with_constants_derived_from_each_instance():
         kind="upper bound",
         terms={k: e / 2 for k, e in cafed.theorem1.terms.items()},
     )
-    message = r"CA-Fed Theorem 1 / 2 at .*QuadraticProblem\(A=.*, c=.*\(constants \{'kappa'"
+    message = r"CA-Fed Theorem 1 / 2 at .*QuadraticProblem\(A=.*, c=.*\(constants kappa="
     with pytest.raises(AssertionError, match=message):
         check_theorem(halved, _cafed_error, instances=_cafed_instances(),
                       constants=_cafed_constants)  # fmt: skip
