@@ -137,13 +137,13 @@ def judge(data, s):
 def plot(data, s, fig):
     (ax,) = plots.panels(fig, 1)
     rows = judge(data, s)
+    cep = [r for r in rows if r.claim.startswith("E3CS (9)")]  # exact-marginal, successive
     replicate = np.arange(data["cep_systematic"].size)
     at = replicate.size + 1.0  # each (9) row's mean and the interval its verdict used
     samplers = (("cep_systematic", "exact-marginal sampling"),
                 ("cep_successive", "the paper's successive sampling"))  # fmt: skip
-    for i, (key, label) in enumerate(samplers):
+    for i, ((key, label), row) in enumerate(zip(samplers, cep, strict=True)):
         ax.plot(replicate, data[key], **plots.series(i, line=False), label=label)
-        row = rows[3 + i]
         low, high = row.interval
         ax.errorbar(at + 0.6 * i, row.measured, yerr=[[row.measured - low], [high - row.measured]],
                     **plots.series(i, line=False), capsize=4)  # fmt: skip
@@ -158,7 +158,7 @@ def plot(data, s, fig):
         "The figure draws the (9) rows: one ratio per replicate and, at 'mean', each row's "
         "mean with the 95% interval its verdict used (holds when the interval lies inside "
         f"the grey margin 1 ± {CEP_MARGIN:g}, inconclusive when it crosses its edge); the "
-        f"other {len(rows) - 2} rows of this validation are single numbers (a maximum or a "
+        f"other {len(rows) - len(cep)} rows of this validation are single numbers (a maximum or a "
         "mean each), given in this section's list of rows and in the verdict table."
     )
 
