@@ -3,8 +3,12 @@ hypothesis profile, parameter-error and binomial checks."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ from hypothesis import settings
 from scipy import stats
 
 from fedtheory.errors import ParameterError
+from fedtheory.papers import PAPERS
 from fedtheory.testing import (
     BOUND_RTOL,
     DEFAULT_PROFILE,
@@ -34,8 +39,70 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 assert_tight = assert_equal
 
 
+REMOVED = tuple(filter(None, os.environ.get("FEDTHEORY_WITHOUT", "").split(",")))
+"""The papers removed from the copy this suite runs in (``python -m tests.paper_copy``);
+empty in the repository, where nothing is left out."""
+
+
+def _missing(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether an absolute import of fedtheory or the tests names a module or a name that is
+    not there (a removed paper's)."""
+    if isinstance(node, ast.ImportFrom) and (node.level or node.module is None):
+        return False
+    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+    if not all(m.split(".")[0] in ("fedtheory", "tests") for m in modules):
+        return False
+    try:
+        if any(importlib.util.find_spec(m) is None for m in modules):
+            return True
+        if isinstance(node, ast.ImportFrom):
+            module = importlib.import_module(node.module)
+            return not all(
+                hasattr(module, a.name) or importlib.util.find_spec(f"{node.module}.{a.name}")
+                for a in node.names
+            )
+    except ImportError:
+        return True
+    return False
+
+
+def _removed_papers_parts(path: Path) -> tuple[bool, set[str]]:
+    """Whether the test file at ``path`` is a removed paper's (a module-level import of its
+    modules or names), and else the names of its functions that import them."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if any(_missing(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)):
+        return True, set()
+    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return False, {
+        f.name
+        for f in functions
+        if any(isinstance(n, ast.Import | ast.ImportFrom) and _missing(n) for n in ast.walk(f))
+    }
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """In a copy without some papers, leave out the test files that import their modules."""
+    if REMOVED and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return _removed_papers_parts(collection_path)[0] or None
+    return None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """Skip the tests marked ``gpu`` where no CUDA device is available."""
+    """Skip the tests marked ``gpu`` where no CUDA device is available; leave out the tests
+    that need a paper whose record is not registered (marked ``paper(name)``, or, in a copy
+    without some papers, importing their modules in the test)."""
+    parts: dict[Path, set[str]] = {}
+    kept, left_out = [], []
+    for item in items:
+        needs = [m.args[0] for m in item.iter_markers("paper")]
+        if REMOVED and item.path not in parts:
+            parts[item.path] = _removed_papers_parts(item.path)[1]
+        name = getattr(item, "originalname", item.name)
+        gone = any(n not in PAPERS for n in needs) or name in parts.get(item.path, ())
+        (left_out if gone else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")

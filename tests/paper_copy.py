@@ -1,0 +1,87 @@
+"""The repository without some papers: a copy of its tracked files from which each removed
+paper's own modules (every module its record names) and its record are deleted, and the
+suite run there.
+
+    python -m tests.paper_copy mimic [fedau ...] [-- PYTEST ARGS]
+
+runs the remaining suite in such a copy (``scripts/test-without`` calls it): ``fedtheory``
+and ``fedtheory.validation`` are imported from the copy (``PYTHONPATH``; the repository's
+``validation/`` is reached as ``fedtheory/validation`` through a link), and
+``FEDTHEORY_WITHOUT`` names the removed papers, so that ``tests/conftest.py`` leaves out
+the tests that are the removed papers' own: a test file that imports one of their modules
+or a name only they define, and a test marked ``paper(name)`` with a removed ``name``.
+Every other test runs and must pass: that is what "a paper is removable" means."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+WITHOUT = "FEDTHEORY_WITHOUT"
+"""The environment variable naming the removed papers (comma-separated) in a copy."""
+
+
+def own_files(name: str) -> list[Path]:
+    """The files of paper ``name`` in the repository's layout: its modules (a module of
+    ``fedtheory.validation`` lies under ``validation/``) and its record."""
+    from fedtheory.papers import PAPERS
+
+    files = [Path("fedtheory", "papers", f"{name}.py")]
+    for module in PAPERS[name].modules:
+        parts = module.split(".")
+        if parts[:2] == ["fedtheory", "validation"]:
+            parts = ["validation", *parts[2:]]
+        files.append(Path(*parts).with_suffix(".py"))
+    return files
+
+
+def build(removed: list[str], into: Path) -> Path:
+    """A copy of the repository's tracked files at ``into`` without the papers ``removed``;
+    ``fedtheory/validation`` links to the copy's ``validation/``."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    gone = {path for name in removed for path in own_files(name)}
+    for name in filter(None, tracked.split("\0")):
+        source = ROOT / name
+        if Path(name) in gone or not source.is_file():
+            continue
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, into / name)
+    (into / "fedtheory" / "validation").symlink_to(Path("..", "validation"))
+    return into
+
+
+def environment(removed: list[str], copy: Path) -> dict[str, str]:
+    """The environment of a run in the copy: its packages first on the path, the removed
+    papers named."""
+    path = os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, **{WITHOUT: ",".join(removed)})
+
+
+def main(argv: list[str]) -> int:
+    from fedtheory.papers import PAPERS
+
+    cut = argv.index("--") if "--" in argv else len(argv)
+    removed, pytest_args = argv[:cut], argv[cut + 1 :]
+    unknown = [name for name in removed if name not in PAPERS]
+    if not removed or unknown:
+        print(f"papers: name at least one of {', '.join(sorted(PAPERS))} (got {unknown or 'none'})",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    with tempfile.TemporaryDirectory(prefix="fedtheory-without-") as tmp:
+        copy = build(removed, Path(tmp))
+        print(f"fedtheory: the suite without {', '.join(removed)} in {copy}", file=sys.stderr)
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
+        env = environment(removed, copy)
+        return subprocess.run(command, cwd=copy, env=env, check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
