@@ -5,7 +5,8 @@ suite run there.
     python -m tests.paper_copy mimic [fedau ...] [-- PYTEST ARGS]
 
 runs the remaining suite in such a copy (``scripts/test-without`` calls it): ``fedtheory``
-and ``fedtheory.validation`` are imported from the copy (``PYTHONPATH``; the repository's
+and ``fedtheory.validation`` are imported from the copy only (``PYTHONPATH``, and a
+``sitecustomize`` that drops a development install's finder; the repository's
 ``validation/`` is reached as ``fedtheory/validation`` through a link), and
 ``FEDTHEORY_WITHOUT`` names the removed papers, so that ``tests/conftest.py`` leaves out
 the tests that are the removed papers' own: a test file that imports one of their modules
@@ -27,6 +28,16 @@ WITHOUT = "FEDTHEORY_WITHOUT"
 """The environment variable naming the removed papers (comma-separated) in a copy."""
 
 
+SITECUSTOMIZE = '''"""Import fedtheory from this copy only: a development install's finder
+(pip install -e) would reach the repository's files, the removed papers' modules included."""
+import sys
+
+sys.meta_path[:] = [f for f in sys.meta_path if not f.__module__.startswith("__editable__")]
+'''
+"""Run at every interpreter's start in the copy (it is first on ``PYTHONPATH``), the test
+processes' subprocesses included."""
+
+
 def own_files(name: str) -> list[Path]:
     """The files of paper ``name`` in the repository's layout: its modules (a module of
     ``fedtheory.validation`` lies under ``validation/``) and its record."""
@@ -42,11 +53,10 @@ def own_files(name: str) -> list[Path]:
 
 
 def build(removed: list[str], into: Path) -> Path:
-    """A copy of the repository's tracked files at ``into`` without the papers ``removed``;
-    ``fedtheory/validation`` links to the copy's ``validation/``."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.decode()
+    """A copy of the repository's files (tracked, or new and not ignored) at ``into`` without
+    the papers ``removed``; ``fedtheory/validation`` links to the copy's ``validation/``."""
+    listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    tracked = subprocess.run(listed, cwd=ROOT, capture_output=True, check=True).stdout.decode()
     gone = {path for name in removed for path in own_files(name)}
     for name in filter(None, tracked.split("\0")):
         source = ROOT / name
@@ -55,6 +65,7 @@ def build(removed: list[str], into: Path) -> Path:
         (into / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, into / name)
     (into / "fedtheory" / "validation").symlink_to(Path("..", "validation"))
+    (into / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     return into
 
 

@@ -1,23 +1,26 @@
-"""A paper is removed by deleting its own modules and its record: in a copy of the package
-(``fedtheory/`` with ``validation/`` as ``fedtheory/validation``) without one paper's modules
-(every module its record names, the record included), for each of the six papers, ``import
-fedtheory``, ``fedtheory.pep`` and ``fedtheory.validation`` work and the surfaces generated from
-the records run without it: ``fedtheory list --validations``, the errata catalogue and table
-(an erratum of another paper), the PEP layer's methods, criteria and statements, ``fedtheory
-pep`` (a method still present) and a tiny validation of another paper.
+"""A paper is removed by deleting its own modules and its record: in a copy of the repository
+without one paper's modules (every module its record names, the record included;
+:mod:`tests.paper_copy`), for each of the six papers,
 
-Running the whole remaining suite against the copy would take the suite's time again; this
-is a representative smoke of it, in a fresh interpreter whose ``sys.path`` sees the copy
-and not the working tree. No shared module names a paper's: the simulator re-exports the
-algorithms the records name, replayed algorithms and the validations of each paper's
-statements belong to their own modules, and FedLaAvg's Example 1 comparison runs MimiC where
-MimiC's record is registered.
+- ``import fedtheory``, ``fedtheory.pep`` and ``fedtheory.validation`` work and the surfaces
+  generated from the records run without it: ``fedtheory list --validations``, the errata
+  catalogue and table (an erratum of another paper), the PEP layer's methods, criteria and
+  statements, ``fedtheory pep`` (a method still present) and a tiny validation of another
+  paper;
+- the remaining suite is collected without error, and what it leaves out are the paper's own
+  test files (their names hold the paper's key) and its tests elsewhere (marked or importing
+  it in the test). That the collected tests pass is a run of the suite per paper
+  (``scripts/test-without PAPER``, the suite's time again), not repeated here.
+
+No shared module names a paper's: the simulator re-exports the algorithms the records name,
+replayed algorithms and the validations of each paper's statements belong to their own
+modules, and FedLaAvg's Example 1 comparison runs MimiC where MimiC's record is registered.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +28,9 @@ from pathlib import Path
 import pytest
 
 from fedtheory.papers import PAPERS
+from tests.paper_copy import build, environment
 
 pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
-
-ROOT = Path(__file__).resolve().parent.parent
 
 SMOKE = """
 import contextlib, io, json, sys
@@ -61,12 +63,6 @@ print(json.dumps(shown))
 """
 
 
-def _path(module: str) -> Path:
-    """Where a module of the package lies in the copy."""
-    parts = module.split(".")
-    return Path(*parts).with_suffix(".py")
-
-
 FEDAU_ERRATUM = ("fedau_step_size_constant", "fedau.theorem2.step_size")
 BOTH = (["FedAWE", "FedLaAvg"], ["fedawe", "fedlaavg"])  # the PEP methods and statements
 
@@ -87,17 +83,11 @@ def test_without_one_papers_modules_and_record_the_package_works(
     tmp_path, removed, erratum, check, method, pep
 ):
     (erratum, key), (methods, statements) = erratum, pep
-    copy = tmp_path / "copy"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "fedtheory", copy / "fedtheory", ignore=ignore)
-    shutil.copytree(ROOT / "validation", copy / "fedtheory" / "validation", ignore=ignore)
-    paper = PAPERS[removed]
-    paths = [_path(m) for m in paper.modules] + [Path("fedtheory", "papers", f"{removed}.py")]
-    for path in paths:
-        (copy / path).unlink()
+    copy = build([removed], tmp_path / "copy")
     done = subprocess.run(
         [sys.executable, "-c", SMOKE, str(tmp_path), erratum, check, method],
         cwd=copy,
+        env=environment([removed], copy),
         capture_output=True,
         text=True,
         timeout=600,
@@ -126,3 +116,26 @@ def test_without_one_papers_modules_and_record_the_package_works(
     assert "pep-exact" in shown["checks"] and not any(
         c.startswith(f"{removed}-") for c in shown["checks"]
     )
+
+
+SIX = ("cafed", "e3cs", "fedau", "fedawe", "fedlaavg", "mimic")
+"""The papers (the ``divergences`` record holds definitions CA-Fed builds on)."""
+
+
+@pytest.mark.parametrize("removed", SIX)
+def test_without_one_paper_the_suite_leaves_out_only_that_papers_tests(tmp_path, removed):
+    copy = build([removed], tmp_path / "copy")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"],
+        cwd=copy,
+        env=environment([removed], copy),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]  # no collection error
+    collected = set(re.findall(r"^(tests/test_\w+\.py)::", done.stdout, flags=re.MULTILINE))
+    files = {f"tests/{p.name}" for p in (copy / "tests").glob("test_*.py")}
+    left_out = sorted(files - collected)
+    assert all(removed in Path(f).stem.split("_") for f in left_out), left_out
