@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fedtheory.bounds import e3cs, fedau
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.validation import CHECKS, runner
@@ -263,6 +262,8 @@ def _outcome(name, rows, data=None, settings=None):
 
 
 def test_report_marks_loose_rows_and_gives_each_upper_bound_its_tightest_instance(tmp_path):
+    from fedtheory.bounds import e3cs, fedau
+
     ref = fedau.theorem3_per_round.reference
     rows = [
         Comparison("loose claim", ref, "<=", 2.8e-6, 1.0, Verdict.HOLDS),
@@ -298,6 +299,8 @@ def test_report_opens_with_a_summary_the_rows_to_look_at_and_the_definitions(tmp
     its section, then the definitions; every finding label gets its CSS class in the HTML,
     and the statements a section checks are typeset (MathML in the HTML, LaTeX in the
     Markdown)."""
+    from fedtheory.bounds import fedau
+
     ref = fedau.theorem3_per_round.reference
     under = finding_label(Verdict.UNDERPOWERED, agree=5, draws=6, difference=-0.08,
                           detectable=0.19, needed=40)  # fmt: skip
@@ -515,11 +518,15 @@ def test_cli_sizes_are_the_registry_sizes():
     assert CLI_SIZES == SIZES
 
 
+E3CS_ERRATUM = pytest.mark.paper("e3cs")  # the evidence rows cite an E3CS erratum
+
+
+@pytest.mark.paper("fedlaavg")  # the rows are given to FedLaAvg's Example 1 validation
 @pytest.mark.parametrize(
     ("rows", "flags", "status"),
     [
-        ("erratum", ["--fail-on-violated"], 0),  # the evidence of a catalogued erratum
-        ("erratum", ["--strict"], 1),  # --strict: every violated row fails
+        pytest.param("erratum", ["--fail-on-violated"], 0, marks=E3CS_ERRATUM),  # catalogued
+        pytest.param("erratum", ["--strict"], 1, marks=E3CS_ERRATUM),  # --strict: all fail
         ("planted", ["--fail-on-violated"], 1),  # a violation no erratum explains
         ("planted", [], 0),  # no gate asked for
     ],
