@@ -142,14 +142,16 @@ def test_successive_sampling_enumeration_agrees_with_torch_multinomial():
     assert np.all(np.abs(freq - successive_inclusion_probabilities(p, 2)) <= 4.5 * se)
 
 
+RECORD = dict(kind="not shown", advice="a", compare=("a", ">", "a"), source="s")
+"""The keyword fields of a valid :class:`Erratum` with ``values={"a": 1.0}``."""
+
+
 def test_verdicts_and_hypotheses_are_restricted():
-    with pytest.raises(ValueError):
-        errata.Erratum("k", "s", "f", "i", "c", "maybe")
+    with pytest.raises(ValueError, match="verdict"):
+        errata.Erratum("k", "s", "f", "i", "c", "maybe", {"a": 1.0}, **RECORD)
     with pytest.raises(ValueError, match="hypotheses"):
-        errata.Erratum(
-            "k", "s", "f", "i", "c", "confirmed", {"a": 1.0}, kind="not shown",
-            compare=("a", ">", "a"), hypotheses={"h": 1},
-        )  # fmt: skip
+        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0}, **RECORD,
+                       hypotheses={"h": 1})  # fmt: skip
 
 
 def test_errata_md_lists_every_check_with_its_command():
@@ -170,12 +172,13 @@ def test_step23_fails_exactly_while_the_min_in_J_t_binds():
 
 def test_record_needs_a_class_and_a_comparison_of_its_values():
     with pytest.raises(ValueError, match="kind"):
-        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0})
+        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0},
+                       **{**RECORD, "kind": "no such class"})  # fmt: skip
     with pytest.raises(ValueError, match="compare"):
-        errata.Erratum(
-            "k", "s", "f", "i", "c", "confirmed", {"a": 1.0}, kind="not shown",
-            compare=("a", ">", "b"),
-        )  # fmt: skip
+        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0},
+                       **{**RECORD, "compare": ("a", ">", "b")})  # fmt: skip
+    with pytest.raises(TypeError, match="kind"):  # no default class: every record has one
+        errata.Erratum("k", "s", "f", "i", "c", "confirmed", {"a": 1.0})
 
 
 def test_errata_md_records_the_class_of_every_entry():

@@ -11,7 +11,7 @@ from fedtheory import markov
 from fedtheory.availability import TwoStateMarkov, estimators
 from fedtheory.bounds import cafed
 from fedtheory.bounds.divergences import chi_square, effective_weights
-from fedtheory.constraints import Array, Integer, Real, Size
+from fedtheory.constraints import Array, Integer, Real, Size, declare, trusted
 from fedtheory.data import cafed_clustered
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem
 from fedtheory.sim.cafed import CaFed
@@ -24,6 +24,14 @@ _PI = np.array([0.5966, 0.0653, 0.7688, 0.0333])
 _ALPHA = np.array([0.1734, 0.0904, 0.1596, 0.5766])
 _QA = np.array([0.2026, 0.4239, 0.3715, 0.0021])
 _QB = np.array([0.0445, 0.6127, 0.3410, 0.0018])
+_AVAILABILITY = Array(ndim=1, low=0.0, high=1.0, low_open=True)
+r"""Availability probabilities :math:`\pi_k\in(0,1]`, one per client."""
+_WEIGHTS = Array(shape=("pi[0]",), low=0.0)
+"""Non-negative weights, one per client of ``pi`` (normalised where a check needs it)."""
+_POSITIVE = Array(shape=("pi[0]",), low=0.0, low_open=True)
+"""Positive values, one per client of ``pi``."""
+_B_SCALE = Real(0.0, 1e3, low_open=True)
+"""The bias weight :math:`B` of App. D/E's program, in the solver's scale."""
 
 
 def _chi2_of_q(q, alpha=_ALPHA, pi=_PI) -> float:
@@ -31,13 +39,10 @@ def _chi2_of_q(q, alpha=_ALPHA, pi=_PI) -> float:
     return chi_square(a, effective_weights(q / q.sum(), pi))
 
 
+@declare(pi=_AVAILABILITY, alpha=_WEIGHTS, qa=_WEIGHTS, qb=_WEIGHTS)
 def cafed_chi_square_not_convex_in_q(*, pi=_PI, alpha=_ALPHA, qa=_QA, qb=_QB) -> Erratum:
     r"""CA-Fed App. E: :math:`q\mapsto\chi^2_{\alpha\|p(q)}` is claimed convex on
     :math:`\{\|q\|_1=1\}`; on the instance the chord lies below the midpoint value."""
-    owner = "cafed_chi_square_not_convex_in_q"
-    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
-    alpha, qa, qb = (Array(shape=pi.shape, low=0.0, min_size=0).check(v, n, owner, {}) for v, n in
-                     ((alpha, "alpha"), (qa, "qa"), (qb, "qb")))  # fmt: skip
     a, qa, qb = alpha / alpha.sum(), qa / qa.sum(), qb / qb.sum()
     ends = (_chi2_of_q(qa, a, pi), _chi2_of_q(qb, a, pi))
     mid = _chi2_of_q((qa + qb) / 2, a, pi)
@@ -81,17 +86,11 @@ def _app_d_program(A, B, pi, Q, *, bias_weight=0.0, alpha=None):
     return prob, y, s
 
 
+@declare("seed", pi=_AVAILABILITY, alpha=_POSITIVE, B=_B_SCALE)
 def cafed_convex_in_y_s(*, pi=_PI, alpha=_ALPHA, B: float = 0.5, seed: int = 0) -> Erratum:
     r"""CA-Fed App. D/E: with :math:`s=1/\pi^\top q`, :math:`y=sq`, the objective
     :math:`\epsilon_{opt}+\epsilon_{bias}` is a DCP (convex) program; its optimum is below every
     one of 20,000 random feasible :math:`q` and equals the :math:`q`-objective at its solution."""
-    owner = "cafed_convex_in_y_s"
-    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
-    alpha = Array(shape=pi.shape, low=0.0, low_open=True, min_size=0).check(
-        alpha, "alpha", owner, {}
-    )
-    B = Real(low=0.0, high=1e3, low_open=True).check(B, "B", owner, {})  # the solver's scale
-    seed = Integer(low=0).check(seed, "seed", owner, {})
     alpha = alpha / alpha.sum()
     A, Q, weight = pi * 1.0, 1.0, 1.0
     prob, y, s = _app_d_program(A, B, pi, Q, bias_weight=weight, alpha=alpha)
@@ -143,6 +142,7 @@ def _affine_residual(x, z) -> float:
     return float(np.linalg.norm(design @ coef - z) / np.linalg.norm(z))
 
 
+@declare(pi=_AVAILABILITY, sigma2=_POSITIVE, B=_B_SCALE)
 def cafed_water_filling_needs_equal_A(
     *, pi=(0.2, 0.35, 0.5, 0.7, 0.9), sigma2=(0.5, 1.0, 4.0, 0.8, 3.0), B: float = 0.2
 ) -> Erratum:
@@ -151,12 +151,6 @@ def cafed_water_filling_needs_equal_A(
     :math:`y_k^*=\frac{s^*}{A_{kk}}(\lambda^*\pi_k-\theta^*)`: affine in :math:`\pi_k` only
     after multiplying by :math:`A_{kk}`, so the paraphrase (and its conclusion that "clients
     with smaller availability get smaller weights") needs equal :math:`A_{kk}`."""
-    owner = "cafed_water_filling_needs_equal_A"
-    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
-    sigma2 = Array(shape=pi.shape, low=0.0, low_open=True, min_size=0).check(
-        sigma2, "sigma2", owner, {}
-    )
-    B = Real(low=0.0, high=1e3, low_open=True).check(B, "B", owner, {})  # the solver's scale
     A = sigma2 * pi  # sigma_k^2 pi_k sum eta^2 with sum eta^2 = 1
     prob, y, s = _app_d_program(A, B, pi, 1.0)
     prob.solve(solver=SOLVER)
@@ -197,13 +191,10 @@ def cafed_water_filling_needs_equal_A(
     )
 
 
+@declare("seed", pi=_AVAILABILITY)
 def cafed_upsilon_uses_w_star(*, seed: int = 0, pi=(0.9, 0.6, 0.3, 0.1)) -> Erratum:
     r"""CA-Fed Theorem 2's :math:`\upsilon` uses :math:`\|w_{0,0}-w^*\|^2` although Lemma 2
     (App. B) and the statement concern :math:`F_B`, i.e. :math:`w_B^*`."""
-    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(
-        pi, "pi", "cafed_upsilon_uses_w_star", {}
-    )
-    seed = Integer(low=0).check(seed, "seed", "cafed_upsilon_uses_w_star", {})
     prob = QuadraticProblem.random(pi.size, 2, mu=0.5, L=4.0, spread=2.0, seed=seed)
     p = effective_weights(prob.alpha, pi)
     w0 = np.zeros(prob.dim)
@@ -231,6 +222,14 @@ def cafed_upsilon_uses_w_star(*, seed: int = 0, pi=(0.9, 0.6, 0.3, 0.1)) -> Erra
     )
 
 
+@declare(
+    Gamma=Real(0.0),
+    H=Real(0.0, low_open=True),
+    L=Real(0.0, low_open=True),
+    sigma2=Real(1e-6),  # a noise ratio
+    pi=_AVAILABILITY,
+    q=_WEIGHTS,
+)
 def cafed_theorem2_versus_its_proof(*, Gamma: float = 0.1, H: float = 0.05, L: float = 2.0,
                                     sigma2: float = 1e4, pi=(0.9, 0.5, 0.2),
                                     q=(0.8, 0.1, 0.1)) -> Erratum:  # fmt: skip
@@ -243,12 +242,7 @@ def cafed_theorem2_versus_its_proof(*, Gamma: float = 0.1, H: float = 0.05, L: f
     \sum_k\pi_kq_k`. The statement's noise term is :math:`\tfrac12q^\top\Sigma q`, the
     proof's :math:`2q^\top\Sigma q`. :math:`\Gamma\le2H` is forced by (8) and Assumption 2
     (:math:`F_k(w^*)-F_k^*\le|F_k(w^*)-F_k(w_B^*)|+|F_k(w_B^*)-F_k(w_k^*)|`)."""
-    owner = "cafed_theorem2_versus_its_proof"
-    Gamma = Real(low=0.0).check(Gamma, "Gamma", owner, {})
-    H = Real(low=0.0, low_open=True).check(H, "H", owner, {})
-    pi = Array(ndim=1, low=0.0, high=1.0, low_open=True, min_size=0).check(pi, "pi", owner, {})
-    q = Array(shape=pi.shape, low=0.0, min_size=0).check(q, "q", owner, {})
-    sigma2 = np.full(pi.size, Real(low=1e-6).check(sigma2, "sigma2", owner, {}))  # a noise ratio
+    sigma2 = np.full(pi.size, sigma2)
     D, E, M, T = 1.0, 1, 8, 500
     G = float(np.sqrt(D**2 + sigma2.max()))  # Lemma 1 (7)
     Q = float(q.sum())
@@ -301,6 +295,12 @@ def cafed_theorem2_versus_its_proof(*, Gamma: float = 0.1, H: float = 0.05, L: f
     )
 
 
+@declare(
+    L=Real(1e-6, 1e6),  # c^2 stays finite
+    E=Integer(1, 10**6),
+    Q=Real(1e-6, 1e6),
+    scale=Real(1e-6, 1e6),
+)
 def cafed_theorem2_step_size(*, L: float = 2.0, E: int = 1, Q: float = 1.0,
                              scale: float = 1.0) -> Erratum:  # fmt: skip
     r"""CA-Fed Theorem 2 asks only (11) of the step sizes ("Let the stepsizes satisfy:
@@ -310,11 +310,6 @@ def cafed_theorem2_step_size(*, L: float = 2.0, E: int = 1, Q: float = 1.0,
     condition in its first rounds once :math:`c/2>1/(2L(EQ+1))`. fedtheory's
     ``cafed.theorem2`` adds the condition (it marks such a schedule outside its
     hypotheses)."""
-    owner = "cafed_theorem2_step_size"
-    L = Real(low=1e-6, high=1e6).check(L, "L", owner, {})  # c^2 stays finite
-    E = Integer(low=1, high=10**6).check(E, "E", owner, {})
-    Q = Real(low=1e-6, high=1e6).check(Q, "Q", owner, {})
-    scale = Real(low=1e-6, high=1e6).check(scale, "scale", owner, {})
     limit = 1 / (2 * L * (E * Q + 1))
     c = scale * 8 * limit  # eta_1 = c/2 = 4 scale x the limit
     t = np.arange(1, 10**6 + 1, dtype=float)
@@ -370,6 +365,13 @@ def _lemma3_steps(eta, J) -> tuple[float, float]:
     return d_sum, e_sum
 
 
+@declare(
+    T=Integer(10, 10**4),  # a Python loop over the T steps, each summing J_t <= t terms
+    lam=Real(0.0, 1.0, low_open=True, high_open=True),
+    C_P=Real(0.0, low_open=True),
+    H=Real(0.0, low_open=True),
+    spike=Real(1.0, low_open=True),
+)
 def cafed_lemma3_monotone_steps(
     *, T: int = 200, lam: float = 0.9, C_P: float = 1.0, H: float = 1.0, spike: float = 2.0
 ) -> Erratum:
@@ -381,12 +383,6 @@ def cafed_lemma3_monotone_steps(
     are equal; raising the last step by the factor ``spike`` (still within Lemma 2's limit;
     the first :math:`T` steps are a prefix of a schedule satisfying (11)) adds
     :math:`\mathcal J_T(\eta_T^2-c^2)/2` to (d) and nothing to (e)."""
-    owner = "cafed_lemma3_monotone_steps"
-    T = Integer(low=10, high=10**6).check(T, "T", owner, {})  # [T] arrays
-    lam = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(lam, "lam", owner, {})
-    C_P = Real(low=0.0, low_open=True).check(C_P, "C_P", owner, {})
-    H = Real(low=0.0, low_open=True).check(H, "H", owner, {})
-    spike = Real(low=1.0, low_open=True).check(spike, "spike", owner, {})
     limit = 1 / (2 * 2.0 * (1 * 1.0 + 1))  # Lemma 2 with L = 2, E = 1, Q = 1
     base = np.full(T + 1, limit / spike)  # eta_0..eta_T: constant, non-increasing
     J = cafed.theorem2_aggregates(base, lam=lam, C_P=C_P, T_P=0, H=H).J
@@ -431,6 +427,7 @@ def cafed_lemma3_monotone_steps(
     )
 
 
+@declare("seed", dim=Integer(1, 10**3))  # a dense [dim, dim] matrix
 def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     r"""CA-Fed (21)'s proof writes "convexity of :math:`\{F_k\}` gives
     :math:`\langle\nabla F_k(v),v-w\rangle\le\|F_k(v)-F_k(w)\|\le\langle\nabla F_k(w),
@@ -438,9 +435,7 @@ def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     F_k(v)-F_k(w)\le\langle\nabla F_k(v),v-w\rangle`, and the conclusion
     :math:`|F_k(v)-F_k(w)|\le\max\{\|\nabla F_k(v)\|,\|\nabla F_k(w)\|\}\|v-w\|` follows from
     that. Instance: a random convex quadratic and points :math:`v\ne w`."""
-    owner = "cafed_eq21_reversed"
-    dim = Integer(low=1, high=10**3).check(dim, "dim", owner, {})  # a dense [dim, dim] matrix
-    rng = np.random.default_rng(Integer(low=0).check(seed, "seed", owner, {}))
+    rng = np.random.default_rng(seed)
     root = rng.normal(size=(dim, dim))
     A, b = root @ root.T + 0.1 * np.eye(dim), rng.normal(size=dim)
     v, w = rng.normal(size=dim), rng.normal(size=dim)
@@ -479,6 +474,7 @@ def cafed_eq21_reversed(*, seed: int = 0, dim: int = 3) -> Erratum:
     )
 
 
+@declare("seed", clients=Size(2))
 def cafed_code_oracle_minima(*, seed: int = 0, clients: int = 8) -> Erratum:
     r"""The authors' public code (github.com/arodio/CA-Fed) gives CA-Fed each client's true
     local minimum :math:`F_k^*`: ``run_experiment.py`` calls ``get_local_optimums``
@@ -491,9 +487,6 @@ def cafed_code_oracle_minima(*, seed: int = 0, clients: int = 8) -> Erratum:
     active, §IV-B's estimate gives every gap :math:`\hat F_k-\hat F_k^*=0` and ``get``
     (:math:`\tau=0`) keeps one client, the oracle keeps several (``CaFed(variant="code")``
     transcribes the code)."""
-    owner = "cafed_code_oracle_minima"
-    clients = Integer(low=2).check(clients, "clients", owner, {})
-    seed = Integer(low=0).check(seed, "seed", owner, {})
     problem = LogisticRegressionProblem(cafed_clustered(clients, 3, 40, seed=seed),
                                         batch_size=None)  # fmt: skip
     rng = np.random.default_rng(seed)
@@ -540,6 +533,11 @@ def _span(t: np.ndarray) -> str:
     return f"t = {t.min()}..{t.max()}" if t.size else "no round"
 
 
+@declare(
+    rounds=Integer(2, 10**4),  # a 2 x 2 matrix power a round
+    pi=Real(0.0, 1.0, low_open=True, high_open=True),
+    lambda2=Real(0.0, 1.0, high_open=True),
+)
 def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0.9) -> Erratum:
     r"""CA-Fed App. B, step (23): "Combining its definition in Theorem 2 and equation (5), it
     follows: :math:`|[P^{\mathcal J_t}]_{i,j}-\pi_j|\le C_P\lambda(P)^{\mathcal J_t}\le
@@ -551,10 +549,6 @@ def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0
     (5): the smallest is :math:`\max(\pi,1-\pi)=1/2`), :math:`T_P=0`, :math:`H=1`; the
     chain's own deviation :math:`\max_{ij}|[P^{\mathcal J_t}]_{ij}-\pi_j|` (matrix powers)
     is checked too."""
-    owner = "cafed_proof_step23"
-    rounds = Size(low=2).check(rounds, "rounds", owner, {})
-    pi = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(pi, "pi", owner, {})
-    lambda2 = Real(low=0.0, high=1.0, high_open=True).check(lambda2, "lambda2", owner, {})
     C_P, H, T_P = 1.0, 1.0, 0
     lam = (1 + lambda2) / 2
     tight = markov.two_state_mixing_constants(pi, lambda2).C_P
@@ -605,6 +599,12 @@ def cafed_proof_step23(*, rounds: int = 200, pi: float = 0.5, lambda2: float = 0
     )
 
 
+@declare(
+    rounds=Size(2),
+    replicates=Size(2),
+    pi=Real(0.0, 1.0, low_open=True, high_open=True),
+    lam=Real(-1.0, 1.0, low_open=True, high_open=True),
+)
 def cafed_lambda_estimator_limit(
     *, rounds: int = 20_000, replicates: int = 8, pi: float = 0.9, lam: float = 0.9
 ) -> Erratum:
@@ -625,15 +625,13 @@ def cafed_lambda_estimator_limit(
     b = 1 - (1 - lam_s) * pi_s
     limit = pi_s * a + (1 - pi_s) * b - 1
     identity = sp.simplify(limit + 2 * pi_s * (1 - pi_s) * (1 - lam_s)) == 0
-    owner = "cafed_lambda_estimator_limit"
-    pi = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(pi, "pi", owner, {})
-    lam = Real(low=-1.0, high=1.0, low_open=True, high_open=True).check(lam, "lam", owner, {})
     horizon = 100.0
     closed = float(estimators.cafed_code_lambda_limit(pi, lam))
     mask = TwoStateMarkov([pi], lam).sample(rounds, replicates=replicates, seed=0).numpy()
     counts = estimators.init((replicates, 1))
-    for t in range(rounds):
-        counts = estimators.update(counts, mask[:, t])
+    with trusted():  # the counts and the mask are built here
+        for t in range(rounds):
+            counts = estimators.update(counts, mask[:, t])
     est = estimators.cafed_code_estimate(counts, [pi], [lam], horizon=horizon).lam[:, 0]  # [R]
     mean, se = float(est.mean()), float(est.std(ddof=1) / np.sqrt(replicates))
     weight = horizon / (rounds + horizon)  # the prior is not yet washed out

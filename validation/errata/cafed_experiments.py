@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
-from fedtheory.constraints import Integer, Real
+from fedtheory.constraints import Integer, Real, Size, declare
 from fedtheory.sim.optimizer import SGD, sgd_init, sgd_step
 from fedtheory.validation.errata.record import Erratum, erratum
 
@@ -20,15 +20,12 @@ STATED_GAP = 1.24
 to the second best (F3AST)"."""
 
 
+@declare(cafed=Real(0.0, 100.0), f3ast=Real(0.0, 100.0), stated=Real(-100.0, 100.0))  # in %
 def cafed_table1_gap(*, cafed: float = TABLE_I_AVERAGE["CA-Fed"],
                      f3ast: float = TABLE_I_AVERAGE["F3AST"],
                      stated: float = STATED_GAP) -> Erratum:  # fmt: skip
     """§V-B states a 1.24-point lead of CA-Fed over F3AST; Table I's own time-average
     accuracies (76.22% and 75.33%) differ by 0.89 points."""
-    owner = "cafed_table1_gap"
-    cafed = Real(low=0.0, high=100.0).check(cafed, "cafed", owner, {})
-    f3ast = Real(low=0.0, high=100.0).check(f3ast, "f3ast", owner, {})
-    stated = Real(low=-100.0, high=100.0).check(stated, "stated", owner, {})
     gap = round(cafed - f3ast, 2)
     hyp = {"F3AST is the second best in Table I's time-average column": f3ast < cafed}
     return erratum(
@@ -50,6 +47,7 @@ def cafed_table1_gap(*, cafed: float = TABLE_I_AVERAGE["CA-Fed"],
     )
 
 
+@declare("seed", num_clients=Size(8))  # two classes, each split in two sub-classes
 def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
     r"""§V-A splits each availability class "in two sub-classes uniformly at random:
     'correlated' clients ... (:math:`\lambda_k=\nu`)" and weakly correlated ones, App. F
@@ -57,11 +55,8 @@ def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
     more-available client "shifting" (weakly correlated) and half of the less-available ones
     "stable" (client-type matrix ``[[0, 1/2, 0], [1/4, 1/4, 0]]``), and
     ``--deterministic_split`` puts the first half of the clients in group 0."""
-    owner = "cafed_code_population"
-    n = Integer(low=8).check(num_clients, "num_clients", owner, {})
-    seed = Integer(0).check(seed, "seed", owner, {})
-    paper = cafed_population(variant="paper", num_clients=n, seed=seed)
-    code = cafed_population(variant="code", num_clients=n, seed=seed)
+    paper = cafed_population(variant="paper", num_clients=num_clients, seed=seed)
+    code = cafed_population(variant="code", num_clients=num_clients, seed=seed)
     share = {
         name: float(pop.correlated[pop.more_available].mean())
         for name, pop in (("paper", paper), ("code", code))
@@ -78,7 +73,7 @@ def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
         "ids from Bernoulli(1/2)",
         "the authors' code runs another population: no more-available client is correlated, "
         "and the groups are the two halves of the client list (--deterministic_split)",
-        f"N={n}, g = 0.4, nu = 0.9, eps = 0.01 (seed {seed}): cafed_population('paper') "
+        f"N={num_clients}, g = 0.4, nu = 0.9, eps = 0.01 (seed {seed}): cafed_population('paper') "
         "and cafed_population('code') (data/constants.py's client-type matrix)",
         f"share of correlated clients among the more-available: {share['paper']:.2f} in the "
         f"paper's population, {share['code']:.2f} in the code's",
@@ -93,6 +88,12 @@ def cafed_code_population(*, num_clients: int = 24, seed: int = 0) -> Erratum:
     )
 
 
+@declare(
+    "seed",
+    lr=Real(0.0, 1.0, low_open=True),
+    rounds=Integer(2, 1000),  # a Python loop
+    dim=Integer(1, 1000),
+)
 def cafed_code_optimiser(*, lr: float = 0.01, rounds: int = 3, dim: int = 4,
                          seed: int = 0) -> Erratum:  # fmt: skip
     r"""CA-Fed (2)-(3) are plain SGD steps at the clients and the server; the code's
@@ -100,11 +101,6 @@ def cafed_code_optimiser(*, lr: float = 0.01, rounds: int = 3, dim: int = 4,
     (``utils/constants.py``) for both, and ``client.py`` trains ``local_steps`` *epochs*
     (``fit_epochs``), not steps. Computed: on the quadratic :math:`\frac12\|w-c\|^2`, the
     iterates of (2) and of the code's optimiser after a few steps from the same point."""
-    owner = "cafed_code_optimiser"
-    lr = Real(low=0.0, high=1.0, low_open=True).check(lr, "lr", owner, {})
-    rounds = Integer(low=2, high=1000).check(rounds, "rounds", owner, {})
-    dim = Integer(low=1, high=1000).check(dim, "dim", owner, {})
-    seed = Integer(0).check(seed, "seed", owner, {})
     c = torch.from_numpy(np.random.default_rng(seed).standard_normal(dim))
     plain = code = torch.zeros(1, dim, dtype=torch.float64)
     state = sgd_init((1,), dim, code)

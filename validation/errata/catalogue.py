@@ -10,10 +10,11 @@ under ``errata`` (:mod:`fedtheory.papers`). Print them all with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from fedtheory import papers
+from fedtheory.constraints import Constraint, Option, SequenceOf, declare
 from fedtheory.validation.errata.record import Erratum, format_erratum, hypotheses_text
 
 ERRATA: list[Callable[[], Erratum]] = []
@@ -41,6 +42,27 @@ def run_all() -> list[Erratum]:
     return [check() for check in ERRATA]
 
 
+class _Check(Constraint):
+    """A registered erratum check (one of :data:`ERRATA`, read at each call: a paper
+    registered later adds its checks)."""
+
+    none = False
+
+    def describe(self, args):
+        return "a registered erratum check (one of fedtheory.validation.errata.ERRATA)"
+
+    def convert(self, value, args):
+        return value if any(value is c for c in ERRATA) else None
+
+    def hostile(self):
+        return [*super().hostile(), ("number", 1.0), ("name", "cafed_eq21_reversed"),
+                ("other function", len)]  # fmt: skip
+
+    def example(self, args):
+        return ERRATA[0]
+
+
+@declare(check=_Check())
 def markdown_entry(check: Callable[[], Erratum]) -> str:
     """Markdown block for ``validation/ERRATA.md``: the record and its reproduce command."""
     e = check()
@@ -60,11 +82,9 @@ def markdown_entry(check: Callable[[], Erratum]) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> None:
+@declare(argv=SequenceOf(Option("--markdown"), plural="options"))
+def main(argv: Sequence[str] = ()) -> None:
     """Print every erratum (``--markdown``: the details section of ``validation/ERRATA.md``)."""
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
     for check in ERRATA:
-        text = markdown_entry(check) if "--markdown" in args else format_erratum(check())
+        text = markdown_entry(check) if "--markdown" in argv else format_erratum(check())
         print(text)  # noqa: T201 (command-line entry point)

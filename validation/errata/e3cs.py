@@ -6,9 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability import Bernoulli
-from fedtheory.availability.sampling import successive_inclusion_probabilities
+from fedtheory.availability.sampling import (
+    MAX_ENUMERATED_CLIENTS,
+    successive_inclusion_probabilities,
+)
 from fedtheory.bounds import e3cs
-from fedtheory.constraints import Array, Integer, Real, Size
+from fedtheory.constraints import Array, Integer, Real, Size, declare
 from fedtheory.errors import ParameterError
 from fedtheory.sim import E3CS, run_selection
 from fedtheory.validation.errata.record import Erratum, erratum
@@ -18,6 +21,38 @@ _FACT8_ROUNDS = 10**5
 """The most rounds of (16) :func:`e3cs_fact8` runs to reach its target exponent."""
 
 
+class _Allocation(Array):
+    r"""E3CS's selection probabilities (Sec. IV-C (ii)-(iii)): :math:`0\le p_i\le1` summing
+    to an integer :math:`k\ge1` (up to 1e-9), at most
+    :data:`~fedtheory.availability.sampling.MAX_ENUMERATED_CLIENTS` of them (the exact
+    inclusion probabilities enumerate the subsets)."""
+
+    def __init__(self):
+        super().__init__(ndim=1, low=0.0, high=1.0)
+
+    def _extra(self):
+        return f", at most {MAX_ENUMERATED_CLIENTS} entries, summing to an integer k >= 1"
+
+    def _finish(self, a):
+        k = round(float(a.sum()))
+        return (
+            a if a.size <= MAX_ENUMERATED_CLIENTS and k >= 1 and abs(a.sum() - k) <= 1e-9 else None
+        )
+
+    def hostile(self):
+        return [*super().hostile(), ("sum not an integer", [0.5, 0.4]), ("sum zero", [0.0, 0.0]),
+                ("too many", np.full(MAX_ENUMERATED_CLIENTS + 1, 0.5))]  # fmt: skip
+
+    def example(self, args):
+        return np.array([0.5, 0.5])
+
+
+@declare(
+    target_exponent=Real(0.0, 100.0, low_open=True),  # exp(target_exponent) stays finite
+    K=Integer(3, 100),
+    k=Integer(1, "K", high_open=True),
+    eta=Real(1e-3, 1.0),  # (16) grows w by at most e^eta a round
+)
 def e3cs_fact8(
     *, target_exponent: float = 3.0, K: int = 10, k: int = 2, eta: float = 0.5
 ) -> Erratum:
@@ -29,12 +64,6 @@ def e3cs_fact8(
     The weights are reached by the update (16) from :math:`w_{i,1}=1` along a realisation of
     positive probability: clients 1 and 2 are selected and succeed in every round, the others
     are never selected (allocation (17) stays uncapped)."""
-    target_exponent = Real(low=0.0, high=100.0, low_open=True).check(
-        target_exponent, "target_exponent", "e3cs_fact8", {}
-    )  # exp(target_exponent) stays finite
-    K = Integer(low=3, high=100).check(K, "K", "e3cs_fact8", {})
-    k = Integer(low=1, high=K - 1).check(k, "k", "e3cs_fact8", {})
-    eta = Real(low=1e-3, high=1.0).check(eta, "eta", "e3cs_fact8", {})  # (16) grows w by <= e^eta
     sigma = 0.0
     w = np.ones(K)
     for rounds in range(_FACT8_ROUNDS + 1):  # noqa: B007 (reported after the loop)
@@ -86,6 +115,13 @@ def e3cs_fact8(
     )
 
 
+@declare(
+    rounds=Size(2),
+    replicates=Size(2),
+    K=Integer(2, 1000),  # a [T, R, K] sample and an allocation over K clients each round
+    k=Integer(1, "K", high_open=True),
+    rho=Real(0.0, 1.0, low_open=True, high_open=True),
+)
 def e3cs_static_regret(
     *, rounds: int = 2000, replicates: int = 8, K: int = 10, k: int = 2, rho: float = 0.5
 ) -> Erratum:
@@ -99,12 +135,6 @@ def e3cs_static_regret(
     :math:`\mathbb E\mathbb 1_{i\in A_t}=p_{i,t}`), i.i.d. Bernoulli successes (an
     oblivious adversary), :math:`\eta=\eta^*` of (28); the regret (26) is measured against
     the best fixed allocation and against the per-round optimum of P3."""
-    owner = "e3cs_static_regret"
-    rounds = Integer(low=2).check(rounds, "rounds", owner, {})
-    replicates = Integer(low=2).check(replicates, "replicates", owner, {})
-    K = Size(low=2).check(K, "K", owner, {})
-    k = Integer(low=1, high=K - 1).check(k, "k", owner, {})
-    rho = Real(low=0.0, high=1.0, low_open=True, high_open=True).check(rho, "rho", owner, {})
     x = Bernoulli(np.full(K, rho)).sample(rounds, replicates=replicates, seed=0).numpy()
     kw = {"K": K, "k": k, "sum_quota": e3cs.quota_sum(np.zeros(rounds), k=k, K=K)}
     eta = float(e3cs.optimal_eta.evaluate(**kw).total)
@@ -153,26 +183,19 @@ def e3cs_static_regret(
     )
 
 
+@declare(p=_Allocation())
 def successive_sampling_inclusion(p) -> np.ndarray:
     r"""Exact inclusion probabilities of ``torch.multinomial(p, k, replacement=False)`` with
     :math:`k=\sum_ip_i` (E3CS's sampler; what E3CS Sec. IV assumes to be :math:`p`):
     :func:`~fedtheory.availability.sampling.successive_inclusion_probabilities` at that
     :math:`k`, which must be an integer (up to 1e-9)."""
-    owner = "successive_sampling_inclusion"
-    p = Array(ndim=1, low=0.0, high=1.0, min_size=0).check(p, "p", owner, {})
-    k = round(float(p.sum()))
-    if k < 1 or abs(p.sum() - k) > 1e-9:
-        raise ParameterError(
-            f"The 'p' parameter of {owner} must sum to an integer k >= 1. "
-            f"Got sum {p.sum():g} instead."
-        )
-    return successive_inclusion_probabilities(p, k)
+    return successive_inclusion_probabilities(p, round(float(p.sum())))
 
 
+@declare(p=_Allocation())
 def e3cs_successive_sampling(*, p=(0.9, 0.6, 0.3, 0.2)) -> Erratum:
     r"""E3CS: selection with ``torch.multinomial(p, k, replacement=False)`` is claimed to give
     :math:`\mathbb E\mathbb 1_{i\in A_t}=p_{i,t}`; successive sampling does not."""
-    p = Array(ndim=1, low=0.0, high=1.0, min_size=0).check(p, "p", "e3cs_successive_sampling", {})
     incl = successive_sampling_inclusion(p)
     k = round(float(p.sum()))
     hyp = {

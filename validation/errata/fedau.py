@@ -6,10 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.bounds import fedau
-from fedtheory.constraints import Integer, Real
+from fedtheory.constraints import Integer, Real, declare
 from fedtheory.validation.errata.record import Erratum, erratum
 
 
+@declare(
+    L=Real(1e-6, 1e6),  # L^2 and 1/L stay finite
+    I=Integer(1),
+    N=Integer(2, 10**6),  # [N] arrays
+    p=Real(0.0, 1.0, low_open=True),
+    ge_fraction=Real(0.0, 1.0, low_open=True),
+    finite_result=True,  # omega_n = 1/p_n overflows for a denormal p
+)
 def fedau_step_size_constant(
     *, L: float = 1.0, I: int = 5, N: int = 100, p: float = 0.5, ge_fraction: float = 0.6
 ) -> Erratum:
@@ -24,14 +32,6 @@ def fedau_step_size_constant(
     :math:`\Psi_G=0`), :math:`\gamma=1/(4\sqrt{15}LI)` and
     :math:`\gamma\eta\in(1/(4LI),1/(2LI)]` below :math:`N/(27LIQ)`. The lemma's conclusion is
     then computed exactly (:func:`fedau.quadratic_descent_step`) at several points."""
-    owner = "fedau_step_size_constant"
-    L = Real(low=1e-6, high=1e6).check(L, "L", owner, {})  # L^2 and 1/L stay finite
-    I = Integer(low=1).check(I, "I", owner, {})  # noqa: E741 (the paper's symbol)
-    N = Integer(low=2, high=10**6).check(N, "N", owner, {})  # [N] arrays
-    p = Real(low=0.0, high=1.0, low_open=True).check(p, "p", owner, {})
-    ge_fraction = Real(low=0.0, high=1.0, low_open=True).check(
-        ge_fraction, "ge_fraction", owner, {}
-    )
     sigma2 = 1.0
     omega = np.full(N, 1 / p)  # omega_n = 1/p_n: p_n omega_n = 1 for every n
     option1 = float(np.mean((p * omega - 1) ** 2))

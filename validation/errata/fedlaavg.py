@@ -6,10 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.bounds import fedlaavg
-from fedtheory.constraints import Integer, Real
+from fedtheory.constraints import Integer, Real, declare
 from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
 
+@declare(
+    e1=Real(),
+    e2=Real(),
+    gamma=Real(0.0, 0.5, low_open=True, high_open=True),  # below 1/L = 1/2
+    tau=Integer(1),
+    finite_result=True,  # the limit cycle of e_i near 1e308 overflows
+)
 def fedlaavg_equal_blocks(
     *, e1: float = 0.0, e2: float = 1.0, gamma: float = 0.05, tau: int = 5
 ) -> Erratum:
@@ -18,10 +25,6 @@ def fedlaavg_equal_blocks(
     the text, restored in brackets): "Note that [the limit equals x^*] only when [e_1=e_2]
     (data distributions are IID) or [t_1=t_2]." With equal blocks the limit cycle averages to
     :math:`x^*` exactly and only oscillates."""
-    owner = "fedlaavg_equal_blocks"
-    e1, e2 = Real().check(e1, "e1", owner, {}), Real().check(e2, "e2", owner, {})
-    gamma = Real(low=0.0, high=0.5, low_open=True, high_open=True).check(gamma, "gamma", owner, {})
-    tau = Integer(low=1).check(tau, "tau", owner, {})
     x_star = (e1 + e2) / 2
     avg_eq = float(fedlaavg.time_average.evaluate(e1=e1, e2=e2, gamma=gamma, t1=tau, t2=tau).total)
     amp = float(fedlaavg.equal_block_amplitude.evaluate(e1=e1, e2=e2, gamma=gamma, tau=tau).total)
@@ -61,6 +64,12 @@ def fedlaavg_equal_blocks(
     )
 
 
+@declare(
+    iterations=Integer(1, 10**5),  # a Python loop
+    N=Integer(2, 10**6),  # [N] arrays
+    gamma=Real(0.0, 1 / 8, low_open=True),  # gamma <= 1/(4L), L = 2
+    finite_result=True,  # the diverging iterate grows like |1 - 2 gamma N|^iterations
+)
 def fedlaavg_missing_one_over_n(
     iterations: int = 20, *, N: int = 20, gamma: float = 0.1
 ) -> Erratum:
@@ -70,12 +79,6 @@ def fedlaavg_missing_one_over_n(
     but lost its lines, so the line cannot be checked here; what is computed is that such a
     step is :math:`N` times the one of (3)-(4) ("the average latest gradient ... to update the
     global model parameters in (4)") and diverges where the average converges."""
-    owner = "fedlaavg_missing_one_over_n"
-    iterations = Integer(low=1, high=10**6).check(iterations, "iterations", owner, {})  # a loop
-    N = Integer(low=2, high=10**6).check(N, "N", owner, {})  # [N] arrays
-    # the diverging iterate grows like |1 - 2 gamma N|^iterations: it must stay finite
-    growth = (1 + np.exp(np.log(np.finfo(float).max / 10) / iterations)) / (2 * N)
-    gamma = Real(low=0.0, high=float(growth), low_open=True).check(gamma, "gamma", owner, {})
     e = np.linspace(-1.0, 1.0, N)  # f_i = (x - e_i)^2, L = 2, gamma <= 1/(4L)
     x_star = e.mean()
     with_n, without = 5.0, 5.0

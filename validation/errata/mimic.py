@@ -8,11 +8,12 @@ import torch
 
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds.mimic import objective_bias
-from fedtheory.constraints import Integer, Real
+from fedtheory.constraints import Real, Size, declare
 from fedtheory.problems import QuadraticProblem
 from fedtheory.validation.errata.record import NOTE_CLASS, Erratum, erratum
 
 
+@declare(rounds=Size(2), replicates=Size(2), e2=Real())
 def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 1.0) -> Erratum:
     r"""MimiC Remark 3 ("Convergence of FedAvg") says that with the usual global learning
     rates "the RHS of (14) except the term [objective mismatch] converges to zero", and that
@@ -24,10 +25,6 @@ def mimic_equal_dropout(*, rounds: int = 4000, replicates: int = 4, e2: float = 
     reconstruction), it stays positive with equal dropout (computed exactly over the four
     active sets), so (14) alone does not give case 2; the mean of :math:`\Omega^t`, which
     an unbiased aggregation makes vanish, does."""
-    owner = "mimic_equal_dropout"
-    rounds = Integer(low=2).check(rounds, "rounds", owner, {})
-    replicates = Integer(low=2).check(replicates, "replicates", owner, {})
-    e2 = Real().check(e2, "e2", owner, {})
     prob = QuadraticProblem.example1(e1=0.0, e2=e2)
     mask = TwoStateMarkov([0.5, 0.5], 0.0).sample(rounds, replicates=replicates, seed=0)
     res = objective_bias(prob, prob.optimum()[0], mask.numpy())

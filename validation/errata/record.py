@@ -14,9 +14,22 @@ paper states itself and is not counted as an erratum (:attr:`Erratum.is_erratum`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
+
+from fedtheory.constraints import (
+    Array,
+    Bool,
+    Constraint,
+    Exemplified,
+    Instance,
+    MappingOf,
+    Option,
+    Real,
+    Text,
+    declare,
+)
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 NOTE_CLASS = "note, not an erratum of the paper"
@@ -55,6 +68,48 @@ RELATIONS = (">", ">=", "<=", "==", "!=")
 """Relations a finding compares its two numbers with (:attr:`Erratum.compare`)."""
 
 
+class _Comparison(Constraint):
+    """A finding's comparison ``(measured, relation, bound)``: two names of the record's
+    ``values`` and a relation of :data:`RELATIONS`; returned as a tuple."""
+
+    def __init__(self):
+        self.none = False
+
+    def describe(self, args):
+        names = sorted(args.get("values") or {})
+        return f"a tuple (name, relation, name) with names in {names} and relation in {RELATIONS}"
+
+    def convert(self, value, args):
+        if not isinstance(value, tuple | list) or len(value) != 3:
+            return None
+        measured, relation, bound = value
+        names = args.get("values") or {}
+        ok = relation in RELATIONS and all(
+            isinstance(n, str) and n in names for n in (measured, bound)
+        )
+        return (measured, relation, bound) if ok else None
+
+    def hostile(self):
+        return [*super().hostile(), ("string", "a > b"), ("unknown relation", ("a", "<>", "a")),
+                ("unknown name", ("no_such_value", ">", "no_such_value"))]  # fmt: skip
+
+    def example(self, args):
+        first, *rest = args.get("values") or {"value": 0.0}
+        return (first, ">=", rest[0] if rest else first)
+
+
+_VALUES = Exemplified(
+    MappingOf(Real(), plural="numbers"), lambda args: {"measured": 1.0, "bound": 0.0}
+)
+_RECORD = dict(
+    key=Text(), statement=Text(), finding=Text(), instance=Text(), computed=Text(),
+    values=_VALUES, kind=Option(*CLASSES), advice=Text(), compare=_Comparison(), source=Text(),
+    hypotheses=MappingOf(Bool(), plural="bools"),
+)  # fmt: skip
+"""The fields of an :class:`Erratum` but its verdict (which :func:`erratum` computes)."""
+
+
+@declare(verdict=Option(*VERDICTS), **_RECORD)
 @dataclass(frozen=True)
 class Erratum:
     """Outcome of one erratum check."""
@@ -65,28 +120,15 @@ class Erratum:
     instance: str
     computed: str  # what fedtheory computes, in words and numbers
     verdict: str  # one of VERDICTS
-    values: Mapping[str, float] = field(default_factory=dict)
-    kind: str = ""  # one of CLASSES
-    advice: str = ""  # what a reader of the paper should do
+    values: Mapping[str, float]
+    _: KW_ONLY
+    kind: str  # one of CLASSES
+    advice: str  # what a reader of the paper should do
     # the finding as "values[measured] relation values[bound]" (the numbers the report shows)
-    compare: tuple[str, str, str] = ("", "", "")
-    source: str = ""  # where the paper states it: section, equation, or "slides only"
+    compare: tuple[str, str, str]
+    source: str  # where the paper states it: section, equation, or "slides only"
     # every hypothesis the entry says the instance satisfies -> whether it does (computed)
     hypotheses: Mapping[str, bool] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-        if self.kind not in CLASSES:
-            raise ValueError(f"kind must be one of {CLASSES}, got {self.kind!r}")
-        measured, relation, bound = self.compare
-        if relation not in RELATIONS or {measured, bound} - set(self.values):
-            raise ValueError(
-                f"compare must be (name, relation, name) with names in values "
-                f"{sorted(self.values)} and relation in {RELATIONS}, got {self.compare!r}"
-            )
-        if not all(isinstance(v, bool) for v in self.hypotheses.values()):
-            raise ValueError(f"hypotheses must map names to bool, got {dict(self.hypotheses)}")
 
     @property
     def measured(self) -> float:
@@ -109,6 +151,7 @@ class Erratum:
         return all(self.hypotheses.values())
 
 
+@declare(shown=Bool(none=True), **_RECORD)
 def erratum(
     key: str,
     statement: str,
@@ -137,16 +180,26 @@ def erratum(
                    hypotheses=hypotheses)  # fmt: skip
 
 
+@declare(x=Array())
 def on_simplex(x) -> bool:
     """Whether ``x`` is a probability vector (non-negative, summing to 1 up to 1e-12)."""
-    return bool(np.all(x >= 0) and abs(x.sum() - 1) <= 1e-12)
+    return bool(np.all((x >= 0) & (x <= 1)) and abs(x.sum() - 1) <= 1e-12)
 
 
+@declare(h=MappingOf(Bool(), plural="bools"))
 def hypotheses_text(h: Mapping[str, bool]) -> str:
     """``name: yes; other: NO`` for the hypotheses an entry names."""
     return "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in h.items())
 
 
+def _example() -> Erratum:
+    """A valid record (the generated tests' example of an :class:`Erratum` argument)."""
+    return Erratum("example", "statement", "finding", "instance", "computed", "refuted",
+                   {"measured": 0.0, "bound": 1.0}, kind=CLASSES[0], advice="advice",
+                   compare=("measured", ">", "bound"), source="source")  # fmt: skip
+
+
+@declare(e=Exemplified(Instance(Erratum), lambda args: _example()))
 def format_erratum(e: Erratum) -> str:
     """Plain-text block for one erratum."""
     measured, relation, bound = e.compare
