@@ -14,9 +14,9 @@ denormal, the largest size): each is refused or gives finite numbers. The valid 
 value is put into comes from the contract table (``test_public_api_contract.CONTRACT``) or
 is generated from the declaration's examples.
 
-A public callable that declares nothing must be in :data:`UNDECLARED_FILE` (the callables
-still checked by hand, a list that may only shrink) or take no input; a new public
-callable without a declaration fails :func:`test_every_public_callable_declares_its_parameters`.
+Every public callable that takes input declares its parameters (those of
+``fedtheory.validation`` included); one without a declaration fails
+:func:`test_every_public_callable_declares_its_parameters`.
 """
 
 from __future__ import annotations
@@ -94,10 +94,6 @@ from fedtheory.verdict import (
     rounding_floor,
 )
 from tests.test_public_api_contract import CONTRACT, EXEMPT
-
-UNDECLARED_FILE = Path(__file__).with_name("undeclared_public_api.txt")
-"""The public callables whose parameters are still checked by hand, one ``module:name`` a
-line: a callable that gains a declaration must leave it."""
 
 CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
@@ -186,15 +182,11 @@ def _declared(obj: Any) -> dict[str, Constraint] | None:
 
 
 def test_every_public_callable_declares_its_parameters():
-    lines = UNDECLARED_FILE.read_text().splitlines()
-    undeclared = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-    missing = {k for k, v in PUBLIC.items() if _declared(v) is None} - undeclared
+    missing = {k for k, v in PUBLIC.items() if _declared(v) is None}
     assert not missing, (
         f"public callables without declared parameters: {sorted(missing)}; declare them with "
         "fedtheory.constraints.declare (docs/ARCHITECTURE.md, 'A new public function')"
     )
-    stale = {k for k in undeclared if k not in PUBLIC or _declared(PUBLIC[k]) is not None}
-    assert not stale, f"remove from {UNDECLARED_FILE.name} (declared or gone): {sorted(stale)}"
 
 
 # --- generated fuzz ----------------------------------------------------------------------

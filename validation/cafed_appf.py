@@ -77,7 +77,8 @@ import numpy as np
 import torch
 
 from fedtheory.availability.builders import cafed_population
-from fedtheory.constraints import Bool
+from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import Bool, declare
 from fedtheory.data import FederatedDataset, cafed_clustered
 from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
@@ -224,21 +225,31 @@ def _algorithm(name: str, s: dict, problem, process, lr: float, server_lr: float
     }[name]()
 
 
+@declare("rounds")
 def logged_rounds(rounds: int) -> np.ndarray:
     """The rounds whose test accuracy the authors' code logs (``run_experiment.py`` lines
     144 and 161-162): 0 before training, then after round ``ii + 1`` where ``ii < 40 and
     ii % 3 == 1`` or ``ii % 10 == 9`` (``--log_freq 10``): 28 rounds of 150. Fig. 3's
     "time-average test accuracy" is their running mean (``utils/plots.py``,
     ``smooth_results`` with ``discount_coeff=1``)."""
-    after = [ii + 1 for ii in range(rounds) if (ii < 40 and ii % 3 == 1) or ii % 10 == 9]
-    return np.array([0, *after])
+    # the round index ii and its masks: about 40 bytes a round
+    check_bytes(40 * rounds, "logged_rounds", what=f"{rounds} rounds", fixes="fewer rounds")
+    ii = np.arange(rounds)
+    logged = ((ii < 40) & (ii % 3 == 1)) | (ii % 10 == 9)
+    return np.concatenate([[0], ii[logged] + 1])
 
 
+@declare("replicates", "dim", bias=Bool())
 def code_initial_models(replicates: int, dim: int, *, bias: bool) -> np.ndarray:
     """``[R, dim (+1)]``: torch's default ``nn.Linear(dim, 1)`` initialisation after
     ``torch.manual_seed(r)`` for run seed ``r = 0..R-1``, as the code builds every model
     (``utils/utils.py`` lines 113 and 58, ``models.py`` line 12): the weights, then the bias
     (the last feature) where ``bias``. Torch's global generator is left as it was."""
+    what = f"{replicates} models of {dim + 1} parameters"
+    check_bytes(16 * (replicates + 1) * (dim + 1), "code_initial_models", what=what,
+                fixes="fewer replicates or a smaller dim")  # fmt: skip
+    check_seconds(seconds(rounds=replicates, cells=replicates * dim), "code_initial_models",
+                  what=what, fixes="fewer replicates or a smaller dim")  # fmt: skip
     rows = []
     with torch.random.fork_rng(devices=[]):
         for r in range(replicates):

@@ -19,6 +19,9 @@ import numpy as np
 
 from fedtheory.availability import AlternatingBlocks
 from fedtheory.bounds import fedlaavg
+from fedtheory.constraints import MAX_SIZE, Real, declare
+from fedtheory.constraints import Size as SizeIn
+from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, simulate
 from fedtheory.validation import plots
@@ -41,11 +44,28 @@ def settings(size: Size) -> dict:
     return {"e1": 0.0, "e2": 1.0, "t1": 9, "t2": 1, "tau": 5, "x0": 5.0, "gammas": gammas}
 
 
+@declare(gamma=Real(0, 1, low_open=True, high_open=True), period=SizeIn())
 def limit_cycle_rounds(gamma: float, period: int) -> int:
-    """Whole periods of rounds after which the transient of step ``gamma`` is below
-    ``CONVERGED``, plus one more period."""
-    need = math.log(CONVERGED) / math.log(abs(1 - 2 * gamma))
-    return period * (math.ceil(need / period) + 1)
+    r"""Whole periods of rounds after which the transient :math:`|r|^t`,
+    :math:`r=1-2\gamma` (:math:`x_{t+1}-e_i=r(x_t-e_i)`, Example 1), is below
+    ``CONVERGED``, plus one more period; :math:`0<\gamma<1` is the limit cycle's hypothesis
+    (:math:`|r|<1`). More than ``MAX_SIZE`` rounds (a step too small) is refused."""
+    nearest_end = min(gamma, 1 - gamma)  # |r| = 1 - 2 * nearest_end, log1p accurate near 0
+    # gamma = 1/2: r = 0, the first round lands on the cycle
+    need = math.log(CONVERGED) / math.log1p(-2 * nearest_end) if nearest_end < 0.5 else 0.0
+    if need > MAX_SIZE:
+        raise ParameterError(
+            f"The 'gamma' parameter of limit_cycle_rounds must leave a transient below "
+            f"{CONVERGED:g} within {MAX_SIZE} rounds (|1 - 2*gamma|**{MAX_SIZE} < {CONVERGED:g}). "
+            f"Got {gamma!r} instead."
+        )
+    rounds = period * (math.ceil(need / period) + 1)
+    if rounds > MAX_SIZE:
+        raise ParameterError(
+            f"The 'period' parameter of limit_cycle_rounds must leave at most {MAX_SIZE} "
+            f"rounds (whole periods past the transient of gamma={gamma!r}). Got {period!r} instead."
+        )
+    return rounds
 
 
 def _limit_cycle(s: dict, t1: int, t2: int) -> dict[str, np.ndarray]:

@@ -27,6 +27,9 @@ import numpy as np
 from fedtheory import rng
 from fedtheory.availability import Bernoulli, Cyclic, TwoStateMarkov
 from fedtheory.bounds import fedau
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, declare
+from fedtheory.constraints import Size as SizeIn
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     MIFA,
@@ -127,10 +130,14 @@ def _cutoff_geometric(s: dict) -> dict[str, np.ndarray]:
             "variance_by_sum": exact[:, 1]}  # fmt: skip
 
 
+@declare(p=Array(ndim=1, low=0.0, high=1.0, low_open=True), K=SizeIn())
 def cutoff_moments_by_sum(p: np.ndarray, K: int) -> np.ndarray:
-    r"""Mean and variance ``[2, P]`` of :math:`S=\min(G,K)` as finite sums over its law,
+    r"""Mean and variance ``[2, P]`` of :math:`S=\min(G,K)`, :math:`G\sim\mathrm{Geom}(p)`,
+    :math:`p\in(0,1]` (FedAU, proof of Theorem 3), as finite sums over its law,
     :math:`P(S=k)=(1-p)^{k-1}p` for :math:`k<K` and :math:`P(S=K)=(1-p)^{K-1}`: exact up to
     rounding, independent of the closed forms they check."""
+    what = f"{K} x {p.size} probabilities and their moments"
+    check_bytes(32 * K * p.size, "cutoff_moments_by_sum", what=what, fixes="a smaller K")
     k = np.arange(1, K + 1)[:, None]  # [K, 1]
     pmf = (1 - p) ** (k - 1) * np.where(k < K, p, 1.0)  # [K, P]
     mean = (k * pmf).sum(axis=0)

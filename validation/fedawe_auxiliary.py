@@ -32,9 +32,13 @@ import torch
 
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.bounds import fedawe
+from fedtheory.budget import check_bytes
+from fedtheory.constraints import Array, BoolArray, Exemplified, Fields, Instance, checking, declare
+from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE
 from fedtheory.sim.local import local_sgd
+from fedtheory.sim.schedules import Constant
 from fedtheory.validation import plots
 from fedtheory.validation.fedawe_statements import NAMES, processes, run_fedawe, staleness
 from fedtheory.validation.kinds import part
@@ -66,12 +70,41 @@ def _mean_active(v: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.sum(v * mask[..., None], axis=2, keepdims=True) / count
 
 
+@declare(
+    finite_result=True,
+    problem=Exemplified(
+        Instance(QuadraticProblem), lambda args: QuadraticProblem.random(2, 2, mu=0.5, L=2.0)
+    ),
+    alg=Exemplified(
+        Fields(FedAWE, client_lr=Instance(Constant), server_rate=Instance(Constant)),
+        lambda args: FedAWE(local_steps=2, lr=0.05, server_lr=1.5),
+    ),
+    x=Exemplified(
+        Array(shape=(None, None, "problem.num_clients", "problem.dim")),
+        lambda args: np.ones((1, 4, args["problem"].num_clients, args["problem"].dim)),
+    ),
+    mask=Exemplified(
+        BoolArray(shape=("x[0]", None, "x[2]")),
+        lambda args: np.ones((1, 3, args["problem"].num_clients), dtype=bool),
+    ),
+)
 def auxiliary(problem, alg, mask: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
-    """Definition 1's :math:`z` ``[R, T, N, d]`` from a run (``mask [R, T, N]``, client
+    r"""Definition 1's :math:`z` ``[R, T, N, d]`` from a run (``mask [R, T, N]``, client
     models ``x [R, T+1, N, d]``) and the prediction of :math:`z^{t+1}` by (7)/(8), with the
-    mask of each prediction (``active [R, T-1, N]``)."""
+    mask of each prediction (``active [R, T-1, N]``). The identities hold at constant rates
+    :math:`\eta_l,\eta_g` (a FedAWE of constant ``lr`` and ``server_lr``)."""
     r, T, n = mask.shape
-    eta = alg.client_lr(0) * alg.server_rate(0)  # constant rates (checked by the caller)
+    if checking() and x.shape[1] != T + 1:
+        raise ParameterError(
+            f"The 'x' parameter of auxiliary must hold the T + 1 = {T + 1} client models "
+            f"[R, T+1, N, d] of the run whose mask [R, T, N] is given. Got shape {x.shape} "
+            "instead."
+        )
+    # about twelve [R, T, N, d] arrays: z, gradients, local innovations, both predictions
+    check_bytes(
+        12 * 8 * x.size, "auxiliary", what=f"arrays like x {x.shape}", fixes="a shorter run"
+    )
+    eta = alg.client_lr(0) * alg.server_rate(0)  # constant rates (declared)
     s = alg.local_steps
     gap = staleness(mask)  # [R, T, N] t - tau_i(t)
     first = np.arange(T)[None, :, None] - gap + 1  # tau_i(t) + 1

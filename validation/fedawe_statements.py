@@ -26,17 +26,20 @@ The interleaved sine breaks Assumption 1 (:math:`p_i^t=0` in some rounds): its r
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import torch
 
 from fedtheory import rng
-from fedtheory.availability import NonStationary
+from fedtheory.availability import AvailabilityProcess, NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.bounds import fedawe
-from fedtheory.constraints import BoolArray, Exemplified, declare
-from fedtheory.problems import QuadraticProblem, fused
+from fedtheory.budget import check_bytes, check_seconds, seconds
+from fedtheory.constraints import Array, BoolArray, Either, Exemplified, Instance, Real, declare
+from fedtheory.constraints import Size as SizeIn
+from fedtheory.problems import FederatedProblem, QuadraticProblem, fused
 from fedtheory.sim import FedAWE, simulate
 from fedtheory.sim.local import local_sgd
 from fedtheory.validation import plots
@@ -170,6 +173,19 @@ def lemma2_plot(data, s, fig):
 
 
 # --- Proposition 1 -----------------------------------------------------------------------
+@declare(
+    "rounds",
+    "replicates",
+    "seed",
+    problem=Exemplified(
+        Instance(FederatedProblem), lambda args: QuadraticProblem.random(2, 2, mu=0.5, L=2.0)
+    ),
+    proc=Exemplified(
+        Instance(AvailabilityProcess), lambda args: NonStationary([0.5, 0.9], dynamics="sine")
+    ),
+    alg=Exemplified(Instance(FedAWE), lambda args: FedAWE(local_steps=2, lr=0.05)),
+    w0=Either(Array(shape=("problem.dim",)), Array(shape=("replicates", "problem.dim"))),
+)
 def run_fedawe(problem, proc, alg, *, rounds: int, replicates: int, seed: int, w0):
     """FedAWE run by :func:`~fedtheory.sim.simulate`, recording every round: the mask
     ``[R, T, N]``, echo factors ``[R, T, N]`` and client models ``[R, T+1, N, d]`` (entry 0:
@@ -432,20 +448,43 @@ def lemma4_plot(data, s, fig):
 
 
 # --- Lemma 5 -----------------------------------------------------------------------------
+@declare(
+    "steps",
+    "lr",
+    finite_result=True,
+    e0=Array(ndim=1),
+    A=Array(shape=("e0[0]", "e0[0]")),
+    sigma2=Real(0.0),
+)
 def lemma5_exact(A: np.ndarray, e0: np.ndarray, *, steps: int, lr: float, sigma2: float) -> float:
     r"""Exact :math:`\mathbb E\|\sum_{r<s}(\nabla F(x^{(r)})-\nabla F(x^{(0)}))\|^2` for
     :math:`F(x)=\frac12(x-u)^\top A(x-u)`, :math:`e_0=x^{(0)}-u`, SGD with additive
     zero-mean noise of covariance :math:`(\sigma^2/d)I`: with :math:`P=I-\eta A`,
     :math:`\sum_r\nabla F(x^{(r)})-\nabla F(x^{(0)})=A\sum_r(P^r-I)e_0-\eta A\sum_{k<s-1}
-    \big(\sum_{r=k+1}^{s-1}P^{r-1-k}\big)\xi_k`."""
+    \big(\sum_{r=k+1}^{s-1}P^{r-1-k}\big)\xi_k`, where the inner sum is the partial sum
+    :math:`\sum_{j\le s-2-k}P^j` (``s`` steps: :math:`O(s\log s)` products of ``[d, d]``)."""
     d = A.shape[0]
+    check_bytes(
+        16 * steps * d * d,
+        "lemma5_exact",
+        what=f"{steps} powers [{d}, {d}] and their partial sums",
+        fixes="fewer steps",
+    )
+    work = seconds(rounds=steps, flops=2 * steps * math.log2(steps + 1) * d**3)
+    check_seconds(
+        work, "lemma5_exact", what=f"{steps} matrix powers [{d}, {d}]", fixes="fewer steps"
+    )
     P = np.eye(d) - lr * A
-    powers = [np.linalg.matrix_power(P, r) for r in range(steps)]
+    powers = np.empty((steps, d, d))
+    for r in range(steps):
+        powers[r] = np.linalg.matrix_power(P, r)
     mean = A @ sum(pw - np.eye(d) for pw in powers) @ e0
+    partial = np.cumsum(powers, axis=0)  # [s, d, d] sum_{j <= m} P^j
     var = 0.0
     for k in range(steps - 1):
-        S = sum(powers[r - 1 - k] for r in range(k + 1, steps))
-        var += lr**2 * np.sum((A @ S) ** 2) * sigma2 / d
+        var += (
+            lr * lr * np.sum((A @ partial[steps - 2 - k]) ** 2) * sigma2 / d
+        )  # overflow: inf, refused
     return float(mean @ mean + var)
 
 
@@ -542,9 +581,20 @@ def lemma5_plot(data, s, fig):
 
 
 # --- Lemma 4 on random populations, through the user's path (theorem_check) ---------------
+@declare("seed", delta=Real(0.0, 1.0, low_open=True), m=SizeIn(2))
 def population_rho(*, delta: float, m: int, seed: int) -> float:
     r"""Exact :math:`\rho` of ``m`` clients with :math:`p_i=\delta+(1-\delta)U_i`,
-    :math:`U_i\sim\mathcal U(0,1)` from ``seed``, one client at :math:`p=\delta`."""
+    :math:`U_i\sim\mathcal U(0,1)` from ``seed``, one client at :math:`p=\delta`
+    (Assumption 1: :math:`p_i\ge\delta>0`; Lemma 4's :math:`\rho` needs :math:`m\ge2`)."""
+    check_bytes(
+        32 * m * m, "population_rho", what=f"a moment matrix [{m}, {m}]", fixes="fewer clients m"
+    )
+    check_seconds(
+        seconds(flops=2 * m**3),
+        "population_rho",
+        what=f"the eigenvalues of a [{m}, {m}] matrix",
+        fixes="fewer clients m",
+    )
     u = rng.numpy_rng(seed, 0, rng.DATA).random(m)
     u[0] = 0.0
     return float(fedawe.mixing_rho(delta + (1 - delta) * u))

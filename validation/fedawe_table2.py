@@ -62,6 +62,8 @@ import torch
 
 from fedtheory.availability import NonStationary
 from fedtheory.availability.nonstationary import DYNAMICS, class_probabilities
+from fedtheory.constraints import VOCABULARY, Array, Constraint, Names, Option, Real
+from fedtheory.constraints import Size as SizeIn
 from fedtheory.data import load_digits_federated
 from fedtheory.problems import MLPProblem, fused
 from fedtheory.sim import (
@@ -188,6 +190,76 @@ def settings(size: Size) -> dict:
             "clip": 0.5, "tuning_seed": 1000}  # fmt: skip
 
 
+#: eta_0, the initial local rate of the schedule eta_0/sqrt(t/10+1) (App. J.2)
+RATE = Real(0.0, low_open=True)
+#: F3AST's first availability estimate: a value of CHOICES
+F3AST_INITIAL = Option(*CHOICES["F3AST's first estimate"])
+#: FedAWE's clip norm of the aggregated update (the code's), None for none
+CLIP = Real(0.0, low_open=True, none=True)
+
+
+class _Rates(Constraint):
+    r"""A mapping holding :math:`\eta_0` (a positive real) for every algorithm of
+    :data:`ALGORITHMS` (Table 7's keys); returned as a dict of floats."""
+
+    def describe(self, args):
+        return f"a mapping (dict) of a positive eta_0 for each of {', '.join(ALGORITHMS)}"
+
+    def convert(self, value, args):
+        if not isinstance(value, dict) or any(a not in value for a in ALGORITHMS):
+            return None
+        rates = {k: RATE.convert(v, args) for k, v in value.items()}
+        return rates if all(v is not None for v in rates.values()) else None
+
+    def hostile(self):
+        return [
+            *super().hostile(),
+            ("string", "0.1"),
+            ("empty", {}),
+            ("zero rate", TABLE_7 | {"fedawe": 0.0}),
+            ("nan rate", TABLE_7 | {"mifa": np.nan}),
+        ]
+
+    def example(self, args):
+        return dict(TABLE_7)
+
+
+class _RunChoices(Constraint):
+    """The unforced choices of a run: a mapping holding ``f3ast_initial`` (a value of
+    :data:`CHOICES`) and ``clip`` (a positive real, None, or ``"mlp"``: :func:`mlp_clip`);
+    returned as given."""
+
+    def describe(self, args):
+        estimates = ", ".join(F3AST_INITIAL.choices)
+        return (
+            f"a mapping (dict) holding f3ast_initial (one of {estimates}) and clip (a positive "
+            "real, None or 'mlp')"
+        )
+
+    def convert(self, value, args):
+        if not isinstance(value, dict) or not {"f3ast_initial", "clip"} <= set(value):
+            return None
+        clip = value["clip"]
+        mlp = isinstance(clip, str) and clip == "mlp"
+        clip_ok = clip is None or mlp or CLIP.convert(clip, args) is not None
+        estimate_ok = F3AST_INITIAL.convert(value["f3ast_initial"], args) is not None
+        return value if clip_ok and estimate_ok else None
+
+    def hostile(self):
+        good = self.example({})
+        return [
+            *super().hostile(),
+            ("string", "1/2"),
+            ("empty", {}),
+            ("zero clip", good | {"clip": 0.0}),
+            ("unknown estimate", good | {"f3ast_initial": "1"}),
+        ]
+
+    def example(self, args):
+        return {"f3ast_initial": "1/2", "clip": 0.5}
+
+
+@part("fedawe-table2", seed=VOCABULARY["seed"])
 def dataset(s: dict, seed: int):
     """The digits split over the clients (Dirichlet class proportions), the held-out test
     samples, and each client's class proportions ``[N, C]``."""
@@ -199,12 +271,20 @@ def dataset(s: dict, seed: int):
     return train, test, nu
 
 
+@part("fedawe-table2", dimension=SizeIn())
 def mlp_clip(s: dict, dimension: int) -> float:
     r"""The clip norm scaled to the MLP: :math:`0.5\sqrt{d_\text{MLP}/d_\text{CNN}}`, the same
     threshold per coordinate (root mean square) as 0.5 on the SVHN CNN."""
     return s["clip"] * float(np.sqrt(dimension / CNN_PARAMETERS))
 
 
+@part(
+    "fedawe-table2",
+    marginals=Array(ndim=1, low=0.0, high=1.0),
+    eta0=_Rates(),
+    f3ast_initial=F3AST_INITIAL,
+    clip=CLIP,
+)
 def algorithms(
     s: dict, marginals: np.ndarray, eta0: dict[str, float], *, f3ast_initial: str = "1/2",
     clip: float | None = 0.5,
@@ -283,6 +363,7 @@ CHANGE = {
 }
 
 
+@part("fedawe-table2", names=Names(ALGORITHMS), config=_RunChoices())
 def tune(s: dict, names, config: dict) -> tuple[dict[str, float], dict[str, tuple[float, ...]]]:
     r"""Each algorithm's :math:`\eta_0` by App. J.2's procedure on the stand-in: "the best
     performance after" the run (final training accuracy, stationary dynamics, a draw of its
@@ -317,6 +398,7 @@ def tune(s: dict, names, config: dict) -> tuple[dict[str, float], dict[str, tupl
     return tuned, grids
 
 
+@part("fedawe-table2", names=Names(ALGORITHMS))
 def configurations(s: dict, names) -> tuple[dict[str, dict], dict[str, dict]]:
     """The judged configuration (key ``""``) and one per varied value (:data:`VARIANTS`),
     and the grid each tuned algorithm was searched on. The step sizes are re-tuned under
