@@ -179,6 +179,8 @@ class _Page(HTMLParser):
 
 
 NAMES = ["example1-fedavg", "errata"]
+FEDLAAVG = pytest.mark.paper("fedlaavg")
+"""The tests that run the quickest statement validation, FedLaAvg's Example 1."""
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +195,7 @@ def report_run(tmp_path_factory):
     return outcomes, out, messages
 
 
+@FEDLAAVG
 def test_report_written_and_resume_reuses_data(report_run):
     outcomes, tmp_path, messages = report_run
     names = NAMES
@@ -233,6 +236,7 @@ def test_report_written_and_resume_reuses_data(report_run):
     assert np.allclose(frame.measured, [float(r["measured"]) for r in csv_rows])
 
 
+@FEDLAAVG
 def test_report_header_counts_statements_apart_from_the_errata_table(report_run):
     outcomes, tmp_path, _ = report_run
     report = (tmp_path / "report.md").read_text()
@@ -362,6 +366,7 @@ def test_report_opens_with_a_summary_the_rows_to_look_at_and_the_definitions(tmp
     assert "No row is violated, reversed, inconclusive or an erratum." in quiet
 
 
+@FEDLAAVG
 def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_path):
     _, out, _ = report_run
     names = NAMES
@@ -382,6 +387,7 @@ def test_report_html_is_self_contained_with_contents_and_links(report_run, tmp_p
     assert "contents" in page.ids and set(names) <= page.ids
 
 
+@FEDLAAVG
 def test_figures_and_reports_follow_the_umask(report_run):
     _, out, _ = report_run  # written under umask 022
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -389,6 +395,7 @@ def test_figures_and_reports_follow_the_umask(report_run):
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
 
 
+@FEDLAAVG
 def test_changed_settings_are_recomputed(tmp_path):
     run(["example1-fedavg"], tmp_path, size="tiny", progress=lambda m: None)
     messages = []
@@ -396,6 +403,7 @@ def test_changed_settings_are_recomputed(tmp_path):
     assert "data reused" not in messages[-1]
 
 
+@FEDLAAVG
 def test_changed_code_is_recomputed(tmp_path, monkeypatch):
     import fedtheory.validation.runner as runner
 
@@ -406,8 +414,10 @@ def test_changed_code_is_recomputed(tmp_path, monkeypatch):
     assert "data reused" not in messages[-1]
 
 
-@pytest.mark.parametrize(("edited", "check"), [("cafed_theorem2.py", "cafed-weights"),
-                                               ("ERRATA.md", "errata")])  # fmt: skip
+@pytest.mark.parametrize(("edited", "check"), [
+    pytest.param("cafed_theorem2.py", "cafed-weights", marks=pytest.mark.paper("cafed")),
+    ("ERRATA.md", "errata"),
+])  # fmt: skip
 def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, check, monkeypatch):
     # cafed-weights calls cafed_theorem2; errata reads ERRATA.md: an edit of either is a
     # code change for them
@@ -428,6 +438,7 @@ def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, check, 
         dependencies.clear_cache()
 
 
+@FEDLAAVG
 def test_a_crashing_validation_is_not_swallowed(tmp_path, monkeypatch):
     check = CHECKS["example1-fedavg"]
 
@@ -471,7 +482,7 @@ def test_markdown_and_html_writers(tmp_path):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda tmp: run(["example1-fedavg"], tmp, size="huge"),
+        pytest.param(lambda tmp: run(["example1-fedavg"], tmp, size="huge"), marks=FEDLAAVG),
         lambda tmp: run(["nope"], tmp, size="tiny"),
         lambda tmp: run([], tmp, size="tiny"),
         lambda tmp: compare_mean_upper_bound("c", "r", [1.0, 2.0], 3.0, confidence=1.5),
@@ -500,6 +511,7 @@ def test_cli_list_and_unknown_check(capsys, tmp_path):
     assert main(["validate", "--check", "nope", "--out", str(tmp_path)]) == 2
 
 
+@FEDLAAVG
 def test_cli_runs_one_validation_at_tiny_size(capsys, tmp_path):
     assert (
         main(["validate", "--check", "example1-fedavg", "--size", "tiny", "--out", str(tmp_path)])
@@ -521,7 +533,7 @@ def test_cli_sizes_are_the_registry_sizes():
 E3CS_ERRATUM = pytest.mark.paper("e3cs")  # the evidence rows cite an E3CS erratum
 
 
-@pytest.mark.paper("fedlaavg")  # the rows are given to FedLaAvg's Example 1 validation
+@FEDLAAVG  # the rows are given to FedLaAvg's Example 1 validation
 @pytest.mark.parametrize(
     ("rows", "flags", "status"),
     [
@@ -578,6 +590,7 @@ def _report_labels(report: str) -> list[tuple[str, str]]:
     return [tuple(c.strip() for c in line.strip("|").split(" | ")[-2:]) for line in table]
 
 
+@FEDLAAVG
 def test_csv_summary_line_and_report_agree_on_every_label(report_run, tmp_path):
     """verdicts.csv, the progress line and report.md print each row's one label and ratio,
     on a real tiny run and on rows of every label kind (a bound of 0 among them)."""
