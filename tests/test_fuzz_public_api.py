@@ -798,7 +798,7 @@ def run_size_probes(probes: list[str]) -> dict[str, str]:
 
 
 def test_every_size_is_refused_before_allocating_under_a_2_gib_address_space(capsys):
-    """Every declared size parameter at 10^7, 10^8 and 10^9 (513 probes) under RLIMIT_AS
+    """Every declared size parameter at 10^7, 10^8 and 10^9 (567 probes) under RLIMIT_AS
     2 GiB: refused or answered, never a MemoryError, a raw error, a NaN, a hang or a crash."""
     outcomes = run_size_probes(size_probes())
     totals = Counter(o.split(" ")[0] for o in outcomes.values())
