@@ -5,7 +5,8 @@ moments and from sympy's adaptive-precision evaluation (``evalf`` to 40 signific
 inputs taken as exact rationals) for every other exact entry; the float64 path of
 ``Theorem.evaluate`` (the stable forms of ``Theorem.numeric`` where a theorem has them) must
 agree to ``EDGE_RTOL`` relative, times the problem's condition number at the point (which
-is O(1) except where the inputs themselves nearly cancel, e.g. sigma_t = k/K)."""
+is O(1) except where the inputs themselves nearly cancel, e.g. sigma_t = k/K). FedAU's
+statements are imported inside its tests, so that the file runs in a copy without FedAU."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.bounds import CATALOGUE, fedau
+from fedtheory.bounds import CATALOGUE
 from fedtheory.bounds.symbols import NOTATION
 from fedtheory.errors import ParameterError
 
@@ -46,6 +47,8 @@ def test_cutoff_closed_forms_equal_the_law_in_rationals(K):
 
 @pytest.mark.parametrize("K", [1, 2, 3, 10, 50, 400])
 def test_cutoff_geometric_moments_tight_against_exact_rationals(K):
+    from fedtheory.bounds import fedau
+
     ps = np.concatenate([np.logspace(-12, 0, 25), [0.5 / K, 1 - 1e-9, 1 - 1e-12]])
     mean = fedau.cutoff_mean.evaluate(p=ps, K_cut=K).total
     var = fedau.cutoff_variance.evaluate(p=ps, K_cut=K).total
@@ -56,6 +59,8 @@ def test_cutoff_geometric_moments_tight_against_exact_rationals(K):
 
 
 def test_cutoff_variance_tight_at_the_issue_point():
+    from fedtheory.bounds import fedau
+
     # issue 12: the published form gave 48.0 here; the true value is 4.042498e-4
     v = float(fedau.cutoff_variance.evaluate(p=1e-8, K_cut=50).total)
     _, exact = _cutoff_exact(1e-8, 50)
@@ -64,6 +69,8 @@ def test_cutoff_variance_tight_at_the_issue_point():
 
 
 def test_cutoff_published_form_cancels_where_the_stable_form_does_not():
+    from fedtheory.bounds import fedau
+
     # metamorphic: the statement's own form, lambdified, loses the value at small p
     naive = sp.lambdify([NOTATION["p"].symbol, NOTATION["K_cut"].symbol], fedau.CUTOFF_VARIANCE)
     _, exact = _cutoff_exact(1e-8, 50)

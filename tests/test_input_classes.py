@@ -1,5 +1,7 @@
 """Regression tests of the input classes the fuzz draws (``tests/test_fuzz_public_api.py``,
-``test_every_input_class_is_refused_or_answered``): one test per class of fix."""
+``test_every_input_class_is_refused_or_answered``): one test per class of fix. A paper's
+modules are imported inside the tests that use them, so that the file runs in a copy without
+that paper."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ import pytest
 import torch
 
 from fedtheory.availability import TraceReplay
-from fedtheory.bounds import e3cs, fedau
 from fedtheory.bounds.judgement import Judge
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import MAX_INTEGER, Integer
@@ -22,16 +23,17 @@ from fedtheory.data import cafed_clustered
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text, import_file, save_npz
 from fedtheory.optim.greedy import greedy_exclusion
-from fedtheory.pep.fedlaavg import example1_plateau, example1_setting
 from fedtheory.pep.participation import Participation
 from fedtheory.problems import QuadraticProblem
 from fedtheory.problems.logistic import LogisticRegressionProblem
-from fedtheory.sim import E3CS, CaFed, run_selection
+from fedtheory.sim import E3CS, run_selection
 from fedtheory.sim.memory import empty_table, refresh
 from fedtheory.sim.record import RunRecord
 
 
 def test_an_integer_without_an_upper_end_refuses_401_digits_with_a_short_message():
+    from fedtheory.pep.fedlaavg import example1_plateau
+
     with pytest.raises(ParameterError, match=re.escape("at most 2**63 - 1")) as info:
         example1_plateau(t1=1, t2=1, periods=10**400, gamma=0.1)
     assert "'periods'" in str(info.value) and len(str(info.value)) < 300
@@ -82,6 +84,8 @@ def test_nan_inside_a_mapping_of_settings_is_refused():
 
 
 def test_a_tensor_of_another_dtype_or_requiring_grad_is_refused_naming_it():
+    from fedtheory.sim import CaFed
+
     table = empty_table(2, 3, 2)
     rep, cli = torch.tensor([0, 1]), torch.tensor([1, 2])
     with pytest.raises(ParameterError, match="'delta'.*float64"):
@@ -103,6 +107,8 @@ def test_orders_must_fit_the_weights_they_visit(columns):
 
 
 def test_claim1_allocation_with_a_denormal_weight_is_k_over_K():
+    from fedtheory.bounds import e3cs
+
     out = e3cs.claim1_allocation(np.array([1.0, 2.0, 5e-324]), 2, 0.1)
     np.testing.assert_allclose(out, 2 / 3, rtol=1e-15)
 
@@ -119,6 +125,8 @@ def test_a_gradient_at_a_nan_point_and_an_overflowing_local_sgd_are_refused():
 
 
 def test_an_alternating_pattern_with_a_huge_block_is_its_first_rounds():
+    from fedtheory.pep.fedlaavg import example1_setting
+
     def reference(rounds, blocks):
         owner = np.repeat(np.arange(len(blocks)), blocks)
         who = owner[np.arange(rounds) % len(owner)]
@@ -132,6 +140,8 @@ def test_an_alternating_pattern_with_a_huge_block_is_its_first_rounds():
 
 
 def test_judge_of_refuses_measured_and_bound_shapes_that_do_not_broadcast():
+    from fedtheory.bounds import fedau
+
     judge = Judge(fedau.theorem1)
     with pytest.raises(ParameterError, match=re.escape("measured of shape (3,) and bound of sh")):
         judge.of(np.ones(3), np.ones(2))
@@ -142,6 +152,8 @@ def test_judge_of_refuses_measured_and_bound_shapes_that_do_not_broadcast():
 
 def test_a_cutoff_that_drives_the_cost_is_named_in_the_time_refusal():
     # T^2 min(K_cut, T) / 2 = 5e14 multiply-adds: above any time budget at any machine speed
+    from fedtheory.bounds import fedau
+
     with pytest.raises(ParameterError, match=r"min\(K_cut, T\) = 100000") as info:
         fedau.weight_error_exact(0.5, 10**9, rounds=10**5)
     assert "a smaller K_cut" in str(info.value)

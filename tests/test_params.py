@@ -1,4 +1,6 @@
-"""Every public function rejects bad input with an error naming the parameter and range."""
+"""Every public function rejects bad input with an error naming the parameter and range. A
+paper's statements are reached in its tests (its cases marked paper(name)), so that the file
+runs in a copy without that paper."""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
+from fedtheory import bounds
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
-from fedtheory.bounds import cafed, fedlaavg
 from fedtheory.bounds.divergences import chi_square, effective_weights, total_variation
 from fedtheory.constraints import Option, Probabilities, StochasticMatrix
 from fedtheory.errors import HypothesisViolation, ParameterError
@@ -65,25 +67,29 @@ BAD_CALLS = [
         "entries in [0, 1], summing to 1",
     ),
     (lambda: effective_weights([0.0, 0.0], [0.5, 0.5]), "'q'", "(0, inf)"),
-    (
-        lambda: cafed.theorem1.evaluate(kappa=2.0, gap_B=-1.0, chi2=0.1, Gamma=1.0),
+    pytest.param(
+        lambda: bounds.cafed.theorem1.evaluate(kappa=2.0, gap_B=-1.0, chi2=0.1, Gamma=1.0),
         "'gap_B'",
         "[0, inf)",
+        marks=pytest.mark.paper("cafed"),
     ),
-    (
-        lambda: cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=math.inf, Gamma=1.0),
+    pytest.param(
+        lambda: bounds.cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=math.inf, Gamma=1.0),
         "'chi2'",
         "finite",
+        marks=pytest.mark.paper("cafed"),
     ),
-    (
-        lambda: cafed.theorem3.evaluate(kappa=2.0, gap_B=1.0, d_tv=1.5, Gamma_prime=1.0),
+    pytest.param(
+        lambda: bounds.cafed.theorem3.evaluate(kappa=2.0, gap_B=1.0, d_tv=1.5, Gamma_prime=1.0),
         "'d_tv'",
         "[0, 1]",
+        marks=pytest.mark.paper("cafed"),
     ),
-    (
-        lambda: fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=0.1, t1=1.5, t2=1),
+    pytest.param(
+        lambda: bounds.fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=0.1, t1=1.5, t2=1),
         "'t1'",
         "integer",
+        marks=pytest.mark.paper("fedlaavg"),
     ),
 ]
 
@@ -94,6 +100,8 @@ def test_bad_input_names_parameter_and_range(call, name, allowed):
 
 
 def test_missing_or_unknown_theorem_parameters_are_named():
+    from fedtheory.bounds import cafed
+
     with pytest.raises(ParameterError, match="missing: \\['Gamma'\\]"):
         cafed.theorem1.evaluate(kappa=2.0, gap_B=1.0, chi2=0.1)
     with pytest.raises(ParameterError, match="missing: \\['Gamma'\\], unknown: \\['Gama'\\]"):
@@ -104,6 +112,8 @@ def test_missing_or_unknown_theorem_parameters_are_named():
 
 
 def test_hypothesis_violation_is_a_different_error_naming_both_sides():
+    from fedtheory.bounds import fedlaavg
+
     with pytest.raises(HypothesisViolation) as err:
         fedlaavg.end_of_period.evaluate(e1=0, e2=1, gamma=1.5, t1=2, t2=1)
     msg = str(err.value)

@@ -1,6 +1,7 @@
 """The property-testing kit ``fedtheory.testing``: values inside every catalogue theorem's
 hypotheses, the assertions' messages, ``check_theorem`` on a true and a false statement, and
-the instance strategies."""
+the instance strategies. A paper's statements are imported inside the tests (and helpers)
+that use them, so that the file runs in a copy without that paper."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sympy as sp
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from fedtheory.bounds import CATALOGUE, Condition, Theorem, cafed, fedau, fedlaavg
+from fedtheory.bounds import CATALOGUE, Condition, Theorem
 from fedtheory.errors import ParameterError
 from fedtheory.testing import (
     assert_equal,
@@ -42,6 +43,8 @@ def test_theorem_values_lie_inside_every_catalogue_theorems_hypotheses(key):
 
 def test_theorem_values_reach_the_boundary_of_an_inequality():
     """Bounds are often tight where a hypothesis is: gamma = 1/(4L) is drawn exactly."""
+    from fedtheory.bounds import fedlaavg
+
     found = find(
         theorem_values(fedlaavg.round_bound),
         lambda v: v["gamma"] == 1.0 / (4.0 * v["L"]),
@@ -72,6 +75,8 @@ def test_theorem_values_use_the_assumptions_of_a_users_own_symbols():
 
 
 def test_theorem_values_respect_ranges_and_fixed_values():
+    from fedtheory.bounds import cafed
+
     @given(theorem_values(cafed.theorem1, ranges={"kappa": (2.0, 3.0)}, fixed={"Gamma": 0.5}))
     def inside(values):
         assert 2.0 <= values["kappa"] <= 3.0 and values["Gamma"] == 0.5
@@ -89,6 +94,8 @@ def test_theorem_values_respect_ranges_and_fixed_values():
     ],
 )
 def test_theorem_values_refuse_ranges_and_fixed_values_outside(kwargs, name):
+    from fedtheory.bounds import cafed
+
     with pytest.raises(ParameterError, match=re.escape(f"'{name}' parameter of")):
         theorem_values(cafed.theorem1, **kwargs)
 
@@ -122,10 +129,14 @@ def test_assertions_print_measured_bound_and_ratio_on_failure(call, words):
 
 def _weight_error(p, K_cut, t):
     """Exact E[(p w_t - 1)^2] of FedAU's Algorithm 2 (independent of the bound)."""
+    from fedtheory.bounds import fedau
+
     return fedau.weight_error_exact(p, K_cut, t + 1)[t]
 
 
 def test_check_theorem_holds_on_a_true_statement():
+    from fedtheory.bounds import fedau
+
     result = check_theorem(
         fedau.theorem3_per_round,
         _weight_error,
@@ -137,6 +148,8 @@ def test_check_theorem_holds_on_a_true_statement():
 
 def test_check_theorem_reports_a_false_statement_with_its_values():
     """The same statement with its bound divided by 10 is false; the check says where."""
+    from fedtheory.bounds import fedau
+
     third = Theorem(
         "user.fedau.theorem3_over_10",
         title="FedAU Theorem 3 / 10",
@@ -149,6 +162,8 @@ def test_check_theorem_reports_a_false_statement_with_its_values():
 
 
 def test_check_theorem_refuses_an_order_statement_and_a_non_callable():
+    from fedtheory.bounds import fedau
+
     with pytest.raises(ParameterError, match="'theorem' parameter of check_theorem"):
         check_theorem(fedau.theorem3_order, lambda **v: 0.0)
     with pytest.raises(ParameterError, match="'measure' parameter of check_theorem"):
@@ -223,12 +238,16 @@ def _cafed_error(problem, w, p):
 
 
 def _cafed_constants(problem, w, p):
+    from fedtheory.bounds import cafed
+
     return cafed.decomposition_constants(problem, w, p).as_kwargs()
 
 
 def test_check_theorem_with_constants_derived_from_each_instance():
     """CA-Fed Theorem 1 holds with its constants computed from drawn problems; the same
     statement halved is refuted, and the message names the derived constants."""
+    from fedtheory.bounds import cafed
+
     result = check_theorem(
         cafed.theorem1,
         _cafed_error,

@@ -1,5 +1,6 @@
 """What a ``Theorem`` tells its user: parameters in ``evaluate``'s signature, in ``help`` and
-in ``repr``; symbols of the user's own with domains from their sympy assumptions."""
+in ``repr``; symbols of the user's own with domains from their sympy assumptions. A paper's
+statements are imported (or marked) in its tests, so that the file runs in a copy without it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.bounds import CATALOGUE, Condition, Theorem, cafed
+from fedtheory.bounds import CATALOGUE, Condition, Theorem
 from fedtheory.errors import ParameterError
 
 
@@ -23,6 +24,8 @@ def test_signature_lists_the_parameters_keyword_only(key):
 
 
 def test_help_and_repr_name_the_parameters_with_their_meaning():
+    from fedtheory.bounds import cafed
+
     thm = cafed.theorem1
     text = pydoc.render_doc(thm, renderer=pydoc.plaintext)
     for p in thm.parameters:
@@ -117,7 +120,14 @@ def test_a_users_symbols_k_e_t_keep_their_own_names_and_meanings_never_a_papers(
         thm.evaluate(K=0, E=3, T=4)
     family = theorem_family(thm, lambda K, E, T: K * E / T / 2, ranges={"T": (1, 9)})
     assert {i.name: i.doc for i in family.integers} == mine
-    from fedtheory.bounds import CATALOGUE  # the papers keep theirs (the table's symbols)
 
+
+# the papers keep theirs (the table's symbols): one test per paper, left out in a copy without it
+@pytest.mark.paper("cafed")
+def test_ca_feds_e_keeps_its_meaning_of_local_steps():
     assert CATALOGUE["cafed.theorem2"].notation["E"].meaning == "local steps per round (CA-Fed)"
+
+
+@pytest.mark.paper("fedau")
+def test_fedaus_cutoff_keeps_its_keyword_k_cut():
     assert "K_cut" in CATALOGUE["fedau.theorem3.per_round"].parameters

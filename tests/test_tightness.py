@@ -1,7 +1,8 @@
 """The tightness search: the closed forms where a bound is attained or approached, the
 measured sides against independent computations, and the search itself (it breaks a bound
 divided by 10 within its default budget, approaches 1 on a tight statement, reproduces,
-shrinks a counterexample)."""
+shrinks a counterexample). A paper's families are reached in tests marked paper(name), its
+modules imported inside the tests that use them, so that the file runs in a copy without it."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ import pytest
 import sympy as sp
 
 from fedtheory.availability import AlternatingBlocks
-from fedtheory.bounds import Condition, Theorem, divergences, fedau
+from fedtheory.bounds import Condition, Theorem, divergences
 from fedtheory.cli import main
 from fedtheory.cli import tightness as cli_tightness
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
-from fedtheory.sim import FedLaAvg, simulate
+from fedtheory.sim import simulate
 from fedtheory.tightness import (
     DEFAULT_BUDGET,
     FAMILIES,
@@ -36,9 +37,7 @@ from fedtheory.tightness import (
     search,
     theorem_family,
 )
-from fedtheory.tightness.cafed import theorem1_near_tight_point, theorem3_attaining_point
 from fedtheory.tightness.families import CATALOGUE_KEYS
-from fedtheory.tightness.fedlaavg import fedlaavg_example1_error
 from tests.conftest import assert_tight, assert_upper_bound
 
 EXACT = [key for key, family in FAMILIES.items() if not family.monte_carlo]
@@ -47,6 +46,8 @@ EXACT = [key for key, family in FAMILIES.items() if not family.monte_carlo]
 # --- where a bound is attained or approached (closed forms) -----------------------------------
 @pytest.mark.parametrize("delta", [0.01, 0.1, 0.3])
 def test_cafed_theorem3_is_attained_exactly(delta):
+    from fedtheory.tightness.cafed import theorem3_attaining_point
+
     ev = FAMILIES["cafed.theorem3"].measure(*theorem3_attaining_point(delta))
     assert_tight(ev.measured, 2 * delta**2)
     assert_tight(ev.ratio, 1.0)
@@ -55,6 +56,8 @@ def test_cafed_theorem3_is_attained_exactly(delta):
 
 @pytest.mark.parametrize("delta", [0.01, 0.1, 0.3])
 def test_cafed_theorem1_approaches_one_by_its_closed_form(delta):
+    from fedtheory.tightness.cafed import theorem1_near_tight_point
+
     ev = FAMILIES["cafed.theorem1"].measure(*theorem1_near_tight_point(delta))
     assert_tight(ev.measured, 2 * delta**2)
     assert_tight(ev.constants["chi2"], 4 * delta**2 / (1 - 4 * delta**2))
@@ -70,6 +73,7 @@ def test_tv_chi_square_is_attained_when_the_likelihood_ratio_is_constant():
     assert three.ratio < 1 - 1e-3
 
 
+@pytest.mark.paper("fedau")
 @pytest.mark.parametrize("t", [1, 7, 40])
 @pytest.mark.parametrize("p", [1e-4, 0.3, 0.9])
 def test_fedau_per_round_with_cutoff_one_by_its_closed_form(p, t):
@@ -78,6 +82,7 @@ def test_fedau_per_round_with_cutoff_one_by_its_closed_form(p, t):
     assert_tight(ev.ratio, t * (1 - p) / (t * (1 - p) + 2))
 
 
+@pytest.mark.paper("fedlaavg")
 def test_fedlaavg_example1_at_one_round_is_loose_by_exactly_two():
     family = FAMILIES["fedlaavg.example1.fedlaavg_bound"]
     assert_tight(family.measure({"t1": 1, "t2": 1, "T": 1}, [0.0]).ratio, 0.5)  # x0 = e1
@@ -90,6 +95,9 @@ def test_fedlaavg_example1_at_one_round_is_loose_by_exactly_two():
 # --- measured sides against independent computations ----------------------------------------
 @pytest.mark.parametrize("x0, t1, t2, T", [(5.0, 9, 1, 60), (-2.0, 2, 3, 17), (0.5, 1, 1, 1)])
 def test_fedlaavg_example1_error_equals_the_simulator(x0, t1, t2, T):
+    from fedtheory.sim import FedLaAvg
+    from fedtheory.tightness.fedlaavg import fedlaavg_example1_error
+
     alg = FedLaAvg(clients_per_round=1, local_steps=1, lr=1 / (2 * np.sqrt(T)))
     run = simulate(
         QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(t1, t2), alg, rounds=T, w0=[x0]
@@ -98,6 +106,7 @@ def test_fedlaavg_example1_error_equals_the_simulator(x0, t1, t2, T):
     assert_tight(fedlaavg_example1_error(x0, t1, t2, T), want)
 
 
+@pytest.mark.paper("cafed")
 def test_cafed_family_bounds_equal_the_formulas_by_hand():
     rng = np.random.default_rng(0)
     for key in ("theorem1", "theorem3"):
@@ -115,6 +124,7 @@ def test_cafed_family_bounds_equal_the_formulas_by_hand():
         assert_upper_bound(ev.measured, ev.bound)
 
 
+@pytest.mark.paper("e3cs")
 def test_e3cs_family_compares_the_upper_confidence_limit():
     family = FAMILIES["e3cs.regret"]
     ints = {"K": 4, "k": 2, "T": 10}
@@ -170,6 +180,7 @@ def test_search_breaks_the_bound_divided_by_ten_within_the_default_budget(key):
         assert cex.integers == {"N": 2, "d": 1}
 
 
+@pytest.mark.paper("e3cs")
 @pytest.mark.slow
 def test_search_breaks_the_e3cs_bound_divided_by_ten_with_confidence():
     result = search(scaled(FAMILIES["e3cs.regret"], 0.1), budget=30, seed=0)
@@ -181,6 +192,7 @@ def test_search_breaks_the_e3cs_bound_divided_by_ten_with_confidence():
     assert again.violated  # confirmed with independent replicates
 
 
+@pytest.mark.paper("fedau")
 def test_search_approaches_one_on_tight_statements():
     tv = search(FAMILIES["divergences.tv_chi_square"], seed=0)
     assert 0.99 < tv.ratio <= 1 + 1e-9 and tv.counterexample is None
@@ -194,6 +206,7 @@ def test_catalogue_bounds_hold_at_every_instance_searched(key):
     assert result.counterexample is None and result.worst.ratio <= 1 + 1e-9
 
 
+@pytest.mark.paper("cafed")
 def test_same_seed_same_result_and_the_json_reproduces(tmp_path):
     family = FAMILIES["cafed.theorem3"]
     first = search(family, budget=30, seed=5)
@@ -225,6 +238,8 @@ def test_size_minimisation_lowers_each_size_integer_to_the_smallest_violating_va
 
 
 def test_bad_input_raises_parameter_error():
+    from fedtheory.tightness.cafed import theorem3_attaining_point
+
     family = FAMILIES["divergences.tv_chi_square"]
     with pytest.raises(ParameterError, match=r"'budget' parameter of search must be an integer"
                        r" in \[3, 100000\]"):  # fmt: skip
@@ -246,6 +261,7 @@ def test_every_family_is_an_upper_bound_of_the_catalogue():
 
 
 # --- command line ------------------------------------------------------------------------------
+@pytest.mark.paper("cafed")
 def test_cli_prints_the_worst_ratio_and_saves_the_json(capsys, tmp_path):
     out = tmp_path / "t1.json"
     assert main(["tightness", "cafed.theorem1", "--budget", "30", "--out", str(out)]) == 0
@@ -255,6 +271,7 @@ def test_cli_prints_the_worst_ratio_and_saves_the_json(capsys, tmp_path):
     assert saved["worst"]["ratio"] <= 1 and f"{saved['worst']['ratio']:.3g}" in text
 
 
+@pytest.mark.paper("cafed")
 def test_cli_reports_a_counterexample_to_a_deliberately_false_bound(capsys, tmp_path):
     out = tmp_path / "weak.json"
     args = ["tightness", "cafed.theorem1", "--scale", "0.1", "--out", str(out)]
@@ -263,6 +280,7 @@ def test_cli_reports_a_counterexample_to_a_deliberately_false_bound(capsys, tmp_
     assert json.loads(out.read_text())["counterexample"]["violated"] is True
 
 
+@pytest.mark.paper("cafed")
 def test_cli_unknown_key_and_default_budget(capsys):
     assert main(["tightness", "fedau.theorem2"]) == 2
     assert "no tightness family" in capsys.readouterr().err
@@ -289,6 +307,7 @@ def _halved(theorem, key):
     )
 
 
+@pytest.mark.paper("cafed")
 def test_a_family_carrying_a_halved_theorem_judges_it_and_finds_its_counterexample():
     catalogue = FAMILIES["cafed.theorem1"]
     mine = replace(catalogue, theorem=_halved(catalogue.theorem, "mine.cafed_half"))
@@ -301,10 +320,14 @@ def test_a_family_carrying_a_halved_theorem_judges_it_and_finds_its_counterexamp
 
 
 def _weight_error(p, K_cut, t):
+    from fedtheory.bounds import fedau
+
     return fedau.weight_error_exact(p, K_cut, t + 1)[t]
 
 
 def test_theorem_family_searches_a_users_theorem_over_its_own_parameters():
+    from fedtheory.bounds import fedau
+
     ranges = {"t": (1, 20), "K_cut": (1, 4)}
     half = theorem_family(_halved(fedau.theorem3_per_round, "mine.fedau_half"), _weight_error,
                           ranges=ranges)  # fmt: skip
@@ -340,7 +363,10 @@ def test_theorem_family_points_outside_the_hypotheses_are_never_counterexamples(
     assert result.counterexample is None and result.attained and result.worst.reals["x"] == 1.0
 
 
+@pytest.mark.paper("cafed")
 def test_theorem_family_monte_carlo_and_bad_input():
+    from fedtheory.bounds import fedau
+
     def noisy(p, K_cut, t, replicates, seed):
         rng = np.random.default_rng(seed)
         return _weight_error(p, K_cut, t) + 0.01 * rng.standard_normal(replicates)
@@ -357,6 +383,7 @@ def test_theorem_family_monte_carlo_and_bad_input():
         register(replace(FAMILIES["cafed.theorem3"], description="another"))
 
 
+@pytest.mark.paper("cafed")
 def test_a_counterexample_is_readable_in_the_papers_symbols_and_short_decimals():
     result = search(scaled(FAMILIES["cafed.theorem1"], 0.1), seed=0)
     instance = result.counterexample_instance
@@ -365,6 +392,7 @@ def test_a_counterexample_is_readable_in_the_papers_symbols_and_short_decimals()
     assert "exceeds the bound by" in result.counterexample.evaluation.excess()
 
 
+@pytest.mark.paper("fedlaavg")
 def test_the_proved_supremum_and_attained_are_reported():
     tv = search(FAMILIES["divergences.tv_chi_square"], seed=0)
     assert tv.attained and tv.summary().startswith("proved supremum 1, reached 1")
@@ -406,6 +434,7 @@ register(theorem_family(half, weight_error, ranges={"t": (1, 20), "K_cut": (1, 4
 """
 
 
+@pytest.mark.paper("fedau")
 def test_cli_module_refutes_a_users_halved_theorem_and_the_json_replays(tmp_path, capsys):
     (tmp_path / "helper.py").write_text(
         "from fedtheory.bounds import fedau\n\n"
