@@ -22,7 +22,7 @@ from fedtheory.bounds import CATALOGUE
 from fedtheory.bounds.symbols import NOTATION
 from fedtheory.errors import ParameterError
 
-EDGE_RTOL = 1e-12  # what issue 12 asks of the exact entries (relative)
+EDGE_RTOL = 1e-12  # the exact entries, relative
 POINTS_PER_THEOREM = 60
 ZERO_REFERENCE = 1e-100  # below this the 40-digit reference is an exact 0 (e.g. K = 1)
 
@@ -61,7 +61,7 @@ def test_cutoff_geometric_moments_tight_against_exact_rationals(K):
 def test_cutoff_variance_tight_at_the_issue_point():
     from fedtheory.bounds import fedau
 
-    # issue 12: the published form gave 48.0 here; the true value is 4.042498e-4
+    # the published form gave 48.0 here; the true value is 4.042498e-4
     v = float(fedau.cutoff_variance.evaluate(p=1e-8, K_cut=50).total)
     _, exact = _cutoff_exact(1e-8, 50)
     assert abs(Fraction(v) - exact) <= EDGE_RTOL * exact

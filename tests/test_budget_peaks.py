@@ -126,7 +126,7 @@ def test_a_call_the_measured_cost_puts_over_the_budget_is_refused_naming_it():
     assert "250000 rounds" in str(info.value)
 
 
-ISSUE_CALLS = {
+SIZED_CALLS = {
     "markov 10^8 rounds": (
         "TwoStateMarkov([.5], .5).sample(10**8)", "100000000 rounds"),
     "markov 10^7 rounds x 8 replicates x 4 clients": (
@@ -181,7 +181,7 @@ PROBE = textwrap.dedent(
 @pytest.mark.parametrize(
     "sizes",
     [
-        pytest.param(ISSUE_CALLS, id="shared"),
+        pytest.param(SIZED_CALLS, id="shared"),
         pytest.param(FEDAU_CALLS, id="fedau", marks=pytest.mark.paper("fedau")),
     ],
 )

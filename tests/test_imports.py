@@ -1,4 +1,4 @@
-"""Import cost: the closed-form layers load without torch (issue 14 item 6).
+"""Import cost: the closed-form layers load without torch.
 
 Each check runs in a fresh interpreter, since this test process has torch loaded already.
 """
