@@ -10,7 +10,6 @@ pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
 from fedtheory.cli import main  # noqa: E402
 from fedtheory.pep import Participation, SmoothStronglyConvex, worst_case  # noqa: E402
 from fedtheory.pep.certificate import certified  # noqa: E402
-from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4  # noqa: E402
 from fedtheory.pep.heterogeneity import AtOptimum  # noqa: E402
 from fedtheory.pep.initial import Initial  # noqa: E402
 
@@ -39,6 +38,8 @@ def test_the_setting_prints_one_item_a_line_and_the_participation_in_words(capsy
 
 
 def test_values_print_the_digits_their_certificate_supports(capsys):
+    from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4
+
     assert main(["pep", "fedlaavg-theorem4", "--t1", "2", "--t2", "1", "-T", "6"]) == 0
     out = capsys.readouterr().out
     r, _ = fedlaavg_theorem4(t1=2, t2=1, T=6, x0=3.0)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.availability import Bernoulli
-from fedtheory.bounds import cafed
 from fedtheory.data import cafed_clustered, gaussian_linear
 from fedtheory.problems import LeastSquaresProblem, LogisticRegressionProblem
 from fedtheory.sim import FedAvg, FixedWeights, simulate
@@ -27,6 +26,8 @@ def test_full_participation_full_batch_fedavg_reaches_the_certified_optimum():
 
 
 def test_cafed_theorems_hold_along_minibatch_runs_on_cafed_data():
+    from fedtheory.bounds import cafed
+
     prob = LogisticRegressionProblem(cafed_clustered(8, 4, 40, seed=1), batch_size=8)
     pi = np.linspace(0.2, 0.9, 8)
     p_eff = pi * prob.alpha / np.sum(pi * prob.alpha)  # q = alpha

@@ -16,9 +16,7 @@ from fedtheory.sim import (
     AverageParticipating,
     FedAU,
     FedAvg,
-    FedLaAvg,
     FixedWeights,
-    MimiC,
     RunRecord,
     evaluate_metrics,
     runner,
@@ -61,9 +59,19 @@ def test_participation_counts_and_effective_weights():
     assert_tight(rec.effective_weights, expected, rtol=1e-12)
     fedau = simulate(PROB, PROC, FedAvg(FedAU()), rounds=5, replicates=2)
     assert fedau.effective_weights.shape == (2, 4)
+
+
+def test_mimic_has_no_effective_weights_and_its_first_round_may_be_full():
+    from fedtheory.sim import MimiC
+
     assert simulate(PROB, PROC, MimiC(), rounds=3).effective_weights is None
     first = simulate(PROB, PROC, MimiC(full_first_round=True), rounds=3)
     assert first.participants[0, 0] == 4
+
+
+def test_fedlaavg_participants_are_at_most_its_selection():
+    from fedtheory.sim import FedLaAvg
+
     lazy = simulate(PROB, PROC, FedLaAvg(clients_per_round=1), rounds=20, seed=2)
     np.testing.assert_array_equal(lazy.participants, np.minimum(lazy.available, 1))
 
