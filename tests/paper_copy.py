@@ -76,6 +76,12 @@ def environment(removed: list[str], copy: Path) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=path, **{WITHOUT: ",".join(removed)})
 
 
+def run_in(copy: Path, removed: list[str], argv: list[str], **kwargs):
+    """``python argv`` in the copy, with its environment (a ``CompletedProcess``)."""
+    env = environment(removed, copy)
+    return subprocess.run([sys.executable, *argv], cwd=copy, env=env, check=False, **kwargs)
+
+
 def main(argv: list[str]) -> int:
     from fedtheory.papers import PAPERS
 
@@ -89,9 +95,8 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="fedtheory-without-") as tmp:
         copy = build(removed, Path(tmp))
         print(f"fedtheory: the suite without {', '.join(removed)} in {copy}", file=sys.stderr)
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
-        env = environment(removed, copy)
-        return subprocess.run(command, cwd=copy, env=env, check=False).returncode
+        argv = ["-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
+        return run_in(copy, removed, argv).returncode
 
 
 if __name__ == "__main__":

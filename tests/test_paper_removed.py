@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fedtheory.papers import PAPERS
-from tests.paper_copy import build, environment
+from tests.paper_copy import build, run_in
 
 pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
 
@@ -84,15 +82,8 @@ def test_without_one_papers_modules_and_record_the_package_works(
 ):
     (erratum, key), (methods, statements) = erratum, pep
     copy = build([removed], tmp_path / "copy")
-    done = subprocess.run(
-        [sys.executable, "-c", SMOKE, str(tmp_path), erratum, check, method],
-        cwd=copy,
-        env=environment([removed], copy),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    argv = ["-c", SMOKE, str(tmp_path), erratum, check, method]
+    done = run_in(copy, [removed], argv, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     shown = json.loads(done.stdout.strip().splitlines()[-1])
     assert shown["file"].startswith(str(copy))  # the copy, not the working tree
@@ -137,15 +128,8 @@ in the tests that use it."""
 @pytest.mark.parametrize("removed", SIX)
 def test_without_one_paper_the_suite_leaves_out_only_that_papers_tests(tmp_path, removed):
     copy = build([removed], tmp_path / "copy")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"],
-        cwd=copy,
-        env=environment([removed], copy),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    argv = ["-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
+    done = run_in(copy, [removed], argv, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]  # no collection error
     collected = set(re.findall(r"^(tests/test_\w+\.py)::", done.stdout, flags=re.MULTILINE))
     files = {f"tests/{p.name}" for p in (copy / "tests").glob("test_*.py")}
