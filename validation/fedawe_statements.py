@@ -190,6 +190,10 @@ def run_fedawe(problem, proc, alg, *, rounds: int, replicates: int, seed: int, w
     """FedAWE run by :func:`~fedtheory.sim.simulate`, recording every round: the mask
     ``[R, T, N]``, echo factors ``[R, T, N]`` and client models ``[R, T+1, N, d]`` (entry 0:
     the initial models)."""
+    cells = replicates * (rounds + 1) * problem.num_clients
+    check_bytes(cells * (24 * problem.dim + 9), "run_fedawe", fixes="fewer rounds or replicates",
+                what=f"every round's client models [R, T+1, N, d], {cells:.3g} of them, twice, "
+                     "with the echo factors and the mask")  # fmt: skip
     record = {"echo": lambda state, mask: state.echo, "x": lambda state, mask: state.x}
     run = simulate(problem, proc, alg, rounds=rounds, replicates=replicates, seed=seed, w0=w0,
                    eval_every=rounds, record=record)  # fmt: skip
