@@ -4,6 +4,7 @@ hypothesis profile, parameter-error and binomial checks."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import os
@@ -28,6 +29,7 @@ from fedtheory.testing import (
     assert_upper_bound,
     register_profiles,
 )
+from tests.paper_copy import WITHOUT
 
 # Derandomised by default, so the README's test command gives the same result on every
 # machine; HYPOTHESIS_PROFILE=dev (random) or =thorough explores.
@@ -39,45 +41,52 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 assert_tight = assert_equal
 
 
-REMOVED = tuple(filter(None, os.environ.get("FEDTHEORY_WITHOUT", "").split(",")))
-"""The papers removed from the copy this suite runs in (``python -m tests.paper_copy``);
-empty in the repository, where nothing is left out."""
+REMOVED = tuple(filter(None, os.environ.get(WITHOUT, "").split(",")))
+"""The modules of the papers removed from the copy this suite runs in (``python -m
+tests.paper_copy``); empty in the repository, where nothing is left out."""
+
+
+def _removed(module: str) -> bool:
+    return any(module == m or module.startswith(f"{m}.") for m in REMOVED)
 
 
 def _missing(node: ast.Import | ast.ImportFrom) -> bool:
-    """Whether an absolute import of fedtheory or the tests names a module or a name that is
-    not there (a removed paper's)."""
-    if isinstance(node, ast.ImportFrom) and (node.level or node.module is None):
+    """Whether an absolute import names a removed paper's module, a test module that imports
+    one at its top, or a name that a module of fedtheory or the tests no longer has (a
+    removed paper's, re-exported where it is registered). Any other import error is left to
+    fail at collection."""
+    if isinstance(node, ast.Import):
+        return any(_removed(a.name) for a in node.names)
+    if node.level or node.module is None or node.module.split(".")[0] not in ("fedtheory", "tests"):
         return False
-    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
-    if not all(m.split(".")[0] in ("fedtheory", "tests") for m in modules):
-        return False
-    try:
-        if any(importlib.util.find_spec(m) is None for m in modules):
-            return True
-        if isinstance(node, ast.ImportFrom):
-            module = importlib.import_module(node.module)
-            return not all(
-                hasattr(module, a.name) or importlib.util.find_spec(f"{node.module}.{a.name}")
-                for a in node.names
-            )
-    except ImportError:
+    if _removed(node.module) or any(_removed(f"{node.module}.{a.name}") for a in node.names):
         return True
-    return False
+    helper = importlib.util.find_spec(node.module) if node.module.startswith("tests.") else None
+    if helper is not None and _removed_papers_parts(Path(helper.origin))[0]:
+        return True  # a test module of the removed paper's, or one importing it at its top
+    try:
+        module = importlib.import_module(node.module)
+    except ImportError:
+        return False  # reported where the file is collected
+    return not all(
+        hasattr(module, a.name) or importlib.util.find_spec(f"{node.module}.{a.name}")
+        for a in node.names
+    )
 
 
-def _removed_papers_parts(path: Path) -> tuple[bool, set[str]]:
+@functools.cache
+def _removed_papers_parts(path: Path) -> tuple[bool, frozenset[str]]:
     """Whether the test file at ``path`` is a removed paper's (a module-level import of its
     modules or names), and else the names of its functions that import them."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     if any(_missing(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)):
-        return True, set()
+        return True, frozenset()
     functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
-    return False, {
+    return False, frozenset(
         f.name
         for f in functions
         if any(isinstance(n, ast.Import | ast.ImportFrom) and _missing(n) for n in ast.walk(f))
-    }
+    )
 
 
 def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
@@ -91,14 +100,12 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Skip the tests marked ``gpu`` where no CUDA device is available; leave out the tests
     that need a paper whose record is not registered (marked ``paper(name)``, or, in a copy
     without some papers, importing their modules in the test)."""
-    parts: dict[Path, set[str]] = {}
     kept, left_out = [], []
     for item in items:
         needs = [m.args[0] for m in item.iter_markers("paper")]
-        if REMOVED and item.path not in parts:
-            parts[item.path] = _removed_papers_parts(item.path)[1]
+        importing = _removed_papers_parts(item.path)[1] if REMOVED else ()
         name = getattr(item, "originalname", item.name)
-        gone = any(n not in PAPERS for n in needs) or name in parts.get(item.path, ())
+        gone = any(n not in PAPERS for n in needs) or name in importing
         (left_out if gone else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)

@@ -8,9 +8,10 @@ runs the remaining suite in such a copy (``scripts/test-without`` calls it): ``f
 and ``fedtheory.validation`` are imported from the copy only (``PYTHONPATH``, and a
 ``sitecustomize`` that drops a development install's finder; the repository's
 ``validation/`` is reached as ``fedtheory/validation`` through a link), and
-``FEDTHEORY_WITHOUT`` names the removed papers, so that ``tests/conftest.py`` leaves out
-the tests that are the removed papers' own: a test file that imports one of their modules
-or a name only they define, and a test marked ``paper(name)`` with a removed ``name``.
+``FEDTHEORY_WITHOUT`` names the removed papers' modules, so that ``tests/conftest.py``
+leaves out the tests that are the removed papers' own: a test file that imports one of their
+modules or a name only they define, and a test marked ``paper(name)`` with a removed
+``name``. Any other import error is reported, not left out.
 Every other test runs and must pass: that is what "a paper is removable" means."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 WITHOUT = "FEDTHEORY_WITHOUT"
-"""The environment variable naming the removed papers (comma-separated) in a copy."""
+"""The environment variable naming the removed papers' modules (comma-separated) in a
+copy."""
 
 
 SITECUSTOMIZE = '''"""Import fedtheory from this copy only: a development install's finder
@@ -38,13 +40,18 @@ sys.meta_path[:] = [f for f in sys.meta_path if not f.__module__.startswith("__e
 processes' subprocesses included."""
 
 
-def own_files(name: str) -> list[Path]:
-    """The files of paper ``name`` in the repository's layout: its modules (a module of
-    ``fedtheory.validation`` lies under ``validation/``) and its record."""
+def own_modules(name: str) -> list[str]:
+    """The modules of paper ``name``: its record and every module the record names."""
     from fedtheory.papers import PAPERS
 
-    files = [Path("fedtheory", "papers", f"{name}.py")]
-    for module in PAPERS[name].modules:
+    return [f"fedtheory.papers.{name}", *PAPERS[name].modules]
+
+
+def own_files(name: str) -> list[Path]:
+    """The files of paper ``name``'s modules in the repository's layout (a module of
+    ``fedtheory.validation`` lies under ``validation/``)."""
+    files = []
+    for module in own_modules(name):
         parts = module.split(".")
         if parts[:2] == ["fedtheory", "validation"]:
             parts = ["validation", *parts[2:]]
@@ -71,9 +78,10 @@ def build(removed: list[str], into: Path) -> Path:
 
 def environment(removed: list[str], copy: Path) -> dict[str, str]:
     """The environment of a run in the copy: its packages first on the path, the removed
-    papers named."""
+    papers' modules named."""
     path = os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PYTHONPATH=path, **{WITHOUT: ",".join(removed)})
+    modules = ",".join(m for name in removed for m in own_modules(name))
+    return dict(os.environ, PYTHONPATH=path, **{WITHOUT: modules})
 
 
 def run_in(copy: Path, removed: list[str], argv: list[str], **kwargs):
