@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.validation import cafed_appf as appf
+from fedtheory.validation.papers.cafed import appf
 
 
 @pytest.mark.parametrize(

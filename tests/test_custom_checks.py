@@ -19,8 +19,8 @@ from fedtheory.bounds import Condition, Theorem
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.validation import CHECKS, theorem_check
-from fedtheory.validation.registry import with_wrong_bounds
-from fedtheory.validation.runner import run
+from fedtheory.validation.machinery.registry import with_wrong_bounds
+from fedtheory.validation.machinery.runner import run
 from fedtheory.verdict import Verdict
 from tests.conftest import assert_tight
 
@@ -75,7 +75,9 @@ def test_a_users_random_statement_gets_rows_with_intervals_figure_and_report(tmp
     assert (tmp_path / "max-uniform" / "figure.png").stat().st_size > 0
     report = (tmp_path / "report.md").read_text()
     assert "## max of uniforms (user check)" in report
-    assert "fedtheory.validation.runner.run([check]" in report  # not registered: Python call
+    assert (
+        "fedtheory.validation.machinery.runner.run([check]" in report
+    )  # not registered: Python call
     rows = json.loads((tmp_path / "results.json").read_text())["validations"][0]["rows"]
     assert [r["verdict"] for r in rows] == ["holds", "holds", "outside assumptions"]
     assert "max-uniform" not in CHECKS  # run without registering

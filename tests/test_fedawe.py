@@ -217,8 +217,8 @@ def test_corollary1_horizon_is_where_both_halves_of_11_start_to_hold(m, delta, r
 
 
 def test_auxiliary_sequence_follows_7_and_8_exactly_and_a_wrong_rate_is_caught():
-    from fedtheory.validation.fedawe_auxiliary import auxiliary
-    from fedtheory.validation.fedawe_statements import run_fedawe
+    from fedtheory.validation.papers.fedawe.auxiliary import auxiliary
+    from fedtheory.validation.papers.fedawe.statements import run_fedawe
 
     problem = QuadraticProblem.random(4, 2, mu=0.5, L=2.0, seed=3)
     proc = NonStationary([0.2, 0.5, 0.7, 0.9], dynamics="staircase")

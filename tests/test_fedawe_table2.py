@@ -10,7 +10,7 @@ import torch
 
 from fedtheory.availability.nonstationary import DYNAMICS
 from fedtheory.sim.f3ast import F3astOnline
-from fedtheory.validation import fedawe_table2 as t2
+from fedtheory.validation.papers.fedawe import table2 as t2
 from fedtheory.verdict import Verdict
 from tests.conftest import assert_tight
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from fedtheory.validation import figure_lint, plots, runner
-from fedtheory.validation.registry import CHECKS
+from fedtheory.validation.machinery import figure_lint, plots, runner
+from fedtheory.validation.machinery.registry import CHECKS
 from fedtheory.verdict import Comparison, Verdict
 
 T = np.arange(1, 41)

@@ -75,8 +75,8 @@ from fedtheory.sim.optimizer import SGD, Training
 from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.sweep.executor import DaskExecutor, Sequential
-from fedtheory.validation import registry
-from fedtheory.validation.registry import CHECKS
+from fedtheory.validation.machinery import registry
+from fedtheory.validation.machinery.registry import CHECKS
 from fedtheory.verdict import (
     Comparison,
     FindingSpec,
@@ -100,7 +100,7 @@ CALL_SECONDS = 10
 immediate; a valid small call takes milliseconds)."""
 
 PRIVATE_PACKAGES = ("fedtheory.cli", "fedtheory.constraints", "fedtheory.params",
-                    "fedtheory.validation.kinds")  # fmt: skip
+                    "fedtheory.validation.machinery.kinds")  # fmt: skip
 """Not library API to fuzz: the command line (its own tests) and the checking machinery
 itself (``tests/test_constraints.py``, ``tests/test_params.py``; the validation suite's
 kinds through the refusals of the callables declared with them)."""

@@ -586,7 +586,7 @@ def test_validate_module_status_3_only_when_the_users_code_raised(tmp_path, caps
     assert "raises.py:10 in constants: ZeroDivisionError" in capsys.readouterr().err
     healthy = tmp_path / "healthy.py"  # the same file without the user's bug
     healthy.write_text(_RAISES_IN_CONSTANTS.replace("x / 0", "x").replace("exit-raises", "ok"))
-    monkeypatch.setattr("fedtheory.validation.runner.run", _internal_bug)
+    monkeypatch.setattr("fedtheory.validation.machinery.runner.run", _internal_bug)
     argv = ["validate", "--module", str(healthy), "--size", "tiny", "--out", str(tmp_path / "p")]
     assert main(argv) == ExitStatus.INTERNAL_ERROR
     assert "internal error: RuntimeError: a bug inside fedtheory" in capsys.readouterr().err
@@ -642,8 +642,9 @@ def test_exit_status_of_the_property_check_helpers():
 def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_lint(tmp_path):
     from matplotlib.figure import Figure
 
-    from fedtheory.validation import figure_lint, plots, theorem_check
-    from fedtheory.validation.runner import run
+    from fedtheory.validation import theorem_check
+    from fedtheory.validation.machinery import figure_lint, plots
+    from fedtheory.validation.machinery.runner import run
 
     def distance(*, h, T, D0):
         return (1 - h) ** (2 * T) * D0 / (1 + h * T)
@@ -673,8 +674,9 @@ def test_the_generic_figure_has_one_series_per_other_parameter_and_passes_the_li
 def test_series_with_the_same_bound_share_one_bound_line_named_in_legend_and_caption(tmp_path):
     from matplotlib.figure import Figure
 
-    from fedtheory.validation import figure_lint, plots, theorem_check
-    from fedtheory.validation.runner import run
+    from fedtheory.validation import theorem_check
+    from fedtheory.validation.machinery import figure_lint, plots
+    from fedtheory.validation.machinery.runner import run
 
     def shrunk(*, h, T, D0, c):  # the bound does not depend on c: one bound curve per c
         return c * (1 - h) ** (2 * T) * D0

@@ -165,7 +165,7 @@ def test_the_package_papers_are_discovered_in_order():
         "fedtheory.pep.fedawe",
         "fedtheory.pep.fedlaavg",
     ]
-    assert modules("errata")[-1].__name__ == "fedtheory.validation.errata.mimic"
+    assert modules("errata")[-1].__name__ == "fedtheory.validation.papers.mimic.errata"
     assert all(isinstance(getattr(p, part), tuple) for p in PAPERS.values() for part in PARTS)
 
 

@@ -12,7 +12,7 @@ from fedtheory.data import FederatedDataset, dirichlet_label_split, load_digits,
 from fedtheory.problems import MLPProblem
 from fedtheory.sim import FedAWE
 from fedtheory.sim.evaluation import ClientMean
-from fedtheory.validation import fedawe_table2 as table2
+from fedtheory.validation.papers.fedawe import table2
 from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight
 
 

@@ -190,7 +190,7 @@ def test_every_shown_command_is_one_the_code_accepts(where, command, complete, c
         return
     from fedtheory.bounds import CATALOGUE
     from fedtheory.tightness import FAMILIES
-    from fedtheory.validation.registry import CHECKS
+    from fedtheory.validation.machinery.registry import CHECKS
 
     if parsed.command in ("show", "eval"):
         assert parsed.key in CATALOGUE, f"{where}: `{command}`: no theorem {parsed.key}"

@@ -199,7 +199,7 @@ def test_cli_sweep_of_a_validation_and_of_a_theorem(tmp_path, capsys):
     summary = pd.read_csv(tmp_path / "cafed" / "summary.csv")
     assert (summary["n"] == 6).all() and summary["inside"].all()
     # participation 0.5 is the validation's own pi profile: its bound at T = 20, lam = 0
-    from fedtheory.validation import cafed_theorem2
+    from fedtheory.validation.papers.cafed import theorem2 as cafed_theorem2
 
     data = cafed_theorem2.compute({**cafed_theorem2.settings("tiny"), "lams": [0.0]})
     first = summary[(summary["lam"] == 0.0) & (summary["participation"] == 0.5)]

@@ -19,10 +19,11 @@ from scipy import stats
 
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
-from fedtheory.validation import CHECKS, runner
+from fedtheory.validation import CHECKS
 from fedtheory.validation.errata import CLASSES as errata_classes
-from fedtheory.validation.registry import with_wrong_bounds
-from fedtheory.validation.report import (
+from fedtheory.validation.machinery import runner
+from fedtheory.validation.machinery.registry import with_wrong_bounds
+from fedtheory.validation.machinery.report import (
     Bullets,
     Code,
     Heading,
@@ -32,7 +33,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
-from fedtheory.validation.runner import run, verdicts_frame
+from fedtheory.validation.machinery.runner import run, verdicts_frame
 from fedtheory.verdict import (
     FINDING_VERDICTS,
     Comparison,
@@ -405,7 +406,7 @@ def test_changed_settings_are_recomputed(tmp_path):
 
 @FEDLAAVG
 def test_changed_code_is_recomputed(tmp_path, monkeypatch):
-    import fedtheory.validation.runner as runner
+    import fedtheory.validation.machinery.runner as runner
 
     run(["example1-fedavg"], tmp_path, size="tiny", progress=lambda m: None)
     monkeypatch.setattr(runner, "fingerprint", lambda check: "another version of the code")
@@ -415,14 +416,14 @@ def test_changed_code_is_recomputed(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("edited", "check"), [
-    pytest.param("cafed_theorem2.py", "cafed-weights", marks=pytest.mark.paper("cafed")),
+    pytest.param("theorem2.py", "cafed-weights", marks=pytest.mark.paper("cafed")),
     ("ERRATA.md", "errata"),
 ])  # fmt: skip
 def test_fingerprint_covers_shared_validation_code_and_errata_md(edited, check, monkeypatch):
-    # cafed-weights calls cafed_theorem2; errata reads ERRATA.md: an edit of either is a
+    # cafed-weights calls CA-Fed's theorem2; errata reads ERRATA.md: an edit of either is a
     # code change for them
-    import fedtheory.validation.runner as runner
-    from fedtheory.validation import dependencies
+    import fedtheory.validation.machinery.runner as runner
+    from fedtheory.validation.machinery import dependencies
 
     read = Path.read_bytes
     dependencies.clear_cache()
@@ -528,7 +529,7 @@ def test_cli_sizes_are_the_registry_sizes():
     """The CLI keeps the validation sizes without importing the validations (a fast
     ``--help``); they must be the registry's."""
     from fedtheory.cli.validate import SIZES as CLI_SIZES
-    from fedtheory.validation.registry import SIZES
+    from fedtheory.validation.machinery.registry import SIZES
 
     assert CLI_SIZES == SIZES
 

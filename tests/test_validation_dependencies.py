@@ -1,5 +1,5 @@
 """The stored data of a validation is keyed on the code its compute runs
-(fedtheory.validation.dependencies): edits of verdict rules, figures and docstrings keep
+(fedtheory.validation.machinery.dependencies): edits of verdict rules, figures and docstrings keep
 the key (re-judged and re-plotted from the stored data), edits of computing code change it;
 and the static closure holds every module a compute actually runs."""
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedtheory.validation import CHECKS, dependencies, runner
+from fedtheory.validation import CHECKS
+from fedtheory.validation.machinery import dependencies, runner
 
 
 def _with_statement(source: bytes, function: str) -> bytes:
@@ -74,7 +75,10 @@ def test_judging_drawing_and_docstrings_keep_the_key(monkeypatch, edit):
             _file(_verdict_function()[0]),
             lambda b: _with_statement(b, _verdict_function()[1]),
         ),
-        "plot style": (_file("fedtheory.validation.plots"), lambda b: b + b"\nEDITED = 1\n"),
+        "plot style": (
+            _file("fedtheory.validation.machinery.plots"),
+            lambda b: b + b"\nEDITED = 1\n",
+        ),
         "docstring in the simulator": (
             _file("fedtheory.sim.runner"),
             lambda b: _with_docstring(b, "simulate"),
@@ -88,7 +92,7 @@ def test_judging_drawing_and_docstrings_keep_the_key(monkeypatch, edit):
 @pytest.mark.parametrize(
     ("check", "module", "function"),
     [("example1-fedavg", None, "compute"), ("example1-fedavg", "fedtheory.sim.runner", "simulate"),
-     ("cafed-weights", "fedtheory.validation.cafed_theorem2", "compute"),
+     ("cafed-weights", "fedtheory.validation.papers.cafed.theorem2", "compute"),
      ("example1-fedavg", "fedtheory.problems.quadratic", None)],
 )  # fmt: skip
 def test_computing_code_changes_the_key(monkeypatch, check, module, function):
@@ -108,8 +112,8 @@ def test_computing_code_changes_the_key(monkeypatch, check, module, function):
 
 def test_the_key_leaves_out_other_validations_and_the_report():
     modules = dependencies.compute_modules(CHECKS["cafed-weights"])
-    assert "fedtheory.validation.cafed_theorem2" in modules  # it calls it
-    assert "fedtheory.validation.example1_fedavg" not in modules
+    assert "fedtheory.validation.papers.cafed.theorem2" in modules  # it calls it
+    assert "fedtheory.validation.papers.fedlaavg.example1_fedavg" not in modules
     assert "fedtheory.validation" not in modules  # the package imports every validation
     assert not any(dependencies._left_out(m) for m in modules)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import fedtheory.validation.runner as runner
+import fedtheory.validation.machinery.runner as runner
 from fedtheory.cli import main
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, load_npz, save_npz

@@ -14,7 +14,12 @@ import pytest
 from fedtheory.errors import ParameterError
 from fedtheory.io import DamagedFileError, FolderLockedError, folder_lock
 from fedtheory.validation import theorem_check
-from fedtheory.validation.runner import _results_checksum, longest_first, run, verdicts_frame
+from fedtheory.validation.machinery.runner import (
+    _results_checksum,
+    longest_first,
+    run,
+    verdicts_frame,
+)
 from tests.test_custom_checks import INSTANCES, MAX_BOUND, sample_max
 
 

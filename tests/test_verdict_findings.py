@@ -281,7 +281,7 @@ def test_every_finding_outcome_has_one_text():
 def test_a_set_up_says_what_fixes_each_choice():
     """An aspect is fixed by the paper, by the code (with its file and line) or unforced
     (with at least two values); the unforced ones are the choices every row must vary."""
-    from fedtheory.validation.setups import SETUP_HEADER, Aspect, SetUp
+    from fedtheory.validation.machinery.setups import SETUP_HEADER, Aspect, SetUp
 
     init = Aspect("initialisation", "silent", "torch default", "w0 = 0", False, "varied",
                   fixed_by="unforced", values=("w0 = 0", "torch default"))  # fmt: skip

@@ -2,9 +2,9 @@ r"""Bring your own theorem: a validation built from a ``Theorem`` and a measurem
 
 :func:`theorem_check` turns a statement (a :class:`~fedtheory.bounds.Theorem`, catalogue or
 your own: sympy terms, hypotheses, reference) and a function that measures the quantity it
-bounds on an instance into a :class:`~fedtheory.validation.registry.Check`, the object every
-paper's validation is. The runner (:func:`fedtheory.validation.runner.run`) then gives it
-the same machinery: verdict rows (with confidence intervals for random quantities, and
+bounds on an instance into a :class:`~fedtheory.validation.machinery.registry.Check`, the
+object every paper's validation is. The runner (:func:`fedtheory.validation.machinery.runner.run`)
+then gives it the same machinery: verdict rows (with confidence intervals for random quantities, and
 *outside assumptions* where an instance breaks a hypothesis), a bound-vs-measured figure, a
 report section, resumable data, ``results.json``.
 
@@ -59,10 +59,16 @@ from fedtheory.constraints import (
     Text,
     declare,
 )
-from fedtheory.validation import registry
-from fedtheory.validation.kinds import FolderName, InstanceKey, Instances, Measurable, PerSize
-from fedtheory.validation.plots import confidence_bars, legend, panels, series
-from fedtheory.validation.registry import Check
+from fedtheory.validation.machinery import registry
+from fedtheory.validation.machinery.kinds import (
+    FolderName,
+    InstanceKey,
+    Instances,
+    Measurable,
+    PerSize,
+)
+from fedtheory.validation.machinery.plots import confidence_bars, legend, panels, series
+from fedtheory.validation.machinery.registry import Check
 from fedtheory.verdict import AUTO_START, adaptive_looks, replicate_until_decided
 
 __all__ = ["load_checks", "theorem_check"]
@@ -454,7 +460,7 @@ def theorem_check(
     Returns
     -------
     Check
-        Run it with ``fedtheory.validation.runner.run([check], out, size=...)``, or
+        Run it with ``fedtheory.validation.machinery.runner.run([check], out, size=...)``, or
         ``register`` it in a file given to ``fedtheory validate --module``.
     """
     user = _UserCheck(

@@ -16,9 +16,9 @@ import numpy as np
 
 from fedtheory import papers
 from fedtheory.constraints import Array, Exemplified, MappingOf, declare
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import FIGURE, SIZE
-from fedtheory.validation.registry import CHECKS, Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import FIGURE, SIZE
+from fedtheory.validation.machinery.registry import CHECKS, Check, Size, register
 
 _SETTINGS = Exemplified(MappingOf(), lambda args: settings("tiny"))
 """The settings of the statements a run composes (each statement reads its own)."""

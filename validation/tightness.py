@@ -32,9 +32,9 @@ from fedtheory.pep.catalogue import exact_worst_case_certified
 from fedtheory.pep.certificate import certified
 from fedtheory.tightness import DEFAULT_BUDGET, FAMILIES, search
 from fedtheory.tightness.families import CATALOGUE_KEYS
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import Comparison, compare_upper_bound, format_ratio, upper_bound_outcome
 
 

@@ -24,8 +24,8 @@ as the synthetic path uses none of them)::
     python -m benchmarks.peers.cafed /path/to/CA-Fed --data-seeds 42 --run-seeds 0 1 2 3
 
 Runs can be split: each part with ``--out part.json``, then ``--runs part1.json part2.json
-... --record validation/authors_code.json`` with all the seeds summarises them (and runs
-the ones no part holds); the record keeps the command and the parts' commands.
+... --record validation/papers/cafed/authors_code.json`` with all the seeds summarises them
+(and runs the ones no part holds); the record keeps the command and the parts' commands.
 
 One deviation from the script as written: ``full_experiment.sh`` passes
 ``--experiment synthetic``, which ``utils/utils.py`` refuses (``NotImplementedError``:
@@ -247,8 +247,8 @@ def summarise(runs: dict, data_seeds, run_seeds, rounds: int) -> dict:
     """CA-Fed (markov) minus F3AST (fast) per statistic, ``(mean, low, high)`` (95%): one data
     seed, paired over the run seeds; several, over the data seeds (each seed's mean over
     its runs), as fedtheory judges a finding. Checks that the code logged the rounds
-    ``cafed-appf`` averages over (:func:`~fedtheory.validation.cafed_appf.logged_rounds`)."""
-    from fedtheory.validation.cafed_appf import logged_rounds
+    ``cafed-appf`` averages over (:func:`~fedtheory.validation.papers.cafed.appf.logged_rounds`)."""
+    from fedtheory.validation.papers.cafed.appf import logged_rounds
     from fedtheory.verdict import finding_difference
 
     out = {}
@@ -309,7 +309,8 @@ def main(argv=None) -> None:
                         "are run)")  # fmt: skip
     parser.add_argument("--record", type=Path,
                         help="write the summary under 'cafed-appf' in this JSON (e.g. "
-                        "validation/authors_code.json, which cafed-appf reads)")  # fmt: skip
+                        "validation/papers/cafed/authors_code.json, which cafed-appf "
+                        "reads)")  # fmt: skip
     argv = sys.argv[1:] if argv is None else list(argv)
     a = parser.parse_args(argv)
     if len(a.run_seeds) < 2 and len(a.data_seeds) < 2:

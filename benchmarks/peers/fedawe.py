@@ -117,7 +117,7 @@ CHILD = textwrap.dedent(
 def draw_blob(s: dict, seed: int, folder: Path) -> Path:
     """fedtheory's draw ``seed`` as the child reads it: split, p_i, data, MLP and w0."""
     from fedtheory.availability.nonstationary import class_probabilities
-    from fedtheory.validation import fedawe_table2 as t2
+    from fedtheory.validation.papers.fedawe import table2 as t2
 
     train, test, nu = t2.dataset(s, seed)
     problem = t2.MLPProblem(train, hidden=s["hidden"], ridge=0.0, batch_size=s["batch_size"],
@@ -169,7 +169,7 @@ def main() -> None:
                         "(default Table 7)")  # fmt: skip
     args = parser.parse_args()
 
-    from fedtheory.validation import fedawe_table2 as t2
+    from fedtheory.validation.papers.fedawe import table2 as t2
     from fedtheory.verdict import finding_difference
 
     s = t2.settings(args.size) | {"local_steps": LOCAL_STEPS}

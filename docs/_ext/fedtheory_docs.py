@@ -76,7 +76,7 @@ def validations_of() -> dict[str, list[str]]:
 
     from fedtheory.bounds import CATALOGUE
     from fedtheory.papers import discover
-    from fedtheory.validation.registry import CHECKS
+    from fedtheory.validation.machinery.registry import CHECKS
 
     sources = {
         name: Path(inspect.getmodule(check.compute).__file__).read_text(encoding="utf-8")
@@ -253,7 +253,7 @@ and the code's fingerprint do not change, so each validation is computed once pe
 
 def validation_outcomes(names: list[str], out: Path) -> dict:
     """Run (or reuse) the named validations once, at :data:`VALIDATION_SIZE`, into ``out``."""
-    from fedtheory.validation import runner
+    from fedtheory.validation.machinery import runner
 
     outcomes = runner.run(names, out, size=VALIDATION_SIZE, progress=lambda message: None)
     return {o.check.name: o for o in outcomes}
@@ -380,7 +380,7 @@ class FedtheoryValidation(SphinxDirective):
     required_arguments = 1
 
     def run(self):
-        from fedtheory.validation import runner
+        from fedtheory.validation.machinery import runner
 
         name = self.arguments[0]
         out = Path(self.env.srcdir) / "_build" / "validation"

@@ -9,7 +9,7 @@ from pathlib import Path
 from fedtheory.cli.user_code import user_frame
 from fedtheory.errors import ExitStatus
 
-SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.registry.SIZES (a test checks)
+SIZES = ("tiny", "quick", "full")  # = fedtheory.validation.machinery.registry.SIZES (a test checks)
 
 
 def _validate(args) -> int:
@@ -17,8 +17,8 @@ def _validate(args) -> int:
     from fedtheory.errors import FedTheoryError, ParameterError
     from fedtheory.sweep.executor import open_executor
     from fedtheory.validation import CHECKS, load_checks
-    from fedtheory.validation.cluster import local_cluster
-    from fedtheory.validation.runner import Interrupted, run
+    from fedtheory.validation.machinery.cluster import local_cluster
+    from fedtheory.validation.machinery.runner import Interrupted, run
 
     added = []
     for module in args.module or []:

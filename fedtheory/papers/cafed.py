@@ -9,11 +9,14 @@ PAPER = Paper(
     algorithms=("fedtheory.sim.cafed",),
     tightness=("fedtheory.tightness.cafed",),
     validations=(
-        "fedtheory.validation.cafed_decomposition",
-        "fedtheory.validation.cafed_theorem2",
-        "fedtheory.validation.cafed_weights",
-        "fedtheory.validation.cafed_appf",
-        "fedtheory.validation.cafed_statements",
+        "fedtheory.validation.papers.cafed.decomposition",
+        "fedtheory.validation.papers.cafed.theorem2",
+        "fedtheory.validation.papers.cafed.weights",
+        "fedtheory.validation.papers.cafed.appf",
+        "fedtheory.validation.papers.cafed.statements",
     ),
-    errata=("fedtheory.validation.errata.cafed", "fedtheory.validation.errata.cafed_experiments"),
+    errata=(
+        "fedtheory.validation.papers.cafed.errata",
+        "fedtheory.validation.papers.cafed.errata_experiments",
+    ),
 )

@@ -7,6 +7,9 @@ PAPER = Paper(
     "E3CS (Huang et al., IEEE Internet of Things Journal 2022)",
     statements=("fedtheory.bounds.e3cs",),
     tightness=("fedtheory.tightness.e3cs",),
-    validations=("fedtheory.validation.e3cs_regret", "fedtheory.validation.e3cs_statements"),
-    errata=("fedtheory.validation.errata.e3cs",),
+    validations=(
+        "fedtheory.validation.papers.e3cs.regret",
+        "fedtheory.validation.papers.e3cs.statements",
+    ),
+    errata=("fedtheory.validation.papers.e3cs.errata",),
 )

@@ -7,6 +7,6 @@ PAPER = Paper(
     "FedAU (Wang and Ji, ICLR 2024)",
     statements=("fedtheory.bounds.fedau",),
     tightness=("fedtheory.tightness.fedau",),
-    validations=("fedtheory.validation.fedau_weights",),
-    errata=("fedtheory.validation.errata.fedau",),
+    validations=("fedtheory.validation.papers.fedau.weights",),
+    errata=("fedtheory.validation.papers.fedau.errata",),
 )

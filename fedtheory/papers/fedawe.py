@@ -11,10 +11,10 @@ PAPER = Paper(
     tightness=("fedtheory.tightness.fedawe",),
     pep=("fedtheory.pep.fedawe",),
     validations=(
-        "fedtheory.validation.fedawe_statements",
-        "fedtheory.validation.fedawe_convergence",
-        "fedtheory.validation.fedawe_auxiliary",
-        "fedtheory.validation.fedawe_example1",
-        "fedtheory.validation.fedawe_table2",
+        "fedtheory.validation.papers.fedawe.statements",
+        "fedtheory.validation.papers.fedawe.convergence",
+        "fedtheory.validation.papers.fedawe.auxiliary",
+        "fedtheory.validation.papers.fedawe.example1",
+        "fedtheory.validation.papers.fedawe.table2",
     ),
 )

@@ -10,9 +10,9 @@ PAPER = Paper(
     tightness=("fedtheory.tightness.fedlaavg",),
     pep=("fedtheory.pep.fedlaavg",),
     validations=(
-        "fedtheory.validation.example1_fedavg",
-        "fedtheory.validation.example1_algorithms",
-        "fedtheory.validation.fedlaavg_staleness",
+        "fedtheory.validation.papers.fedlaavg.example1_fedavg",
+        "fedtheory.validation.papers.fedlaavg.example1_algorithms",
+        "fedtheory.validation.papers.fedlaavg.staleness",
     ),
-    errata=("fedtheory.validation.errata.fedlaavg",),
+    errata=("fedtheory.validation.papers.fedlaavg.errata",),
 )

@@ -7,6 +7,6 @@ PAPER = Paper(
     "MimiC (Sun et al., IEEE TMC 2024)",
     statements=("fedtheory.bounds.mimic",),
     algorithms=("fedtheory.sim.mimic",),
-    validations=("fedtheory.validation.mimic_dropout",),
-    errata=("fedtheory.validation.errata.mimic",),
+    validations=("fedtheory.validation.papers.mimic.dropout",),
+    errata=("fedtheory.validation.papers.mimic.errata",),
 )

@@ -533,7 +533,7 @@ def compare_findings(
     corrected level.
 
     ``unforced``: the set-up's unforced choices (:meth:`SetUp.unforced
-    <fedtheory.validation.setups.SetUp>`); every row must vary each of them (a
+    <fedtheory.validation.machinery.setups.SetUp>`); every row must vary each of them (a
     :class:`Variant` of that ``choice``), so no unforced choice is silently fixed."""
     for s in specs:
         if missing := [c for c in unforced if c not in _choices(s.variants)]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fedtheory.validation.custom import theorem_check
-from fedtheory.validation.registry import register as register_check
+from fedtheory.validation.machinery.registry import register as register_check
 from tests.toy_paper.algorithm import squared_norm
 from tests.toy_paper.statements import contraction
 

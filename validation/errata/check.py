@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.constraints import Exemplified, Instance, Label, SequenceOf, Text, declare
-from fedtheory.validation import plots
 from fedtheory.validation.errata.catalogue import ERRATA, SIZES
 from fedtheory.validation.errata.record import CLASSES, Erratum
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import Comparison, Verdict
 
 NAME = "errata"

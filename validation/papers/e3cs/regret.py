@@ -24,9 +24,9 @@ from fedtheory.availability import Bernoulli
 from fedtheory.bounds import e3cs
 from fedtheory.sim import E3CS, FedCS, RandomSelection, run_selection
 from fedtheory.sim.selection.allocation import quota_constant
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
 
 RATES = (0.1, 0.3, 0.6, 0.9)

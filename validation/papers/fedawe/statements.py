@@ -42,10 +42,10 @@ from fedtheory.constraints import Size as SizeIn
 from fedtheory.problems import FederatedProblem, QuadraticProblem, fused
 from fedtheory.sim import FedAWE, simulate
 from fedtheory.sim.local import local_sgd
-from fedtheory.validation import plots
 from fedtheory.validation.custom import theorem_check
-from fedtheory.validation.kinds import Holding, part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import Holding, part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_equal, compare_mean_upper_bound
 from fedtheory.verdict import compare_upper_bound as compare_upper
 

@@ -6,7 +6,7 @@ check's instances and a key of every instance.
 
 The kinds that name a registered check read the registry's ``CHECKS`` when they check, not
 at import (a user's file registers more); the sizes and the folder-name kind the registry
-declares its own parameters with live in :mod:`fedtheory.validation.registry`."""
+declares its own parameters with live in :mod:`fedtheory.validation.machinery.registry`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fedtheory.constraints import Constraint, Exemplified, InstanceOf, Text, declare
-from fedtheory.validation.registry import CHECKS, SIZE, SIZES, FolderName, Size  # noqa: F401 (re-exported)
+from fedtheory.validation.machinery.registry import CHECKS, SIZE, SIZES, FolderName, Size  # noqa: F401 (re-exported)
 
 FIGURE = Exemplified(InstanceOf("matplotlib.figure:Figure"), lambda args: _figure())
 """The matplotlib figure a check's ``plot`` draws into."""

@@ -81,11 +81,11 @@ from fedtheory.sim import (
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.fedawe import CodeRate
-from fedtheory.validation import plots
-from fedtheory.validation.fedawe_statements import NAMES
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
-from fedtheory.validation.setups import Aspect, SetUp
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.machinery.setups import Aspect, SetUp
+from fedtheory.validation.papers.fedawe.statements import NAMES
 from fedtheory.verdict import (
     FindingSpec,
     Variant,

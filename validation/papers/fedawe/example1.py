@@ -32,9 +32,9 @@ from fedtheory.availability import NonStationary
 from fedtheory.bounds import fedawe
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import AverageAll, AverageParticipating, FedAvg, FedAWE, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_finding, compare_mean_equal
 
 

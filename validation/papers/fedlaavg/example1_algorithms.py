@@ -22,10 +22,10 @@ from fedtheory.availability import AlternatingBlocks
 from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAU, FedAvg, FedLaAvg, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.example1_fedavg import limit_cycle_rounds
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.papers.fedlaavg.example1_fedavg import limit_cycle_rounds
 from fedtheory.verdict import algorithm_comparison, compare_upper_bound
 
 ALGORITHMS = ("FedAvg", "FedLaAvg", "MIFA", "FedAU", "MimiC")

@@ -14,9 +14,10 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.availability.builders import cafed_population
 from fedtheory.bounds import cafed
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
-from fedtheory.validation import cafed_theorem2, plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.papers.cafed import theorem2 as cafed_theorem2
 from fedtheory.verdict import (
     compare_equal,
     compare_mean_upper_bound,

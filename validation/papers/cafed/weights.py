@@ -23,9 +23,10 @@ import numpy as np
 from fedtheory.availability import TwoStateMarkov
 from fedtheory.optim import WeightInstance, WeightProgram, greedy_weights, waterfilling_weights
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, simulate
-from fedtheory.validation import cafed_theorem2, plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.papers.cafed import theorem2 as cafed_theorem2
 from fedtheory.verdict import compare_equal, compare_mean_upper_bound, compare_upper_bound
 
 METHODS = ("optimal (cvxpy)", "greedy CA-Fed", "Unbiased")

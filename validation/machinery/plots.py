@@ -56,7 +56,7 @@ from fedtheory.constraints import (
     declare,
 )
 from fedtheory.io import atomic_write_bytes
-from fedtheory.validation.kinds import AXES, FIGURE
+from fedtheory.validation.machinery.kinds import AXES, FIGURE
 from fedtheory.verdict import mean_confidence_interval, mean_intervals
 
 PNG_DPI = 160

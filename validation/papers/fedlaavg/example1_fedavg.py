@@ -24,9 +24,9 @@ from fedtheory.constraints import Size as SizeIn
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import AverageParticipating, FedAvg, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_equal
 
 CONVERGED = 1e-12  # |r|^rounds below this: the iterate sits on the limit cycle

@@ -11,7 +11,7 @@ Layout of the output folder::
 
 Every file is written atomically. A validation whose ``data.npz`` exists with the same
 settings and the same code fingerprint (hash of the code its compute may run, found by
-:mod:`fedtheory.validation.dependencies`, and of the library versions) is not recomputed,
+:mod:`fedtheory.validation.machinery.dependencies`, and of the library versions) is not recomputed,
 so an interrupted run resumes where it stopped, a code change is never answered with stale
 data, and an edit of a verdict rule, a figure or a docstring re-judges and re-plots from
 the stored data; the figure is redrawn only when its data, settings or drawing code
@@ -74,12 +74,13 @@ from fedtheory.io import (
 )
 from fedtheory.sim.record import library_versions
 from fedtheory.sweep.executor import Executor, Sequential
-from fedtheory.validation import errata, plots
-from fedtheory.validation.dependencies import compute_digest, drawing_digest
+from fedtheory.validation import errata
 from fedtheory.validation.errata import CAVEATS
-from fedtheory.validation.kinds import SIZE, CheckName
-from fedtheory.validation.registry import CHECKS, Check, Size
-from fedtheory.validation.report import (
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.dependencies import compute_digest, drawing_digest
+from fedtheory.validation.machinery.kinds import SIZE, CheckName
+from fedtheory.validation.machinery.registry import CHECKS, Check, Size
+from fedtheory.validation.machinery.report import (
     Block,
     Bullets,
     Code,
@@ -91,7 +92,7 @@ from fedtheory.validation.report import (
     to_html,
     to_markdown,
 )
-from fedtheory.validation.setups import SETUP_HEADER
+from fedtheory.validation.machinery.setups import SETUP_HEADER
 from fedtheory.verdict import FINDING_VERDICTS, LOOSE_RATIO, Comparison, Verdict, format_ratio
 
 
@@ -128,7 +129,7 @@ OUTCOMES = Exemplified(SequenceOf(Instance(Outcome), plural="outcomes"), lambda 
 def fingerprint(check: Check) -> str:
     """Hash of the code ``check``'s compute may run (its module and the ``fedtheory``
     modules it imports, without docstrings, verdict rules, figures and the report:
-    :func:`fedtheory.validation.dependencies.compute_digest`) and of the versions of the
+    :func:`fedtheory.validation.machinery.dependencies.compute_digest`) and of the versions of the
     libraries the numbers depend on (:func:`library_versions`)."""
     versions = json.dumps(library_versions(), sort_keys=True)
     return hashlib.sha256(f"{compute_digest(check)}\0{versions}".encode()).hexdigest()
@@ -165,7 +166,7 @@ def _save_figure(stem: Path, check: Check, data: dict, settings: dict, rows) -> 
     """Draw ``check``'s figure in the shared style, write ``stem.png`` and ``stem.svg``
     and return the caption its ``plot`` gave (empty when none). The figure is keyed on
     the data (:func:`~fedtheory.io.checksum`), the settings, the title and the drawing code
-    (:func:`~fedtheory.validation.dependencies.drawing_digest`); when ``stem.json`` holds
+    (:func:`~fedtheory.validation.machinery.dependencies.drawing_digest`); when ``stem.json`` holds
     that key and both files exist, they are kept and the stored caption returned."""
     outside = any(r.verdict is Verdict.OUTSIDE for r in rows)
     key = hashlib.sha256(checksum({k: np.asarray(v) for k, v in data.items()}).encode())
@@ -343,7 +344,7 @@ def longest_first(checks: list[Check], out: Path, size: Size) -> list[int]:
     expected compute first, so that no long validation starts last while the other workers
     idle (list scheduling, longest processing time first). The expected time of a check is
     the compute time the report in ``out`` measured at this size, else its declared
-    :attr:`~fedtheory.validation.registry.Check.cost`; a check with neither (e.g. a user's
+    :attr:`~fedtheory.validation.machinery.registry.Check.cost`; a check with neither (e.g. a user's
     own) may be long and starts first. Ties keep the order of ``checks``."""
     measured = _measured_seconds(out, size)
 
@@ -388,7 +389,9 @@ def _reproduce(check: Check, out: Path, size: Size) -> str:
     if check.module or CHECKS.get(check.name) is check:
         return command([check.name], out, size, module=check.module)
     alone = out.parent / f"{out.name}-{check.name}"
-    return f"fedtheory.validation.runner.run([check], Path({str(alone)!r}), size={size!r})"
+    return (
+        f"fedtheory.validation.machinery.runner.run([check], Path({str(alone)!r}), size={size!r})"
+    )
 
 
 def _measured(r: Comparison) -> str:
@@ -734,7 +737,7 @@ def report_blocks(outcomes: list[Outcome], out: Path, *, size: Size) -> list[Blo
         ),
         Paragraph(
             "The same table, one row per verdict: `verdicts.csv` (or "
-            "`fedtheory.validation.runner.verdicts_frame(folder)` as a pandas DataFrame)."
+            "`fedtheory.validation.machinery.runner.verdicts_frame(folder)` as a pandas DataFrame)."
         ),
     ]
     for o in outcomes:
@@ -913,7 +916,7 @@ def verdicts_frame(source):
 
     Examples
     --------
-    >>> from fedtheory.validation.runner import verdicts_frame
+    >>> from fedtheory.validation.machinery.runner import verdicts_frame
     >>> frame = verdicts_frame("results/")  # doctest: +SKIP
     >>> frame.groupby("verdict").size()  # doctest: +SKIP
     """

@@ -17,9 +17,9 @@ from fedtheory.availability import Bernoulli
 from fedtheory.bounds import e3cs
 from fedtheory.sim import E3CS, run_selection
 from fedtheory.sim.selection.allocation import prob_alloc, quota_constant
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_equal, compare_mean_equal, compare_upper_bound, evidence_of
 
 RATES = (0.1, 0.3, 0.6, 0.9)

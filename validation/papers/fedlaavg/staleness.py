@@ -11,9 +11,9 @@ from fedtheory.availability import TraceReplay
 from fedtheory.bounds import fedlaavg
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedLaAvg, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
 
 BOUNDS = ("staleness_bound",)

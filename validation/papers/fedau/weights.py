@@ -41,10 +41,10 @@ from fedtheory.sim import (
     simulate,
     unbiased_weights,
 )
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
-from fedtheory.validation.setups import Aspect, SetUp
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.machinery.setups import Aspect, SetUp
 from fedtheory.verdict import (
     algorithm_comparison,
     compare_equal,

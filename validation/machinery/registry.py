@@ -29,7 +29,7 @@ Data = dict[str, np.ndarray]
 
 Size = Literal["tiny", "quick", "full"]
 SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
-"""The sizes of a check (:mod:`fedtheory.validation.kinds` re-exports them):
+"""The sizes of a check (:mod:`fedtheory.validation.machinery.kinds` re-exports them):
 ``tiny``: seconds, for the tests; ``quick``: all validations together within 5 minutes on
 2 cores; ``full``: paper-scale settings."""
 SIZE = Option(*SIZES)
@@ -76,7 +76,7 @@ class Check:
     keys listed in ``bounds``; ``judge(data, settings)`` the verdict rows (reading bounds
     from ``data`` only, so that :func:`with_wrong_bounds` can break them);
     ``plot(data, settings, fig)`` draws measured and bound in the same axes, in the style of
-    :mod:`fedtheory.validation.plots` (panels via ``plots.panels``, legends via
+    :mod:`fedtheory.validation.machinery.plots` (panels via ``plots.panels``, legends via
     ``plots.legend``), and returns a caption (or ``None``) saying which curves coincide or
     are floored and how they are kept visible; the optional
     ``notes(data, settings)`` states measured facts that no theorem claims (e.g. an
@@ -89,7 +89,7 @@ class Check:
     ``sweep_check(settings)`` refuses, before any sweep work, a point ``sweep`` cannot run
     (unknown names, values out of range, memory) with a ``ParameterError``. The optional
     ``cost`` is the measured compute time of the quick size on one core, in seconds: a
-    parallel run (:func:`fedtheory.validation.runner.run`) starts the longest first.
+    parallel run (:func:`fedtheory.validation.machinery.runner.run`) starts the longest first.
     """
 
     name: str

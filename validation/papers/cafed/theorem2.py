@@ -37,9 +37,9 @@ from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, InverseTime, footprint, simulate
 from fedtheory.sim.runner import CHUNK_ELEMENTS
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import Settings, part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import Settings, part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound
 
 

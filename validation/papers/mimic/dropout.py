@@ -27,9 +27,9 @@ from fedtheory.availability.builders import mimic_static_probabilities
 from fedtheory.bounds import mimic
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg, InverseTime, MimiC, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_mean_upper_bound, mean_confidence_interval
 
 PATTERNS = ("bounded dropout", "static probability", "time-varying")

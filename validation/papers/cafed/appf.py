@@ -84,10 +84,10 @@ from fedtheory.problems.logistic import LogisticRegressionProblem
 from fedtheory.sim import FedAU, FedAvg, simulate, unbiased_weights
 from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.optimizer import SGD, Training
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
-from fedtheory.validation.setups import Aspect, SetUp
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.machinery.setups import Aspect, SetUp
 from fedtheory.verdict import (
     FindingSpec,
     Variant,

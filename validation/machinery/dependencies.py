@@ -41,15 +41,15 @@ from types import FunctionType
 from typing import NamedTuple
 
 from fedtheory.constraints import Instance, declare
-from fedtheory.validation.registry import Check
+from fedtheory.validation.machinery.registry import Check
 
 NOT_COMPUTE = (
     "fedtheory.verdict",
-    "fedtheory.validation.plots",
-    "fedtheory.validation.report",
-    "fedtheory.validation.runner",
-    "fedtheory.validation.registry",
-    "fedtheory.validation.dependencies",
+    "fedtheory.validation.machinery.plots",
+    "fedtheory.validation.machinery.report",
+    "fedtheory.validation.machinery.runner",
+    "fedtheory.validation.machinery.registry",
+    "fedtheory.validation.machinery.dependencies",
 )
 """Modules (and their submodules) that judge, draw or report: never part of a digest."""
 
@@ -68,11 +68,11 @@ def compute_modules(check: Check) -> list[str]:
 @declare(check=Instance(Check))
 def drawing_digest(check: Check) -> str:
     """SHA-256 of the code that may draw ``check``'s figure: the module of ``check.plot``,
-    the figures' style (:mod:`fedtheory.validation.plots`) and the ``fedtheory`` modules
+    the figures' style (:mod:`fedtheory.validation.machinery.plots`) and the ``fedtheory`` modules
     they import, transitively, without docstrings. With the stored data and settings it
     keys the figure, which a rerun redraws only when one of them changed."""
     h = hashlib.sha256()
-    roots = {check.plot.__module__, "fedtheory.validation.plots"}
+    roots = {check.plot.__module__, "fedtheory.validation.machinery.plots"}
     for name in _reachable(roots, lambda name: False):
         h.update(name.encode() + b"\0" + _module_digest(name).encode())
     return h.hexdigest()

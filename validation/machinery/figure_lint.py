@@ -1,5 +1,5 @@
 r"""Checks that a drawn figure shows what it claims to show (the figure rules of
-:mod:`fedtheory.validation.plots`, as a lint over matplotlib's figure objects).
+:mod:`fedtheory.validation.machinery.plots`, as a lint over matplotlib's figure objects).
 
 :func:`lint` draws the figure once and returns every :class:`Defect` of seven kinds:
 
@@ -27,9 +27,10 @@ r"""Checks that a drawn figure shows what it claims to show (the figure rules of
     per-point 95% interval drawn for a row judged on its family-wise interval, say).
 ``log range``
     a plotted value of a log axis (a line's point, an error bar's end, a reference line)
-    past its outermost labelled tick by more than :data:`~fedtheory.validation.plots.LOG_SLACK`:
-    a reader cannot read it off the axis (``plots.bracket_log`` extends the axis to the next
-    labelled value; the report's figures get it when they are saved).
+    past its outermost labelled tick by more than
+    :data:`~fedtheory.validation.machinery.plots.LOG_SLACK`: a reader cannot read it off the
+    axis (``plots.bracket_log`` extends the axis to the next labelled value; the report's
+    figures get it when they are saved).
 ``unplotted statement``
     a statement (*Theorem 1*, *Lemmas 5-6*, *Proposition 2*) named in a figure title or the
     caption (``caption=``) that no legend entry, panel title, axis or tick label names,
@@ -67,7 +68,7 @@ from matplotlib.text import Text
 
 from fedtheory.constraints import Exemplified, Instance, Label, Option, SequenceOf, declare
 from fedtheory.constraints import Text as NonEmpty
-from fedtheory.validation.kinds import FIGURE
+from fedtheory.validation.machinery.kinds import FIGURE
 from fedtheory.verdict import Comparison
 
 COINCIDE_PT = 1.0
@@ -246,7 +247,7 @@ def _log_ticks(ax: Axes) -> list[Defect]:
 
 def _log_range(ax: Axes) -> list[Defect]:
     """Plotted values of a log axis past its outermost labelled ticks (beyond the slack)."""
-    from fedtheory.validation.plots import LOG_SLACK, labelled_ticks, plotted_values
+    from fedtheory.validation.machinery.plots import LOG_SLACK, labelled_ticks, plotted_values
 
     defects = []
     for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):

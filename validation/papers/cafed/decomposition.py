@@ -17,9 +17,9 @@ from fedtheory.availability import TwoStateMarkov
 from fedtheory.bounds import cafed
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import FedAvg, FixedWeights, simulate
-from fedtheory.validation import plots
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
 from fedtheory.verdict import compare_upper_bound
 
 

@@ -34,10 +34,10 @@ from fedtheory import rng
 from fedtheory.bounds import fedawe
 from fedtheory.problems import QuadraticProblem, fused
 from fedtheory.sim import FedAWE
-from fedtheory.validation import plots
-from fedtheory.validation.fedawe_statements import NAMES, processes, run_fedawe, staleness
-from fedtheory.validation.kinds import part
-from fedtheory.validation.registry import Check, Size, register
+from fedtheory.validation.machinery import plots
+from fedtheory.validation.machinery.kinds import part
+from fedtheory.validation.machinery.registry import Check, Size, register
+from fedtheory.validation.papers.fedawe.statements import NAMES, processes, run_fedawe, staleness
 from fedtheory.verdict import compare_mean_upper_bound, compare_upper_bound
 
 DYNAMICS = ("stationary", "staircase")

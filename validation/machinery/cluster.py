@@ -15,7 +15,7 @@ and take one validation at a time.
   the workers are spawned.
 * **One task per worker**: a worker holds no queued validation
   (``worker-saturation`` 1.0), so that they start in the order the runner submits them
-  (:func:`fedtheory.validation.runner.longest_first`) on whichever worker is free.
+  (:func:`fedtheory.validation.machinery.runner.longest_first`) on whichever worker is free.
 
 Elsewhere (macOS, Windows: fork is unsafe or absent) workers are spawned as before.
 """

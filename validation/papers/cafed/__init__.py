@@ -1,0 +1,2 @@
+"""CA-Fed's checks: its validations and errata, the modules its record names
+(:mod:`fedtheory.papers.cafed`)."""

@@ -1,0 +1,2 @@
+"""E3CS's checks: its validations and errata, the modules its record names
+(:mod:`fedtheory.papers.e3cs`)."""

@@ -1,0 +1,2 @@
+"""FedAU's checks: its validations and errata, the modules its record names
+(:mod:`fedtheory.papers.fedau`)."""

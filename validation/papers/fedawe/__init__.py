@@ -1,0 +1,2 @@
+"""FedAWE's checks: its validations and errata, the modules its record names
+(:mod:`fedtheory.papers.fedawe`)."""

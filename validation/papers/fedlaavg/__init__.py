@@ -1,0 +1,2 @@
+"""FedLaAvg's checks: its validations and errata, the modules its record names
+(:mod:`fedtheory.papers.fedlaavg`)."""
