@@ -21,6 +21,11 @@ NOT_REFERENCE = {
         for m in (ROOT / "fedtheory" / "papers").glob("[!_]*.py")
     },
     **{
+        f"fedtheory.validation.papers.{m.name}": "a paper's folder (its modules are on its page)"
+        for m in (ROOT / "validation" / "papers").iterdir()
+        if (m / "__init__.py").is_file()
+    },
+    **{
         f"fedtheory.cli{m}": "command-line handlers: `fedtheory --help` and the guide pages"
         for m in (
             "",

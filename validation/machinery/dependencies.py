@@ -13,7 +13,9 @@ unchanged. That code is found statically:
    (``import_module``, or the papers' modules of its layer through ``papers.on_register``:
    ``from fedtheory.sim import CaFed``) brings all of them, and so does a module of a
    package that loads the papers' modules of its layer from their records, such as
-   ``pep/registry.py`` or ``errata/catalogue.py``), leaving out :data:`NOT_COMPUTE`: the verdict
+   ``pep/registry.py`` or ``errata/catalogue.py``; a loader that names a part of the
+   records (``paper.errata``, ``export(paper, "errata", ...)``) brings every registered
+   paper's modules of that part, wherever they live), leaving out :data:`NOT_COMPUTE`: the verdict
    rules, the plotting style, the report and the runner, which judge and draw but compute
    nothing;
 3. each module counted by its syntax tree without docstrings (comments, blank lines and
@@ -41,6 +43,7 @@ from types import FunctionType
 from typing import NamedTuple
 
 from fedtheory.constraints import Instance, declare
+from fedtheory.papers import PARTS, discover
 from fedtheory.validation.machinery.registry import Check
 
 NOT_COMPUTE = (
@@ -56,6 +59,12 @@ NOT_COMPUTE = (
 _ROOT = "fedtheory"
 _LOADS_LAZILY = ("import_module", "on_register")
 """Calls by which a module loads modules its imports do not name."""
+_NAMES_A_PART = ("export", "modules")
+"""Calls of :mod:`fedtheory.papers` that take a part of the records by name."""
+
+
+def _constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 @declare(check=Instance(Check))
@@ -171,6 +180,7 @@ class _Module(NamedTuple):
     lazy: bool  # calls import_module (a lazy package)
     strings: frozenset[str]  # string constants (names of files beside it)
     body: tuple[tuple[str, str], ...]  # (top-level function name or "", ast.dump) in order
+    parts: frozenset[str]  # the parts of the papers' records it names (paper.errata, "pep")
 
 
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -182,7 +192,7 @@ def _parsed(name: str) -> _Module | None:
     if path is None:
         return None
     tree = ast.parse(path.read_bytes(), filename=str(path))
-    imports, strings, lazy = [], set(), False
+    imports, strings, lazy, parts = [], set(), False, set()
     for node in ast.walk(tree):
         if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
             node.body = node.body[1:] or [ast.Pass()]  # docstrings are not code
@@ -195,13 +205,17 @@ def _parsed(name: str) -> _Module | None:
             strings.add(node.value)
         elif isinstance(node, ast.Call | ast.Name | ast.Attribute):  # called or passed on
             func = node.func if isinstance(node, ast.Call) else node
-            lazy |= getattr(func, "id", getattr(func, "attr", "")) in _LOADS_LAZILY
+            called = getattr(func, "id", getattr(func, "attr", ""))
+            lazy |= called in _LOADS_LAZILY
+            parts |= {getattr(node, "attr", "")} & set(PARTS)
+            if called in _NAMES_A_PART:  # export(paper, "errata", ...), modules("pep")
+                parts |= {a.value for a in getattr(node, "args", ()) if _constant(a)} & set(PARTS)
     body = tuple(
         (node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else "",
          ast.dump(node))
         for node in tree.body
     )  # fmt: skip
-    return _Module(tuple(imports), lazy, frozenset(strings), body)
+    return _Module(tuple(imports), lazy, frozenset(strings), body, frozenset(parts))
 
 
 def _is_module(name: str) -> bool:
@@ -238,6 +252,8 @@ def _imports(name: str) -> tuple[str, ...]:
         found.update(
             f"{package}.{m.name}" for m in pkgutil.iter_modules([str(_source(name).parent)])
         )
+        records = discover().values()
+        found.update(m for paper in records for part in parsed.parts for m in getattr(paper, part))
     return tuple(sorted(m for m in found if _ours(m)))
 
 
