@@ -203,6 +203,8 @@ def _mathjax_page(tmp_path: Path, formula: str) -> str:
     return path.as_uri()
 
 
+@pytest.mark.paper("fedawe")
+@pytest.mark.paper("fedlaavg")
 def test_the_raw_latex_check_finds_escapes_drawn_inside_typeset_math(tmp_path):
     """A label written ``\\text{drift\\_sigma}`` is typeset by MathJax with a visible
     backslash; the theorems' labels (:meth:`fedtheory.bounds.Theorem.latex`) are not."""

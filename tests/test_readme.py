@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from fedtheory.papers import PAPERS
+from tests.conftest import REMOVED
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 PAGES = [p for p in PAGES if "_build" not in p.parts and "theorems" not in p.parts]
@@ -50,6 +53,19 @@ def _doctests() -> list[tuple[str, str]]:
     return found
 
 
+KEYS = sorted({*PAPERS, *(m[17:] for m in REMOVED if m.startswith("fedtheory.papers."))})
+"""The papers' keys, the registered and the removed (in a copy without some papers)."""
+
+
+def _shown(name: str, *values) -> pytest.param:
+    """An example as a test parameter, marked ``paper(key)`` for every paper whose key it
+    names (``fedawe.theorem1``, ``FedAWE``, ``--check fedawe-table2``): a copy without that
+    paper leaves it out."""
+    text = " ".join(map(str, values))
+    named = [k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)]
+    return pytest.param(*values, id=name, marks=[pytest.mark.paper(k) for k in named])
+
+
 PYTHON = [(n, c) for n, c in _blocks("python") if not c.lstrip().startswith(">>>")]
 PYCON = _doctests()
 CONSOLE = _blocks("console")
@@ -60,12 +76,12 @@ def test_the_readme_shows_outputs_that_are_checked():
     assert len(readme) >= 2
 
 
-@pytest.mark.parametrize("code", [c for _, c in PYTHON], ids=[n for n, _ in PYTHON])
+@pytest.mark.parametrize("code", [_shown(n, c) for n, c in PYTHON])
 def test_example_runs(code):
     exec(compile(code, "<example>", "exec"), {})
 
 
-@pytest.mark.parametrize("code", [c for _, c in PYCON], ids=[n for n, _ in PYCON])
+@pytest.mark.parametrize("code", [_shown(n, c) for n, c in PYCON])
 def test_shown_python_output_is_what_the_code_prints(code):
     test = doctest.DocTestParser().get_doctest(code, {}, "example", "<example>", 0)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
@@ -85,7 +101,7 @@ def _commands(block: str) -> list[tuple[str, str]]:
     return pairs
 
 
-@pytest.mark.parametrize("block", [c for _, c in CONSOLE], ids=[n for n, _ in CONSOLE])
+@pytest.mark.parametrize("block", [_shown(n, c) for n, c in CONSOLE])
 def test_shown_command_output_is_what_the_command_prints(block):
     pairs = _commands(block)
     assert pairs, "a console block shows at least one `$ fedtheory ...` command"
@@ -163,7 +179,7 @@ def test_every_page_shows_commands_that_are_checked():
 
 
 @pytest.mark.parametrize(
-    "where, command, complete", COMMANDS, ids=[f"{c[0]}:{c[1]}" for c in COMMANDS]
+    "where, command, complete", [_shown(f"{c[0]}:{c[1]}", *c) for c in COMMANDS]
 )
 def test_every_shown_command_is_one_the_code_accepts(where, command, complete, capsys):
     """A command a page shows parses with the CLI's own parser (subcommand, options, choices),

@@ -6,6 +6,10 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.paper(key) for key in ("cafed", "fedawe", "fedlaavg", "mimic")]
+"""The benchmark times these papers' algorithms beside FedAvg's (configurations [1] and [6])."""
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sim.py"
 

@@ -6,6 +6,7 @@ and the static closure holds every module a compute actually runs."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -35,7 +36,9 @@ def _with_docstring(source: bytes, function: str) -> bytes:
 
 
 def _file(module: str) -> Path:
-    return Path(sys.modules[module].__file__)
+    """The source file of ``module``, imported or not (a digest names modules a run may not
+    import: in a copy without FedAWE nothing imports ``fedtheory.sim.evaluation``)."""
+    return Path(importlib.util.find_spec(module).origin)
 
 
 def _fingerprint_after(monkeypatch, check: str, path: Path, edit) -> tuple[str, str]:
