@@ -40,6 +40,7 @@ from fedtheory.errors import NothingMeasured, ParameterError
 from fedtheory.testing.assertions import BOUND_RTOL, TIGHT_RTOL, ZERO_ATOL
 from fedtheory.tightness.engine import format_values
 from fedtheory.tightness.family import rebuildable
+from fedtheory.tightness.seeded import seed_only_draws
 from fedtheory.verdict import AUTO_START, Verdict, format_ratio, replicate_until_decided
 
 __all__ = [
@@ -624,9 +625,10 @@ class _Examples:
         quiet = [*self.settings.suppress_health_check, HealthCheck.filter_too_much]
         test = hypothesis_seed(seed)(given(strategy)(self.one))
         try:
-            hypothesis_settings(
-                self.settings, report_multiple_bugs=False, suppress_health_check=quiet
-            )(test)()
+            with seed_only_draws():  # the same examples whatever else is imported
+                hypothesis_settings(
+                    self.settings, report_multiple_bugs=False, suppress_health_check=quiet
+                )(test)()
         except Unsatisfiable:  # no draw met the hypotheses: nothing judged
             pass
 

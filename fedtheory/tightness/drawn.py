@@ -55,6 +55,7 @@ from fedtheory.tightness.family import (
     _judged_measurement,
     rebuildable,
 )
+from fedtheory.tightness.seeded import no_constant
 
 __all__ = ["DRAWS", "WHOLE_RANGE", "strategy_family"]
 
@@ -71,14 +72,10 @@ _OWNER = "strategy_family"
 @cache
 def _provider():
     """Hypothesis's generator without the constants it mixes in from the loaded modules
-    (its draws would change with what else is imported): the draws depend on the seed."""
+    (:mod:`fedtheory.tightness.seeded`): the draws depend on the seed."""
     from hypothesis.internal.conjecture.providers import HypothesisProvider
 
-    class SeedOnly(HypothesisProvider):
-        def _maybe_draw_constant(self, choice_type, constraints, *, p=0.05):
-            return None
-
-    return SeedOnly
+    return type("SeedOnly", (HypothesisProvider,), {"_maybe_draw_constant": no_constant})
 
 
 def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None):

@@ -67,6 +67,7 @@ from fedtheory.constraints import Real as RealIn
 from fedtheory.errors import ParameterError
 from fedtheory.io import atomic_write_text
 from fedtheory.tightness.family import Evaluation, Family
+from fedtheory.tightness.seeded import seed_only_draws
 
 DEFAULT_BUDGET = 400
 """Evaluations of the measured side per search. A counterexample's shrinking spends more:
@@ -361,7 +362,8 @@ def _explore(family, record, examples: int, seed: int, caps) -> Point | None:
                 message="Do not use the `random` module inside strategies",
                 category=HypothesisDeprecationWarning,
             )
-            probe()
+            with seed_only_draws():
+                probe()
     except _Violation as found:
         return found.point
     return None
