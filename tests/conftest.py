@@ -8,6 +8,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,6 +45,18 @@ assert_tight = assert_equal
 REMOVED = tuple(filter(None, os.environ.get(WITHOUT, "").split(",")))
 """The modules of the papers removed from the copy this suite runs in (``python -m
 tests.paper_copy``); empty in the repository, where nothing is left out."""
+
+
+KEYS = sorted({*PAPERS, *(m[17:] for m in REMOVED if m.startswith("fedtheory.papers."))})
+"""The papers' keys, the registered and the removed (in a copy without some papers)."""
+
+
+def paper_marks(text: str) -> list:
+    """``paper(key)`` marks for every paper whose key ``text`` names (``fedawe.theorem1``,
+    ``FedAWE``, ``--check fedawe-table2``): a shown example or a notebook that names a paper
+    is left out of a copy without it."""
+    named = [k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)]
+    return [pytest.mark.paper(k) for k in named]
 
 
 def _removed(module: str) -> bool:

@@ -11,6 +11,7 @@ inline (an image output), no cell may print a matplotlib object's repr such as
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import notebook_runner as runner  # noqa: E402  (scripts/notebook_runner.py)
 
+from tests.conftest import paper_marks  # noqa: E402
+
 FOLDER = ROOT / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
 OBJECT_REPR = re.compile(r"<matplotlib\.[\w.]+ (at|object at) 0x")
@@ -39,7 +42,14 @@ def test_the_notebooks_exist():
     assert {"classroom", "paper_review"} <= {p.stem for p in NOTEBOOKS}
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def _notebook(path: Path) -> pytest.param:
+    """A notebook as a test parameter, marked for the papers its code names."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return pytest.param(path, id=path.stem, marks=paper_marks(code))
+
+
+@pytest.mark.parametrize("path", [_notebook(p) for p in NOTEBOOKS])
 def test_notebook_runs_in_a_jupyter_kernel_and_is_stored_with_its_outputs(path):
     stored = nbformat.read(path, as_version=4)
     nb = runner.execute(path)

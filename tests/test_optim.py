@@ -27,7 +27,6 @@ from fedtheory.optim import (
     waterfilling_weights,
     weight_sensitivity,
 )
-from fedtheory.sim.cafed import proxy_values
 from fedtheory.testing.strategies import weight_instances
 from tests.conftest import assert_parameter_error, assert_tight, assert_upper_bound
 
@@ -310,6 +309,8 @@ def test_greedy_windows_decide_as_one_visit_at_a_time(window, monkeypatch):
     """Windows of visits evaluated at once (every exclusion alone and accumulated) give the
     bits of the plain loop, on CA-Fed's proxy with exact ties (zero gaps: every exclusion
     keeps the proxy at 0), clients already at zero, tau = 0 and both tests of line 22."""
+    from fedtheory.sim.cafed import proxy_values
+
     monkeypatch.setattr(greedy, "WINDOW_ELEMENTS", window)
     rng = np.random.default_rng(11)
     for case in range(60):

@@ -22,7 +22,7 @@ from fedtheory.pep import (  # noqa: E402
 from fedtheory.pep import _symmetry as symmetry  # noqa: E402
 from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
-from fedtheory.sim import MIFA, AverageParticipating, FedAvg, FedLaAvg  # noqa: E402
+from fedtheory.sim import MIFA, AverageParticipating, FedAvg  # noqa: E402
 from tests.conftest import assert_pep_close, assert_replay_attains  # noqa: E402
 from tests.test_pep import ETA, MU, ZETA2, L  # noqa: E402
 
@@ -78,6 +78,8 @@ def test_groups_follow_the_weights_and_every_mask_of_a_distribution():
 def test_fedlaavg_tie_breaking_is_not_mistaken_for_symmetry():
     # every client always available, one selected per round by index among the longest
     # absent: clients do not work in the same rounds, so no grouping
+    from fedtheory.sim import FedLaAvg
+
     alg = FedLaAvg(clients_per_round=1, local_steps=1, lr=ETA)
     parts, note = symmetry.groups(alg, CLASS, Participation.full(4, 2), np.full(2, 0.5), HET)
     assert parts == [[0], [1]] and note.startswith("none")

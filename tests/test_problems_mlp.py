@@ -10,9 +10,7 @@ from torch.func import functional_call, grad, hessian, vmap
 
 from fedtheory.data import FederatedDataset, dirichlet_label_split, load_digits, partition
 from fedtheory.problems import MLPProblem
-from fedtheory.sim import FedAWE
 from fedtheory.sim.evaluation import ClientMean
-from fedtheory.validation.papers.fedawe import table2
 from tests.conftest import assert_near_zero, assert_parameter_error, assert_tight
 
 
@@ -267,6 +265,9 @@ def test_fedawe_on_the_mlp_equals_the_authors_plain_loop_tight(clip):
     authors' loop, round by round, with clipped and unclipped rounds and a round without
     active clients; at the code's clip 0.5 and, as ``fedawe-table2`` varies it (its own
     construction), without a clip and at another norm."""
+    from fedtheory.sim import FedAWE
+    from fedtheory.validation.papers.fedawe import table2
+
     X, y = load_digits(intercept=False)
     parts = dirichlet_label_split(y[:150], 5, 0.1, per="client", min_size=2, seed=0)
     data = partition(X[:150], y[:150], parts, num_classes=10)

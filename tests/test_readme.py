@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.papers import PAPERS
-from tests.conftest import REMOVED
+from tests.conftest import paper_marks
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
@@ -53,17 +52,9 @@ def _doctests() -> list[tuple[str, str]]:
     return found
 
 
-KEYS = sorted({*PAPERS, *(m[17:] for m in REMOVED if m.startswith("fedtheory.papers."))})
-"""The papers' keys, the registered and the removed (in a copy without some papers)."""
-
-
 def _shown(name: str, *values) -> pytest.param:
-    """An example as a test parameter, marked ``paper(key)`` for every paper whose key it
-    names (``fedawe.theorem1``, ``FedAWE``, ``--check fedawe-table2``): a copy without that
-    paper leaves it out."""
-    text = " ".join(map(str, values))
-    named = [k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)]
-    return pytest.param(*values, id=name, marks=[pytest.mark.paper(k) for k in named])
+    """An example as a test parameter, marked for the papers it names (``paper_marks``)."""
+    return pytest.param(*values, id=name, marks=paper_marks(" ".join(map(str, values))))
 
 
 PYTHON = [(n, c) for n, c in _blocks("python") if not c.lstrip().startswith(">>>")]

@@ -13,7 +13,6 @@ from scipy import stats
 
 from fedtheory import rng
 from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
-from fedtheory.bounds import e3cs as e3cs_bounds
 from fedtheory.errors import ParameterError
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
@@ -228,6 +227,8 @@ def test_e3cs_beats_random_on_cep_and_fact8_fails_on_the_run():
 def test_regret_bound_28_holds_static_but_not_against_the_per_round_oracle():
     # E3CS Thm 1 (28) at eta = eta*, sigma = 0, measured over 32 replicates of one instance.
     # SPEC §4.3 ⚠2: the proof only covers a fixed comparator; the dynamic one beats it.
+    from fedtheory.bounds import e3cs as e3cs_bounds
+
     rounds, reps, num, k = 1000, 32, 12, 3
     x = Bernoulli(np.repeat([0.3, 0.5, 0.7], 4)).sample(rounds, replicates=reps, seed=0)
     quota = e3cs_bounds.quota_sum(np.zeros(rounds), k=k, K=num)

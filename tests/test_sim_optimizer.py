@@ -12,7 +12,7 @@ from fedtheory.availability import Bernoulli
 from fedtheory.data import FederatedDataset
 from fedtheory.errors import ParameterError
 from fedtheory.problems import LogisticRegressionProblem
-from fedtheory.sim import AverageParticipating, FedAvg, FedAWE, simulate
+from fedtheory.sim import AverageParticipating, FedAvg, simulate
 from fedtheory.sim.evaluation import ClientMean
 from fedtheory.sim.optimizer import (
     SGD,
@@ -169,6 +169,8 @@ def test_zero_momentum_epochs_with_one_batch_are_full_gradient_steps_tight():
 
 
 def test_client_mean_records_the_mean_of_the_client_models_tight():
+    from fedtheory.sim import FedAWE
+
     problem = _problem()
     process = Bernoulli([0.6, 0.5, 0.9, 0.4])
     inner = FedAWE(local_steps=2, lr=0.1)
