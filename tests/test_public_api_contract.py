@@ -164,9 +164,10 @@ from fedtheory.tightness import fedlaavg as tightness_fedlaavg
 from fedtheory.validation import errata
 from fedtheory.validation.custom import load_checks, theorem_check
 
-ERRATA_MODULES = ("record", "catalogue", "cafed", "cafed_experiments", "e3cs", "fedlaavg", "fedau",
-                  "mimic")  # fmt: skip
-"""The modules of the errata checks (``fedtheory.validation.errata``)."""
+ERRATA_MODULES = ("fedtheory.validation.errata.record", "fedtheory.validation.errata.catalogue",
+                  *(m for paper in papers.PAPERS.values() for m in paper.errata))  # fmt: skip
+"""The modules of the errata checks: the machinery's (``fedtheory.validation.errata``) and
+each registered paper's (its record's ``errata``)."""
 
 
 def _finished_modules() -> list[str]:
@@ -177,7 +178,7 @@ def _finished_modules() -> list[str]:
         "fedtheory.markov",
         "fedtheory.optim.e3cs",
         "fedtheory.validation.custom",
-        *(f"fedtheory.validation.errata.{m}" for m in ERRATA_MODULES),
+        *ERRATA_MODULES,
         "fedtheory.device",
     ]
     for package in ("availability", "bounds", "problems", "data", "tightness", "testing"):
@@ -262,6 +263,7 @@ MK = "fedtheory.markov"
 AV = "fedtheory.availability"
 BD = "fedtheory.bounds"
 ER = "fedtheory.validation.errata"
+VP = "fedtheory.validation.papers"
 PR = "fedtheory.problems"
 DT = "fedtheory.data"
 SM = "fedtheory.sim"
@@ -541,10 +543,10 @@ CONTRACT |= {
         ("I", 2.5),
         ("phi", [0.7, 0.7]),
     ),
-    _m(f"{ER}.cafed", "cafed_proof_step23"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_proof_step23"): Case(
         errata.cafed_proof_step23, {"rounds": 10}, ("rounds", STRING), ("rounds", 1)
     ),
-    _m(f"{ER}.e3cs", "e3cs_static_regret"): Case(
+    _m(f"{VP}.e3cs.errata", "e3cs_static_regret"): Case(
         errata.e3cs_static_regret,
         {"rounds": 20, "replicates": 2},
         ("rounds", STRING),
@@ -553,64 +555,64 @@ CONTRACT |= {
     _m(f"{BD}.e3cs", "quota_sum"): Case(
         e3cs.quota_sum, {"sigma": [0.1], "k": 2, "K": 10}, ("k", 2.5), ("sigma", [0.5])
     ),
-    _m(f"{ER}.cafed", "cafed_lambda_estimator_limit"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_lambda_estimator_limit"): Case(
         errata.cafed_lambda_estimator_limit, {}, ("rounds", STRING), ("replicates", 0)
     ),
-    _m(f"{ER}.e3cs", "e3cs_fact8"): Case(
+    _m(f"{VP}.e3cs.errata", "e3cs_fact8"): Case(
         errata.e3cs_fact8, {}, ("target_exponent", STRING), ("target_exponent", -1.0)
     ),
-    _m(f"{ER}.e3cs", "successive_sampling_inclusion"): Case(
+    _m(f"{VP}.e3cs.errata", "successive_sampling_inclusion"): Case(
         errata.successive_sampling_inclusion, {"p": [0.5, 0.5]}, ("p", STRING), ("p", [0.5, 0.4])
     ),
-    _m(f"{ER}.fedlaavg", "fedlaavg_missing_one_over_n"): Case(
+    _m(f"{VP}.fedlaavg.errata", "fedlaavg_missing_one_over_n"): Case(
         errata.fedlaavg_missing_one_over_n, {}, ("iterations", 2.5), ("iterations", 0)
     ),
-    _m(f"{ER}.cafed", "cafed_chi_square_not_convex_in_q"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_chi_square_not_convex_in_q"): Case(
         errata.cafed_chi_square_not_convex_in_q, {}, ("pi", STRING), ("pi", [0.5, 1.5, 0.2, 0.1])
     ),
-    _m(f"{ER}.cafed", "cafed_convex_in_y_s"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_convex_in_y_s"): Case(
         errata.cafed_convex_in_y_s, {}, ("B", STRING), ("B", -1.0)
     ),
-    _m(f"{ER}.cafed", "cafed_water_filling_needs_equal_A"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_water_filling_needs_equal_A"): Case(
         errata.cafed_water_filling_needs_equal_A, {}, ("B", STRING), ("sigma2", [0.0] * 5)
     ),
-    _m(f"{ER}.cafed", "cafed_upsilon_uses_w_star"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_upsilon_uses_w_star"): Case(
         errata.cafed_upsilon_uses_w_star, {}, ("pi", STRING), ("seed", -1)
     ),
-    _m(f"{ER}.cafed", "cafed_theorem2_versus_its_proof"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_theorem2_versus_its_proof"): Case(
         errata.cafed_theorem2_versus_its_proof, {}, ("Gamma", STRING), ("H", 0.0)
     ),
-    _m(f"{ER}.cafed", "cafed_theorem2_step_size"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_theorem2_step_size"): Case(
         errata.cafed_theorem2_step_size, {}, ("L", STRING), ("E", 0)
     ),
-    _m(f"{ER}.cafed", "cafed_lemma3_monotone_steps"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_lemma3_monotone_steps"): Case(
         errata.cafed_lemma3_monotone_steps, {}, ("T", STRING), ("lam", 1.0)
     ),
-    _m(f"{ER}.cafed", "cafed_eq21_reversed"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_eq21_reversed"): Case(
         errata.cafed_eq21_reversed, {}, ("dim", STRING), ("seed", -1)
     ),
-    _m(f"{ER}.cafed", "cafed_code_oracle_minima"): Case(
+    _m(f"{VP}.cafed.errata", "cafed_code_oracle_minima"): Case(
         errata.cafed_code_oracle_minima, {}, ("clients", STRING), ("clients", 1)
     ),
-    _m(f"{ER}.cafed_experiments", "cafed_table1_gap"): Case(
+    _m(f"{VP}.cafed.errata_experiments", "cafed_table1_gap"): Case(
         errata.cafed_table1_gap, {}, ("cafed", STRING), ("cafed", 101.0)
     ),
-    _m(f"{ER}.cafed_experiments", "cafed_code_population"): Case(
+    _m(f"{VP}.cafed.errata_experiments", "cafed_code_population"): Case(
         errata.cafed_code_population, {}, ("num_clients", STRING), ("num_clients", 4)
     ),
-    _m(f"{ER}.cafed_experiments", "cafed_code_optimiser"): Case(
+    _m(f"{VP}.cafed.errata_experiments", "cafed_code_optimiser"): Case(
         errata.cafed_code_optimiser, {}, ("lr", STRING), ("lr", 2.0)
     ),
-    _m(f"{ER}.e3cs", "e3cs_successive_sampling"): Case(
+    _m(f"{VP}.e3cs.errata", "e3cs_successive_sampling"): Case(
         errata.e3cs_successive_sampling, {}, ("p", STRING), ("p", [1.5, 0.5])
     ),
-    _m(f"{ER}.fedlaavg", "fedlaavg_equal_blocks"): Case(
+    _m(f"{VP}.fedlaavg.errata", "fedlaavg_equal_blocks"): Case(
         errata.fedlaavg_equal_blocks, {}, ("gamma", STRING), ("gamma", 0.6)
     ),
-    _m(f"{ER}.fedau", "fedau_step_size_constant"): Case(
+    _m(f"{VP}.fedau.errata", "fedau_step_size_constant"): Case(
         errata.fedau_step_size_constant, {}, ("L", STRING), ("I", 0)
     ),
-    _m(f"{ER}.mimic", "mimic_equal_dropout"): Case(
+    _m(f"{VP}.mimic.errata", "mimic_equal_dropout"): Case(
         errata.mimic_equal_dropout, {}, ("rounds", STRING), ("replicates", 0)
     ),
     _m(f"{BD}.fedau", "cutoff_geometric_pmf"): Case(
@@ -1324,6 +1326,8 @@ EXEMPT: dict[str, str] = {
     _m(f"{SM}.reference", "examples"): NO_INPUT,
     **{_m(f"{TG}.engine", n): RECORD for n in ["Point", "SearchResult"]},
     _m(f"{TG}.engine", "source_digest"): NO_INPUT,
+    _m(f"{TG}.seeded", "provider"): NO_INPUT,
+    _m(f"{TG}.seeded", "seed_only_draws"): NO_INPUT,
     _m(f"{TG}.engine", "format_values"): "formats a search's instance for the command line",
     **{_m(f"{TG}.family", n): RECORD for n in ["Evaluation", "Measurement"]},
     _m(f"{BD}.cafed", "DecompositionConstants"): RECORD,

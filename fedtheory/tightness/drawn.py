@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 
 from hypothesis.strategies import SearchStrategy
 
@@ -55,7 +54,7 @@ from fedtheory.tightness.family import (
     _judged_measurement,
     rebuildable,
 )
-from fedtheory.tightness.seeded import no_constant
+from fedtheory.tightness.seeded import provider
 
 __all__ = ["DRAWS", "WHOLE_RANGE", "strategy_family"]
 
@@ -69,15 +68,6 @@ drawn: nearby seeds give unrelated instances, nothing a search can climb."""
 _OWNER = "strategy_family"
 
 
-@cache
-def _provider():
-    """Hypothesis's generator without the constants it mixes in from the loaded modules
-    (:mod:`fedtheory.tightness.seeded`): the draws depend on the seed."""
-    from hypothesis.internal.conjecture.providers import HypothesisProvider
-
-    return type("SeedOnly", (HypothesisProvider,), {"_maybe_draw_constant": no_constant})
-
-
 def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None):
     """``(value, choices)`` of ``strategy`` drawn from ``choices`` (or from ``rng``), or
     ``(None, ())`` where the strategy rejects them (a filter, an ``assume``, too few)."""
@@ -86,7 +76,7 @@ def _replay(strategy, choices: Sequence | None, rng: random.Random | None = None
     from hypothesis.internal.conjecture.data import ConjectureData, Status
 
     if choices is None:
-        data = ConjectureData(random=rng, provider=_provider())
+        data = ConjectureData(random=rng, provider=provider())
     else:
         data = ConjectureData.for_choices(tuple(choices))
     try:
