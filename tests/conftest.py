@@ -51,6 +51,10 @@ KEYS = sorted({*PAPERS, *(m[17:] for m in REMOVED if m.startswith("fedtheory.pap
 """The papers' keys, the registered and the removed (in a copy without some papers)."""
 
 
+LEFT_OUT_LOG = "FEDTHEORY_LEFT_OUT_LOG"
+"""Where a copy's collection writes the ids of the tests it leaves out by their paper."""
+
+
 def paper_marks(text: str) -> list:
     """``paper(key)`` marks for every paper whose key ``text`` names (``fedawe.theorem1``,
     ``FedAWE``, ``--check fedawe-table2``): a shown example or a notebook that names a paper
@@ -122,6 +126,8 @@ def pytest_collection_modifyitems(config, items) -> None:
         (left_out if gone else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
+        if log := os.environ.get(LEFT_OUT_LOG):  # the copy's collection test reads them
+            Path(log).write_text("\n".join(item.nodeid for item in left_out), encoding="utf-8")
         items[:] = kept
     if torch.cuda.is_available():
         return

@@ -84,9 +84,10 @@ def environment(removed: list[str], copy: Path) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=path, **{WITHOUT: modules})
 
 
-def run_in(copy: Path, removed: list[str], argv: list[str], **kwargs):
-    """``python argv`` in the copy, with its environment (a ``CompletedProcess``)."""
-    env = environment(removed, copy)
+def run_in(copy: Path, removed: list[str], argv: list[str], *, env=None, **kwargs):
+    """``python argv`` in the copy, with its environment and the variables ``env`` (a
+    ``CompletedProcess``)."""
+    env = environment(removed, copy) | (env or {})
     return subprocess.run([sys.executable, *argv], cwd=copy, env=env, check=False, **kwargs)
 
 

@@ -24,8 +24,8 @@ from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
 from fedtheory.sim import MIFA, AverageParticipating, FedAvg  # noqa: E402
 from tests.conftest import assert_pep_close, assert_replay_attains  # noqa: E402
-from tests.test_pep import ETA, MU, ZETA2, L  # noqa: E402
 
+MU, L, ETA, ZETA2 = 0.5, 1.0, 0.1, 0.1  # the constants of tests/test_pep.py
 CLASS, HET = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
 
 
