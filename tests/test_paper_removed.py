@@ -119,9 +119,7 @@ SIX = ("cafed", "e3cs", "fedau", "fedawe", "fedlaavg", "mimic")
 
 
 NOT_YET_SPLIT = {
-    "tests/test_fuzz_public_api.py", "tests/test_public_api_contract.py",
-    "tests/test_sim_algorithms.py", "tests/test_sim_device.py", "tests/test_sim_static.py",
-    "tests/test_pep.py",
+    "tests/test_fuzz_public_api.py", "tests/test_public_api_contract.py", "tests/test_pep.py",
 }  # fmt: skip
 """Shared test files that still import several papers' content at their top, so that a copy
 without one of those papers leaves the whole file out (the contract table, the simulator's

@@ -6,15 +6,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 import pytest
 import torch
 
+from fedtheory import sim
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError
+from fedtheory.papers import PAPERS
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     MIFA,
@@ -23,12 +26,9 @@ from fedtheory.sim import (
     ExponentialDecay,
     FedAU,
     FedAvg,
-    FedLaAvg,
     FedVARP,
     FixedWeights,
     InverseTime,
-    MimiC,
-    absent_longest,
     fedau_init,
     fedau_update,
     project_ball,
@@ -61,6 +61,12 @@ class GivenMask(AvailabilityProcess):
         return self.mask[:replicates, start : start + rounds].copy()
 
 
+def registered(entries: dict[str, Callable[[], dict]]) -> dict[str, object]:
+    """The entries of the registered papers (paper key -> a function making its entries;
+    ``fedtheory.sim`` has a paper's algorithms while its record is registered)."""
+    return {k: v for paper, make in entries.items() if paper in PAPERS for k, v in make().items()}
+
+
 def algorithms(n: int = N) -> dict[str, object]:
     """Every algorithm family, with every weighting rule and the non-default options, and
     every configuration a paper registers with its plain loop (``reference_loop``)."""
@@ -78,9 +84,19 @@ def algorithms(n: int = N) -> dict[str, object]:
         "mifa-first": MIFA(**common, full_first_round=True),
         "fedvarp": FedVARP(**common),
         "fedvarp-formula": FedVARP(**common, skip_empty_rounds=False),
-        "fedlaavg": FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
-        "mimic": MimiC(local_steps=3, lr=ExponentialDecay(0.1, 0.95, 0.02)),
-        "mimic-first": MimiC(**common, full_first_round=True, server_lr=InverseTime(3.0, 3.0)),
+        **registered(
+            {
+                "fedlaavg": lambda: {
+                    "fedlaavg": sim.FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
+                },
+                "mimic": lambda: {
+                    "mimic": sim.MimiC(local_steps=3, lr=ExponentialDecay(0.1, 0.95, 0.02)),
+                    "mimic-first": sim.MimiC(
+                        **common, full_first_round=True, server_lr=InverseTime(3.0, 3.0)
+                    ),
+                },
+            }
+        ),  # fmt: skip
         **reference.examples(),  # each paper's, registered beside its plain loop
     }
 
@@ -111,8 +127,12 @@ def always_available_variants() -> dict[str, object]:
         "fedau-K2": FedAvg(FedAU(cutoff=2), **cfg),
         "mifa": MIFA(**cfg),
         "fedvarp": FedVARP(**cfg),
-        "fedlaavg-K=N": FedLaAvg(clients_per_round=N, **cfg),
-        "mimic": MimiC(**cfg),
+        **registered(
+            {
+                "fedlaavg": lambda: {"fedlaavg-K=N": sim.FedLaAvg(clients_per_round=N, **cfg)},
+                "mimic": lambda: {"mimic": sim.MimiC(**cfg)},
+            }
+        ),
     }
 
 
@@ -138,8 +158,8 @@ def test_one_client_reduces_to_sgd(key):
         alg = FedAvg(FixedWeights([1.0]), local_steps=2, lr=0.1, prox=0.3, radius=2.0)
     if isinstance(alg, FedAvg) and key == "known-p":
         alg = FedAvg(unbiased_weights([1.0], [1.0]), local_steps=2, lr=0.1, prox=0.3, radius=2.0)
-    if isinstance(alg, FedLaAvg):
-        alg = FedLaAvg(clients_per_round=1, local_steps=2, lr=0.1, prox=0.3, radius=2.0)
+    if key == "fedlaavg-K=N":
+        alg = sim.FedLaAvg(clients_per_round=1, local_steps=2, lr=0.1, prox=0.3, radius=2.0)
     rec = simulate(one, GivenMask(np.ones((1, 6, 1), dtype=bool)), alg, rounds=6, w0=W0)
     w, A, c = W0.copy(), one.A[0], one.c[0]
     for t in range(6):
@@ -160,8 +180,13 @@ def permuted_variants(perm: np.ndarray) -> list[tuple[object, object]]:
         FedAvg(FedAU(cutoff=4), **cfg),
         MIFA(**cfg),
         FedVARP(**cfg),
-        MimiC(**cfg),
-        FedLaAvg(clients_per_round=N, **cfg),  # with K < N ties are broken by index
+        *registered(
+            {
+                "mimic": lambda: {"mimic": sim.MimiC(**cfg)},
+                # with K < N ties are broken by index
+                "fedlaavg": lambda: {"fedlaavg": sim.FedLaAvg(clients_per_round=N, **cfg)},
+            }
+        ).values(),
     ]
     pairs = [(a, a) for a in same]
     pairs.append((FedAvg(FixedWeights(q), **cfg), FedAvg(FixedWeights(q[perm]), **cfg)))
@@ -180,6 +205,8 @@ def test_permuting_clients_changes_nothing(index):
 
 
 def test_fedlaavg_with_few_slots_depends_on_order_only_through_ties():
+    from fedtheory.sim import absent_longest
+
     """K < N: absent-longest is permutation-equivariant except for the index tie-break."""
     mask = torch.tensor([[True, True, True, False]])
     last = torch.tensor([[3, -1, 1, -1]])
@@ -232,7 +259,7 @@ def test_fedau_vectorised_weights_equal_literal_algorithm2(cutoff):
 
 
 def test_fedau_weight_is_mean_of_cut_intervals():
-    """omega_t = mean of the recorded intervals min(G, K) (SPEC §5.2, code equivalent)."""
+    """omega_t = mean of the recorded intervals min(G, K) (FedAU Algorithm 2, code equivalent)."""
     mask = np.zeros((40, 1), dtype=bool)
     mask[[3, 4, 20], 0] = True  # intervals 4, 1, then 16 = cut at K = 7 twice + 2
     omega = reference.fedau_omega(mask, 7)
@@ -264,7 +291,11 @@ class CountingProblem:
         return getattr(self.problem, name)
 
 
-@pytest.mark.parametrize("key", ["fedavg-avg", "mifa", "fedvarp", "fedlaavg", "mimic"])
+@pytest.mark.parametrize("key", [
+    "fedavg-avg", "mifa", "fedvarp",
+    pytest.param("fedlaavg", marks=pytest.mark.paper("fedlaavg")),
+    pytest.param("mimic", marks=pytest.mark.paper("mimic")),
+])  # fmt: skip
 def test_only_participants_compute_gradients(key):
     alg = ALGS[key]
     prob = CountingProblem(PROB)
@@ -272,12 +303,14 @@ def test_only_participants_compute_gradients(key):
     worked = rec.participants.sum(axis=0)  # [T]
     expected = [int(m) for m in worked if m > 0 for _ in range(alg.local_steps)]
     assert prob.sizes == expected
-    if isinstance(alg, FedLaAvg):
+    if key == "fedlaavg":
         assert (rec.participants <= alg.clients_per_round).all()
         assert (rec.participants == np.minimum(rec.available, 2)).all()
 
 
-@pytest.mark.parametrize("key", ["fedavg-avg", "fedvarp", "mimic-first"])
+@pytest.mark.parametrize(
+    "key", ["fedavg-avg", "fedvarp", pytest.param("mimic-first", marks=pytest.mark.paper("mimic"))]
+)
 def test_divergence_names_round_replicate_and_algorithm(key):
     alg = dataclasses.replace(ALGS[key], lr=20.0)
     label = re.escape(algorithm_label(alg))
@@ -288,10 +321,20 @@ def test_divergence_names_round_replicate_and_algorithm(key):
 BAD_CALLS = [
     (lambda: FedAvg(AverageParticipating(), local_steps=0), "'local_steps'", "[1, 2147483647]"),
     (lambda: MIFA(lr=-0.1), "'lr'", "(0, inf)"),
-    (lambda: MimiC(server_lr=0.0), "'server_lr'", "(0, inf)"),
+    pytest.param(
+        lambda: sim.MimiC(server_lr=0.0),
+        "'server_lr'",
+        "(0, inf)",
+        marks=pytest.mark.paper("mimic"),
+    ),
     (lambda: FedVARP(prox=-1.0), "'prox'", "[0, inf)"),
     (lambda: FedAvg(AverageAll(), radius=0.0), "'radius'", "(0, inf)"),
-    (lambda: FedLaAvg(clients_per_round=0), "'clients_per_round'", "[1, inf)"),
+    pytest.param(
+        lambda: sim.FedLaAvg(clients_per_round=0),
+        "'clients_per_round'",
+        "[1, inf)",
+        marks=pytest.mark.paper("fedlaavg"),
+    ),
     (lambda: FedAU(cutoff=0), "'cutoff'", "[1, 2147483647]"),
     (lambda: FedAU(cutoff=2.5), "'cutoff'", "integer"),
     (lambda: InverseTime(0.0, 1.0), "'a'", "(0, inf)"),
@@ -322,7 +365,11 @@ def test_schedules_values():
     decay = ExponentialDecay(0.1, 0.5, 0.02)
     assert [decay(t) for t in range(4)] == [0.1, 0.05, 0.025, 0.02]
     assert MIFA(lr=0.3).client_lr(7) == 0.3  # a float is a constant schedule
-    assert MimiC(server_lr=InverseTime(1.0, 1.0)).server_rate(1) == 0.5
+
+
+@pytest.mark.paper("mimic")
+def test_mimic_server_rate_follows_its_schedule():
+    assert sim.MimiC(server_lr=InverseTime(1.0, 1.0)).server_rate(1) == 0.5
 
 
 def test_project_ball_keeps_inside_points_and_scales_outside_ones():
@@ -353,8 +400,10 @@ def test_noisy_runs_average_to_the_noise_free_reference(key):
 
 
 def test_example1_stored_update_methods_reach_the_optimum_fedavg_does_not():
-    """FedLaAvg Example 1, unequal blocks (3, 1): FedAvg stays biased (SPEC §2.2), the
-    methods that reuse stored updates converge to x* = 1/2 (deterministic gradients)."""
+    """FedLaAvg Example 1, unequal blocks (3, 1): FedAvg stays biased (the example's point),
+    the methods that reuse stored updates converge to x* = 1/2 (deterministic gradients)."""
+    from fedtheory.sim import FedLaAvg, MimiC
+
     prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
 
     def final_gap(alg):
@@ -373,6 +422,8 @@ def test_example1_stored_update_methods_reach_the_optimum_fedavg_does_not():
 def test_mimic_with_one_participant_per_round_never_changes_its_corrections():
     """Derived: if |S_t| = 1, v = Delta_i + c_i, so c_i <- v - Delta_i = c_i. Without the
     forced full first round every c_i stays 0 and MimiC *is* FedAvg on Example 1."""
+    from fedtheory.sim import MimiC
+
     prob, blocks = QuadraticProblem.example1(0.0, 1.0), AlternatingBlocks(3, 1)
     mimic = simulate(prob, blocks, MimiC(lr=0.05), rounds=40)
     fedavg = simulate(prob, blocks, FedAvg(AverageParticipating(), lr=0.05), rounds=40)

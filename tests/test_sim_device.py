@@ -14,7 +14,7 @@ import pytest
 import torch
 from scipy import stats
 
-from fedtheory import threads
+from fedtheory import sim, threads
 from fedtheory.availability import Bernoulli
 from fedtheory.availability.estimators import BetaPrior
 from fedtheory.data import cafed_clustered
@@ -22,14 +22,13 @@ from fedtheory.device import check_device
 from fedtheory.problems import LogisticRegressionProblem, QuadraticProblem, fused
 from fedtheory.sim import AverageParticipating, FedAvg, evaluate_metrics, reference, simulate
 from fedtheory.sim.aggregation import _sum_per_replicate, _table_sum
-from fedtheory.sim.cafed import AdaFedWeights, CaFed, F3astWeights
 from fedtheory.sim.selection import E3CS, PowD, SelectedFedAvg
 from tests.conftest import (
     assert_parameter_error,
     assert_tight,
     binomial_frequencies_ok,
 )
-from tests.test_sim_algorithms import PI, PROC, algorithms
+from tests.test_sim_algorithms import PI, PROC, algorithms, registered
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 N = 6
@@ -43,12 +42,20 @@ def every_algorithm() -> dict[str, object]:
     common = {"local_steps": 2, "lr": 0.3}
     return {
         **algorithms(N),
-        "cafed-oracle": CaFed(alpha=ALPHA, pi=PI, lam=np.full(N, 0.4), **common),
-        "cafed-prior": CaFed(alpha=ALPHA, prior=BetaPrior(2.0, 1.0, 1.0, 3.0, 1.0, 1.0), **common),
-        "adafed": FedAvg(AdaFedWeights(ALPHA, PI), **common),
-        "f3ast": FedAvg(F3astWeights(ALPHA, PI, clients=2), **common),
+        **registered({"cafed": lambda: cafed_algorithms(common)}),
         "e3cs": SelectedFedAvg(E3CS(2, sigma=0.1, eta=0.5), local_steps=2, lr=0.3, seed=4),
         "pow-d": SelectedFedAvg(PowD(2, 3), local_steps=2, lr=0.3, seed=4),
+    }
+
+
+def cafed_algorithms(common: dict) -> dict[str, object]:
+    """CA-Fed (oracle and Beta-prior estimates) and its baselines AdaFed and F3AST."""
+    prior = BetaPrior(2.0, 1.0, 1.0, 3.0, 1.0, 1.0)
+    return {
+        "cafed-oracle": sim.CaFed(alpha=ALPHA, pi=PI, lam=np.full(N, 0.4), **common),
+        "cafed-prior": sim.CaFed(alpha=ALPHA, prior=prior, **common),
+        "adafed": FedAvg(sim.AdaFedWeights(ALPHA, PI), **common),
+        "f3ast": FedAvg(sim.F3astWeights(ALPHA, PI, clients=2), **common),
     }
 
 
@@ -89,6 +96,7 @@ def simulate_kw(problem, process, alg, **kw):
     return simulate(problem, process, alg, **{"rounds": 6, "replicates": 4, "w0": W0, **kw})
 
 
+@pytest.mark.paper("mimic")  # MimiC: per-client state, a decaying step size, a full first round
 @pytest.mark.parametrize("device", DEVICES)
 def test_same_seed_same_device_same_numbers(device):
     minibatch = LogisticRegressionProblem(DATA, batch_size=5, fused=False)

@@ -23,7 +23,7 @@ from scipy import stats
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from fedtheory import rng
+from fedtheory import rng, sim
 from fedtheory.availability import AlternatingBlocks, Bernoulli, TwoStateMarkov
 from fedtheory.constraints import Indices, trusted
 from fedtheory.errors import DivergenceError
@@ -32,10 +32,7 @@ from fedtheory.sim import (
     AverageAll,
     AverageParticipating,
     FedAvg,
-    FedAWE,
-    FedLaAvg,
     FedVARP,
-    MimiC,
     evaluate_metrics,
     runner,
     simulate,
@@ -43,11 +40,10 @@ from fedtheory.sim import (
 from fedtheory.sim import _capture as capture
 from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import FedAU
-from fedtheory.sim.cafed import CaFed
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.optimizer import SGD, Training
 from tests.conftest import ZERO_ATOL
-from tests.test_sim_algorithms import PI
+from tests.test_sim_algorithms import PI, registered
 from tests.test_sim_device import ALGS, DATA, W0, N
 
 FULL_BATCH = LogisticRegressionProblem(DATA, fused=False)
@@ -74,8 +70,12 @@ EXTRA = {
     "fedavg-full-first": FedAvg(AverageParticipating(), local_steps=2, lr=0.3,
                                 full_first_round=True),
     "more-than-available": MoreThanAvailable(FedAU(cutoff=3), local_steps=2, lr=0.3),
-    "fedlaavg-first": FedLaAvg(clients_per_round=2, local_steps=2, lr=0.3, full_first_round=True),
-    "fedawe-first-ball": FedAWE(local_steps=2, lr=0.3, full_first_round=True, radius=0.5),
+    **registered({
+        "fedlaavg": lambda: {"fedlaavg-first": sim.FedLaAvg(
+            clients_per_round=2, local_steps=2, lr=0.3, full_first_round=True)},
+        "fedawe": lambda: {"fedawe-first-ball": sim.FedAWE(
+            local_steps=2, lr=0.3, full_first_round=True, radius=0.5)},
+    }),
     "fedavg-momentum-ball": FedAvg(AverageParticipating(), local_steps=2, lr=0.3, radius=0.5,
                                    training=Training(client=MOMENTUM, server=MOMENTUM)),
     "fedavg-momentum-fresh-first-ball": FedAvg(
@@ -84,10 +84,12 @@ EXTRA = {
     "fedavg-epochs": FedAvg(AverageAll(), local_steps=2, lr=0.3,
                             training=Training(client=MOMENTUM, local="epochs", batch_size=8)),
     "f3ast-online": FedAvg(F3astOnline(np.full(N, 1 / N), clients=2), local_steps=2, lr=0.3),
-    "cafed-first": CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4), local_steps=2,
-                         lr=0.3, full_first_round=True),
-    "cafed-momentum": CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4), local_steps=2,
-                            lr=0.3, training=Training(client=MOMENTUM)),
+    **registered({"cafed": lambda: {
+        "cafed-first": sim.CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4),
+                                 local_steps=2, lr=0.3, full_first_round=True),
+        "cafed-momentum": sim.CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4),
+                                    local_steps=2, lr=0.3, training=Training(client=MOMENTUM)),
+    }}),
 }  # fmt: skip
 """Beyond the families of ``ALGS``: forced full first rounds, more workers than available,
 and the optimiser path (momentum buffers kept per client, or fresh each round; epochs)."""
@@ -198,6 +200,8 @@ def test_fedlaavg_capacity_is_its_selection_not_the_available_clients(monkeypatc
     """FedLaAvg selects at most K clients per replicate: the static capacity is bounded by
     RK instead of the available count (its padding would be most of the round), no round
     overflows (no rerun), and the run equals the default."""
+    from fedtheory.sim import FedLaAvg
+
     algorithm = FedLaAvg(clients_per_round=2, local_steps=2, lr=0.3)
     sizes, flags = [], []
     static_round = gather.static
@@ -224,10 +228,16 @@ def test_overflowing_rounds_are_replayed_with_every_pair():
 
 LAW = {
     "fedavg": FedAvg(AverageParticipating(), local_steps=3, lr=0.5),
-    "mimic": MimiC(local_steps=3, lr=0.5),
     "fedvarp": FedVARP(local_steps=3, lr=0.5),
-    "fedawe": FedAWE(local_steps=3, lr=0.5),
-    "fedlaavg": FedLaAvg(clients_per_round=2, local_steps=3, lr=0.5),
+    **registered(
+        {
+            "mimic": lambda: {"mimic": sim.MimiC(local_steps=3, lr=0.5)},
+            "fedawe": lambda: {"fedawe": sim.FedAWE(local_steps=3, lr=0.5)},
+            "fedlaavg": lambda: {
+                "fedlaavg": sim.FedLaAvg(clients_per_round=2, local_steps=3, lr=0.5)
+            },
+        }
+    ),
     "fedavg-momentum": EXTRA["fedavg-momentum-ball"],
 }
 """One algorithm per way of keeping per-client state, for the test in law."""
@@ -311,7 +321,13 @@ REPLAYED = {
     "prox-ball": ALGS["fedavg-fixed-prox-ball"],
     "mifa-first": ALGS["mifa-first"],
     "fedvarp": ALGS["fedvarp"],
-    "mimic-first": MimiC(local_steps=2, lr=0.3, full_first_round=True),
+    **registered(
+        {
+            "mimic": lambda: {
+                "mimic-first": sim.MimiC(local_steps=2, lr=0.3, full_first_round=True)
+            },
+        }
+    ),
 }
 
 
@@ -366,9 +382,10 @@ def test_only_algorithms_reading_t_through_constant_steps_are_replayed():
         assert not capture.replayable(ALGS["fedau-K3"], cpu, 1)  # server rate a/(t+b)
         assert not capture.replayable(EXTRA["more-than-available"], cpu, 1)  # a subclass
         assert capture.replayable(ALGS["mifa"], cpu, 1)
-        assert not capture.replayable(ALGS["mimic"], cpu, 1)  # exponentially decaying rate
-        assert not capture.replayable(ALGS["fedlaavg"], cpu, 1)  # t in the last-seen rounds
-        assert not capture.replayable(ALGS["fedawe"], cpu, 1)  # t in the echoes
+        papers = {"mimic": "exponentially decaying rate", "fedlaavg": "t in the last-seen rounds",
+                  "fedawe": "t in the echoes"}  # fmt: skip
+        for key in papers.keys() & ALGS.keys():  # the registered papers'
+            assert not capture.replayable(ALGS[key], cpu, 1), papers[key]
         assert not capture.replayable(EXTRA["fedavg-momentum-ball"], cpu, 1)  # the optimiser
         decaying = FedAvg(AverageParticipating(), lr=lambda t: 1 / (t + 1))
         assert not capture.replayable(decaying, cpu, 1)
