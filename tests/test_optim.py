@@ -450,10 +450,11 @@ BAD_CALLS = [
         "[0, inf)",
     ),
     (lambda: WeightInstance.from_theorem2("x", [1.0]), "'program'", "sum_eta"),
-    (
+    pytest.param(
         lambda: WeightInstance.from_theorem2(_theorem2_program(), np.full(6, 1 / 6), bias="tv"),
         "'bias'",
         "without kappa",
+        marks=pytest.mark.paper("cafed"),
     ),
     (lambda: WeightProgram(0), "'num_clients'", "[1, 2147483647]"),
     (lambda: WeightProgram(2, bias="kl"), "'bias'", "one of"),
@@ -495,6 +496,7 @@ def _theorem2_program():
     return cafed.theorem2_program(eta, sigma2=sigma2, pi=pi, lam=0.9, C_P=1.0, **THM2)
 
 
+@pytest.mark.paper("cafed")
 def test_theorem2_adapter_objective_is_the_theorem2_bound():
     prog = _theorem2_program()
     alpha = np.full(6, 1 / 6)

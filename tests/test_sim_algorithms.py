@@ -193,7 +193,7 @@ def permuted_variants(perm: np.ndarray) -> list[tuple[object, object]]:
     return pairs
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(len(permuted_variants(np.arange(N)))))
 def test_permuting_clients_changes_nothing(index):
     perm = np.array([4, 2, 0, 5, 1, 3])
     mask = PROC.sample(25, replicates=2, seed=8).numpy()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import traceback
 
 import numpy as np
@@ -406,7 +407,8 @@ class HostReads(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func.overloadpacket.__name__ in self.READS:
-            frames = [f for f in traceback.extract_stack() if "fedtheory" in f.filename]
+            package = f"{os.sep}fedtheory{os.sep}"  # the package's frames, not the tests'
+            frames = [f for f in traceback.extract_stack() if package in f.filename]
             where = frames[-1] if frames else None
             self.hits[
                 (func.overloadpacket.__name__, where and where.filename, where and where.lineno)
