@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("PEPit", reason="the pep extra: pip install -e .[pep]")
 
+from fedtheory import sim  # noqa: E402
 from fedtheory.availability import TraceReplay  # noqa: E402
 from fedtheory.errors import ParameterError  # noqa: E402
 from fedtheory.pep import (  # noqa: E402
@@ -26,9 +27,6 @@ from fedtheory.pep import (  # noqa: E402
 from fedtheory.pep import solve as pep_solve  # noqa: E402
 from fedtheory.pep.catalogue import exact_worst_case_for  # noqa: E402
 from fedtheory.pep.classes import Isotropic  # noqa: E402
-from fedtheory.pep.fedawe import statement as fedawe_statement  # noqa: E402
-from fedtheory.pep.fedlaavg import EXAMPLE1, example1_setting  # noqa: E402
-from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4  # noqa: E402
 from fedtheory.pep.replay import replay  # noqa: E402
 from fedtheory.problems import QuadraticProblem  # noqa: E402
 from fedtheory.sim import (  # noqa: E402
@@ -36,11 +34,9 @@ from fedtheory.sim import (  # noqa: E402
     AverageAll,
     AverageParticipating,
     FedAvg,
-    FedLaAvg,
     FixedWeights,
     simulate,
 )
-from fedtheory.tightness.fedlaavg import fedlaavg_example1_error  # noqa: E402
 from tests.conftest import (  # noqa: E402
     assert_parameter_error,
     assert_pep_close,
@@ -102,16 +98,18 @@ def _random_instances(seed: int, n: int, dim: int, count: int):
 
 
 @pytest.mark.parametrize(
-    "algorithm",
+    "make",
     [
-        FedAvg(AverageParticipating(), local_steps=2, lr=ETA),
-        FedAvg(FixedWeights([0.7, 0.3]), local_steps=2, lr=ETA),
-        MIFA(local_steps=2, lr=ETA),
-        FedLaAvg(clients_per_round=1, local_steps=2, lr=ETA),
+        pytest.param(lambda: FedAvg(AverageParticipating(), local_steps=2, lr=ETA), id="fedavg"),
+        pytest.param(lambda: FedAvg(FixedWeights([0.7, 0.3]), local_steps=2, lr=ETA),
+                     id="fedavg-fixed"),
+        pytest.param(lambda: MIFA(local_steps=2, lr=ETA), id="mifa"),
+        pytest.param(lambda: sim.FedLaAvg(clients_per_round=1, local_steps=2, lr=ETA),
+                     id="fedlaavg", marks=pytest.mark.paper("fedlaavg")),
     ],
-    ids=lambda a: a.name,
-)
-def test_random_instances_of_the_class_never_exceed_the_worst_case(algorithm):
+)  # fmt: skip
+def test_random_instances_of_the_class_never_exceed_the_worst_case(make):
+    algorithm = make()
     part = Participation.alternating(4, 2, blocks=(2, 1))
     r = worst_case(algorithm, SmoothStronglyConvex(MU, L), part, heterogeneity=AtOptimum(ZETA2))
     assert r.ok
@@ -203,6 +201,8 @@ def test_permuting_clients_changes_nothing():
 
 
 def test_fedlaavg_selecting_every_available_client_is_mifa():
+    from fedtheory.sim import FedLaAvg
+
     part = Participation.bernoulli(2, [0.5, 0.5])
     cls, het = SmoothStronglyConvex(MU, L), AtOptimum(ZETA2)
     a = worst_case(MIFA(local_steps=1, lr=ETA), cls, part, heterogeneity=het)
@@ -215,6 +215,9 @@ def test_fedlaavg_selecting_every_available_client_is_mifa():
 def test_example1_worst_case_covers_the_instance_and_the_bound():
     # FedLaAvg Theorem 4 (Yan et al. 2020): the instance's exact error <= exact worst case
     # over Example 1's class <= the paper's bound; the replay attains the worst case
+    from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4
+    from fedtheory.tightness.fedlaavg import fedlaavg_example1_error
+
     for t1, t2, T, x0 in [(2, 1, 6, 3.0), (3, 1, 8, -1.0)]:
         r, bound = fedlaavg_theorem4(t1=t1, t2=t2, T=T, x0=x0)
         assert r.ok
@@ -226,6 +229,8 @@ def test_example1_worst_case_covers_the_instance_and_the_bound():
 
 
 def test_exact_worst_case_applies_only_to_deterministic_families_and_resolved_values():
+    from fedtheory.tightness.fedlaavg import fedlaavg_example1_error
+
     assert exact_worst_case_for("cafed.theorem1", {"T": 4}) is None
     key = "fedlaavg.example1.fedlaavg_bound"
     # at T = 1000 the worst case (about 1e-10) is below the solver's resolution
@@ -239,6 +244,8 @@ def test_exact_worst_case_applies_only_to_deterministic_families_and_resolved_va
 def test_nested_classes_give_ordered_worst_cases():
     # Example 1's class (Hessian 2I) inside quadratics with Hessians in [1.5, 2], inside
     # [1, 2], inside F_{1,2}: the worst cases are ordered
+    from fedtheory.pep.fedlaavg import EXAMPLE1, example1_setting
+
     s = example1_setting(t1=1, t2=1, T=2, a2=1.0)
     alg = FedAvg(AverageParticipating(), local_steps=1, lr=0.1)
     values = []
@@ -253,6 +260,9 @@ def test_nested_classes_give_ordered_worst_cases():
 
 
 def test_fedavg_plateaus_and_fedlaavg_decreases_on_example1():
+    from fedtheory.pep.fedlaavg import EXAMPLE1, example1_setting
+    from fedtheory.sim import FedLaAvg
+
     values = {}
     for name, alg in {
         "fedavg": FedAvg(AverageParticipating(), local_steps=1, lr=0.1),
@@ -333,6 +343,7 @@ def test_bad_input_names_the_parameter():
 
 def test_cli_prints_worst_case_certificate_replay_and_ratio(capsys):
     from fedtheory.cli import main
+    from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4
 
     assert main(["pep", "fedlaavg-theorem4", "--t1", "2", "--t2", "1", "-T", "6"]) == 0
     out = capsys.readouterr().out
@@ -361,7 +372,8 @@ def test_the_numbers_of_docs_pep_are_the_codes_output():
     import re
     from pathlib import Path
 
-    from fedtheory.pep.fedlaavg import example1_plateau
+    from fedtheory.pep.fedlaavg import EXAMPLE1, example1_plateau, example1_setting
+    from fedtheory.sim import FedLaAvg
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "pep.md").read_text()
     # the CLI's output is regenerated at build time (fedtheory-output), never quoted
@@ -404,6 +416,8 @@ def test_benchmark_runs_at_quick_size(capsys):
     assert abs(float(reduced) - float(full)) <= PEP_RTOL * max(1.0, abs(float(full)))
 
 
+@pytest.mark.paper("fedlaavg")  # its Example 1 bound, and CA-Fed's Theorem 1 (no PEP)
+@pytest.mark.paper("cafed")
 def test_tightness_table_exact_column_lies_between_the_search_and_the_bound():
     """The tightness validation's exact worst case (PEP) at the worst instance's setting of
     FedLaAvg's Example 1 bound: no instance the search finds exceeds it, and the bound
@@ -449,6 +463,9 @@ def test_a_pep_estimated_above_the_time_budget_is_refused_before_it_is_built():
 
 
 def test_catalogue_inputs_are_refused_before_any_solve():
+    from fedtheory.pep.fedawe import statement as fedawe_statement
+    from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4
+
     key = "fedlaavg.example1.fedlaavg_bound"
     assert_parameter_error(lambda: exact_worst_case_for(key, {"t1": 2}), "instance", "x0")
     assert_parameter_error(lambda: fedlaavg_theorem4(t1=1, t2=1, T=4, x0=1e308), "x0", "finite")
@@ -491,6 +508,7 @@ def test_a_second_solve_of_a_pep_is_checked_on_its_own_solution():
 
 def test_a_pep_value_carries_its_certificates_tolerance_and_certified_digits():
     from fedtheory.pep.certificate import Certificate, certified
+    from fedtheory.pep.fedlaavg import theorem4 as fedlaavg_theorem4
 
     c = Certificate(1.0, 1.0 + 2e-9, 1.0, -1e-8, 3e-9, -1e-10, 0.0, None, scale=40.0)
     assert c.error == pytest.approx(1e-8) and c.feasibility == pytest.approx(1e-8)
@@ -514,6 +532,8 @@ def test_a_built_pep_whose_solve_exceeds_the_time_budget_is_refused_before_any_s
     """Three clients over two rounds (109 points in one Gram block) pass the gradient-step
     estimate; the solve's (five dense factorisations of the 5995 x 5995 Hessian block) is
     above a 60 s budget, and the refusal names the Gram matrix before any solver runs."""
+    from fedtheory.pep.fedawe import statement as fedawe_statement
+
     monkeypatch.setenv("FEDTHEORY_MAX_SECONDS", "60")
     with pytest.raises(ParameterError, match=r"worst_case .* Gram matrix of 109 points"):
         fedawe_statement("fedawe_zbar", np.full((2, 3), 0.5))
