@@ -55,7 +55,7 @@ def test_markov_frequencies_and_lag1_correlation_match_within_confidence():
         assert stats.ttest_1samp(lag1[:, k], lam[k]).pvalue > 1e-3, (k, lag1[:, k].mean())
 
 
-# --- Online estimators (CA-Fed §IV, SPEC §3.4) --------------------------------------------------
+# --- Online estimators (CA-Fed §IV-A, (15)-(18)) --------------------------------------------------
 
 EST_PI = np.array([0.9, 0.1, 0.5, 0.3])
 EST_LAM = np.array([0.9, 0.9, -0.5, 0.0])
@@ -166,7 +166,7 @@ def test_conditional_estimator_converges_and_published_estimator_has_its_biased_
         assert stats.ttest_1samp(code.lam[:, k], code_mean[k] - 1).pvalue > 1e-3, k
     limit = estimators.cafed_code_lambda_limit(EST_PI, EST_LAM)
     assert_tight(limit, EST_PI * a + (1 - EST_PI) * b - 1)
-    assert_tight(limit[0], -0.018)  # SPEC §3.4's example: pi = lambda = 0.9
+    assert_tight(limit[0], -0.018)  # derived: pi = lambda = 0.9
     # finite-T prior weight H/(T+H) = 0.5%, pulling towards lambda
     assert np.all(np.abs(code.lam.mean(axis=0) - limit) < 0.01 * (1 + np.abs(EST_LAM - limit)))
     assert np.all(np.abs(code.lam.mean(axis=0) - EST_LAM) > 0.2)  # far from the truth
@@ -250,14 +250,16 @@ def test_fedau_probabilities_follow_the_formula_and_the_minimum():
 
 
 def dirichlet_label_counts(clients: int, classes: int, samples: int, seed: int) -> np.ndarray:
-    """Dirichlet(0.1) label split (FedAU, SPEC §5.4) as counts [clients, classes]."""
+    """Dirichlet(0.1) label split (FedAU's experiments; its code's util.py) as counts
+    [clients, classes]."""
     gen = np.random.default_rng(seed)
     shares = gen.dirichlet(np.full(clients, 0.1), classes)  # [C, N] split of each class
     return np.stack([gen.multinomial(samples // classes, s) for s in shares], axis=1)
 
 
 def test_fedau_probabilities_exceed_one_for_cifar100_and_the_decision_is_explicit():
-    # SPEC §5.4 warning: with C = 100 classes and mean 0.1 (C * mean = 10), p_n > 1 can occur.
+    # FedAU's code does not clip p_n at 1: with C = 100 classes and mean 0.1 (C * mean = 10),
+    # p_n > 1 can occur.
     # It does, but only for a minority of draws of (split, q): count them over 100 seeds.
     raised = []
     for seed in range(100):

@@ -130,8 +130,8 @@ def _predicted_third(x, pi):
 
 @pytest.mark.parametrize("curvature", [[1.0, 4.0, 1.0], [2.0, 2.0, 2.0]])
 def test_paper_constant_a_form_only_holds_for_equal_curvature(curvature):
-    """SPEC §3.3 ⚠: (27) gives q_k* A_kk = c (pi_k - tau)_+; the paper's q_k* = a (lambda pi_k -
-    theta) with one constant a is right only when the A_kk are equal."""
+    """CA-Fed App. D, derived: (27) gives q_k* A_kk = c (pi_k - tau)_+; the paper's
+    q_k* = a (lambda pi_k - theta) with one constant a is right only when the A_kk are equal."""
     pi, a = np.array([0.9, 0.8, 0.7]), np.array(curvature)
     inst = WeightInstance(a, 0.2, 0.0, pi, np.full(3, 1 / 3))
     q = polish_weights(inst, _program(inst).solve(inst).q).q
@@ -230,7 +230,7 @@ def _chi2_of_q(q, alpha=SPEC_ALPHA, pi=SPEC_PI):
 
 
 def test_chi2_is_not_convex_in_q_chord_counterexample():
-    """SPEC §3.3 ⚠ (App. E is false): the midpoint lies above the chord on ||q||_1 = 1."""
+    """CA-Fed App. E is false (derived): the midpoint lies above the chord on ||q||_1 = 1."""
     qa, qb = SPEC_QA / SPEC_QA.sum(), SPEC_QB / SPEC_QB.sum()
     mid = _chi2_of_q(0.5 * (qa + qb))
     chord = 0.5 * (_chi2_of_q(qa) + _chi2_of_q(qb))
@@ -239,7 +239,7 @@ def test_chi2_is_not_convex_in_q_chord_counterexample():
 
 @given(st.floats(0.02, 0.98), st.floats(0.02, 0.98), st.floats(0.05, 0.95), st.floats(0, 1))
 def test_chi2_two_clients_is_convex_on_segments(pi1, pi2, a1, lam):
-    """SPEC §3.3: for N = 2 the chi-square is convex along ||q||_1 = 1 (sanity check)."""
+    """CA-Fed App. E: for N = 2 the chi-square is convex along ||q||_1 = 1 (sanity check)."""
     pi, alpha = np.array([pi1, pi2]), np.array([a1, 1 - a1])
     qa, qb = np.array([0.1, 0.9]), np.array([0.8, 0.2])
     mid = _chi2_of_q(lam * qa + (1 - lam) * qb, alpha, pi)

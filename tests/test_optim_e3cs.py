@@ -42,7 +42,7 @@ def success_instances(draw):
 
 
 def _direct_p_lp(x: np.ndarray, k: int, sigma: float) -> float:
-    """The LP as SPEC §4.3 writes it for a constant quota: max sum_t sum_i p_i x_it,
+    """The LP of E3CS Def. 1 (the comparator) for a constant quota: max sum_t sum_i p_i x_it,
     sum_i p_i = k, sigma <= p_i <= 1 (variables p, not q)."""
     p = cp.Variable(x.shape[1])
     prob = cp.Problem(cp.Maximize(cp.sum(x @ p)), [cp.sum(p) == k, p >= sigma, p <= 1])

@@ -102,7 +102,8 @@ def test_prob_alloc_paper_example_caps_the_dominant_client():
 
 
 def test_prob_alloc_degenerate_sigma_zero_gives_top_k():
-    # SPEC §7.1: k weights dominate until the others underflow; (23) has no finite alpha.
+    # derived, E3CS (23) with sigma = 0: k weights dominate until the others underflow; (23)
+    # has no finite alpha.
     log_w = _t([[0.0, 5e3, -1e4, 5e3, -2e4, 7.0]])
     alloc = prob_alloc(log_w, 2, 0.0)
     assert_tight(alloc.p.numpy(), [[0.0, 1.0, 0.0, 1.0, 0.0, 0.0]])
@@ -216,7 +217,7 @@ def test_e3cs_beats_random_on_cep_and_fact8_fails_on_the_run():
     e3cs = run_selection(E3CS(3, sigma=0.0, eta=0.5), x)
     rand = run_selection(RandomSelection(3), x)
     assert np.all(e3cs.expected_cep[:, -1] > rand.expected_cep[:, -1])
-    # SPEC §4.3 ⚠1: the proof needs (k - K sigma) eta x_hat / K <= 1 (Fact 8, "x_hat < 1");
+    # E3CS App. B, Fact 8: the proof needs (k - K sigma) eta x_hat / K <= 1 (Fact 8, "x_hat < 1");
     # on this run the exponent of (16) reaches far above 1 (x_hat = 1/p with p tiny).
     got = e3cs.selected & e3cs.success
     exponent = 3 * 0.5 / 12 / e3cs.prob[got]
@@ -226,7 +227,8 @@ def test_e3cs_beats_random_on_cep_and_fact8_fails_on_the_run():
 @pytest.mark.slow
 def test_regret_bound_28_holds_static_but_not_against_the_per_round_oracle():
     # E3CS Thm 1 (28) at eta = eta*, sigma = 0, measured over 32 replicates of one instance.
-    # SPEC §4.3 ⚠2: the proof only covers a fixed comparator; the dynamic one beats it.
+    # E3CS App. B, lower bound (B-C): the proof only covers a fixed comparator; the dynamic one
+    # beats it.
     from fedtheory.bounds import e3cs as e3cs_bounds
 
     rounds, reps, num, k = 1000, 32, 12, 3
