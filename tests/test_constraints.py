@@ -234,3 +234,13 @@ def test_a_state_record_is_checked_field_by_field():
         with pytest.raises(ParameterError, match="'state' parameter of f must be a SGDState"):
             f(w, bad)
     assert {"buffer nan tensor", "started None"} <= {label for label, _ in state.hostile()}
+
+
+def test_an_option_among_no_registered_names_says_that_none_is_registered():
+    """A registry left empty (a copy without the papers that register into it) is named as
+    such, not as "one of ." with an empty list."""
+    with pytest.raises(ParameterError) as err:
+        Option().check("cafed-theorem2", "validation", "parse_config", {})
+    assert "must be a registered name, and none is registered. Got 'cafed-theorem2'" in str(
+        err.value
+    )

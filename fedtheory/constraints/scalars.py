@@ -183,6 +183,8 @@ class Option(Constraint):
         self.choices, self.none = choices, none
 
     def describe(self, args):
+        if not self.choices:  # a registry with nothing registered (a copy without a paper)
+            return "a registered name, and none is registered"
         return f"one of {', '.join(repr(c) for c in self.choices)}"
 
     def convert(self, value, args):
