@@ -205,9 +205,9 @@ def test_permuting_clients_changes_nothing(index):
 
 
 def test_fedlaavg_with_few_slots_depends_on_order_only_through_ties():
+    """K < N: absent-longest is permutation-equivariant except for the index tie-break."""
     from fedtheory.sim import absent_longest
 
-    """K < N: absent-longest is permutation-equivariant except for the index tie-break."""
     mask = torch.tensor([[True, True, True, False]])
     last = torch.tensor([[3, -1, 1, -1]])
     assert absent_longest(mask, last, 2).tolist() == [[False, True, True, False]]
