@@ -118,11 +118,10 @@ SIX = ("cafed", "e3cs", "fedau", "fedawe", "fedlaavg", "mimic")
 """The papers (the ``divergences`` record holds definitions CA-Fed builds on)."""
 
 
-NOT_YET_SPLIT = {"tests/test_fuzz_public_api.py", "tests/test_public_api_contract.py"}
-"""Shared test files that still import several papers' content at their top, so that a copy
-without one of those papers leaves the whole file out (the contract table, the simulator's
-algorithm tables, the PEP layer's): a list that only shrinks, as each file imports a paper
-in the tests that use it."""
+NOT_YET_SPLIT = {"tests/test_fuzz_public_api.py"}
+"""Shared test files that a copy without one of the papers still leaves out whole (the fuzz:
+one test over every declared callable, whose valid calls come from the papers' objects): a
+list that only shrinks, as each file imports a paper in the tests that use it."""
 
 
 @pytest.mark.parametrize("removed", SIX)
