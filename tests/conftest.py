@@ -47,7 +47,8 @@ REMOVED = tuple(filter(None, os.environ.get(WITHOUT, "").split(",")))
 tests.paper_copy``); empty in the repository, where nothing is left out."""
 
 
-KEYS = sorted({*PAPERS, *(m[17:] for m in REMOVED if m.startswith("fedtheory.papers."))})
+KEYS = sorted({*PAPERS, *(m.removeprefix("fedtheory.papers.") for m in REMOVED
+                          if m.startswith("fedtheory.papers."))})  # fmt: skip
 """The papers' keys, the registered and the removed (in a copy without some papers)."""
 
 
