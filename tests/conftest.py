@@ -52,14 +52,18 @@ KEYS = sorted({*PAPERS, *(m.removeprefix("fedtheory.papers.") for m in REMOVED
 """The papers' keys, the registered and the removed (in a copy without some papers)."""
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
 LEFT_OUT_LOG = "FEDTHEORY_LEFT_OUT_LOG"
 """Where a copy's collection writes the ids of the tests it leaves out by their paper."""
 
 
 def paper_marks(text: str) -> list:
     """``paper(key)`` marks for every paper whose key ``text`` names (``fedawe.theorem1``,
-    ``FedAWE``, ``--check fedawe-table2``): a shown example or a notebook that names a paper
-    is left out of a copy without it."""
+    ``FedAWE``, ``--check fedawe-table2``), itself or in an ``examples/`` file it names: a
+    shown example or a notebook that names a paper is left out of a copy without it."""
+    for example in re.findall(r"examples/\w+\.py", text):  # a module the example loads
+        text += (ROOT / example).read_text(encoding="utf-8")
     named = [k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)]
     return [pytest.mark.paper(k) for k in named]
 

@@ -35,6 +35,7 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"fedtheory {fedtheory.__version__}"
 
 
+@pytest.mark.paper("cafed")
 def test_show_prints_statement_hypotheses_parameters_and_reference(capsys):
     assert main(["show", "cafed.theorem1"]) == 0
     out = capsys.readouterr().out
@@ -47,6 +48,7 @@ def test_show_prints_statement_hypotheses_parameters_and_reference(capsys):
     assert r"\underbrace{2 \Delta_{B} \kappa^{2}}_{\text{opt}}" in capsys.readouterr().out
 
 
+@pytest.mark.paper("cafed")
 def test_eval_prints_every_term_and_the_total(capsys):
     argv = ["eval", "cafed.theorem1", "kappa=2", "gap_B=0.1", "chi2=0.5", "Gamma=1"]
     assert main(argv) == 0
@@ -59,6 +61,7 @@ def test_eval_prints_every_term_and_the_total(capsys):
     assert result["valid"] and result["hypotheses"][0]["holds"]
 
 
+@pytest.mark.paper("cafed")
 def test_eval_reports_a_failed_hypothesis_with_exit_status_1(capsys):
     assert main(["eval", "cafed.theorem1", "kappa=0.5", "gap_B=0", "chi2=0", "Gamma=0"]) == 1
     out = capsys.readouterr().out
@@ -68,19 +71,24 @@ def test_eval_reports_a_failed_hypothesis_with_exit_status_1(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["eval", "cafed.theorem1", "kappa=2"], "missing: ['Gamma', 'chi2', 'gap_B']"),
-        (["eval", "cafed.theorem1", "kappa=two"], "expected NAME=NUMBER"),
-        (["eval", "cafed.theorem1", "kappa=-1", "gap_B=0", "chi2=0", "Gamma=0"], "'kappa'"),
-        (["show", "cafed.theorm1"], "did you mean cafed.theorem1"),
-        (
-            ["eval", "cafed.theorem1", "kapa=2", "gap_B=0", "chi2=0", "Gamma=0"],
-            "'kapa': did you mean 'kappa'?",
-        ),  # fmt: skip
+        *[
+            pytest.param(*case, marks=pytest.mark.paper("cafed"))
+            for case in [
+                (["eval", "cafed.theorem1", "kappa=2"], "missing: ['Gamma', 'chi2', 'gap_B']"),
+                (["eval", "cafed.theorem1", "kappa=two"], "expected NAME=NUMBER"),
+                (["eval", "cafed.theorem1", "kappa=-1", "gap_B=0", "chi2=0", "Gamma=0"], "'kappa'"),
+                (["show", "cafed.theorm1"], "did you mean cafed.theorem1"),
+                (
+                    ["eval", "cafed.theorem1", "kapa=2", "gap_B=0", "chi2=0", "Gamma=0"],
+                    "'kapa': did you mean 'kappa'?",
+                ),
+                (  # typed by hand: a name the theorem does not take is refused, not ignored
+                    ["eval", "cafed.theorem1", "kappa=2", "gap_B=0", "chi2=0", "Gamma=0", "foo=1"],
+                    "unknown: ['foo']",
+                ),
+            ]
+        ],
         (["list", "--paper", "nope"], "unknown paper"),
-        (  # typed by hand: a name the theorem does not take is refused, not ignored
-            ["eval", "cafed.theorem1", "kappa=2", "gap_B=0", "chi2=0", "Gamma=0", "foo=1"],
-            "unknown: ['foo']",
-        ),  # fmt: skip
     ],
 )
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
@@ -88,6 +96,8 @@ def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.paper("cafed")
+@pytest.mark.paper("fedlaavg")
 def test_list_filters_by_paper_and_kind(capsys):
     assert main(["list", "--paper", "cafed", "--kind", "upper bound"]) == 0
     out = capsys.readouterr().out
@@ -156,6 +166,7 @@ def test_help_and_version_do_not_import_torch():
     assert _torch_after(code) == [False]
 
 
+@pytest.mark.paper("cafed")
 def test_list_show_and_eval_do_not_import_torch():
     """The catalogue is torch-free, and so are ``list``, ``show`` and ``eval``."""
     code = (

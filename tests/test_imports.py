@@ -20,6 +20,7 @@ def test_closed_form_layers_import_no_heavy_library(module):
     assert out.stdout.strip() == "[]", f"{module} imported {out.stdout.strip()}"
 
 
+@pytest.mark.paper("cafed")
 def test_a_bound_evaluates_without_torch():
     code = (
         "import sys; from fedtheory.bounds import cafed; "

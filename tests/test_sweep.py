@@ -165,6 +165,7 @@ def test_bad_input_raises_parameter_error(call):
         call()
 
 
+@pytest.mark.paper("cafed")
 @pytest.mark.slow  # the workers import the whole validation suite
 def test_validate_on_workers_writes_the_sequential_results(scheduler, tmp_path):
     names = ["cafed-theorem2", "cafed-decomposition"]

@@ -162,6 +162,7 @@ def _cafed(tmp_path, *, seeds=1, horizon=20, lam="[0.0, 0.9]", extra=""):
     return _config(tmp_path / "c.toml", body)
 
 
+@pytest.mark.paper("cafed")
 def test_typos_are_refused_naming_the_nearest_key(tmp_path, capsys):
     config = _cafed(tmp_path).read_text()
     typo = _config(tmp_path / "t.toml", config.replace("replicates = 2", "replicats = 4"))
@@ -179,6 +180,7 @@ def test_typos_are_refused_naming_the_nearest_key(tmp_path, capsys):
     assert not (tmp_path / "out").exists()  # nothing was run
 
 
+@pytest.mark.paper("e3cs")
 def test_theorem_settings_are_checked_before_any_task(tmp_path):
     base = {"theorem": "e3cs.regret_optimal", "settings": {"K": 100, "k": 20}}
     with pytest.raises(ParameterError, match="'sum_quta' \\(nearest valid name: 'sum_quota'\\)"):
@@ -189,6 +191,7 @@ def test_theorem_settings_are_checked_before_any_task(tmp_path):
         parse_config({**base, "grid": {"K": [10, 20]}})
 
 
+@pytest.mark.paper("cafed")
 @pytest.mark.parametrize(
     "what, kwargs",
     [
@@ -232,6 +235,7 @@ def _sigint_when(proc: subprocess.Popen, ready) -> tuple[int, str]:
     return proc.returncode, err
 
 
+@pytest.mark.paper("cafed")
 @pytest.mark.parametrize("where", [[], ["--workers", "2"]])
 def test_sweep_ctrl_c_writes_what_finished_prints_one_line_and_exits_130(where, tmp_path):
     config = _cafed(tmp_path, lam="[" + ", ".join(f"{i / 100}" for i in range(60)) + "]")
@@ -310,6 +314,7 @@ def test_a_killed_scheduler_is_one_error_naming_it_and_a_rerun_resumes(tmp_path)
     pd.testing.assert_frame_equal(table, run_sweep(noisy, design, fixed=fixed), check_exact=True)
 
 
+@pytest.mark.paper("e3cs")
 def test_an_unreachable_scheduler_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
     from fedtheory.sweep import executor
 

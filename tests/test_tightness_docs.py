@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.cli import main
+from tests.conftest import paper_marks
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKED = re.compile(
@@ -19,18 +20,21 @@ MARKED = re.compile(
     flags=re.S,
 )
 BLOCKS = [
-    (path.name, m["command"], m["text"])
+    pytest.param(path.name, m["command"], m["text"], id=f"{path.name}:{m['command']}",
+                 marks=paper_marks(m["command"]))
     for path in (ROOT / "README.md", ROOT / "docs" / "tightness.md")
     for m in MARKED.finditer(path.read_text())
-]
+]  # fmt: skip
+PYTHON = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "tightness.md").read_text(), re.S)
+"""docs/tightness.md's Python examples, run after ``fedtheory tightness cafed.theorem1``."""
 
 
 def test_the_readme_and_the_docs_have_marked_outputs():
     # the README is a landing page: the tightness outputs are shown in docs/tightness.md
-    assert "tightness.md" in {name for name, _, _ in BLOCKS}
+    assert "tightness.md" in {block.values[0] for block in BLOCKS}
 
 
-@pytest.mark.parametrize("where, command, text", BLOCKS, ids=[f"{b[0]}:{b[1]}" for b in BLOCKS])
+@pytest.mark.parametrize("where, command, text", BLOCKS)
 def test_a_shown_output_is_what_the_code_prints(
     where, command, text, tmp_path, monkeypatch, capsys
 ):
@@ -41,13 +45,15 @@ def test_a_shown_output_is_what_the_code_prints(
     assert capsys.readouterr().out == text
 
 
-def test_the_docs_python_examples_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "blocks", [pytest.param(PYTHON, marks=paper_marks("cafed " + "".join(PYTHON)), id="python")]
+)
+def test_the_docs_python_examples_run(blocks, tmp_path, monkeypatch):
     from fedtheory.tightness import FAMILIES
 
     monkeypatch.chdir(tmp_path)
     assert main(["tightness", "cafed.theorem1", "--scale", "0.5"]) == 1  # the replayed JSON
     namespace: dict = {}
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "tightness.md").read_text(), re.S)
     try:
         for code in blocks:  # in order, in one namespace, as a reader would
             exec(compile(code, "docs/tightness.md", "exec"), namespace)

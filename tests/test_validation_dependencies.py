@@ -6,6 +6,7 @@ and the static closure holds every module a compute actually runs."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedtheory.validation import CHECKS
+from fedtheory.validation import CHECKS, Check
 from fedtheory.validation.machinery import dependencies, runner
 
 
@@ -95,7 +96,8 @@ def test_judging_drawing_and_docstrings_keep_the_key(monkeypatch, edit):
 @pytest.mark.parametrize(
     ("check", "module", "function"),
     [("example1-fedavg", None, "compute"), ("example1-fedavg", "fedtheory.sim.runner", "simulate"),
-     ("cafed-weights", "fedtheory.validation.papers.cafed.theorem2", "compute"),
+     pytest.param("cafed-weights", "fedtheory.validation.papers.cafed.theorem2", "compute",
+                  marks=pytest.mark.paper("cafed")),
      ("example1-fedavg", "fedtheory.problems.quadratic", None)],
 )  # fmt: skip
 def test_computing_code_changes_the_key(monkeypatch, check, module, function):
@@ -113,6 +115,8 @@ def test_computing_code_changes_the_key(monkeypatch, check, module, function):
     assert after != before
 
 
+@pytest.mark.paper("cafed")
+@pytest.mark.paper("fedlaavg")
 def test_the_key_leaves_out_other_validations_and_the_report():
     modules = dependencies.compute_modules(CHECKS["cafed-weights"])
     assert "fedtheory.validation.papers.cafed.theorem2" in modules  # it calls it
@@ -121,7 +125,9 @@ def test_the_key_leaves_out_other_validations_and_the_report():
     assert not any(dependencies._left_out(m) for m in modules)
 
 
-@pytest.mark.parametrize("name", ["example1-fedavg", "cafed-weights"])
+@pytest.mark.parametrize(
+    "name", ["example1-fedavg", pytest.param("cafed-weights", marks=pytest.mark.paper("cafed"))]
+)
 def test_every_module_a_compute_runs_is_in_its_key(name):
     check = CHECKS[name]
     ran: set[str] = set()
@@ -162,15 +168,17 @@ def test_an_edited_judge_reuses_the_stored_data(tmp_path, monkeypatch):
         dependencies.clear_cache()
 
 
+def _made_up(name: str, **parts) -> Check:
+    """A check of no paper's, its parts given."""
+    return Check(name=name, title="a made-up check", claim="none", bounds=("x",), **parts)
+
+
 def test_settings_holding_a_tuple_reuse_their_data(tmp_path):
     """Settings are stored as JSON, where a tuple becomes a list: a rerun with unchanged
     settings and code reuses the data (it once recomputed ``fedawe-table2`` every time)."""
-    from dataclasses import replace
-
     calls = []
-    check = replace(
-        CHECKS["cafed-weights"],
-        name="tuple-settings",
+    check = _made_up(
+        "tuple-settings",
         settings=lambda size: {"grid": (0.1, 0.05), "size": size},
         compute=lambda s: calls.append(s) or {"x": [1.0]},
         judge=lambda data, s: [],
@@ -184,8 +192,6 @@ def test_settings_holding_a_tuple_reuse_their_data(tmp_path):
 def test_a_rerun_redraws_a_figure_only_when_its_drawing_changed(tmp_path):
     """The figure is keyed on its data, settings, title and drawing code: an unchanged
     rerun keeps the files (and the caption), a new title redraws them."""
-    from dataclasses import replace
-
     drawn = []
 
     def plot(data, s, fig):
@@ -193,9 +199,8 @@ def test_a_rerun_redraws_a_figure_only_when_its_drawing_changed(tmp_path):
         fig.add_subplot().plot(data["x"])
         return "a caption"
 
-    check = replace(
-        CHECKS["cafed-weights"],
-        name="drawn-once",
+    check = _made_up(
+        "drawn-once",
         settings=lambda size: {"size": size},
         compute=lambda s: {"x": np.arange(3.0)},
         judge=lambda data, s: [],
@@ -206,7 +211,7 @@ def test_a_rerun_redraws_a_figure_only_when_its_drawing_changed(tmp_path):
     stamp = png.stat().st_mtime_ns
     second = runner.run_check(check, tmp_path, size="tiny")
     assert (len(drawn), second.caption, png.stat().st_mtime_ns) == (1, "a caption", stamp)
-    runner.run_check(replace(check, title="another title"), tmp_path, size="tiny")
+    runner.run_check(dataclasses.replace(check, title="another title"), tmp_path, size="tiny")
     assert len(drawn) == 2 and first.caption == "a caption"
 
 
