@@ -118,6 +118,23 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     return None
 
 
+class _LeftOutFile(pytest.File):
+    """A removed paper's test file named on the command line (``pytest_ignore_collect`` is
+    not asked about those): reported as skipped, saying why, instead of an import error."""
+
+    def collect(self):
+        reason = f"{self.path.name} holds a removed paper's tests ({WITHOUT}): left out"
+        raise pytest.skip.Exception(reason, allow_module_level=True)
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent) -> pytest.File | None:
+    """In a copy without some papers, a test file of theirs that is named on the command
+    line is left out as it would be when collected from its folder."""
+    if REMOVED and _removed_papers_parts(module_path)[0]:
+        return _LeftOutFile.from_parent(parent, path=module_path)
+    return None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Skip the tests marked ``gpu`` where no CUDA device is available; leave out the tests
     that need a paper whose record is not registered (marked ``paper(name)``, or, in a copy

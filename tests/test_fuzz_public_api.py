@@ -74,7 +74,7 @@ from fedtheory.sim.record import RunRecord
 from fedtheory.sim.schedules import as_schedule
 from fedtheory.sweep.executor import DaskExecutor, Sequential
 from fedtheory.validation.machinery import registry
-from fedtheory.validation.machinery.registry import CHECKS
+from fedtheory.validation.machinery.registry import Check
 from fedtheory.verdict import (
     Comparison,
     FindingSpec,
@@ -221,6 +221,10 @@ def _pool() -> list[Any]:
 
 RUN_RECORD = RunRecord(np.zeros((1, 3, 2)), None, {"gap": np.ones((1, 3))}, {"rounds": 2})
 PLAIN_WEIGHTS = WeightInstance([1.0, 2.0], 1.0, 0.0, [0.9, 0.1], [0.5, 0.5])
+THEOREM2_TERMS = SimpleNamespace(A=np.array([1.0, 2.0]), B=1.0, C=0.0, pi=np.array([0.9, 0.1]),
+                                 Q=1.0, sum_eta=2.0)  # fmt: skip
+"""Coefficients with the attributes ``WeightInstance.from_theorem2`` reads (it takes any
+object that has them), built by hand: a copy without CA-Fed has no ``theorem2_program``."""
 
 
 def _while(paper: str, build: Any) -> list[Any]:
@@ -263,8 +267,10 @@ EXTRA_INSTANCES = [
     SGD(momentum=0.5),
     Training(),
     RUN_RECORD,
-    *_while("cafed", lambda: [  # registered by the fuzz
-        dataclasses.replace(CHECKS["cafed-statements"], name="fuzz-check")]),
+    Check("fuzz-check", "A made-up check", "none", lambda size: {"size": size},
+          lambda settings: {"x": np.zeros(2)}, lambda data, settings: [],
+          lambda data, settings, figure: None, bounds=("x",)),  # registered by the fuzz
+    THEOREM2_TERMS,
 ]  # fmt: skip
 """Valid objects of classes outside the contract table."""
 POOL = EXTRA_INSTANCES + _pool()

@@ -130,8 +130,6 @@ def test_without_the_call_the_toy_paper_is_nowhere(tmp_path):
     assert not any(name.startswith("toy") for name in shown["errata"])
 
 
-@pytest.mark.paper("fedlaavg")  # runs tests/test_sim_algorithms.py, whose algorithm table
-@pytest.mark.paper("mimic")  # still imports FedLaAvg's and MimiC's (NOT_YET_SPLIT)
 def test_the_registered_algorithm_joins_the_reference_loop_tests():
     """The agreement tests of ``tests/test_sim_algorithms.py`` take the configurations a
     paper registers with its plain loop: the toy's runs, and passes, once registered."""

@@ -24,6 +24,7 @@ import hypothesis
 import numpy as np
 import pandas as pd
 import pytest
+import sympy
 import torch
 
 from fedtheory import papers, tightness
@@ -47,7 +48,7 @@ from fedtheory.bounds import (
     catalogue,
     divergences,
 )
-from fedtheory.bounds.base import Theorem
+from fedtheory.bounds.base import Condition, Theorem
 from fedtheory.bounds.catalogue import register
 from fedtheory.bounds.judgement import Judge, judge
 from fedtheory.bounds.symbols import NOTATION, add_notation, keyword_of, notation_of, symbol
@@ -1029,6 +1030,20 @@ CONTRACT |= {
     _m(f"{TS}.strategies", name): Case(getattr(strategies, name), *case)
     for name, case in _STRATEGY_CASES.items()
 }
+_KAPPA, _DIST = sympy.symbols("kappa D", positive=True)
+USER_BOUND = Theorem(
+    "user.contract",
+    title="A user's bound",
+    reference="made up for the contract: no paper's",
+    kind="upper bound",
+    terms={"bound": _KAPPA**2 * _DIST},
+    conditions=[Condition("kappa >= 1", _KAPPA, ">=", 1)],
+    statement="x <= kappa^2 D",
+    meanings={"kappa": "a condition number", "D": "a distance"},
+)
+"""A user's theorem (the entry points ``theorem_values``, ``check_theorem`` and
+``theorem_check`` are contracted on it, so that a copy without any paper checks them)."""
+
 CONTRACT |= {
     _m(f"{TS}.assertions", "assert_upper_bound"): Case(
         assert_upper_bound, {"measured": 1.0, "bound": 2.0}, ("rtol", STRING), ("rtol", -1.0)
@@ -1041,15 +1056,15 @@ CONTRACT |= {
     ),
     _m(f"{TS}.theorems", "theorem_values"): Case(
         theorem_values,
-        {"theorem": lazy_catalogue["cafed.theorem1"]},
+        {"theorem": USER_BOUND},
         ("theorem", STRING),
         ("fixed", {"kappa": 0.5}),  # breaks kappa >= 1
     ),
     _m(f"{TS}.theorems", "check_theorem"): Case(
         check_theorem,
         {
-            "theorem": lazy_catalogue["cafed.lemma1.G_squared"],
-            "measure": lambda D, sigma2_max: D**2 + sigma2_max,
+            "theorem": USER_BOUND,
+            "measure": lambda kappa, D: D,
             "settings": hypothesis.settings(max_examples=5),
         },
         ("theorem", STRING),
@@ -1074,10 +1089,10 @@ CONTRACT |= {
     _m("fedtheory.validation.custom", "theorem_check"): Case(
         theorem_check,
         {
-            "theorem": lazy_catalogue["cafed.theorem1"],
+            "theorem": USER_BOUND,
             "measure": lambda **values: 0.0,
             "name": "contract",
-            "instances": [{"kappa": 2.0, "gap_B": 0.1, "chi2": 0.5, "Gamma": 1.0}],
+            "instances": [{"kappa": 2.0, "D": 1.0}],
         },
         ("theorem", STRING),
         ("replicates", 1),
