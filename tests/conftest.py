@@ -68,6 +68,12 @@ def paper_marks(text: str) -> list:
     return [pytest.mark.paper(k) for k in named]
 
 
+def of_registered_papers(entries: dict[str, Callable[[], dict]]) -> dict[str, object]:
+    """The entries of a shared test table that belong to registered papers (paper key -> a
+    function making its entries, called only while its record is registered)."""
+    return {k: v for paper, make in entries.items() if paper in PAPERS for k, v in make().items()}
+
+
 def _removed(module: str) -> bool:
     return any(module == m or module.startswith(f"{m}.") for m in REMOVED)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -17,7 +16,6 @@ from fedtheory import sim
 from fedtheory.availability import AlternatingBlocks, TwoStateMarkov
 from fedtheory.availability.base import AvailabilityProcess
 from fedtheory.errors import DivergenceError
-from fedtheory.papers import PAPERS
 from fedtheory.problems import QuadraticProblem
 from fedtheory.sim import (
     MIFA,
@@ -37,7 +35,7 @@ from fedtheory.sim import (
     unbiased_weights,
 )
 from fedtheory.sim.divergence import algorithm_label
-from tests.conftest import assert_parameter_error, assert_tight
+from tests.conftest import assert_parameter_error, assert_tight, of_registered_papers
 
 N, D = 6, 3
 PROB = QuadraticProblem.random(N, D, mu=0.5, L=2.0, seed=11)
@@ -61,12 +59,6 @@ class GivenMask(AvailabilityProcess):
         return self.mask[:replicates, start : start + rounds].copy()
 
 
-def registered(entries: dict[str, Callable[[], dict]]) -> dict[str, object]:
-    """The entries of the registered papers (paper key -> a function making its entries;
-    ``fedtheory.sim`` has a paper's algorithms while its record is registered)."""
-    return {k: v for paper, make in entries.items() if paper in PAPERS for k, v in make().items()}
-
-
 def algorithms(n: int = N) -> dict[str, object]:
     """Every algorithm family, with every weighting rule and the non-default options, and
     every configuration a paper registers with its plain loop (``reference_loop``)."""
@@ -84,7 +76,7 @@ def algorithms(n: int = N) -> dict[str, object]:
         "mifa-first": MIFA(**common, full_first_round=True),
         "fedvarp": FedVARP(**common),
         "fedvarp-formula": FedVARP(**common, skip_empty_rounds=False),
-        **registered(
+        **of_registered_papers(
             {
                 "fedlaavg": lambda: {
                     "fedlaavg": sim.FedLaAvg(clients_per_round=2, local_steps=1, lr=0.1),
@@ -127,7 +119,7 @@ def always_available_variants() -> dict[str, object]:
         "fedau-K2": FedAvg(FedAU(cutoff=2), **cfg),
         "mifa": MIFA(**cfg),
         "fedvarp": FedVARP(**cfg),
-        **registered(
+        **of_registered_papers(
             {
                 "fedlaavg": lambda: {"fedlaavg-K=N": sim.FedLaAvg(clients_per_round=N, **cfg)},
                 "mimic": lambda: {"mimic": sim.MimiC(**cfg)},
@@ -180,7 +172,7 @@ def permuted_variants(perm: np.ndarray) -> list[tuple[object, object]]:
         FedAvg(FedAU(cutoff=4), **cfg),
         MIFA(**cfg),
         FedVARP(**cfg),
-        *registered(
+        *of_registered_papers(
             {
                 "mimic": lambda: {"mimic": sim.MimiC(**cfg)},
                 # with K < N ties are broken by index

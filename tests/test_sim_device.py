@@ -27,8 +27,9 @@ from tests.conftest import (
     assert_parameter_error,
     assert_tight,
     binomial_frequencies_ok,
+    of_registered_papers,
 )
-from tests.test_sim_algorithms import PI, PROC, algorithms, registered
+from tests.test_sim_algorithms import PI, PROC, algorithms
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 N = 6
@@ -42,7 +43,7 @@ def every_algorithm() -> dict[str, object]:
     common = {"local_steps": 2, "lr": 0.3}
     return {
         **algorithms(N),
-        **registered({"cafed": lambda: cafed_algorithms(common)}),
+        **of_registered_papers({"cafed": lambda: cafed_algorithms(common)}),
         "e3cs": SelectedFedAvg(E3CS(2, sigma=0.1, eta=0.5), local_steps=2, lr=0.3, seed=4),
         "pow-d": SelectedFedAvg(PowD(2, 3), local_steps=2, lr=0.3, seed=4),
     }

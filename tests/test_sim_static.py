@@ -43,8 +43,8 @@ from fedtheory.sim import _gather as gather
 from fedtheory.sim.aggregation import FedAU
 from fedtheory.sim.f3ast import F3astOnline
 from fedtheory.sim.optimizer import SGD, Training
-from tests.conftest import ZERO_ATOL
-from tests.test_sim_algorithms import PI, registered
+from tests.conftest import ZERO_ATOL, of_registered_papers
+from tests.test_sim_algorithms import PI
 from tests.test_sim_device import ALGS, DATA, W0, N
 
 FULL_BATCH = LogisticRegressionProblem(DATA, fused=False)
@@ -71,7 +71,7 @@ EXTRA = {
     "fedavg-full-first": FedAvg(AverageParticipating(), local_steps=2, lr=0.3,
                                 full_first_round=True),
     "more-than-available": MoreThanAvailable(FedAU(cutoff=3), local_steps=2, lr=0.3),
-    **registered({
+    **of_registered_papers({
         "fedlaavg": lambda: {"fedlaavg-first": sim.FedLaAvg(
             clients_per_round=2, local_steps=2, lr=0.3, full_first_round=True)},
         "fedawe": lambda: {"fedawe-first-ball": sim.FedAWE(
@@ -85,7 +85,7 @@ EXTRA = {
     "fedavg-epochs": FedAvg(AverageAll(), local_steps=2, lr=0.3,
                             training=Training(client=MOMENTUM, local="epochs", batch_size=8)),
     "f3ast-online": FedAvg(F3astOnline(np.full(N, 1 / N), clients=2), local_steps=2, lr=0.3),
-    **registered({"cafed": lambda: {
+    **of_registered_papers({"cafed": lambda: {
         "cafed-first": sim.CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4),
                                  local_steps=2, lr=0.3, full_first_round=True),
         "cafed-momentum": sim.CaFed(alpha=np.full(N, 1 / N), pi=PI, lam=np.full(N, 0.4),
@@ -230,7 +230,7 @@ def test_overflowing_rounds_are_replayed_with_every_pair():
 LAW = {
     "fedavg": FedAvg(AverageParticipating(), local_steps=3, lr=0.5),
     "fedvarp": FedVARP(local_steps=3, lr=0.5),
-    **registered(
+    **of_registered_papers(
         {
             "mimic": lambda: {"mimic": sim.MimiC(local_steps=3, lr=0.5)},
             "fedawe": lambda: {"fedawe": sim.FedAWE(local_steps=3, lr=0.5)},
@@ -322,7 +322,7 @@ REPLAYED = {
     "prox-ball": ALGS["fedavg-fixed-prox-ball"],
     "mifa-first": ALGS["mifa-first"],
     "fedvarp": ALGS["fedvarp"],
-    **registered(
+    **of_registered_papers(
         {
             "mimic": lambda: {
                 "mimic-first": sim.MimiC(local_steps=2, lr=0.3, full_first_round=True)
