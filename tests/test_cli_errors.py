@@ -37,6 +37,7 @@ def _theorem_config(tmp_path, grid="sum_quota = [0.0, 10.0]") -> Path:
     return path
 
 
+@pytest.mark.paper("e3cs")  # the sweep of E3CS's regret is the vehicle
 def test_a_run_time_parameter_error_is_one_line_with_status_2(tmp_path, capsys, monkeypatch):
     from fedtheory.sweep import runner
 
@@ -56,6 +57,7 @@ def test_a_run_time_parameter_error_is_one_line_with_status_2(tmp_path, capsys, 
         main(["sweep", str(config)])
 
 
+@pytest.mark.paper("e3cs")  # the sweep of E3CS's regret is the vehicle
 def test_an_unexpected_error_is_one_internal_error_line_with_its_own_status(
     tmp_path, capsys, monkeypatch
 ):
@@ -103,6 +105,7 @@ def test_the_extras_named_are_those_of_pyproject():
         assert module in names or (module == "distributed" and "dask" in names), module
 
 
+@pytest.mark.paper("e3cs")  # the sweep of E3CS's regret is the vehicle
 def test_a_locked_output_folder_is_one_line_naming_the_holder(tmp_path, capsys):
     from fedtheory.io import folder_lock
 

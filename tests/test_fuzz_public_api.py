@@ -91,7 +91,7 @@ from fedtheory.verdict import (
     replicate_until_decided,
     rounding_floor,
 )
-from tests.test_public_api_contract import CONTRACT, EXEMPT, current
+from tests.test_public_api_contract import CONTRACT, EXEMPT, NEEDS, current
 
 CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
@@ -588,7 +588,10 @@ def test_generated_fuzz_of_every_declared_callable(capsys):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("key", DECLARED)
+@pytest.mark.parametrize(
+    "key", [pytest.param(k, marks=[pytest.mark.paper(p) for p in sorted(NEEDS.get(k, ()))])
+            for k in DECLARED]
+)  # fmt: skip
 def test_every_declared_callable_has_a_valid_call(key):
     """The fuzz's valid call runs (else a hostile value could be refused for another
     reason than its own)."""
