@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pytest
@@ -227,6 +227,25 @@ THEOREM2_TERMS = SimpleNamespace(A=np.array([1.0, 2.0]), B=1.0, C=0.0, pi=np.arr
 object that has them), built by hand: a copy without CA-Fed has no ``theorem2_program``."""
 
 
+class _ClientModelsState(NamedTuple):
+    w: torch.Tensor  # [R, d]
+    x: torch.Tensor  # [R, N, d]
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientModels:
+    """A made-up algorithm keeping client models ``x [R, N, d]`` (each the server model; a
+    round changes nothing): what ``ClientMean`` evaluates, in a copy without FedAWE too."""
+
+    name: str = "client-models"
+
+    def init(self, problem, w0):
+        return _ClientModelsState(w0, w0[:, None, :].repeat(1, problem.num_clients, 1))
+
+    def step(self, problem, state, mask, t, generator=None):
+        return state
+
+
 def _while(paper: str, build: Any) -> list[Any]:
     """``build()``'s objects while ``paper`` is registered (its modules exist), else none."""
     return build() if paper in papers.PAPERS else []
@@ -250,6 +269,7 @@ EXTRA_INSTANCES = [
     *_while("cafed", lambda: [_own("fedtheory.sim.cafed", "CaFed")(
         alpha=np.full(3, 1 / 3), pi=np.full(3, 0.5), lam=np.zeros(3), losses="exact")]),
     *_while("fedawe", lambda: [ClientMean(_own("fedtheory.sim.fedawe", "FedAWE")(lr=0.1))]),
+    ClientMean(ClientModels()),
     empty_table(2, 3, 2),
     F3astOnline(np.full(3, 1 / 3), clients=2),
     *_while("fedau", lambda: [
