@@ -30,7 +30,7 @@ from fedtheory.testing import (
     assert_upper_bound,
     register_profiles,
 )
-from tests.paper_copy import WITHOUT
+from tests.paper_copy import WITHOUT, WITHOUT_CHECKS
 
 # Derandomised by default, so the README's test command gives the same result on every
 # machine; HYPOTHESIS_PROFILE=dev (random) or =thorough explores.
@@ -60,12 +60,26 @@ LEFT_OUT_LOG = "FEDTHEORY_LEFT_OUT_LOG"
 
 def paper_marks(text: str) -> list:
     """``paper(key)`` marks for every paper whose key ``text`` names (``fedawe.theorem1``,
-    ``FedAWE``, ``--check fedawe-table2``), itself or in an ``examples/`` file it names: a
-    shown example or a notebook that names a paper is left out of a copy without it."""
+    ``FedAWE``, ``--check fedawe-table2``) or one of its validations (``example1-fedavg``),
+    itself or in an ``examples/`` file it names: a shown example or a notebook that names a
+    paper is left out of a copy without it."""
     for example in re.findall(r"examples/\w+\.py", text):  # a module the example loads
         text += (ROOT / example).read_text(encoding="utf-8")
-    named = [k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)]
-    return [pytest.mark.paper(k) for k in named]
+    named = {k for k in KEYS if re.search(rf"(?<![a-z0-9]){k}(?![a-z0-9])", text, flags=re.I)}
+    named |= {paper for name, paper in _check_papers().items()
+              if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)}  # fmt: skip
+    return [pytest.mark.paper(k) for k in sorted(named)]
+
+
+@functools.cache
+def _check_papers() -> dict[str, str]:
+    """The paper of each validation: the registered papers' (``fedtheory.validation``) and,
+    in a copy, the removed papers' (named by ``tests.paper_copy``)."""
+    from fedtheory.validation import PAPER_OF
+
+    removed = os.environ.get(WITHOUT_CHECKS, "")
+    pairs = (pair.split(":") for pair in filter(None, removed.split(",")))
+    return dict(PAPER_OF) | {name: paper for paper, name in pairs}
 
 
 def of_registered_papers(entries: dict[str, Callable[[], dict]]) -> dict[str, object]:

@@ -29,6 +29,10 @@ WITHOUT = "FEDTHEORY_WITHOUT"
 """The environment variable naming the removed papers' modules (comma-separated) in a
 copy."""
 
+WITHOUT_CHECKS = "FEDTHEORY_WITHOUT_CHECKS"
+"""The environment variable naming the removed papers' validations (``paper:check``,
+comma-separated) in a copy."""
+
 
 SITECUSTOMIZE = '''"""Import fedtheory from this copy only: a development install's finder
 (pip install -e) would reach the repository's files, the removed papers' modules included."""
@@ -76,12 +80,21 @@ def build(removed: list[str], into: Path) -> Path:
     return into
 
 
+def removed_checks(removed: list[str]) -> str:
+    """``paper:check,...`` for the validations the papers ``removed`` register (read here,
+    where they are registered; in the copy their names are unknown)."""
+    from fedtheory.validation import PAPER_OF
+
+    return ",".join(f"{paper}:{name}" for name, paper in PAPER_OF.items() if paper in removed)
+
+
 def environment(removed: list[str], copy: Path) -> dict[str, str]:
     """The environment of a run in the copy: its packages first on the path, the removed
-    papers' modules named."""
+    papers' modules and validations named."""
     path = os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")])
     modules = ",".join(m for name in removed for m in own_modules(name))
-    return dict(os.environ, PYTHONPATH=path, **{WITHOUT: modules})
+    checks = removed_checks(removed)
+    return dict(os.environ, PYTHONPATH=path, **{WITHOUT: modules, WITHOUT_CHECKS: checks})
 
 
 def run_in(copy: Path, removed: list[str], argv: list[str], *, env=None, **kwargs):

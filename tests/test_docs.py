@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.papers import PAPERS
-from tests.conftest import KEYS, paper_marks
+from tests.conftest import paper_marks
 
 pytest.importorskip("sphinx", reason="the docs extra: pip install -e .[docs]")
 pytest.importorskip("myst_nb", reason="the docs extra: pip install -e .[docs]")
@@ -42,20 +41,11 @@ RUN_BY_THE_SITE = "\n".join(
 ``fedtheory-output`` and ``fedtheory-validation`` directives)."""
 
 
-REMOVED_KEYS = [key for key in KEYS if key not in PAPERS]
-"""The papers removed from the copy this suite runs in (none in the repository)."""
-
-
 def needs_the_site(test):
     """Mark a test of the built site with the papers whose examples the site runs (named, or
-    owning a validation it runs; a validation no registered paper owns is a removed
-    paper's): in a copy without one of them the site cannot build, and the test is left
-    out."""
-    from fedtheory.validation import PAPER_OF
-
-    ran = re.findall(r"\{fedtheory-validation\} (\S+)", RUN_BY_THE_SITE)
-    owners = [PAPER_OF.get(name, " ".join(REMOVED_KEYS)) for name in ran]
-    for mark in paper_marks(" ".join([RUN_BY_THE_SITE, *owners])):
+    owning a validation it runs): in a copy without one of them the site cannot build, and
+    the test is left out."""
+    for mark in paper_marks(RUN_BY_THE_SITE):
         test = mark(test)
     return test
 

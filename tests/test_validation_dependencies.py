@@ -64,6 +64,7 @@ def _verdict_function() -> tuple[str, str]:
     return module, verdict.upper_bound_outcome.__name__
 
 
+@pytest.mark.paper("fedlaavg")  # example1-fedavg, FedLaAvg's Example 1
 @pytest.mark.parametrize(
     "edit",
     ["own judge", "own plot", "verdict rule", "plot style", "docstring in the simulator",
@@ -93,6 +94,7 @@ def test_judging_drawing_and_docstrings_keep_the_key(monkeypatch, edit):
     assert after == before
 
 
+@pytest.mark.paper("fedlaavg")  # example1-fedavg, FedLaAvg's Example 1
 @pytest.mark.parametrize(
     ("check", "module", "function"),
     [("example1-fedavg", None, "compute"), ("example1-fedavg", "fedtheory.sim.runner", "simulate"),
@@ -126,7 +128,11 @@ def test_the_key_leaves_out_other_validations_and_the_report():
 
 
 @pytest.mark.parametrize(
-    "name", ["example1-fedavg", pytest.param("cafed-weights", marks=pytest.mark.paper("cafed"))]
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.paper(paper))
+        for name, paper in [("example1-fedavg", "fedlaavg"), ("cafed-weights", "cafed")]
+    ],
 )
 def test_every_module_a_compute_runs_is_in_its_key(name):
     check = CHECKS[name]
@@ -148,6 +154,7 @@ def test_every_module_a_compute_runs_is_in_its_key(name):
     assert ours and ours <= keyed, sorted(ours - keyed)
 
 
+@pytest.mark.paper("fedlaavg")  # example1-fedavg, FedLaAvg's Example 1
 def test_an_edited_judge_reuses_the_stored_data(tmp_path, monkeypatch):
     check = CHECKS["example1-fedavg"]
     runner.run([check.name], tmp_path, size="tiny", progress=lambda m: None)

@@ -20,6 +20,7 @@ from fedtheory.io import DamagedFileError, load_npz, save_npz
 from fedtheory.validation import CHECKS
 
 NAME = "example1-fedavg"
+FEDLAAVG = pytest.mark.paper("fedlaavg")  # the vehicle: NAME is FedLaAvg's Example 1
 
 
 def _placeholder_figure(stem: Path, *args, **kwargs) -> str:
@@ -93,6 +94,7 @@ def _edit(path: Path) -> None:
 DAMAGES = [_truncate, _empty, _garbage, _bit_flip, _edit]
 
 
+@FEDLAAVG
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda f: f.__name__.strip("_"))
 def test_damaged_or_edited_data_is_reported_and_recomputed(damage, clean, tmp_path):
     out = tmp_path / "out"
@@ -121,6 +123,7 @@ def test_data_files_carry_a_checksum_of_their_arrays(tmp_path):
         load_npz(tmp_path / "y.npy")
 
 
+@FEDLAAVG
 def test_library_versions_join_the_fingerprint(monkeypatch):
     before = runner.fingerprint(CHECKS[NAME])
     versions = runner.library_versions()
@@ -128,6 +131,7 @@ def test_library_versions_join_the_fingerprint(monkeypatch):
     assert runner.fingerprint(CHECKS[NAME]) != before
 
 
+@FEDLAAVG
 def test_leftover_temporary_files_are_removed(clean, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(clean, out)
@@ -150,6 +154,7 @@ def _interrupt_second(monkeypatch):
     monkeypatch.setitem(CHECKS, "errata", type(check)(**{**vars(check), "compute": interrupted}))
 
 
+@FEDLAAVG
 def test_ctrl_c_writes_the_report_of_what_finished(monkeypatch, tmp_path):
     _interrupt_second(monkeypatch)
     with pytest.raises(runner.Interrupted, match=r"interrupted during errata \(2/2\)") as info:
@@ -161,6 +166,7 @@ def test_ctrl_c_writes_the_report_of_what_finished(monkeypatch, tmp_path):
     assert not list(tmp_path.rglob("*.tmp"))
 
 
+@FEDLAAVG
 def test_ctrl_c_on_the_command_line_is_one_line_and_non_zero(monkeypatch, tmp_path, capsys):
     _interrupt_second(monkeypatch)
     argv = ["validate", "--check", NAME, "--check", "errata", "--size", "tiny"]
@@ -179,6 +185,7 @@ def _never_compute(monkeypatch):
     monkeypatch.setitem(CHECKS, NAME, type(check)(**{**vars(check), "compute": compute}))
 
 
+@FEDLAAVG
 @pytest.mark.parametrize("kind", ["file", "proc", "read-only"])
 def test_an_unwritable_output_folder_fails_before_any_compute(kind, monkeypatch, tmp_path):
     _never_compute(monkeypatch)
@@ -202,6 +209,7 @@ def test_an_unwritable_output_folder_fails_before_any_compute(kind, monkeypatch,
         _run(out)
 
 
+@FEDLAAVG
 def test_an_unwritable_output_folder_is_one_line_on_the_command_line(tmp_path, capsys):
     (tmp_path / "f").write_text("x")
     argv = ["validate", "--check", NAME, "--size", "tiny", "--out", str(tmp_path / "f")]
