@@ -71,10 +71,6 @@ class Lazy:
         return obj
 
 
-lazy_catalogue = Lazy("fedtheory.bounds").CATALOGUE
-"""``CATALOGUE[key]`` of a paper's theorem, needing the paper named by the key's prefix."""
-
-
 def _lazies(value: Any) -> list[Lazy]:
     if isinstance(value, Lazy):
         return [value]

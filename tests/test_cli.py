@@ -135,6 +135,7 @@ def test_cli_kinds_are_the_theorem_kinds():
     assert CLI_KINDS == KINDS
 
 
+@pytest.mark.paper("fedau")  # examples/own_theorem.py varies FedAU Theorem 3
 def test_validate_fail_on_violated_and_module(restore_checks, tmp_path, capsys):
     """The example file registers a true statement and a deliberately false one: its
     report has violated rows, so ``--fail-on-violated`` exits 1 (and 0 without it)."""

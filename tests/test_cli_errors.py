@@ -73,6 +73,7 @@ def test_an_unexpected_error_is_one_internal_error_line_with_its_own_status(
     assert "--debug" in line and DEBUG_ENV in line
 
 
+@pytest.mark.paper("fedau")  # the renamed keyword is FedAU's K
 def test_a_renamed_keyword_is_accepted_with_its_deprecation_warning(capsys):
     """CHANGELOG.md: the old names still work in 0.2.x with a DeprecationWarning."""
     assert main(["eval", "fedau.theorem3.per_round", "p=0.5", "K=4", "t=10"]) == 0

@@ -153,7 +153,6 @@ from tests.paper_entries import (
     PAPER_KEYS,
     Lazy,
     entry_papers,
-    lazy_catalogue,
     paper_of_module,
     registered,
     resolve_case,
@@ -282,6 +281,32 @@ PR = "fedtheory.problems"
 DT = "fedtheory.data"
 SM = "fedtheory.sim"
 TG = "fedtheory.tightness"
+
+_KAPPA, _DIST = sympy.symbols("kappa D", positive=True)
+USER_BOUND = Theorem(
+    "user.contract",
+    title="A user's bound",
+    reference="made up for the contract: no paper's",
+    kind="upper bound",
+    terms={"bound": _KAPPA**2 * _DIST},
+    conditions=[Condition("kappa >= 1", _KAPPA, ">=", 1)],
+    statement="x <= kappa^2 D",
+    meanings={"kappa": "a condition number", "D": "a distance"},
+)
+"""A user's theorem (the entry points ``theorem_values``, ``check_theorem`` and
+``theorem_check`` are contracted on it, so that a copy without any paper checks them)."""
+USER_EXACT = Theorem(
+    "user.exact",
+    title="A user's identity",
+    reference="made up for the contract: no paper's",
+    kind="exact",
+    terms={"value": _DIST},
+    statement="x = D",
+    meanings={"D": "a distance"},
+)
+"""A user's exact statement (a tightness family refuses it: it bounds nothing)."""
+
+
 TV_FAMILY = tightness.FAMILIES["divergences.tv_chi_square"]
 SAVED_SEARCH = {
     "key": "divergences.tv_chi_square",
@@ -987,7 +1012,7 @@ CONTRACT |= {
         tightness.Family,
         {**vars(TV_FAMILY)},
         ("theorem", STRING),
-        ("theorem", lazy_catalogue["fedau.theorem1"]),
+        ("theorem", USER_EXACT),
     ),
     **{
         _m(f"{TG}.cafed", name): Case(
@@ -1030,20 +1055,6 @@ CONTRACT |= {
     _m(f"{TS}.strategies", name): Case(getattr(strategies, name), *case)
     for name, case in _STRATEGY_CASES.items()
 }
-_KAPPA, _DIST = sympy.symbols("kappa D", positive=True)
-USER_BOUND = Theorem(
-    "user.contract",
-    title="A user's bound",
-    reference="made up for the contract: no paper's",
-    kind="upper bound",
-    terms={"bound": _KAPPA**2 * _DIST},
-    conditions=[Condition("kappa >= 1", _KAPPA, ">=", 1)],
-    statement="x <= kappa^2 D",
-    meanings={"kappa": "a condition number", "D": "a distance"},
-)
-"""A user's theorem (the entry points ``theorem_values``, ``check_theorem`` and
-``theorem_check`` are contracted on it, so that a copy without any paper checks them)."""
-
 CONTRACT |= {
     _m(f"{TS}.assertions", "assert_upper_bound"): Case(
         assert_upper_bound, {"measured": 1.0, "bound": 2.0}, ("rtol", STRING), ("rtol", -1.0)
