@@ -45,7 +45,7 @@ import fedtheory
 import fedtheory.validation
 from fedtheory import papers, pep, tightness
 from fedtheory.availability import TraceReplay
-from fedtheory.bounds.judgement import Judge, judge
+from fedtheory.bounds.judgement import Judge
 from fedtheory.budget import ENV, TIME_ENV
 from fedtheory.constraints import (
     DENORMAL,
@@ -91,7 +91,7 @@ from fedtheory.verdict import (
     replicate_until_decided,
     rounding_floor,
 )
-from tests.test_public_api_contract import CONTRACT, EXEMPT, NEEDS, USER_BOUND, current
+from tests.test_public_api_contract import CONTRACT, EXEMPT, NEEDS, current
 
 CALL_SECONDS = 10
 """A call that has not returned after this long counts as a hang (a budget refusal is
@@ -274,7 +274,6 @@ EXTRA_INSTANCES = [
     F3astOnline(np.full(3, 1 / 3), clients=2),
     *_while("fedau", lambda: [
         Judge(_own("fedtheory.bounds.fedau", "theorem3_per_round"), lambda **values: 0.0)]),
-    Judge(USER_BOUND, lambda **values: 0.0),
     *(pep.Isotropic(2.0), pep.Quadratic(0.5, 1.0), pep.SmoothStronglyConvex(0.5, 1.0)),
     *(pep.SmoothNonconvex(1.0), pep.AtOptimum(0.1), pep.Dissimilarity(0.1, 0.1), pep.Initial()),
     *(
@@ -283,9 +282,8 @@ EXTRA_INSTANCES = [
             "fedtheory.bounds.cafed:decomposition_constants",
             "fedtheory.bounds.judgement:judge",
         )
-        if key in current(CONTRACT)  # judge's valid call is FedAU's theorem
+        if key in current(CONTRACT)
     ),
-    judge(USER_BOUND, {"kappa": 2.0, "D": 1.0}, 0.5),
     SGD(momentum=0.5),
     Training(),
     RUN_RECORD,

@@ -1082,16 +1082,18 @@ CONTRACT |= {
         ("rtol", -1.0),
     ),
 }
-FEDAU3 = fedau.theorem3_per_round
 CONTRACT |= {
     _m(f"{BD}.judgement", "judge"): Case(
         judge,
-        {"theorem": FEDAU3, "values": {"p": 0.5, "K_cut": 3, "t": 4}, "measured": 0.01},
+        {"theorem": USER_BOUND, "values": {"kappa": 2.0, "D": 1.0}, "measured": 0.01},
         ("values", STRING),
-        ("values", {"p": 0.5}),  # K_cut and t missing
+        ("values", {"kappa": 2.0}),  # D missing
     ),
     _m(f"{BD}.judgement", "Judge"): Case(
-        Judge, {"theorem": FEDAU3}, ("theorem", STRING), ("rtol", -1.0)
+        Judge,
+        {"theorem": USER_BOUND, "measure": lambda **values: 0.0},
+        ("theorem", STRING),
+        ("rtol", -1.0),
     ),
 }
 NO_CHECKS = Path(tempfile.mkdtemp()) / "no_checks.py"  # a user file that registers nothing
